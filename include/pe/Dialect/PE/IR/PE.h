@@ -1,0 +1,44 @@
+//===- PE.h - the pe dialect, its attributes and operations ---------------===//
+#ifndef PE_DIALECT_PE_IR_PE_H
+#define PE_DIALECT_PE_IR_PE_H
+
+#include "pe/Math/PositionalMath.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+
+namespace mlir::pe::param {
+// Parsers and printers of the attribute parameters declared in PEAttrs.td.
+FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
+FailureOr<std::optional<llvm::APFloat>> parseOptionalF64(AsmParser &parser);
+FailureOr<DenseF64ArrayAttr> parseF64List(AsmParser &parser);
+void printF64List(AsmPrinter &printer, DenseF64ArrayAttr values);
+FailureOr<bool> parseBool(AsmParser &parser);
+/// Bitwise equality, so that -0.0 and NaN parameters stay distinct.
+bool sameOptionalF64(const std::optional<llvm::APFloat> &lhs,
+                     const std::optional<llvm::APFloat> &rhs);
+} // namespace mlir::pe::param
+
+#include "pe/Dialect/PE/IR/PEOpsDialect.h.inc"
+
+#include "pe/Dialect/PE/IR/PEEnums.h.inc"
+
+#include "pe/Dialect/PE/IR/PEAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pe/Dialect/PE/IR/PEAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "pe/Dialect/PE/IR/PEOps.h.inc"
+
+#endif // PE_DIALECT_PE_IR_PE_H

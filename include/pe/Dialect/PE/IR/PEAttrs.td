@@ -1,0 +1,229 @@
+//===- PEAttrs.td - attributes of the pe dialect ------------*- tablegen -*-===//
+#ifndef PE_DIALECT_PE_IR_PEATTRS_TD
+#define PE_DIALECT_PE_IR_PEATTRS_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "pe/Dialect/PE/IR/PEDialect.td"
+include "pe/Dialect/PE/IR/PEInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def PE_RopeStyle : I32EnumAttr<"RopeStyle", "which channels form a rotated pair", [
+    I32EnumAttrCase<"half", 0>, I32EnumAttrCase<"interleaved", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+  let description = [{
+    `half`: pairs `(i, i + r/2)` (NeoX, LLaMA in Hugging Face, `rotate_half`).
+    `interleaved`: pairs `(2i, 2i + 1)` (GPT-J, the paper, ggml "normal").
+  }];
+}
+
+def PE_Layout : I32EnumAttr<"Layout", "order of the dimensions of an activation", [
+    I32EnumAttrCase<"bhsd", 0>, I32EnumAttrCase<"bshd", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+}
+def PE_LayoutAttr : EnumAttr<PE_Dialect, PE_Layout, "layout">;
+
+def PE_SinusoidalLayout : I32EnumAttr<"SinusoidalLayout",
+    "placement of the sin and cos channels of a sinusoidal table", [
+    I32EnumAttrCase<"interleaved", 0>, I32EnumAttrCase<"concat", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+}
+def PE_SinusoidalLayoutAttr
+    : EnumAttr<PE_Dialect, PE_SinusoidalLayout, "sinusoidal_layout">;
+
+def PE_SinusoidalSpacing : I32EnumAttr<"SinusoidalSpacing",
+    "spacing of the frequencies of a sinusoidal table", [
+    I32EnumAttrCase<"paper", 0>, I32EnumAttrCase<"fairseq", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+}
+def PE_SinusoidalSpacingAttr
+    : EnumAttr<PE_Dialect, PE_SinusoidalSpacing, "sinusoidal_spacing">;
+
+def PE_AlibiMode : I32EnumAttr<"AlibiMode", "form of the ALiBi bias", [
+    I32EnumAttrCase<"causal", 0>, I32EnumAttrCase<"symmetric", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+}
+def PE_AlibiModeAttr : EnumAttr<PE_Dialect, PE_AlibiMode, "alibi_mode">;
+
+def PE_LongRopeSelect : I32EnumAttr<"LongRopeSelect",
+    "which LongRoPE factor list is used", [
+    I32EnumAttrCase<"dynamic", 0>, I32EnumAttrCase<"short_", 1, "short">,
+    I32EnumAttrCase<"long_", 2, "long">]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+// A real number, parsed from a float or integer literal and printed in the
+// shortest form that round-trips (held as an IEEE double).
+class PE_F64Param<string desc> : APFloatParameter<desc> {
+  let parser = [{ ::mlir::pe::param::parseF64($_parser) }];
+}
+class PE_DefaultF64Param<string value, string desc> : PE_F64Param<desc> {
+  let defaultValue = "::llvm::APFloat(" # value # ")";
+}
+class PE_OptionalF64Param<string desc>
+    : AttrOrTypeParameter<"::std::optional<::llvm::APFloat>", desc> {
+  let parser = [{ ::mlir::pe::param::parseOptionalF64($_parser) }];
+  let printer = [{ $_printer << *$_self }];
+  let comparator = [{ ::mlir::pe::param::sameOptionalF64($_lhs, $_rhs) }];
+  let defaultValue = "::std::nullopt";
+}
+// A list of real numbers, `[1.0, 1.5]`.
+class PE_F64ListParam<string desc>
+    : AttrOrTypeParameter<"::mlir::DenseF64ArrayAttr", desc> {
+  let parser = [{ ::mlir::pe::param::parseF64List($_parser) }];
+  let printer = [{ ::mlir::pe::param::printF64List($_printer, $_self) }];
+}
+class PE_BoolParam<string value, string desc>
+    : AttrOrTypeParameter<"bool", desc> {
+  let parser = [{ ::mlir::pe::param::parseBool($_parser) }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+  let defaultValue = value;
+}
+
+//===----------------------------------------------------------------------===//
+// RoPE scalings
+//===----------------------------------------------------------------------===//
+
+class PE_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<PE_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class PE_ScalingAttr<string name, string attrMnemonic>
+    : PE_Attr<name, attrMnemonic, [DeclareAttrInterfaceMethods<
+          PE_RopeScalingAttrInterface>]> {
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def PE_LinearScalingAttr : PE_ScalingAttr<"LinearScaling", "linear"> {
+  let summary = "position interpolation: positions divided by `factor`";
+  let description = [{
+    `inv_freq[i] = theta^(-2i/r) / factor` (Hugging Face `linear`, ggml
+    `freq_scale = 1/factor`, FlashInfer `rope_scale`).
+  }];
+  let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor);
+}
+
+def PE_NtkScalingAttr : PE_ScalingAttr<"NtkScaling", "ntk"> {
+  let summary = "static NTK-aware base change";
+  let description = [{
+    `theta' = theta * factor^(r/(r-2))`, then `inv_freq[i] = theta'^(-2i/r)`:
+    pair 0 is unchanged and the lowest frequency is divided by `factor`.
+    (vLLM's `ntk` is a different formula; see docs/variants.md.)
+  }];
+  let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor);
+}
+
+def PE_DynamicNtkScalingAttr : PE_ScalingAttr<"DynamicNtkScaling", "dynamic_ntk"> {
+  let summary = "dynamic NTK: base raised with the current sequence length";
+  let description = [{
+    With `L = max(seq_len, max_position_embeddings)`:
+    `theta' = theta * (factor * L / max_position_embeddings - (factor - 1))^(r/(r-2))`.
+    `seq_len` is `max(positions) + 1` of the call (Hugging Face `dynamic`);
+    where no positions are known the base is unchanged.
+  }];
+  let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor,
+      "int64_t":$max_position_embeddings);
+}
+
+def PE_YarnScalingAttr : PE_ScalingAttr<"YarnScaling", "yarn"> {
+  let summary = "YaRN: ramp between interpolation and extrapolation, and mscale";
+  let description = [{
+    As Hugging Face `_compute_yarn_parameters`:
+    `corr(n) = r * ln(L0 / (2 pi n)) / (2 ln theta)`,
+    `low = corr(beta_fast)`, `high = corr(beta_slow)` (floor/ceil when
+    `truncate`), clamped to `[0, r-1]`, `high += 0.001` when equal;
+    `ramp[i] = clamp((i - low) / (high - low), 0, 1)`;
+    `inv_freq[i] = theta^(-2i/r) * (ramp[i] / factor + (1 - ramp[i]))`.
+    Magnitude `m` (multiplies cos and sin): `attention_factor` if given, else
+    `get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)` if both are given
+    and non-zero, else `get_mscale(s)`, with
+    `get_mscale(s, k) = s <= 1 ? 1 : 0.1 k ln s + 1`.
+  }];
+  let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor,
+      "int64_t":$original_max_position_embeddings,
+      PE_DefaultF64Param<"32.0", "beta_fast">:$beta_fast,
+      PE_DefaultF64Param<"1.0", "beta_slow">:$beta_slow,
+      PE_OptionalF64Param<"mscale">:$mscale,
+      PE_OptionalF64Param<"mscale_all_dim">:$mscale_all_dim,
+      PE_OptionalF64Param<"explicit magnitude factor">:$attention_factor,
+      PE_BoolParam<"true", "floor/ceil the correction range">:$truncate);
+}
+
+def PE_Llama3ScalingAttr : PE_ScalingAttr<"Llama3Scaling", "llama3"> {
+  let summary = "Llama 3.1 frequency-dependent interpolation";
+  let description = [{
+    With wavelength `w_i = 2 pi / inv_freq[i]`, `w_low = L0 / low_freq_factor`,
+    `w_high = L0 / high_freq_factor`: keep `inv_freq[i]` where `w_i < w_high`,
+    divide by `factor` where `w_i > w_low`, otherwise blend with
+    `smooth = (L0 / w_i - low_freq_factor) / (high_freq_factor - low_freq_factor)`:
+    `(1 - smooth) * inv_freq[i] / factor + smooth * inv_freq[i]`.
+  }];
+  let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor,
+      PE_DefaultF64Param<"1.0", "low_freq_factor">:$low_freq_factor,
+      PE_DefaultF64Param<"4.0", "high_freq_factor">:$high_freq_factor,
+      "int64_t":$original_max_position_embeddings);
+}
+
+def PE_LongRopeScalingAttr : PE_ScalingAttr<"LongRopeScaling", "longrope"> {
+  let summary = "LongRoPE / Phi-3 per-pair rescale factors";
+  let description = [{
+    `inv_freq[i] = 1 / (ext[i] * theta^(2i/r))`, `ext = long_factor` when the
+    sequence is longer than `original_max_position_embeddings`, else
+    `short_factor`. `select = dynamic` decides per call from
+    `max(positions) + 1` (Hugging Face); `short`/`long` fix the choice (vLLM,
+    llama.cpp). Magnitude: `attention_factor` if given, else
+    `sqrt(1 + ln s / ln L0)` for `s = factor > 1`, else 1.
+  }];
+  let parameters = (ins PE_F64ListParam<"r/2 factors">:$short_factor,
+      PE_F64ListParam<"r/2 factors">:$long_factor,
+      "int64_t":$original_max_position_embeddings,
+      PE_DefaultF64Param<"1.0", "context extension factor s">:$factor,
+      PE_OptionalF64Param<"explicit magnitude factor">:$attention_factor,
+      DefaultValuedParameter<"::mlir::pe::LongRopeSelect",
+          "::mlir::pe::LongRopeSelect::dynamic">:$select);
+}
+
+//===----------------------------------------------------------------------===//
+// #pe.rope
+//===----------------------------------------------------------------------===//
+
+def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
+  let summary = "a rotary position embedding configuration";
+  let description = [{
+    `#pe.rope<theta = 10000.0, rotary_dim = 128, style = half, scaling = ...>`.
+    For pair `i < rotary_dim/2`, `inv_freq[i] = theta^(-2i/rotary_dim)`, then
+    changed by the optional `scaling`. A pair `(x, y)` at position `p` becomes
+    `(m (x cos a - y sin a), m (y cos a + x sin a))` with `a = p * inv_freq[i]`
+    and `m` the scaling's magnitude factor (1 unless YaRN or LongRoPE).
+    Channels `rotary_dim .. D-1` pass through (partial rotary).
+  }];
+  let parameters = (ins
+      PE_DefaultF64Param<"10000.0", "base theta > 0">:$theta,
+      "int64_t":$rotary_dim,
+      DefaultValuedParameter<"::mlir::pe::RopeStyle",
+          "::mlir::pe::RopeStyle::half">:$style,
+      OptionalParameter<"::mlir::pe::RopeScalingAttrInterface">:$scaling);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The configuration in the form the positional math takes.
+    ::mlir::pe::math::RopeConfig getConfig() const;
+  }];
+}
+
+#endif // PE_DIALECT_PE_IR_PEATTRS_TD

@@ -1,0 +1,271 @@
+//===- PEOps.td - operations of the pe dialect --------------*- tablegen -*-===//
+#ifndef PE_DIALECT_PE_IR_PEOPS_TD
+#define PE_DIALECT_PE_IR_PEOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "pe/Dialect/PE/IR/PEDialect.td"
+include "pe/Dialect/PE/IR/PEAttrs.td"
+
+class PE_Op<string mnemonic, list<Trait> traits = []>
+    : Op<PE_Dialect, mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+// Activations and tables: f32, f16 or bf16 (f16 and bf16 compute in f32).
+def PE_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def PE_PositionsTensor : RankedTensorOf<[I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+def PE_RopeFrequenciesOp : PE_Op<"rope_frequencies"> {
+  let summary = "the inverse frequencies of a RoPE configuration";
+  let description = [{
+    `inv_freq[i]`, `i < rotary_dim/2`, of `#pe.rope` after its scaling
+    (formulas: `#pe.rope` and the scaling attributes). `seq_len` is the
+    sequence length of the call for the scalings that depend on it (dynamic
+    NTK, LongRoPE with `select = dynamic`); without it those scalings behave
+    as for a sequence within the original context.
+
+    Folds to a dense constant whenever `seq_len` is absent or constant; the
+    values are computed in double and rounded once to the element type.
+
+    ```mlir
+    %f = pe.rope_frequencies #pe.rope<theta = 500000.0, rotary_dim = 128,
+           scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>
+           -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins PE_RopeAttr:$rope, Optional<Index>:$seq_len);
+  let results = (outs 1DTensorOf<[F32, F64]>:$result);
+  let assemblyFormat = [{
+    qualified($rope) (`seq_len` $seq_len^)? attr-dict `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def PE_RopeTablesOp : PE_Op<"rope_tables", [AllTypesMatch<["cos", "sin"]>]> {
+  let summary = "cos and sin tables of a RoPE configuration at given positions";
+  let description = [{
+    For positions `p` of shape `[S]` or `[B, S]`:
+    `cos[..., s, i] = m * cos(p[..., s] * inv_freq[i])`,
+    `sin[..., s, i] = m * sin(p[..., s] * inv_freq[i])`, `i < rotary_dim/2`,
+    with `m` the attention factor of the scaling. The angle is reduced modulo
+    2 pi with double-level accuracy before cos/sin. One table serves every
+    head and batch row. For scalings that depend on the sequence length,
+    `seq_len = max(p) + 1`.
+
+    Folds to constants when the positions are constant.
+
+    ```mlir
+    %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %pos
+                   : tensor<?xi32> -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins PE_PositionsTensor:$positions, PE_RopeAttr:$rope);
+  let results = (outs PE_FloatTensor:$cos, PE_FloatTensor:$sin);
+  let assemblyFormat = [{
+    qualified($rope) $positions attr-dict `:` type($positions) `->` type($cos)
+  }];
+  let hasFolder = 1;
+}
+
+def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates `input` (`[B, H, S, D]` with `layout(bhsd)`, the default, or
+    `[B, S, H, D]` with `layout(bshd)`) by `positions` (`[S]`, shared by the
+    batch, or `[B, S]`). For the pairs `(c0, c1)` of the style (`half`:
+    `(i, i + r/2)`; `interleaved`: `(2i, 2i + 1)`), `i < r/2`, `r = rotary_dim`:
+
+    ```
+    out[c0] = m (x[c0] cos a - x[c1] sin a)
+    out[c1] = m (x[c1] cos a + x[c0] sin a),   a = p * inv_freq[i]
+    ```
+
+    Channels `r .. D-1` are copied (partial rotary). f16/bf16 inputs are
+    rotated in f32 and rounded once.
+
+    Folds to its input when every position is 0 and `m` is 1; a rotation of a
+    rotation by the same configuration becomes one rotation by the summed
+    positions when the frequencies are fixed and `m` is 1.
+
+    ```mlir
+    %y = pe.rope #pe.rope<theta = 10000.0, rotary_dim = 64, style = interleaved>
+           %x, %pos layout(bshd) : tensor<2x?x8x64xbf16>, tensor<2x?xi64>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$input, PE_PositionsTensor:$positions,
+      PE_RopeAttr:$rope,
+      DefaultValuedAttr<PE_LayoutAttr, "::mlir::pe::Layout::bhsd">:$layout);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    qualified($rope) $input `,` $positions (`layout` `(` $layout^ `)`)? attr-dict
+    `:` type($input) `,` type($positions)
+  }];
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Absolute encodings
+//===----------------------------------------------------------------------===//
+
+def PE_SinusoidalOp : PE_Op<"sinusoidal"> {
+  let summary = "absolute sinusoidal embedding table";
+  let description = [{
+    For positions `p` (`[S]` or `[B, S]`) and `dim` = the last result dim,
+    with `h = dim/2` frequencies `w_k = base^(-2k/dim)` (`spacing(paper)`, the
+    default) or `w_k = exp(-k ln(base) / (h - 1))` (`spacing(fairseq)`,
+    tensor2tensor/fairseq/M2M100):
+
+    - `layout(interleaved)` (Vaswani): `e[2k] = sin(p w_k)`, `e[2k+1] = cos(p w_k)`;
+    - `layout(concat)`: `e[k] = sin(p w_k)`, `e[h + k] = cos(p w_k)`.
+
+    Folds to a constant when the positions are constant.
+
+    ```mlir
+    %e = pe.sinusoidal %pos layout(concat) spacing(fairseq) : tensor<16xi64> -> tensor<16x512xf32>
+    ```
+  }];
+  let arguments = (ins PE_PositionsTensor:$positions,
+      DefaultValuedAttr<F64Attr, "10000.0">:$base,
+      DefaultValuedAttr<PE_SinusoidalLayoutAttr,
+          "::mlir::pe::SinusoidalLayout::interleaved">:$layout,
+      DefaultValuedAttr<PE_SinusoidalSpacingAttr,
+          "::mlir::pe::SinusoidalSpacing::paper">:$spacing);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $positions (`base` `(` $base^ `)`)? (`layout` `(` $layout^ `)`)?
+    (`spacing` `(` $spacing^ `)`)? attr-dict `:` type($positions) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def PE_LearnedOp : PE_Op<"learned"> {
+  let summary = "learned absolute embedding: rows of a table at positions";
+  let description = [{
+    `out[..., s, :] = table[p[..., s], :]` for a table `[N, D]` and positions
+    `[S]` or `[B, S]`. A position outside `[0, N)` is an error: a verifier
+    error when the positions are constant, a runtime error naming the
+    position and `N` otherwise (never a clamp, never an out-of-bounds read).
+
+    ```mlir
+    %e = pe.learned %wpe[%pos] : tensor<1024x768xf32>, tensor<?xi64> -> tensor<?x768xf32>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$table, PE_PositionsTensor:$positions);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $positions `]` attr-dict `:` type($table) `,` type($positions)
+    `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// ALiBi
+//===----------------------------------------------------------------------===//
+
+def PE_AlibiSlopesOp : PE_Op<"alibi_slopes"> {
+  let summary = "ALiBi slopes for any number of heads";
+  let description = [{
+    For `H` = the result size and `n = 2^floor(log2 H)`:
+    `slope[h] = 2^(-max_bias (h+1) / n)` for `h < n`, and
+    `slope[h] = 2^(-(max_bias/2) (2(h-n)+1) / n)` for `h >= n` (the extra
+    heads interleave between the first ones; `max_bias = 8` is the paper).
+    Always folds to a constant.
+
+    ```mlir
+    %s = pe.alibi_slopes : tensor<12xf32>
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<F64Attr, "8.0">:$max_bias);
+  let results = (outs 1DTensorOf<[F32, F64]>:$result);
+  let assemblyFormat = [{
+    (`max_bias` `(` $max_bias^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def PE_AlibiBiasOp : PE_Op<"alibi_bias"> {
+  let summary = "ALiBi bias from slopes and query/key positions";
+  let description = [{
+    `bias[h, i, j] = -slope[h] * (q_pos[i] - k_pos[j])` with `causal`, where
+    keys after the query (`k_pos[j] > q_pos[i]`) get `-inf`; with `symmetric`,
+    `bias[h, i, j] = -slope[h] * |q_pos[i] - k_pos[j]|`. Positions are `[S]`
+    or `[B, S]`; the result is `[H, Sq, Skv]`, or `[B, H, Sq, Skv]` when
+    either positions tensor has a batch dimension.
+
+    ```mlir
+    %b = pe.alibi_bias causal %slopes, %qpos, %kpos
+           : tensor<8xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins PE_AlibiModeAttr:$mode, 1DTensorOf<[F32, F16, BF16]>:$slopes,
+      PE_PositionsTensor:$q_positions, PE_PositionsTensor:$k_positions);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $mode $slopes `,` $q_positions `,` $k_positions attr-dict `:` type($slopes)
+    `,` type($q_positions) `,` type($k_positions) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention with positional encodings";
+  let description = [{
+    `out = softmax(scale * Q' K'^T + bias + mask) V` per batch `b` and query
+    head `h`, with `q: [B, Hq, Sq, D]`, `k: [B, Hkv, Skv, D]`,
+    `v: [B, Hkv, Skv, Dv]`, `out: [B, Hq, Sq, Dv]`. Query head `h` reads
+    key/value head `h / (Hq / Hkv)` (GQA; MQA for `Hkv = 1`).
+
+    - `scale` defaults to `1 / sqrt(D)`.
+    - Positions: `q_positions` (`[Sq]` or `[B, Sq]`) default to
+      `Skv - Sq + i` (the queries are the last `Sq` tokens), `k_positions`
+      (`[Skv]` or `[B, Skv]`) to `j`.
+    - `causal`: key `j` is masked for query `i` when `k_pos[j] > q_pos[i]`.
+    - `window(W)`: key `j` is masked when `q_pos[i] - k_pos[j] >= W`, and,
+      without `causal`, also when `k_pos[j] - q_pos[i] >= W`.
+    - `mask`: an additive `[B|1, Hq|1, Sq, Skv]` tensor.
+    - `rope`: `Q' = rope(Q, q_pos)`, `K' = rope(K, k_pos)` with that
+      configuration (`pe.rope` semantics); otherwise `Q' = Q`, `K' = K`.
+    - `alibi(max_bias)`: `bias = -slope[h] * (q_pos[i] - k_pos[j])` with the
+      slopes of `pe.alibi_slopes` for `Hq` heads, added after the scale.
+
+    A query row whose keys are all masked yields 0, never NaN.
+
+    ```mlir
+    %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+           : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+           -> tensor<1x32x?x128xbf16>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$query, PE_FloatTensor:$key,
+      PE_FloatTensor:$value, Optional<PE_FloatTensor>:$mask,
+      Optional<PE_PositionsTensor>:$q_positions,
+      Optional<PE_PositionsTensor>:$k_positions,
+      OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
+      OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
+      OptionalAttr<F64Attr>:$alibi);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`q_positions` `(` $q_positions^ `:` type($q_positions) `)`)?
+    (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
+    (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
+    (`rope` `(` qualified($rope)^ `)`)? (`alibi` `(` $alibi^ `)`)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+  }];
+}
+
+#endif // PE_DIALECT_PE_IR_PEOPS_TD

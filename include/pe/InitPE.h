@@ -1,0 +1,20 @@
+//===- InitPE.h - register everything pe-mlir provides --------------------===//
+#ifndef PE_INITPE_H
+#define PE_INITPE_H
+
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Transforms/Passes.h"
+
+namespace mlir::pe {
+
+/// Adds the pe dialect to `registry`.
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<PEDialect>();
+}
+
+/// Registers the passes and pipelines of pe-mlir with the global registry.
+inline void registerAllPasses() { registerPEPasses(); }
+
+} // namespace mlir::pe
+
+#endif // PE_INITPE_H

@@ -1,0 +1,88 @@
+//===- PositionalMath.h - the formulas of every positional encoding -------===//
+//
+// The one home of the positional math: inverse frequencies of RoPE under every
+// scaling, the RoPE magnitude factor, ALiBi slopes, sinusoidal frequencies and
+// the reduction of rotation angles. Folds, lowerings and runtimes call these;
+// nothing else restates a formula. Everything is evaluated in double precision
+// so that callers round exactly once to their storage type.
+//
+// Formulas follow Hugging Face transformers (modeling_rope_utils.py); the
+// differences to ggml, vLLM and FlashInfer are listed in docs/variants.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_MATH_POSITIONALMATH_H
+#define PE_MATH_POSITIONALMATH_H
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace mlir::pe::math {
+
+enum class ScalingKind { None, Linear, Ntk, DynamicNtk, Yarn, Llama3, LongRope };
+enum class LongRopeChoice { Dynamic, Short, Long };
+
+/// Every parameter of a RoPE configuration; fields a scaling does not use keep
+/// their defaults.
+struct RopeConfig {
+  double theta = 10000.0;
+  int64_t rotaryDim = 0;
+  ScalingKind kind = ScalingKind::None;
+  double factor = 1.0;
+  /// L0: original_max_position_embeddings (dynamic NTK: max_position_embeddings).
+  int64_t originalMaxPositions = 0;
+  // YaRN.
+  double betaFast = 32.0;
+  double betaSlow = 1.0;
+  std::optional<double> mscale, mscaleAllDim, attentionFactor;
+  bool truncate = true;
+  // Llama 3.1.
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  // LongRoPE.
+  std::vector<double> shortFactor, longFactor;
+  LongRopeChoice longRopeChoice = LongRopeChoice::Dynamic;
+};
+
+/// Whether the frequencies depend on the sequence length of the call
+/// (dynamic NTK, and LongRoPE with a dynamic choice of factor list).
+bool dependsOnSequenceLength(const RopeConfig &config);
+
+/// The rotary_dim/2 inverse frequencies after scaling. `seqLen` is
+/// max(position) + 1 of the call; std::nullopt means "not known", which
+/// leaves dynamic NTK unscaled and picks LongRoPE's short factors (Hugging
+/// Face's behaviour at initialisation).
+std::vector<double> inverseFrequencies(const RopeConfig &config,
+                                       std::optional<int64_t> seqLen = {});
+
+/// The magnitude factor m that multiplies both cos and sin (YaRN mscale,
+/// LongRoPE attention factor; 1 otherwise).
+double attentionFactor(const RopeConfig &config);
+
+/// Hugging Face get_mscale(s, k) = s <= 1 ? 1 : 0.1 k ln s + 1.
+double yarnGetMscale(double scale, double k = 1.0);
+
+/// The pair index where a dimension makes `numRotations` full turns within
+/// `originalMaxPositions` positions (YaRN): r ln(L0 / (2 pi n)) / (2 ln theta).
+double yarnCorrectionDim(double numRotations, int64_t rotaryDim, double theta,
+                         int64_t originalMaxPositions);
+
+/// The angle reduced into [-pi, pi]. `position * invFreq` is formed with an
+/// exact product (an FMA recovers its rounding error) and reduced with a
+/// three-part 2*pi, so the result is accurate to a few ulp of double for
+/// positions up to 2^40.
+double reducedAngle(int64_t position, double invFreq);
+
+/// ALiBi slopes for `numHeads` heads (ggml's generalisation with `maxBias`; 8
+/// is the paper): with n = 2^floor(log2 H), slope_h = 2^(-maxBias (h+1) / n)
+/// for h < n, else 2^(-maxBias/2 (2(h-n)+1) / n).
+std::vector<double> alibiSlopes(int64_t numHeads, double maxBias = 8.0);
+
+/// Frequencies w_k, k < dim/2, of a sinusoidal table: base^(-2k/dim) (paper),
+/// or exp(-k ln(base) / (dim/2 - 1)) (fairseq/tensor2tensor).
+std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
+                                          bool fairseqSpacing);
+
+} // namespace mlir::pe::math
+
+#endif // PE_MATH_POSITIONALMATH_H

@@ -1,0 +1,341 @@
+//===- PEAttrs.cpp - attributes of the pe dialect -------------------------===//
+#include "pe/Dialect/PE/IR/PE.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::pe;
+
+#include "pe/Dialect/PE/IR/PEEnums.cpp.inc"
+
+#include "pe/Dialect/PE/IR/PEAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pe/Dialect/PE/IR/PEAttrs.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Parameter parsers and printers
+//===----------------------------------------------------------------------===//
+
+FailureOr<APFloat> param::parseF64(AsmParser &parser) {
+  APFloat value(0.0);
+  if (parser.parseFloat(APFloat::IEEEdouble(), value))
+    return failure();
+  return value;
+}
+
+FailureOr<std::optional<APFloat>> param::parseOptionalF64(AsmParser &parser) {
+  FailureOr<APFloat> value = parseF64(parser);
+  if (failed(value))
+    return failure();
+  return std::optional<APFloat>(*value);
+}
+
+FailureOr<DenseF64ArrayAttr> param::parseF64List(AsmParser &parser) {
+  SmallVector<double> values;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        FailureOr<APFloat> value = parseF64(parser);
+        if (failed(value))
+          return failure();
+        values.push_back(value->convertToDouble());
+        return success();
+      }))
+    return failure();
+  return DenseF64ArrayAttr::get(parser.getContext(), values);
+}
+
+void param::printF64List(AsmPrinter &printer, DenseF64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer,
+                        [&](double v) { printer << APFloat(v); });
+  printer << ']';
+}
+
+FailureOr<bool> param::parseBool(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected 'true' or 'false'");
+}
+
+bool param::sameOptionalF64(const std::optional<APFloat> &lhs,
+                            const std::optional<APFloat> &rhs) {
+  if (!lhs || !rhs)
+    return !lhs && !rhs;
+  return lhs->bitwiseIsEqual(*rhs);
+}
+
+void PEDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "pe/Dialect/PE/IR/PEAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Verification helpers
+//===----------------------------------------------------------------------===//
+
+using EmitErrorFn = function_ref<InFlightDiagnostic()>;
+
+static std::optional<double> toDouble(const std::optional<APFloat> &value) {
+  if (!value)
+    return std::nullopt;
+  return value->convertToDouble();
+}
+
+static LogicalResult checkPositive(EmitErrorFn emitError, StringRef attr,
+                                   StringRef name, APFloat apValue) {
+  double value = apValue.convertToDouble();
+  if (std::isfinite(value) && value > 0.0)
+    return success();
+  return emitError() << "'" << attr << "' expects " << name
+                     << " to be a finite number > 0, but got " << value;
+}
+
+static LogicalResult checkPositive(EmitErrorFn emitError, StringRef attr,
+                                   StringRef name, double value) {
+  return checkPositive(emitError, attr, name, APFloat(value));
+}
+
+static LogicalResult checkPositive(EmitErrorFn emitError, StringRef attr,
+                                   StringRef name, int64_t value) {
+  if (value > 0)
+    return success();
+  return emitError() << "'" << attr << "' expects " << name
+                     << " > 0, but got " << value;
+}
+
+static LogicalResult checkNtkRotaryDim(EmitErrorFn emitError, StringRef attr,
+                                       int64_t rotaryDim) {
+  // The base change raises to r/(r-2).
+  if (rotaryDim > 2)
+    return success();
+  return emitError() << "'" << attr
+                     << "' needs rotary_dim > 2 (its base exponent is "
+                        "r/(r-2)), but rotary_dim is "
+                     << rotaryDim;
+}
+
+//===----------------------------------------------------------------------===//
+// Scalings
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearScalingAttr::verify(EmitErrorFn emitError, APFloat factor) {
+  return checkPositive(emitError, "#pe.linear", "factor", factor);
+}
+void LinearScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::Linear;
+  config.factor = getFactor().convertToDouble();
+}
+LogicalResult LinearScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const {
+  return success();
+}
+
+LogicalResult NtkScalingAttr::verify(EmitErrorFn emitError, APFloat factor) {
+  return checkPositive(emitError, "#pe.ntk", "factor", factor);
+}
+void NtkScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::Ntk;
+  config.factor = getFactor().convertToDouble();
+}
+LogicalResult NtkScalingAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                                 int64_t rotaryDim) const {
+  return checkNtkRotaryDim(emitError, "#pe.ntk", rotaryDim);
+}
+
+LogicalResult DynamicNtkScalingAttr::verify(EmitErrorFn emitError,
+                                            APFloat factor,
+                                            int64_t maxPositionEmbeddings) {
+  if (failed(checkPositive(emitError, "#pe.dynamic_ntk", "factor", factor)))
+    return failure();
+  return checkPositive(emitError, "#pe.dynamic_ntk", "max_position_embeddings",
+                       maxPositionEmbeddings);
+}
+void DynamicNtkScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::DynamicNtk;
+  config.factor = getFactor().convertToDouble();
+  config.originalMaxPositions = getMaxPositionEmbeddings();
+}
+LogicalResult DynamicNtkScalingAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                                        int64_t rotaryDim) const {
+  return checkNtkRotaryDim(emitError, "#pe.dynamic_ntk", rotaryDim);
+}
+
+LogicalResult YarnScalingAttr::verify(
+    EmitErrorFn emitError, APFloat apFactor, int64_t originalMaxPositionEmbeddings,
+    APFloat apBetaFast, APFloat apBetaSlow, std::optional<APFloat> apMscale,
+    std::optional<APFloat> apMscaleAllDim,
+    std::optional<APFloat> apAttentionFactor, bool truncate) {
+  double factor = apFactor.convertToDouble();
+  double betaFast = apBetaFast.convertToDouble();
+  double betaSlow = apBetaSlow.convertToDouble();
+  std::optional<double> mscale = toDouble(apMscale),
+                        mscaleAllDim = toDouble(apMscaleAllDim),
+                        attentionFactor = toDouble(apAttentionFactor);
+  StringRef attr = "#pe.yarn";
+  if (failed(checkPositive(emitError, attr, "factor", factor)) ||
+      failed(checkPositive(emitError, attr, "original_max_position_embeddings",
+                           originalMaxPositionEmbeddings)) ||
+      failed(checkPositive(emitError, attr, "beta_slow", betaSlow)))
+    return failure();
+  if (!(betaFast > betaSlow) || !std::isfinite(betaFast))
+    return emitError() << "'#pe.yarn' expects beta_fast > beta_slow (the ramp "
+                          "runs from the beta_fast to the beta_slow correction "
+                          "dimension), but got beta_fast = "
+                       << betaFast << ", beta_slow = " << betaSlow;
+  for (auto [name, value] : {std::pair{"mscale", mscale},
+                             std::pair{"mscale_all_dim", mscaleAllDim}})
+    if (value && !(std::isfinite(*value) && *value >= 0.0))
+      return emitError() << "'#pe.yarn' expects " << name
+                         << " to be a finite number >= 0, but got " << *value;
+  if (attentionFactor &&
+      failed(checkPositive(emitError, attr, "attention_factor", *attentionFactor)))
+    return failure();
+  return success();
+}
+void YarnScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::Yarn;
+  config.factor = getFactor().convertToDouble();
+  config.originalMaxPositions = getOriginalMaxPositionEmbeddings();
+  config.betaFast = getBetaFast().convertToDouble();
+  config.betaSlow = getBetaSlow().convertToDouble();
+  config.mscale = toDouble(getMscale());
+  config.mscaleAllDim = toDouble(getMscaleAllDim());
+  config.attentionFactor = toDouble(getAttentionFactor());
+  config.truncate = getTruncate();
+}
+LogicalResult YarnScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const {
+  return success();
+}
+
+LogicalResult Llama3ScalingAttr::verify(EmitErrorFn emitError, APFloat apFactor,
+                                        APFloat apLowFreqFactor,
+                                        APFloat apHighFreqFactor,
+                                        int64_t originalMaxPositionEmbeddings) {
+  double factor = apFactor.convertToDouble();
+  double lowFreqFactor = apLowFreqFactor.convertToDouble();
+  double highFreqFactor = apHighFreqFactor.convertToDouble();
+  StringRef attr = "#pe.llama3";
+  if (failed(checkPositive(emitError, attr, "factor", factor)) ||
+      failed(checkPositive(emitError, attr, "low_freq_factor", lowFreqFactor)) ||
+      failed(checkPositive(emitError, attr, "original_max_position_embeddings",
+                           originalMaxPositionEmbeddings)))
+    return failure();
+  if (!(highFreqFactor > lowFreqFactor) || !std::isfinite(highFreqFactor))
+    return emitError() << "'#pe.llama3' expects high_freq_factor > "
+                          "low_freq_factor (the blend divides by their "
+                          "difference), but got high_freq_factor = "
+                       << highFreqFactor << ", low_freq_factor = "
+                       << lowFreqFactor;
+  return success();
+}
+void Llama3ScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::Llama3;
+  config.factor = getFactor().convertToDouble();
+  config.lowFreqFactor = getLowFreqFactor().convertToDouble();
+  config.highFreqFactor = getHighFreqFactor().convertToDouble();
+  config.originalMaxPositions = getOriginalMaxPositionEmbeddings();
+}
+LogicalResult Llama3ScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const {
+  return success();
+}
+
+LogicalResult LongRopeScalingAttr::verify(
+    EmitErrorFn emitError, DenseF64ArrayAttr shortFactor,
+    DenseF64ArrayAttr longFactor, int64_t originalMaxPositionEmbeddings,
+    APFloat apFactor, std::optional<APFloat> apAttentionFactor,
+    LongRopeSelect) {
+  double factor = apFactor.convertToDouble();
+  std::optional<double> attentionFactor = toDouble(apAttentionFactor);
+  if (!shortFactor || !longFactor)
+    return emitError() << "'#pe.longrope' expects short_factor and long_factor";
+  StringRef attr = "#pe.longrope";
+  for (auto [name, list] : {std::pair{"short_factor", shortFactor.asArrayRef()},
+                            std::pair{"long_factor", longFactor.asArrayRef()}})
+    for (auto [i, value] : llvm::enumerate(list))
+      if (!(std::isfinite(value) && value > 0.0))
+        return emitError() << "'#pe.longrope' expects every " << name
+                           << " entry to be a finite number > 0, but entry "
+                           << i << " is " << value;
+  if (failed(checkPositive(emitError, attr, "original_max_position_embeddings",
+                           originalMaxPositionEmbeddings)) ||
+      failed(checkPositive(emitError, attr, "factor", factor)))
+    return failure();
+  if (originalMaxPositionEmbeddings < 2 && factor > 1.0)
+    return emitError() << "'#pe.longrope' derives its magnitude from "
+                          "ln(original_max_position_embeddings), which needs "
+                          "original_max_position_embeddings >= 2";
+  if (attentionFactor &&
+      failed(checkPositive(emitError, attr, "attention_factor", *attentionFactor)))
+    return failure();
+  return success();
+}
+void LongRopeScalingAttr::populateConfig(math::RopeConfig &config) const {
+  config.kind = math::ScalingKind::LongRope;
+  ArrayRef<double> shortFactor = getShortFactor().asArrayRef();
+  ArrayRef<double> longFactor = getLongFactor().asArrayRef();
+  config.shortFactor.assign(shortFactor.begin(), shortFactor.end());
+  config.longFactor.assign(longFactor.begin(), longFactor.end());
+  config.originalMaxPositions = getOriginalMaxPositionEmbeddings();
+  config.factor = getFactor().convertToDouble();
+  config.attentionFactor = toDouble(getAttentionFactor());
+  switch (getSelect()) {
+  case LongRopeSelect::dynamic:
+    config.longRopeChoice = math::LongRopeChoice::Dynamic;
+    break;
+  case LongRopeSelect::short_:
+    config.longRopeChoice = math::LongRopeChoice::Short;
+    break;
+  case LongRopeSelect::long_:
+    config.longRopeChoice = math::LongRopeChoice::Long;
+    break;
+  }
+}
+LogicalResult LongRopeScalingAttr::verifyForRotaryDim(EmitErrorFn emitError,
+                                                      int64_t rotaryDim) const {
+  for (auto [name, list] :
+       {std::pair{"short_factor", getShortFactor().asArrayRef()},
+        std::pair{"long_factor", getLongFactor().asArrayRef()}})
+    if (int64_t(list.size()) != rotaryDim / 2)
+      return emitError() << "'#pe.longrope' expects " << name
+                         << " to have rotary_dim/2 = " << rotaryDim / 2
+                         << " entries, but it has " << list.size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #pe.rope
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
+                               int64_t rotaryDim, RopeStyle,
+                               RopeScalingAttrInterface scaling) {
+  double theta = apTheta.convertToDouble();
+  if (!(std::isfinite(theta) && theta > 1.0))
+    return emitError() << "'#pe.rope' expects theta > 1 (frequencies are "
+                          "theta^(-2i/r)), but got "
+                       << theta;
+  if (rotaryDim < 2 || rotaryDim % 2 != 0)
+    return emitError() << "'#pe.rope' expects rotary_dim to be even and >= 2 "
+                          "(channels are rotated in pairs), but got "
+                       << rotaryDim;
+  if (scaling && failed(scaling.verifyForRotaryDim(emitError, rotaryDim)))
+    return failure();
+  return success();
+}
+
+math::RopeConfig RopeAttr::getConfig() const {
+  math::RopeConfig config;
+  config.theta = getTheta().convertToDouble();
+  config.rotaryDim = getRotaryDim();
+  if (RopeScalingAttrInterface scaling = getScaling())
+    scaling.populateConfig(config);
+  return config;
+}

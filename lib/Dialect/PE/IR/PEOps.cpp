@@ -1,0 +1,368 @@
+//===- PEOps.cpp - operations of the pe dialect: verifiers ----------------===//
+//
+// Every constraint of the op descriptions is checked here; each message says
+// what is wrong and what was expected. Folds live in PEFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Dialect/PE/IR/PE.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pe;
+
+#define GET_OP_CLASSES
+#include "pe/Dialect/PE/IR/PEOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+/// Positions are `[S]` or `[B, S]`.
+static LogicalResult verifyPositionsRank(Operation *op, StringRef name,
+                                         RankedTensorType type) {
+  if (type.getRank() == 1 || type.getRank() == 2)
+    return success();
+  return op->emitOpError() << "expects " << name
+                           << " of shape [S] or [B, S], but got rank "
+                           << type.getRank();
+}
+
+/// A table computed per position: shape `positions.shape + [lastDim]`.
+static LogicalResult verifyPerPositionResult(Operation *op, StringRef name,
+                                             RankedTensorType positions,
+                                             RankedTensorType result,
+                                             int64_t lastDim,
+                                             StringRef lastDimMeaning) {
+  if (result.getRank() != positions.getRank() + 1)
+    return op->emitOpError() << "expects " << name << " of rank "
+                             << positions.getRank() + 1
+                             << " (the positions' shape plus one dimension), "
+                                "but got rank "
+                             << result.getRank();
+  for (int64_t i = 0; i < positions.getRank(); ++i)
+    if (!compatible(positions.getDimSize(i), result.getDimSize(i)))
+      return op->emitOpError()
+             << "expects " << name << " dimension " << i
+             << " to match the positions (" << dimStr(positions.getDimSize(i))
+             << "), but got " << dimStr(result.getDimSize(i));
+  if (result.getShape().back() != lastDim)
+    return op->emitOpError() << "expects the last dimension of " << name
+                             << " to be " << lastDimMeaning << " = " << lastDim
+                             << ", but got " << dimStr(result.getShape().back());
+  return success();
+}
+
+/// The positions of an op may be checked against a sequence dim `seq` and an
+/// (optional) batch dim `batch`.
+static LogicalResult verifyPositionsShape(Operation *op, StringRef name,
+                                          RankedTensorType positions,
+                                          int64_t batch, int64_t seq,
+                                          StringRef seqName) {
+  if (failed(verifyPositionsRank(op, name, positions)))
+    return failure();
+  int64_t s = positions.getShape().back();
+  if (!compatible(s, seq))
+    return op->emitOpError() << "expects " << name << " to have " << seqName
+                             << " = " << dimStr(seq) << " entries, but got "
+                             << dimStr(s);
+  if (positions.getRank() == 2 && !compatible(positions.getDimSize(0), batch))
+    return op->emitOpError()
+           << "expects the batch dimension of " << name << " to be "
+           << dimStr(batch) << ", but got " << dimStr(positions.getDimSize(0));
+  return success();
+}
+
+static LogicalResult verifyStatic(Operation *op, StringRef what, int64_t dim) {
+  if (!ShapedType::isDynamic(dim))
+    return success();
+  return op->emitOpError() << "expects a static " << what
+                           << " (only batch and sequence dimensions may be "
+                              "dynamic)";
+}
+
+static LogicalResult verifyRotaryDimFits(Operation *op, RopeAttr rope,
+                                         int64_t headDim) {
+  if (rope.getRotaryDim() <= headDim)
+    return success();
+  return op->emitOpError() << "expects rotary_dim (" << rope.getRotaryDim()
+                           << ") <= head dimension (" << headDim << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeFrequenciesOp::verify() {
+  int64_t half = getRope().getRotaryDim() / 2;
+  int64_t size = getType().getDimSize(0);
+  if (size != half)
+    return emitOpError() << "expects a result of rotary_dim/2 = " << half
+                         << " elements, but got " << dimStr(size);
+  return success();
+}
+
+LogicalResult RopeTablesOp::verify() {
+  auto positions = getPositions().getType();
+  if (failed(verifyPositionsRank(*this, "positions", positions)))
+    return failure();
+  return verifyPerPositionResult(*this, "the tables", positions,
+                                 getCos().getType(),
+                                 getRope().getRotaryDim() / 2, "rotary_dim/2");
+}
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType type = getInput().getType();
+  bool bhsd = getLayout() == Layout::bhsd;
+  if (type.getRank() != 4)
+    return emitOpError() << "expects a rank-4 input ("
+                         << (bhsd ? "[B, H, S, D]" : "[B, S, H, D]")
+                         << "), but got rank " << type.getRank();
+  int64_t batch = type.getDimSize(0);
+  int64_t heads = type.getDimSize(bhsd ? 1 : 2);
+  int64_t seq = type.getDimSize(bhsd ? 2 : 1);
+  int64_t headDim = type.getDimSize(3);
+  if (failed(verifyStatic(*this, "head count", heads)) ||
+      failed(verifyStatic(*this, "head dimension", headDim)) ||
+      failed(verifyRotaryDimFits(*this, getRope(), headDim)))
+    return failure();
+  return verifyPositionsShape(*this, "positions", getPositions().getType(),
+                              batch, seq, "S");
+}
+
+//===----------------------------------------------------------------------===//
+// Absolute encodings
+//===----------------------------------------------------------------------===//
+
+LogicalResult SinusoidalOp::verify() {
+  auto positions = getPositions().getType();
+  if (failed(verifyPositionsRank(*this, "positions", positions)))
+    return failure();
+  RankedTensorType type = getType();
+  int64_t dim = type.getRank() ? type.getShape().back() : 0;
+  if (failed(verifyStatic(*this, "embedding dimension", dim)))
+    return failure();
+  if (dim < 2 || dim % 2 != 0)
+    return emitOpError() << "expects an even embedding dimension >= 2 (sin "
+                            "and cos channels come in pairs), but got "
+                         << dim;
+  if (getSpacing() == SinusoidalSpacing::fairseq && dim < 4)
+    return emitOpError() << "expects an embedding dimension >= 4 with "
+                            "spacing(fairseq) (its exponent divides by "
+                            "dim/2 - 1), but got "
+                         << dim;
+  double base = getBase().convertToDouble();
+  if (!(std::isfinite(base) && base > 0.0))
+    return emitOpError() << "expects base to be a finite number > 0, but got "
+                         << base;
+  return verifyPerPositionResult(*this, "the result", positions, type, dim,
+                                 "the embedding dimension");
+}
+
+LogicalResult LearnedOp::verify() {
+  RankedTensorType table = getTable().getType();
+  if (table.getRank() != 2)
+    return emitOpError() << "expects a rank-2 table [N, D], but got rank "
+                         << table.getRank();
+  if (failed(verifyStatic(*this, "embedding dimension", table.getDimSize(1))))
+    return failure();
+  if (getType().getElementType() != table.getElementType())
+    return emitOpError() << "expects the result element type to match the "
+                            "table ("
+                         << table.getElementType() << "), but got "
+                         << getType().getElementType();
+  auto positions = getPositions().getType();
+  if (failed(verifyPositionsRank(*this, "positions", positions)) ||
+      failed(verifyPerPositionResult(*this, "the result", positions, getType(),
+                                     table.getDimSize(1),
+                                     "the table's row size")))
+    return failure();
+
+  // Constant positions are checked here; others at run time.
+  int64_t rows = table.getDimSize(0);
+  DenseIntElementsAttr constant;
+  if (!matchPattern(getPositions(), m_Constant(&constant)))
+    return success();
+  for (auto [i, p] : llvm::enumerate(constant.getValues<APInt>())) {
+    int64_t position = p.getSExtValue();
+    if (position < 0 || (!ShapedType::isDynamic(rows) && position >= rows))
+      return emitOpError() << "position " << position << " (entry " << i
+                           << ") is out of range for a table of "
+                           << dimStr(rows) << " rows";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ALiBi
+//===----------------------------------------------------------------------===//
+
+LogicalResult AlibiSlopesOp::verify() {
+  int64_t heads = getType().getDimSize(0);
+  if (failed(verifyStatic(*this, "head count", heads)))
+    return failure();
+  if (heads < 1)
+    return emitOpError() << "expects at least one head, but got " << heads;
+  double maxBias = getMaxBias().convertToDouble();
+  if (!(std::isfinite(maxBias) && maxBias > 0.0))
+    return emitOpError() << "expects max_bias to be a finite number > 0 "
+                            "(ggml's max_bias = 0 would make every slope 1), "
+                            "but got "
+                         << maxBias;
+  return success();
+}
+
+LogicalResult AlibiBiasOp::verify() {
+  int64_t heads = getSlopes().getType().getDimSize(0);
+  if (failed(verifyStatic(*this, "head count", heads)))
+    return failure();
+  auto qPos = getQPositions().getType();
+  auto kPos = getKPositions().getType();
+  if (failed(verifyPositionsRank(*this, "q_positions", qPos)) ||
+      failed(verifyPositionsRank(*this, "k_positions", kPos)))
+    return failure();
+  bool batched = qPos.getRank() == 2 || kPos.getRank() == 2;
+  RankedTensorType type = getType();
+  int64_t rank = batched ? 4 : 3;
+  if (type.getRank() != rank)
+    return emitOpError() << "expects a result of rank " << rank << " ("
+                         << (batched ? "[B, H, Sq, Skv]" : "[H, Sq, Skv]")
+                         << "), but got rank " << type.getRank();
+  ArrayRef<int64_t> shape = type.getShape().take_back(3);
+  int64_t batch = batched ? type.getDimSize(0) : ShapedType::kDynamic;
+  if (shape[0] != heads)
+    return emitOpError() << "expects the result to have " << heads
+                         << " heads (the number of slopes), but got "
+                         << dimStr(shape[0]);
+  if (failed(verifyPositionsShape(*this, "q_positions", qPos, batch, shape[1],
+                                  "Sq")) ||
+      failed(verifyPositionsShape(*this, "k_positions", kPos, batch, shape[2],
+                                  "Skv")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(double(getQuery().getType().getDimSize(3)));
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType(), out = getType();
+  for (auto [name, type] : {std::pair{"query", q}, std::pair{"key", k},
+                            std::pair{"value", v}, std::pair{"result", out}})
+    if (type.getRank() != 4)
+      return emitOpError() << "expects a rank-4 " << name
+                           << " ([B, H, S, D]), but got rank "
+                           << type.getRank();
+  Type element = q.getElementType();
+  if (k.getElementType() != element || v.getElementType() != element ||
+      out.getElementType() != element)
+    return emitOpError() << "expects query, key, value and result to share "
+                            "one element type, but got "
+                         << q.getElementType() << ", " << k.getElementType()
+                         << ", " << v.getElementType() << ", "
+                         << out.getElementType();
+
+  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
+          d = q.getDimSize(3), hkv = k.getDimSize(1), skv = k.getDimSize(2),
+          dv = v.getDimSize(3);
+  if (failed(verifyStatic(*this, "query head count", hq)) ||
+      failed(verifyStatic(*this, "key/value head count", hkv)) ||
+      failed(verifyStatic(*this, "head dimension", d)) ||
+      failed(verifyStatic(*this, "value head dimension", dv)))
+    return failure();
+  if (!compatible(k.getDimSize(0), batch) || !compatible(v.getDimSize(0), batch))
+    return emitOpError() << "expects query, key and value to share the batch "
+                            "size, but got "
+                         << dimStr(batch) << ", " << dimStr(k.getDimSize(0))
+                         << ", " << dimStr(v.getDimSize(0));
+  if (k.getDimSize(3) != d)
+    return emitOpError() << "expects key head dimension " << d
+                         << " (the query's), but got " << k.getDimSize(3);
+  if (v.getDimSize(1) != hkv)
+    return emitOpError() << "expects value to have " << hkv
+                         << " heads (the key's), but got " << v.getDimSize(1);
+  if (!compatible(v.getDimSize(2), skv))
+    return emitOpError() << "expects value to have " << dimStr(skv)
+                         << " positions (the key's), but got "
+                         << dimStr(v.getDimSize(2));
+  if (hkv < 1 || hq % hkv != 0)
+    return emitOpError() << "expects the query head count (" << hq
+                         << ") to be a multiple of the key/value head count ("
+                         << hkv << ")";
+  SmallVector<int64_t> expected = {batch, hq, sq, dv};
+  for (int64_t i = 0; i < 4; ++i)
+    if (!compatible(out.getDimSize(i), expected[i]))
+      return emitOpError() << "expects result dimension " << i << " to be "
+                           << dimStr(expected[i]) << " ([B, Hq, Sq, Dv]), but "
+                           << "got " << dimStr(out.getDimSize(i));
+
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getRank() != 4)
+      return emitOpError() << "expects a rank-4 mask ([B|1, Hq|1, Sq, Skv]), "
+                              "but got rank "
+                           << m.getRank();
+    auto broadcastable = [](int64_t dim, int64_t full) {
+      return dim == 1 || compatible(dim, full);
+    };
+    if (!broadcastable(m.getDimSize(0), batch) ||
+        !broadcastable(m.getDimSize(1), hq) ||
+        !compatible(m.getDimSize(2), sq) || !compatible(m.getDimSize(3), skv))
+      return emitOpError() << "expects a mask of shape [" << dimStr(batch)
+                           << "|1, " << hq << "|1, " << dimStr(sq) << ", "
+                           << dimStr(skv) << "], but got " << m;
+  }
+  if (Value qPos = getQPositions())
+    if (failed(verifyPositionsShape(*this, "q_positions",
+                                    cast<RankedTensorType>(qPos.getType()),
+                                    batch, sq, "Sq")))
+      return failure();
+  if (Value kPos = getKPositions())
+    if (failed(verifyPositionsShape(*this, "k_positions",
+                                    cast<RankedTensorType>(kPos.getType()),
+                                    batch, skv, "Skv")))
+      return failure();
+
+  if (std::optional<APFloat> scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!(std::isfinite(s) && s > 0.0))
+      return emitOpError() << "expects scale to be a finite number > 0, but "
+                              "got "
+                           << s;
+  }
+  if (std::optional<int64_t> window = getWindow(); window && *window < 1)
+    return emitOpError() << "expects window >= 1 (the number of visible "
+                            "positions), but got "
+                         << *window;
+  if (RopeAttr rope = getRopeAttr())
+    if (failed(verifyRotaryDimFits(*this, rope, d)))
+      return failure();
+  if (std::optional<APFloat> alibi = getAlibi()) {
+    double maxBias = alibi->convertToDouble();
+    if (!(std::isfinite(maxBias) && maxBias > 0.0))
+      return emitOpError() << "expects alibi max_bias to be a finite number "
+                              "> 0, but got "
+                           << maxBias;
+  }
+  return success();
+}

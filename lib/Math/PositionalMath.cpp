@@ -1,0 +1,193 @@
+//===- PositionalMath.cpp - the formulas of every positional encoding -----===//
+#include "pe/Math/PositionalMath.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir::pe::math {
+
+static constexpr double kPi = 3.14159265358979323846;
+
+bool dependsOnSequenceLength(const RopeConfig &config) {
+  return config.kind == ScalingKind::DynamicNtk ||
+         (config.kind == ScalingKind::LongRope &&
+          config.longRopeChoice == LongRopeChoice::Dynamic);
+}
+
+// theta^(-2i/r) for i < r/2.
+static std::vector<double> baseFrequencies(double theta, int64_t rotaryDim) {
+  std::vector<double> invFreq(rotaryDim / 2);
+  for (int64_t i = 0; i < rotaryDim / 2; ++i)
+    invFreq[i] = std::pow(theta, -2.0 * double(i) / double(rotaryDim));
+  return invFreq;
+}
+
+double yarnGetMscale(double scale, double k) {
+  return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0;
+}
+
+double yarnCorrectionDim(double numRotations, int64_t rotaryDim, double theta,
+                         int64_t originalMaxPositions) {
+  return double(rotaryDim) *
+         std::log(double(originalMaxPositions) / (numRotations * 2.0 * kPi)) /
+         (2.0 * std::log(theta));
+}
+
+std::vector<double> inverseFrequencies(const RopeConfig &config,
+                                       std::optional<int64_t> seqLen) {
+  const double r = double(config.rotaryDim);
+  const double s = config.factor;
+  switch (config.kind) {
+  case ScalingKind::None:
+    return baseFrequencies(config.theta, config.rotaryDim);
+
+  case ScalingKind::Linear: {
+    // Position interpolation: theta(p) = (p / s) inv_freq.
+    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    for (double &f : invFreq)
+      f /= s;
+    return invFreq;
+  }
+
+  case ScalingKind::Ntk:
+    // theta' = theta s^(r/(r-2)).
+    return baseFrequencies(config.theta * std::pow(s, r / (r - 2.0)),
+                           config.rotaryDim);
+
+  case ScalingKind::DynamicNtk: {
+    // L = max(seq_len, L_max); theta' = theta (s L / L_max - (s - 1))^(r/(r-2)).
+    const double lMax = double(config.originalMaxPositions);
+    if (!seqLen || double(*seqLen) <= lMax)
+      return baseFrequencies(config.theta, config.rotaryDim);
+    const double l = double(*seqLen);
+    const double theta =
+        config.theta * std::pow(s * l / lMax - (s - 1.0), r / (r - 2.0));
+    return baseFrequencies(theta, config.rotaryDim);
+  }
+
+  case ScalingKind::Yarn: {
+    const int64_t half = config.rotaryDim / 2;
+    double low = yarnCorrectionDim(config.betaFast, config.rotaryDim,
+                                   config.theta, config.originalMaxPositions);
+    double high = yarnCorrectionDim(config.betaSlow, config.rotaryDim,
+                                    config.theta, config.originalMaxPositions);
+    if (config.truncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, r - 1.0);
+    if (low == high)
+      high += 0.001; // Hugging Face's guard against a zero-width ramp.
+    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    for (int64_t i = 0; i < half; ++i) {
+      // ramp = 0 keeps the frequency (extrapolation), ramp = 1 divides by s.
+      double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+      double extrapolationWeight = 1.0 - ramp;
+      invFreq[i] = invFreq[i] / s * (1.0 - extrapolationWeight) +
+                   invFreq[i] * extrapolationWeight;
+    }
+    return invFreq;
+  }
+
+  case ScalingKind::Llama3: {
+    const double l0 = double(config.originalMaxPositions);
+    const double lowWavelen = l0 / config.lowFreqFactor;
+    const double highWavelen = l0 / config.highFreqFactor;
+    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    for (double &f : invFreq) {
+      double wavelen = 2.0 * kPi / f;
+      if (wavelen < highWavelen)
+        continue;
+      if (wavelen > lowWavelen) {
+        f /= s;
+        continue;
+      }
+      double smooth = (l0 / wavelen - config.lowFreqFactor) /
+                      (config.highFreqFactor - config.lowFreqFactor);
+      f = (1.0 - smooth) * f / s + smooth * f;
+    }
+    return invFreq;
+  }
+
+  case ScalingKind::LongRope: {
+    bool useLong = config.longRopeChoice == LongRopeChoice::Long;
+    if (config.longRopeChoice == LongRopeChoice::Dynamic)
+      useLong = seqLen && *seqLen > config.originalMaxPositions;
+    const std::vector<double> &ext =
+        useLong ? config.longFactor : config.shortFactor;
+    std::vector<double> invFreq(config.rotaryDim / 2);
+    for (int64_t i = 0; i < config.rotaryDim / 2; ++i)
+      invFreq[i] = 1.0 / (ext[i] * std::pow(config.theta, 2.0 * double(i) / r));
+    return invFreq;
+  }
+  }
+  return {};
+}
+
+double attentionFactor(const RopeConfig &config) {
+  switch (config.kind) {
+  case ScalingKind::Yarn:
+    if (config.attentionFactor)
+      return *config.attentionFactor;
+    // Python truthiness: both given and non-zero.
+    if (config.mscale && config.mscaleAllDim && *config.mscale != 0.0 &&
+        *config.mscaleAllDim != 0.0)
+      return yarnGetMscale(config.factor, *config.mscale) /
+             yarnGetMscale(config.factor, *config.mscaleAllDim);
+    return yarnGetMscale(config.factor);
+  case ScalingKind::LongRope:
+    if (config.attentionFactor)
+      return *config.attentionFactor;
+    if (config.factor <= 1.0)
+      return 1.0;
+    return std::sqrt(1.0 + std::log(config.factor) /
+                               std::log(double(config.originalMaxPositions)));
+  default:
+    return 1.0;
+  }
+}
+
+double reducedAngle(int64_t position, double invFreq) {
+  // a = p * f held exactly as hi + lo (p is exact in double below 2^53).
+  const double p = double(position);
+  const double hi = p * invFreq;
+  const double lo = std::fma(p, invFreq, -hi);
+  // 2 pi = kTwoPiHi + kTwoPiLo to about 2^-106; fma(-k, kTwoPiHi, hi) is
+  // rounded once on a result of size <= pi, so the reduction adds an error of
+  // about |k| 2^-106 * 8 + ulp(pi), far below float precision.
+  static constexpr double kTwoPiHi = 6.283185307179586232;
+  static constexpr double kTwoPiLo = 2.449293598294706414e-16;
+  const double k = std::nearbyint(hi / kTwoPiHi);
+  double reduced = std::fma(-k, kTwoPiHi, hi) - k * kTwoPiLo + lo;
+  if (reduced > kPi)
+    reduced -= kTwoPiHi;
+  else if (reduced < -kPi)
+    reduced += kTwoPiHi;
+  return reduced;
+}
+
+std::vector<double> alibiSlopes(int64_t numHeads, double maxBias) {
+  std::vector<double> slopes(numHeads);
+  int64_t n = 1;
+  while (n * 2 <= numHeads)
+    n *= 2;
+  for (int64_t h = 0; h < numHeads; ++h)
+    slopes[h] = h < n ? std::exp2(-maxBias * double(h + 1) / double(n))
+                      : std::exp2(-maxBias / 2.0 * double(2 * (h - n) + 1) /
+                                  double(n));
+  return slopes;
+}
+
+std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
+                                          bool fairseqSpacing) {
+  const int64_t half = dim / 2;
+  std::vector<double> freqs(half);
+  for (int64_t k = 0; k < half; ++k)
+    freqs[k] = fairseqSpacing
+                   ? std::exp(-double(k) * std::log(base) / double(half - 1))
+                   : std::pow(base, -2.0 * double(k) / double(dim));
+  return freqs;
+}
+
+} // namespace mlir::pe::math

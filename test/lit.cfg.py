@@ -1,0 +1,32 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "PE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pe_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+config.pe_tools_dir = os.path.join(config.pe_obj_root, "bin")
+config.pe_libs_dir = os.path.join(config.pe_obj_root, "lib")
+config.substitutions.append(("%pe_libs", config.pe_libs_dir))
+config.substitutions.append(("%pe_src", config.pe_src_root))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The stock mlir-opt must come from LLVM's tools directory, never ours.
+tool_dirs = [config.pe_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["pe-opt", "pe-lsp-server"], tool_dirs)
+llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
