@@ -22,6 +22,14 @@ using namespace mlir::pe;
 //===----------------------------------------------------------------------===//
 
 FailureOr<APFloat> param::parseF64(AsmParser &parser) {
+  // Integers are accepted as well: `factor = 8` reads as 8.0.
+  int64_t integer;
+  OptionalParseResult parsedInteger = parser.parseOptionalInteger(integer);
+  if (parsedInteger.has_value()) {
+    if (failed(*parsedInteger))
+      return failure();
+    return APFloat(double(integer));
+  }
   APFloat value(0.0);
   if (parser.parseFloat(APFloat::IEEEdouble(), value))
     return failure();

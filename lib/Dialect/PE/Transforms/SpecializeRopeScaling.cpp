@@ -51,7 +51,7 @@ struct SpecializeRopeScalingPass
     if (maxSeqLen <= 0) {
       getOperation()->emitError()
           << "pe-specialize-rope-scaling needs max-seq-len > 0, but got "
-          << maxSeqLen;
+          << static_cast<int64_t>(maxSeqLen);
       return signalPassFailure();
     }
     getOperation()->walk([&](Operation *op) {

@@ -24,34 +24,28 @@ def PE_RopeStyle : I32EnumAttr<"RopeStyle", "which channels form a rotated pair"
 def PE_Layout : I32EnumAttr<"Layout", "order of the dimensions of an activation", [
     I32EnumAttrCase<"bhsd", 0>, I32EnumAttrCase<"bshd", 1>]> {
   let cppNamespace = "::mlir::pe";
-  let genSpecializedAttr = 0;
+  
 }
-def PE_LayoutAttr : EnumAttr<PE_Dialect, PE_Layout, "layout">;
 
 def PE_SinusoidalLayout : I32EnumAttr<"SinusoidalLayout",
     "placement of the sin and cos channels of a sinusoidal table", [
     I32EnumAttrCase<"interleaved", 0>, I32EnumAttrCase<"concat", 1>]> {
   let cppNamespace = "::mlir::pe";
-  let genSpecializedAttr = 0;
+  
 }
-def PE_SinusoidalLayoutAttr
-    : EnumAttr<PE_Dialect, PE_SinusoidalLayout, "sinusoidal_layout">;
 
 def PE_SinusoidalSpacing : I32EnumAttr<"SinusoidalSpacing",
     "spacing of the frequencies of a sinusoidal table", [
     I32EnumAttrCase<"paper", 0>, I32EnumAttrCase<"fairseq", 1>]> {
   let cppNamespace = "::mlir::pe";
-  let genSpecializedAttr = 0;
+  
 }
-def PE_SinusoidalSpacingAttr
-    : EnumAttr<PE_Dialect, PE_SinusoidalSpacing, "sinusoidal_spacing">;
 
 def PE_AlibiMode : I32EnumAttr<"AlibiMode", "form of the ALiBi bias", [
     I32EnumAttrCase<"causal", 0>, I32EnumAttrCase<"symmetric", 1>]> {
   let cppNamespace = "::mlir::pe";
-  let genSpecializedAttr = 0;
+  
 }
-def PE_AlibiModeAttr : EnumAttr<PE_Dialect, PE_AlibiMode, "alibi_mode">;
 
 def PE_LongRopeSelect : I32EnumAttr<"LongRopeSelect",
     "which LongRoPE factor list is used", [

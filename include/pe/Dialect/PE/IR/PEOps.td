@@ -99,7 +99,7 @@ def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
   }];
   let arguments = (ins PE_FloatTensor:$input, PE_PositionsTensor:$positions,
       PE_RopeAttr:$rope,
-      DefaultValuedAttr<PE_LayoutAttr, "::mlir::pe::Layout::bhsd">:$layout);
+      DefaultValuedAttr<PE_Layout, "::mlir::pe::Layout::bhsd">:$layout);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
     qualified($rope) $input `,` $positions (`layout` `(` $layout^ `)`)? attr-dict
@@ -132,9 +132,9 @@ def PE_SinusoidalOp : PE_Op<"sinusoidal"> {
   }];
   let arguments = (ins PE_PositionsTensor:$positions,
       DefaultValuedAttr<F64Attr, "10000.0">:$base,
-      DefaultValuedAttr<PE_SinusoidalLayoutAttr,
+      DefaultValuedAttr<PE_SinusoidalLayout,
           "::mlir::pe::SinusoidalLayout::interleaved">:$layout,
-      DefaultValuedAttr<PE_SinusoidalSpacingAttr,
+      DefaultValuedAttr<PE_SinusoidalSpacing,
           "::mlir::pe::SinusoidalSpacing::paper">:$spacing);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
@@ -203,7 +203,7 @@ def PE_AlibiBiasOp : PE_Op<"alibi_bias"> {
            : tensor<8xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
     ```
   }];
-  let arguments = (ins PE_AlibiModeAttr:$mode, 1DTensorOf<[F32, F16, BF16]>:$slopes,
+  let arguments = (ins PE_AlibiMode:$mode, 1DTensorOf<[F32, F16, BF16]>:$slopes,
       PE_PositionsTensor:$q_positions, PE_PositionsTensor:$k_positions);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{

@@ -1,0 +1,893 @@
+// RUN: pe-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier error of the pe dialect (op verifiers in PEOps.cpp,
+// attribute verifiers in PEAttrs.cpp), plus ODS type-constraint errors and
+// parse errors of the attribute syntax.
+
+//===----------------------------------------------------------------------===//
+// pe.rope_frequencies
+//===----------------------------------------------------------------------===//
+
+// rope_frequencies: the result has rotary_dim/2 elements.
+func.func @rope_frequencies_wrong_size() {
+  // expected-error @+1 {{'pe.rope_frequencies' op expects a result of rotary_dim/2 = 32 elements, but got 16}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// rope_frequencies: a dynamic result size is not rotary_dim/2.
+func.func @rope_frequencies_dynamic_size() {
+  // expected-error @+1 {{expects a result of rotary_dim/2 = 32 elements, but got ?}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+// rope_frequencies (ODS): the result is a 1-D f32/f64 tensor.
+func.func @rope_frequencies_f16_result() {
+  // expected-error @+1 {{result #0 must be 1D tensor of 32-bit float or 64-bit float values, but got 'tensor<32xf16>'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64> -> tensor<32xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.rope_tables
+//===----------------------------------------------------------------------===//
+
+// rope_tables (verifyPositionsRank): positions are [S] or [B, S].
+func.func @rope_tables_positions_rank(%p: tensor<2x3x16xi32>) {
+  // expected-error @+1 {{'pe.rope_tables' op expects positions of shape [S] or [B, S], but got rank 3}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<2x3x16xi32> -> tensor<2x3x16x32xf32>
+  return
+}
+
+// -----
+
+// rope_tables (verifyPerPositionResult): the tables have the positions' rank + 1.
+func.func @rope_tables_result_rank(%p: tensor<16xi32>) {
+  // expected-error @+1 {{expects the tables of rank 2 (the positions' shape plus one dimension), but got rank 3}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<16xi32> -> tensor<1x16x32xf32>
+  return
+}
+
+// -----
+
+// rope_tables (verifyPerPositionResult): the leading dims match the positions.
+func.func @rope_tables_result_dim(%p: tensor<2x16xi64>) {
+  // expected-error @+1 {{expects the tables dimension 1 to match the positions (16), but got 8}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<2x16xi64> -> tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// rope_tables (verifyPerPositionResult): the last dim is rotary_dim/2.
+func.func @rope_tables_result_last_dim(%p: tensor<?xi32>) {
+  // expected-error @+1 {{expects the last dimension of the tables to be rotary_dim/2 = 32, but got 64}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<?xi32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+// rope_tables (ODS AllTypesMatch): cos and sin have the same type.
+func.func @rope_tables_cos_sin_mismatch(%p: tensor<16xi32>) {
+  // expected-error @+1 {{failed to verify that all of {cos, sin} have same type}}
+  %c, %s = "pe.rope_tables"(%p) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<16xi32>) -> (tensor<16x32xf32>, tensor<16x32xf16>)
+  return
+}
+
+// -----
+
+// rope_tables (ODS): positions are i32/i64 tensors.
+func.func @rope_tables_float_positions(%p: tensor<16xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<16xf32>'}}
+  %c, %s = "pe.rope_tables"(%p) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<16xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.rope
+//===----------------------------------------------------------------------===//
+
+// rope: the input has rank 4 ([B, H, S, D] with the default layout).
+func.func @rope_input_rank_bhsd(%x: tensor<8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects a rank-4 input ([B, H, S, D]), but got rank 3}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope: the input has rank 4 ([B, S, H, D] with layout(bshd)).
+func.func @rope_input_rank_bshd(%x: tensor<8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects a rank-4 input ([B, S, H, D]), but got rank 3}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p layout(bshd) : tensor<8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyStatic): the head count is static.
+func.func @rope_dynamic_heads(%x: tensor<2x?x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects a static head count (only batch and sequence dimensions may be dynamic)}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x?x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyStatic): with layout(bshd) the head count is dim 2.
+func.func @rope_dynamic_heads_bshd(%x: tensor<2x16x?x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{expects a static head count}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p layout(bshd) : tensor<2x16x?x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyStatic): the head dimension is static.
+func.func @rope_dynamic_head_dim(%x: tensor<2x8x16x?xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects a static head dimension (only batch and sequence dimensions may be dynamic)}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x?xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyRotaryDimFits): rotary_dim <= head dimension.
+func.func @rope_rotary_dim_too_large(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects rotary_dim (128) <= head dimension (64)}}
+  %y = pe.rope #pe.rope<rotary_dim = 128> %x, %p : tensor<2x8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyPositionsShape -> verifyPositionsRank): positions are [S] or [B, S].
+func.func @rope_positions_rank(%x: tensor<2x8x16x64xf32>, %p: tensor<2x8x16xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects positions of shape [S] or [B, S], but got rank 3}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xf32>, tensor<2x8x16xi32>
+  return
+}
+
+// -----
+
+// rope (verifyPositionsShape): one position per sequence entry.
+func.func @rope_positions_seq(%x: tensor<2x8x16x64xf32>, %p: tensor<12xi32>) {
+  // expected-error @+1 {{'pe.rope' op expects positions to have S = 16 entries, but got 12}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xf32>, tensor<12xi32>
+  return
+}
+
+// -----
+
+// rope (verifyPositionsShape): with layout(bshd) S is dim 1.
+func.func @rope_positions_seq_bshd(%x: tensor<2x16x8x64xf32>, %p: tensor<8xi32>) {
+  // expected-error @+1 {{expects positions to have S = 16 entries, but got 8}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p layout(bshd) : tensor<2x16x8x64xf32>, tensor<8xi32>
+  return
+}
+
+// -----
+
+// rope (verifyPositionsShape): [B, S] positions have the input's batch size.
+func.func @rope_positions_batch(%x: tensor<2x8x16x64xf32>, %p: tensor<3x16xi64>) {
+  // expected-error @+1 {{'pe.rope' op expects the batch dimension of positions to be 2, but got 3}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xf32>, tensor<3x16xi64>
+  return
+}
+
+// -----
+
+// rope (ODS): i32 activations are rejected.
+func.func @rope_i32_input(%x: tensor<2x8x16x64xi32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x8x16x64xi32>'}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xi32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (ODS): f64 activations are rejected.
+func.func @rope_f64_input(%x: tensor<2x8x16x64xf64>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x8x16x64xf64>'}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xf64>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// rope (ODS): positions are i32/i64 (not i16).
+func.func @rope_i16_positions(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi16>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<16xi16>'}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<2x8x16x64xf32>, tensor<16xi16>
+  return
+}
+
+// -----
+
+// rope (ODS AllTypesMatch): the result has the input's type.
+func.func @rope_result_type(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %y = "pe.rope"(%x, %p) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+// rope (ODS): the rope attribute is required.
+func.func @rope_missing_attr(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{requires attribute 'rope'}}
+  %y = "pe.rope"(%x, %p) : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.sinusoidal
+//===----------------------------------------------------------------------===//
+
+// sinusoidal (verifyPositionsRank): positions are [S] or [B, S].
+func.func @sinusoidal_positions_rank(%p: tensor<2x3x16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects positions of shape [S] or [B, S], but got rank 3}}
+  %e = pe.sinusoidal %p : tensor<2x3x16xi64> -> tensor<2x3x16x64xf32>
+  return
+}
+
+// -----
+
+// sinusoidal (verifyStatic): the embedding dimension is static.
+func.func @sinusoidal_dynamic_dim(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects a static embedding dimension (only batch and sequence dimensions may be dynamic)}}
+  %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x?xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: the embedding dimension is even.
+func.func @sinusoidal_odd_dim(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects an even embedding dimension >= 2 (sin and cos channels come in pairs), but got 7}}
+  %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x7xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: the embedding dimension is >= 2.
+func.func @sinusoidal_zero_dim(%p: tensor<16xi64>) {
+  // expected-error @+1 {{expects an even embedding dimension >= 2 (sin and cos channels come in pairs), but got 0}}
+  %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x0xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: spacing(fairseq) needs an embedding dimension >= 4.
+func.func @sinusoidal_fairseq_dim(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects an embedding dimension >= 4 with spacing(fairseq) (its exponent divides by dim/2 - 1), but got 2}}
+  %e = pe.sinusoidal %p spacing(fairseq) : tensor<16xi64> -> tensor<16x2xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: base > 0.
+func.func @sinusoidal_zero_base(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects base to be a finite number > 0, but got 0}}
+  %e = pe.sinusoidal %p base(0.0) : tensor<16xi64> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: base is finite.
+func.func @sinusoidal_inf_base(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects base to be a finite number > 0, but got INF}}
+  %e = pe.sinusoidal %p base(0x7FF0000000000000) : tensor<16xi64> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// sinusoidal (verifyPerPositionResult): the result has the positions' rank + 1.
+func.func @sinusoidal_result_rank(%p: tensor<2x16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects the result of rank 3 (the positions' shape plus one dimension), but got rank 2}}
+  %e = pe.sinusoidal %p : tensor<2x16xi64> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// sinusoidal (verifyPerPositionResult): the leading dims match the positions.
+func.func @sinusoidal_result_dim(%p: tensor<2x16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects the result dimension 0 to match the positions (2), but got 4}}
+  %e = pe.sinusoidal %p : tensor<2x16xi64> -> tensor<4x16x64xf32>
+  return
+}
+
+// -----
+
+// sinusoidal (ODS): the result is f32/f16/bf16, not f64.
+func.func @sinusoidal_f64_result(%p: tensor<16xi64>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<16x64xf64>'}}
+  %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x64xf64>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.learned
+//===----------------------------------------------------------------------===//
+
+// learned: the table is rank 2.
+func.func @learned_table_rank(%t: tensor<1024xf32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects a rank-2 table [N, D], but got rank 1}}
+  %e = pe.learned %t[%p] : tensor<1024xf32>, tensor<16xi64> -> tensor<16x1xf32>
+  return
+}
+
+// -----
+
+// learned (verifyStatic): the embedding dimension (table dim 1) is static.
+func.func @learned_dynamic_dim(%t: tensor<1024x?xf32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects a static embedding dimension (only batch and sequence dimensions may be dynamic)}}
+  %e = pe.learned %t[%p] : tensor<1024x?xf32>, tensor<16xi64> -> tensor<16x768xf32>
+  return
+}
+
+// -----
+
+// learned: the result element type is the table's.
+func.func @learned_element_type(%t: tensor<1024x768xf32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects the result element type to match the table ('f32'), but got 'bf16'}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<16xi64> -> tensor<16x768xbf16>
+  return
+}
+
+// -----
+
+// learned (verifyPositionsRank): positions are [S] or [B, S].
+func.func @learned_positions_rank(%t: tensor<1024x768xf32>, %p: tensor<2x3x16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects positions of shape [S] or [B, S], but got rank 3}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<2x3x16xi64> -> tensor<2x3x16x768xf32>
+  return
+}
+
+// -----
+
+// learned (verifyPerPositionResult): the result has the positions' rank + 1.
+func.func @learned_result_rank(%t: tensor<1024x768xf32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects the result of rank 2 (the positions' shape plus one dimension), but got rank 3}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<16xi64> -> tensor<1x16x768xf32>
+  return
+}
+
+// -----
+
+// learned (verifyPerPositionResult): the leading dims match the positions.
+func.func @learned_result_dim(%t: tensor<1024x768xf32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects the result dimension 0 to match the positions (16), but got 8}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<16xi64> -> tensor<8x768xf32>
+  return
+}
+
+// -----
+
+// learned (verifyPerPositionResult): the last dim is the table's row size.
+func.func @learned_result_last_dim(%t: tensor<1024x768xf32>, %p: tensor<?xi64>) {
+  // expected-error @+1 {{'pe.learned' op expects the last dimension of the result to be the table's row size = 768, but got 512}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<?xi64> -> tensor<?x512xf32>
+  return
+}
+
+// -----
+
+// learned: a constant negative position is out of range.
+func.func @learned_negative_position(%t: tensor<1024x768xf32>) {
+  %p = arith.constant dense<[0, 5, -1]> : tensor<3xi64>
+  // expected-error @+1 {{'pe.learned' op position -1 (entry 2) is out of range for a table of 1024 rows}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<3xi64> -> tensor<3x768xf32>
+  return
+}
+
+// -----
+
+// learned: a constant position >= N is out of range (N itself is the first).
+func.func @learned_position_too_large(%t: tensor<1024x768xf32>) {
+  %p = arith.constant dense<[[0, 1023], [1024, 3]]> : tensor<2x2xi32>
+  // expected-error @+1 {{'pe.learned' op position 1024 (entry 2) is out of range for a table of 1024 rows}}
+  %e = pe.learned %t[%p] : tensor<1024x768xf32>, tensor<2x2xi32> -> tensor<2x2x768xf32>
+  return
+}
+
+// -----
+
+// learned: with a dynamic row count only negative constants are rejected.
+func.func @learned_negative_position_dynamic_rows(%t: tensor<?x768xf32>) {
+  %p = arith.constant dense<[7, -3]> : tensor<2xi32>
+  // expected-error @+1 {{'pe.learned' op position -3 (entry 1) is out of range for a table of ? rows}}
+  %e = pe.learned %t[%p] : tensor<?x768xf32>, tensor<2xi32> -> tensor<2x768xf32>
+  return
+}
+
+// -----
+
+// learned (ODS): an i32 table is not an activation type.
+func.func @learned_i32_table(%t: tensor<1024x768xi32>, %p: tensor<16xi64>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1024x768xi32>'}}
+  %e = pe.learned %t[%p] : tensor<1024x768xi32>, tensor<16xi64> -> tensor<16x768xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.alibi_slopes
+//===----------------------------------------------------------------------===//
+
+// alibi_slopes (verifyStatic): the head count is static.
+func.func @alibi_slopes_dynamic() {
+  // expected-error @+1 {{'pe.alibi_slopes' op expects a static head count (only batch and sequence dimensions may be dynamic)}}
+  %s = pe.alibi_slopes : tensor<?xf32>
+  return
+}
+
+// -----
+
+// alibi_slopes: at least one head.
+func.func @alibi_slopes_no_heads() {
+  // expected-error @+1 {{'pe.alibi_slopes' op expects at least one head, but got 0}}
+  %s = pe.alibi_slopes : tensor<0xf32>
+  return
+}
+
+// -----
+
+// alibi_slopes: max_bias > 0.
+func.func @alibi_slopes_zero_max_bias() {
+  // expected-error @+1 {{'pe.alibi_slopes' op expects max_bias to be a finite number > 0 (ggml's max_bias = 0 would make every slope 1), but got 0}}
+  %s = pe.alibi_slopes max_bias(0.0) : tensor<8xf32>
+  return
+}
+
+// -----
+
+// alibi_slopes: max_bias is finite.
+func.func @alibi_slopes_nan_max_bias() {
+  // expected-error @+1 {{'pe.alibi_slopes' op expects max_bias to be a finite number > 0 (ggml's max_bias = 0 would make every slope 1), but got nan}}
+  %s = pe.alibi_slopes max_bias(0x7FF8000000000000) : tensor<8xf32>
+  return
+}
+
+// -----
+
+// alibi_slopes (ODS): the result is a 1-D f32/f64 tensor.
+func.func @alibi_slopes_rank2() {
+  // expected-error @+1 {{result #0 must be 1D tensor of 32-bit float or 64-bit float values, but got 'tensor<2x4xf32>'}}
+  %s = pe.alibi_slopes : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.alibi_bias
+//===----------------------------------------------------------------------===//
+
+// alibi_bias (verifyStatic): the number of slopes is static.
+func.func @alibi_bias_dynamic_heads(%s: tensor<?xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects a static head count (only batch and sequence dimensions may be dynamic)}}
+  %b = pe.alibi_bias causal %s, %p, %p : tensor<?xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsRank): q_positions are [S] or [B, S].
+func.func @alibi_bias_q_positions_rank(%s: tensor<8xf32>, %q: tensor<1x2x16xi32>, %k: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects q_positions of shape [S] or [B, S], but got rank 3}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<1x2x16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsRank): k_positions are [S] or [B, S].
+func.func @alibi_bias_k_positions_rank(%s: tensor<8xf32>, %q: tensor<16xi32>, %k: tensor<i32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects k_positions of shape [S] or [B, S], but got rank 0}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<16xi32>, tensor<i32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias: unbatched positions give a [H, Sq, Skv] result.
+func.func @alibi_bias_result_rank_unbatched(%s: tensor<8xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects a result of rank 3 ([H, Sq, Skv]), but got rank 4}}
+  %b = pe.alibi_bias causal %s, %p, %p : tensor<8xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<1x8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias: batched positions (either one) give a [B, H, Sq, Skv] result.
+func.func @alibi_bias_result_rank_batched(%s: tensor<8xf32>, %q: tensor<16xi32>, %k: tensor<2x16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects a result of rank 4 ([B, H, Sq, Skv]), but got rank 3}}
+  %b = pe.alibi_bias symmetric %s, %q, %k : tensor<8xf32>, tensor<16xi32>, tensor<2x16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias: the result has one head per slope.
+func.func @alibi_bias_heads(%s: tensor<8xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects the result to have 8 heads (the number of slopes), but got 4}}
+  %b = pe.alibi_bias causal %s, %p, %p : tensor<8xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<4x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsShape): q_positions have Sq entries.
+func.func @alibi_bias_q_positions_seq(%s: tensor<8xf32>, %q: tensor<4xi32>, %k: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects q_positions to have Sq = 16 entries, but got 4}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<4xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsShape): k_positions have Skv entries.
+func.func @alibi_bias_k_positions_seq(%s: tensor<8xf32>, %q: tensor<4xi32>, %k: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects k_positions to have Skv = 12 entries, but got 16}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<4xi32>, tensor<16xi32> -> tensor<8x4x12xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsShape): [B, S] q_positions have the result's batch size.
+func.func @alibi_bias_q_positions_batch(%s: tensor<8xf32>, %q: tensor<3x4xi32>, %k: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects the batch dimension of q_positions to be 2, but got 3}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<3x4xi32>, tensor<16xi32> -> tensor<2x8x4x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (verifyPositionsShape): [B, S] k_positions have the result's batch size.
+func.func @alibi_bias_k_positions_batch(%s: tensor<8xf32>, %q: tensor<2x4xi32>, %k: tensor<5x16xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects the batch dimension of k_positions to be 2, but got 5}}
+  %b = pe.alibi_bias causal %s, %q, %k : tensor<8xf32>, tensor<2x4xi32>, tensor<5x16xi32> -> tensor<2x8x4x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (ODS): the slopes are f32/f16/bf16.
+func.func @alibi_bias_f64_slopes(%s: tensor<8xf64>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<8xf64>'}}
+  %b = pe.alibi_bias causal %s, %p, %p : tensor<8xf64>, tensor<16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+// alibi_bias (parse): the mode is causal or symmetric.
+func.func @alibi_bias_bad_mode(%s: tensor<8xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'mode' [causal, symmetric]}}
+  %b = pe.alibi_bias bidirectional %s, %p, %p : tensor<8xf32>, tensor<16xi32>, tensor<16xi32> -> tensor<8x16x16xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.attention
+//===----------------------------------------------------------------------===//
+
+// attention: the query is rank 4.
+func.func @attention_query_rank(%q: tensor<8x16x64xf32>, %k: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a rank-4 query ([B, H, S, D]), but got rank 3}}
+  %o = pe.attention %q, %k, %k : tensor<8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the key is rank 4.
+func.func @attention_key_rank(%q: tensor<1x8x16x64xf32>, %k: tensor<8x16x64xf32>, %v: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a rank-4 key ([B, H, S, D]), but got rank 3}}
+  %o = pe.attention %q, %k, %v : tensor<1x8x16x64xf32>, tensor<8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the value is rank 4.
+func.func @attention_value_rank(%q: tensor<1x8x16x64xf32>, %v: tensor<1x1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a rank-4 value ([B, H, S, D]), but got rank 5}}
+  %o = pe.attention %q, %q, %v : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the result is rank 4.
+func.func @attention_result_rank(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a rank-4 result ([B, H, S, D]), but got rank 3}}
+  %o = pe.attention %q, %q, %q : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: query, key, value and result share one element type.
+func.func @attention_element_types(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xbf16>) {
+  // expected-error @+1 {{'pe.attention' op expects query, key, value and result to share one element type, but got 'f32', 'bf16', 'bf16', 'f32'}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyStatic): the query head count is static.
+func.func @attention_dynamic_query_heads(%q: tensor<1x?x16x64xf32>, %k: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a static query head count (only batch and sequence dimensions may be dynamic)}}
+  %o = pe.attention %q, %k, %k : tensor<1x?x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyStatic): the key/value head count is static.
+func.func @attention_dynamic_kv_heads(%q: tensor<1x8x16x64xf32>, %k: tensor<1x?x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a static key/value head count (only batch and sequence dimensions may be dynamic)}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x?x16x64xf32>, tensor<1x?x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyStatic): the query head dimension is static.
+func.func @attention_dynamic_head_dim(%q: tensor<1x8x16x?xf32>, %k: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a static head dimension (only batch and sequence dimensions may be dynamic)}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x?xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyStatic): the value head dimension is static.
+func.func @attention_dynamic_value_head_dim(%q: tensor<1x8x16x64xf32>, %v: tensor<1x8x16x?xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a static value head dimension (only batch and sequence dimensions may be dynamic)}}
+  %o = pe.attention %q, %q, %v : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x?xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: query, key and value share the batch size.
+func.func @attention_batch(%q: tensor<2x8x16x64xf32>, %k: tensor<3x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects query, key and value to share the batch size, but got 2, 3, 3}}
+  %o = pe.attention %q, %k, %k : tensor<2x8x16x64xf32>, tensor<3x8x16x64xf32>, tensor<3x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the key head dimension is the query's.
+func.func @attention_key_head_dim(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x32xf32>, %v: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects key head dimension 64 (the query's), but got 32}}
+  %o = pe.attention %q, %k, %v : tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the value has the key's head count.
+func.func @attention_value_heads(%q: tensor<1x8x16x64xf32>, %k: tensor<1x4x16x64xf32>, %v: tensor<1x2x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects value to have 4 heads (the key's), but got 2}}
+  %o = pe.attention %q, %k, %v : tensor<1x8x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the value has the key's sequence length.
+func.func @attention_value_positions(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<1x8x12x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects value to have 16 positions (the key's), but got 12}}
+  %o = pe.attention %q, %k, %v : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x12x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: Hq is a multiple of Hkv (GQA).
+func.func @attention_gqa_heads(%q: tensor<1x8x16x64xf32>, %k: tensor<1x3x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects the query head count (8) to be a multiple of the key/value head count (3)}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x3x16x64xf32>, tensor<1x3x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: Hkv >= 1 (no division by zero heads).
+func.func @attention_zero_kv_heads(%q: tensor<1x8x16x64xf32>, %k: tensor<1x0x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects the query head count (8) to be a multiple of the key/value head count (0)}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x0x16x64xf32>, tensor<1x0x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the result is [B, Hq, Sq, Dv] (here Dv differs from D).
+func.func @attention_result_dim(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<1x8x16x32xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects result dimension 3 to be 32 ([B, Hq, Sq, Dv]), but got 64}}
+  %o = pe.attention %q, %k, %v : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x32xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the result has Hq heads (not Hkv).
+func.func @attention_result_heads(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects result dimension 1 to be 8 ([B, Hq, Sq, Dv]), but got 2}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the mask is rank 4.
+func.func @attention_mask_rank(%q: tensor<1x8x16x64xf32>, %m: tensor<16x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a rank-4 mask ([B|1, Hq|1, Sq, Skv]), but got rank 2}}
+  %o = pe.attention %q, %q, %q mask(%m : tensor<16x16xf32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the mask's head dim is Hq or 1.
+func.func @attention_mask_heads(%q: tensor<2x8x16x64xf32>, %m: tensor<1x4x16x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a mask of shape [2|1, 8|1, 16, 16], but got 'tensor<1x4x16x16xf32>'}}
+  %o = pe.attention %q, %q, %q mask(%m : tensor<1x4x16x16xf32>) : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the mask's batch dim is B or 1.
+func.func @attention_mask_batch(%q: tensor<2x8x16x64xf32>, %m: tensor<3x1x16x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a mask of shape [2|1, 8|1, 16, 16], but got 'tensor<3x1x16x16xf32>'}}
+  %o = pe.attention %q, %q, %q mask(%m : tensor<3x1x16x16xf32>) : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the mask's Sq and Skv are not broadcast.
+func.func @attention_mask_seq(%q: tensor<1x8x4x64xf32>, %k: tensor<1x8x16x64xf32>, %m: tensor<1x1x1x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects a mask of shape [1|1, 8|1, 4, 16], but got 'tensor<1x1x1x16xf32>'}}
+  %o = pe.attention %q, %k, %k mask(%m : tensor<1x1x1x16xf32>) : tensor<1x8x4x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x4x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape -> verifyPositionsRank): q_positions are [Sq] or [B, Sq].
+func.func @attention_q_positions_rank(%q: tensor<1x8x16x64xf32>, %p: tensor<1x1x16xi32>) {
+  // expected-error @+1 {{'pe.attention' op expects q_positions of shape [S] or [B, S], but got rank 3}}
+  %o = pe.attention %q, %q, %q q_positions(%p : tensor<1x1x16xi32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape): q_positions have Sq entries.
+func.func @attention_q_positions_seq(%q: tensor<1x8x4x64xf32>, %k: tensor<1x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.attention' op expects q_positions to have Sq = 4 entries, but got 16}}
+  %o = pe.attention %q, %k, %k q_positions(%p : tensor<16xi32>) : tensor<1x8x4x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x4x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape): [B, Sq] q_positions have the batch size.
+func.func @attention_q_positions_batch(%q: tensor<2x8x16x64xf32>, %p: tensor<4x16xi64>) {
+  // expected-error @+1 {{'pe.attention' op expects the batch dimension of q_positions to be 2, but got 4}}
+  %o = pe.attention %q, %q, %q q_positions(%p : tensor<4x16xi64>) : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape -> verifyPositionsRank): k_positions are [Skv] or [B, Skv].
+func.func @attention_k_positions_rank(%q: tensor<1x8x16x64xf32>, %p: tensor<i64>) {
+  // expected-error @+1 {{'pe.attention' op expects k_positions of shape [S] or [B, S], but got rank 0}}
+  %o = pe.attention %q, %q, %q k_positions(%p : tensor<i64>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape): k_positions have Skv entries.
+func.func @attention_k_positions_seq(%q: tensor<1x8x4x64xf32>, %k: tensor<1x8x16x64xf32>, %p: tensor<4xi32>) {
+  // expected-error @+1 {{'pe.attention' op expects k_positions to have Skv = 16 entries, but got 4}}
+  %o = pe.attention %q, %k, %k k_positions(%p : tensor<4xi32>) : tensor<1x8x4x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x4x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyPositionsShape): [B, Skv] k_positions have the batch size.
+func.func @attention_k_positions_batch(%q: tensor<2x8x16x64xf32>, %p: tensor<1x16xi32>) {
+  // expected-error @+1 {{'pe.attention' op expects the batch dimension of k_positions to be 2, but got 1}}
+  %o = pe.attention %q, %q, %q k_positions(%p : tensor<1x16xi32>) : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: scale > 0.
+func.func @attention_negative_scale(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects scale to be a finite number > 0, but got -1.250000e-01}}
+  %o = pe.attention %q, %q, %q scale(-0.125) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: window >= 1.
+func.func @attention_zero_window(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects window >= 1 (the number of visible positions), but got 0}}
+  %o = pe.attention %q, %q, %q causal window(0) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (verifyRotaryDimFits): rotary_dim <= the head dimension.
+func.func @attention_rotary_dim_too_large(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects rotary_dim (128) <= head dimension (64)}}
+  %o = pe.attention %q, %q, %q causal rope(#pe.rope<rotary_dim = 128>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: alibi max_bias > 0.
+func.func @attention_zero_alibi(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects alibi max_bias to be a finite number > 0, but got 0}}
+  %o = pe.attention %q, %q, %q causal alibi(0.0) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (ODS): an i32 query is not an activation type.
+func.func @attention_i32_query(%q: tensor<1x8x16x64xi32>, %k: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x8x16x64xi32>'}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xi32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention (ODS): f64 key/value tensors are rejected.
+func.func @attention_f64_key(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf64>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x8x16x64xf64>'}}
+  %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf64>, tensor<1x8x16x64xf64> -> tensor<1x8x16x64xf32>
+  return
+}

@@ -1,0 +1,109 @@
+// Every op and attribute of the pe dialect round-trips through the custom
+// form, the generic form and bytecode.
+// RUN: pe-opt %s | pe-opt | FileCheck %s
+// RUN: pe-opt %s --mlir-print-op-generic | pe-opt | FileCheck %s
+// RUN: pe-opt %s --emit-bytecode | pe-opt | FileCheck %s
+// RUN: pe-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: func.func @frequencies
+func.func @frequencies(%n: index) -> (tensor<64xf32>, tensor<64xf64>, tensor<8xf32>) {
+  // CHECK: pe.rope_frequencies #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>> -> tensor<64xf32>
+  // GENERIC: "pe.rope_frequencies"() <{rope = #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>}> : () -> tensor<64xf32>
+  %0 = pe.rope_frequencies #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> -> tensor<64xf32>
+  // CHECK: pe.rope_frequencies #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.000000e+00, max_position_embeddings = 4096>> seq_len %{{.*}} -> tensor<64xf64>
+  // GENERIC: "pe.rope_frequencies"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.000000e+00, max_position_embeddings = 4096>>}> : (index) -> tensor<64xf64>
+  %1 = pe.rope_frequencies #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>> seq_len %n -> tensor<64xf64>
+  // CHECK: pe.rope_frequencies #pe.rope<theta = 1.000000e+06, rotary_dim = 16, style = interleaved, scaling = #pe.longrope<short_factor = [1.000000e+00, 1.000000e+00, 1.500000e+00, 2.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 4.000000e+00], long_factor = [1.000000e+00, 2.000000e+00, 4.000000e+00, 8.000000e+00, 1.600000e+01, 3.200000e+01, 6.400000e+01, 1.280000e+02], original_max_position_embeddings = 4096, factor = 3.200000e+01, attention_factor = 1.250000e+00, select = long>> -> tensor<8xf32>
+  %2 = pe.rope_frequencies #pe.rope<theta = 1.0e6, rotary_dim = 16, style = interleaved,
+         scaling = #pe.longrope<short_factor = [1.0, 1.0, 1.5, 2, 2, 3, 4, 4],
+                                long_factor = [1, 2, 4, 8, 16, 32, 64, 128],
+                                original_max_position_embeddings = 4096, factor = 32.0,
+                                attention_factor = 1.25, select = long>> -> tensor<8xf32>
+  return %0, %1, %2 : tensor<64xf32>, tensor<64xf64>, tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @scalings
+func.func @scalings(%x: tensor<1x4x8x64xf32>, %p: tensor<8xi32>) -> (tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>) {
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.000000e+00>> %{{.*}}, %{{.*}} : tensor<1x4x8x64xf32>, tensor<8xi32>
+  %0 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.0>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.500000e+00>>
+  %1 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.5>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.000000e+00, original_max_position_embeddings = 4096, beta_fast = 1.600000e+01, beta_slow = 2.000000e+00, mscale = 7.070000e-01, mscale_all_dim = 1.000000e+00, truncate = false>>
+  %2 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, beta_fast = 16.0, beta_slow = 2.0, mscale = 0.707, mscale_all_dim = 1.0, truncate = false>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 32, scaling = #pe.yarn<factor = 3.200000e+01, original_max_position_embeddings = 4096, attention_factor = 1.100000e+00>>
+  %3 = pe.rope #pe.rope<rotary_dim = 32, scaling = #pe.yarn<factor = 32.0, original_max_position_embeddings = 4096, attention_factor = 1.1, truncate = true>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
+  return %0, %1, %2, %3 : tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>
+}
+
+// CHECK-LABEL: func.func @rope_layouts
+func.func @rope_layouts(%a: tensor<?x32x?x128xbf16>, %pa: tensor<?xi64>,
+                        %b: tensor<2x?x8x64xf16>, %pb: tensor<2x?xi32>) -> (tensor<?x32x?x128xbf16>, tensor<2x?x8x64xf16>) {
+  // CHECK: pe.rope #pe.rope<rotary_dim = 128> %{{.*}}, %{{.*}} : tensor<?x32x?x128xbf16>, tensor<?xi64>
+  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 0 : i32, rope = #pe.rope<rotary_dim = 128>}> : (tensor<?x32x?x128xbf16>, tensor<?xi64>) -> tensor<?x32x?x128xbf16>
+  %0 = pe.rope #pe.rope<theta = 10000.0, rotary_dim = 128, style = half> %a, %pa : tensor<?x32x?x128xbf16>, tensor<?xi64>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 32, style = interleaved> %{{.*}}, %{{.*}} layout(bshd) : tensor<2x?x8x64xf16>, tensor<2x?xi32>
+  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 1 : i32, rope = #pe.rope<rotary_dim = 32, style = interleaved>}>
+  %1 = pe.rope #pe.rope<rotary_dim = 32, style = interleaved> %b, %pb layout(bshd) : tensor<2x?x8x64xf16>, tensor<2x?xi32>
+  return %0, %1 : tensor<?x32x?x128xbf16>, tensor<2x?x8x64xf16>
+}
+
+// CHECK-LABEL: func.func @tables
+func.func @tables(%p: tensor<?xi32>, %bp: tensor<4x?xi64>) -> (tensor<?x32xf32>, tensor<4x?x8xbf16>) {
+  // CHECK: %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %{{.*}} : tensor<?xi32> -> tensor<?x32xf32>
+  // GENERIC: "pe.rope_tables"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<?xi32>) -> (tensor<?x32xf32>, tensor<?x32xf32>)
+  %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<?xi32> -> tensor<?x32xf32>
+  // CHECK: pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.000000e+00, original_max_position_embeddings = 2048>> %{{.*}} : tensor<4x?xi64> -> tensor<4x?x8xbf16>
+  %c2, %s2 = pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.0, original_max_position_embeddings = 2048>> %bp : tensor<4x?xi64> -> tensor<4x?x8xbf16>
+  return %cos, %c2 : tensor<?x32xf32>, tensor<4x?x8xbf16>
+}
+
+// CHECK-LABEL: func.func @absolute
+func.func @absolute(%p: tensor<?xi32>, %bp: tensor<2x16xi64>, %wpe: tensor<1024x768xf16>) -> (tensor<?x512xf32>, tensor<2x16x64xbf16>, tensor<?x768xf16>, tensor<2x16x768xf16>) {
+  // CHECK: pe.sinusoidal %{{.*}} : tensor<?xi32> -> tensor<?x512xf32>
+  // GENERIC: "pe.sinusoidal"(%{{.*}}) <{base = 1.000000e+04 : f64, layout = 0 : i32, spacing = 0 : i32}>
+  %0 = pe.sinusoidal %p : tensor<?xi32> -> tensor<?x512xf32>
+  // CHECK: pe.sinusoidal %{{.*}} base(5.000000e+02) layout(concat) spacing(fairseq) : tensor<2x16xi64> -> tensor<2x16x64xbf16>
+  %1 = pe.sinusoidal %bp base(500.0) layout(concat) spacing(fairseq) : tensor<2x16xi64> -> tensor<2x16x64xbf16>
+  // CHECK: pe.learned %{{.*}}[%{{.*}}] : tensor<1024x768xf16>, tensor<?xi32> -> tensor<?x768xf16>
+  // GENERIC: "pe.learned"(%{{.*}}, %{{.*}}) : (tensor<1024x768xf16>, tensor<?xi32>) -> tensor<?x768xf16>
+  %2 = pe.learned %wpe[%p] : tensor<1024x768xf16>, tensor<?xi32> -> tensor<?x768xf16>
+  %3 = pe.learned %wpe[%bp] : tensor<1024x768xf16>, tensor<2x16xi64> -> tensor<2x16x768xf16>
+  return %0, %1, %2, %3 : tensor<?x512xf32>, tensor<2x16x64xbf16>, tensor<?x768xf16>, tensor<2x16x768xf16>
+}
+
+// CHECK-LABEL: func.func @alibi
+func.func @alibi(%qp: tensor<16xi32>, %kp: tensor<?xi32>, %bq: tensor<2x16xi64>) -> (tensor<12x16x?xf32>, tensor<2x12x16x?xbf16>) {
+  // CHECK: pe.alibi_slopes : tensor<12xf32>
+  // GENERIC: "pe.alibi_slopes"() <{max_bias = 8.000000e+00 : f64}> : () -> tensor<12xf32>
+  %s = pe.alibi_slopes : tensor<12xf32>
+  // CHECK: pe.alibi_slopes max_bias(1.600000e+01) : tensor<12xf64>
+  %s64 = pe.alibi_slopes max_bias(16.0) : tensor<12xf64>
+  // CHECK: pe.alibi_bias causal %{{.*}}, %{{.*}}, %{{.*}} : tensor<12xf32>, tensor<16xi32>, tensor<?xi32> -> tensor<12x16x?xf32>
+  // GENERIC: "pe.alibi_bias"(%{{.*}}, %{{.*}}, %{{.*}}) <{mode = 0 : i32}>
+  %0 = pe.alibi_bias causal %s, %qp, %kp : tensor<12xf32>, tensor<16xi32>, tensor<?xi32> -> tensor<12x16x?xf32>
+  // CHECK: pe.alibi_bias symmetric %{{.*}}, %{{.*}}, %{{.*}} : tensor<12xf32>, tensor<2x16xi64>, tensor<?xi32> -> tensor<2x12x16x?xbf16>
+  %1 = pe.alibi_bias symmetric %s, %bq, %kp : tensor<12xf32>, tensor<2x16xi64>, tensor<?xi32> -> tensor<2x12x16x?xbf16>
+  return %0, %1 : tensor<12x16x?xf32>, tensor<2x12x16x?xbf16>
+}
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>,
+                     %qp: tensor<?xi32>, %kp: tensor<?xi32>, %mask: tensor<1x1x?x?xf32>,
+                     %q1: tensor<?x8x1x64xf32>, %k1: tensor<?x1x4096x64xf32>, %v1: tensor<?x1x4096x32xf32>, %bkp: tensor<?x4096xi64>)
+    -> (tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>) {
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}>
+  %0 = pe.attention %q, %k, %v causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<1x1x?x?xf32>) q_positions(%{{.*}} : tensor<?xi32>) k_positions(%{{.*}} : tensor<?xi32>) scale(1.250000e-01) causal window(4096) rope(#pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>) : tensor<1x32x?x128xbf16>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>, rope = #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>, scale = 1.250000e-01 : f64, window = 4096 : i64}>
+  %1 = pe.attention %q, %k, %v mask(%mask : tensor<1x1x?x?xf32>) q_positions(%qp : tensor<?xi32>) k_positions(%kp : tensor<?xi32>)
+         scale(0.125) causal window(4096)
+         rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)
+         : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  // MQA decode with per-batch key positions and a value head dim of 32.
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} k_positions(%{{.*}} : tensor<?x4096xi64>) alibi(8.000000e+00) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
+  %2 = pe.attention %q1, %k1, %v1 k_positions(%bkp : tensor<?x4096xi64>) alibi(8.0) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} window(128) : tensor<1x32x?x128xbf16>
+  %3 = pe.attention %q, %k, %v window(128) : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  return %0, %1, %2, %3 : tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>
+}
