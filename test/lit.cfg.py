@@ -20,9 +20,15 @@ config.substitutions.append(("%pe_libs", config.pe_libs_dir))
 config.substitutions.append(("%pe_src", config.pe_src_root))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%cmake", config.cmake_command))
-config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%generator", config.cmake_generator))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%pe_obj", config.pe_obj_root))
+
+# The install + downstream build test compiles a program (about half a
+# minute); PE_SKIP_DOWNSTREAM=1 leaves it out of quick runs.
+if os.environ.get("PE_SKIP_DOWNSTREAM") != "1":
+    config.available_features.add("downstream")
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -1,0 +1,192 @@
+"""Render `pe` dialect attributes and small MLIR functions as text.
+
+The scaling dicts are those of :mod:`pe.reference` (``{"type": "yarn", "factor": 4.0, ...}``,
+parameter names = attribute parameter names), so one configuration drives both the reference
+and the generated IR::
+
+    >>> rope_attr(500000.0, 16, scaling={"type": "llama3", "factor": 8.0,
+    ...                                  "original_max_position_embeddings": 8192})
+    '#pe.rope<theta = 500000.0, rotary_dim = 16, style = half, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = [
+    "format_f64",
+    "scaling_attr",
+    "rope_attr",
+    "tensor_type",
+    "FunctionBuilder",
+]
+
+# Parameter order of each scaling attribute (as declared in PEAttrs.td) and their kinds.
+_SCALING_PARAMS = {
+    "linear": [("factor", "f64")],
+    "ntk": [("factor", "f64")],
+    "dynamic_ntk": [("factor", "f64"), ("max_position_embeddings", "int")],
+    "yarn": [("factor", "f64"), ("original_max_position_embeddings", "int"),
+             ("beta_fast", "f64"), ("beta_slow", "f64"), ("mscale", "f64"),
+             ("mscale_all_dim", "f64"), ("attention_factor", "f64"), ("truncate", "bool")],
+    "llama3": [("factor", "f64"), ("low_freq_factor", "f64"), ("high_freq_factor", "f64"),
+               ("original_max_position_embeddings", "int")],
+    "longrope": [("short_factor", "list"), ("long_factor", "list"),
+                 ("original_max_position_embeddings", "int"), ("factor", "f64"),
+                 ("attention_factor", "f64"), ("select", "enum")],
+}
+
+
+def format_f64(x: float) -> str:
+    """A float literal MLIR reads back as the same double (always with a '.')."""
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"cannot render non-finite value {x}")
+    text = repr(x)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + ("e" + exponent if exponent else "")
+
+
+def _format_param(kind: str, value) -> str:
+    if kind == "f64":
+        return format_f64(value)
+    if kind == "int":
+        if int(value) != value:
+            raise ValueError(f"expected an integer, got {value}")
+        return str(int(value))
+    if kind == "bool":
+        return "true" if value else "false"
+    if kind == "list":
+        return "[" + ", ".join(format_f64(v) for v in value) + "]"
+    if kind == "enum":
+        return str(value)
+    raise AssertionError(kind)
+
+
+def scaling_attr(scaling: Optional[Mapping]) -> Optional[str]:
+    """``#pe.<type><...>`` for a scaling dict; None for no scaling. None-valued keys are omitted."""
+    if scaling is None:
+        return None
+    s = dict(scaling)
+    kind = s.pop("type", None) or s.pop("rope_type", None)
+    if kind in (None, "default"):
+        return None
+    if kind not in _SCALING_PARAMS:
+        raise ValueError(f"unknown scaling type {kind!r}")
+    params = _SCALING_PARAMS[kind]
+    unknown = set(s) - {name for name, _ in params}
+    if unknown:
+        raise ValueError(f"unknown parameters for #pe.{kind}: {sorted(unknown)}")
+    parts = [f"{name} = {_format_param(k, s[name])}" for name, k in params
+             if s.get(name) is not None]
+    return f"#pe.{kind}<" + ", ".join(parts) + ">"
+
+
+def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half",
+              scaling: Optional[Mapping] = None) -> str:
+    """``#pe.rope<theta = ..., rotary_dim = ..., style = ..., scaling = ...>``."""
+    if style not in ("half", "interleaved"):
+        raise ValueError(f"style must be 'half' or 'interleaved', got {style!r}")
+    parts = [f"theta = {format_f64(theta)}", f"rotary_dim = {int(rotary_dim)}",
+             f"style = {style}"]
+    sc = scaling_attr(scaling)
+    if sc is not None:
+        parts.append(f"scaling = {sc}")
+    return "#pe.rope<" + ", ".join(parts) + ">"
+
+
+def tensor_type(shape: Sequence[int], elem: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
+
+
+class FunctionBuilder:
+    """Builds a `func.func` of constants and pe ops that returns the chosen values."""
+
+    def __init__(self, name: str = "f"):
+        self.name = name
+        self._lines: list = []
+        self._types: dict = {}
+        self._results: list = []
+        self._count = 0
+
+    def _fresh(self, hint: str = "v") -> str:
+        self._count += 1
+        return f"%{hint}{self._count}"
+
+    def type_of(self, value: str) -> str:
+        return self._types[value]
+
+    def positions(self, values, elem: str = "i64") -> str:
+        arr = np.asarray(values, dtype=np.int64)
+        name = self._fresh("pos")
+        ty = tensor_type(arr.shape, elem)
+        self._lines.append(f"{name} = arith.constant dense<{arr.tolist()}> : {ty}")
+        self._types[name] = ty
+        return name
+
+    def index(self, value: int) -> str:
+        name = self._fresh("idx")
+        self._lines.append(f"{name} = arith.constant {int(value)} : index")
+        self._types[name] = "index"
+        return name
+
+    def rope_frequencies(self, rope: str, size: int, elem: str = "f32",
+                         seq_len: Optional[str] = None) -> str:
+        name = self._fresh("freq")
+        ty = tensor_type([size], elem)
+        sl = f" seq_len {seq_len}" if seq_len is not None else ""
+        self._lines.append(f"{name} = pe.rope_frequencies {rope}{sl} -> {ty}")
+        self._types[name] = ty
+        return name
+
+    def rope_tables(self, rope: str, positions: str, shape: Sequence[int], elem: str = "f32"):
+        cos, sin = self._fresh("cos"), self._fresh("sin")
+        ty = tensor_type(shape, elem)
+        self._lines.append(f"{cos}, {sin} = pe.rope_tables {rope} {positions} : "
+                           f"{self._types[positions]} -> {ty}")
+        self._types[cos] = self._types[sin] = ty
+        return cos, sin
+
+    def sinusoidal(self, positions: str, shape: Sequence[int], elem: str = "f32",
+                   base: Optional[float] = None, layout: Optional[str] = None,
+                   spacing: Optional[str] = None) -> str:
+        name = self._fresh("sin")
+        ty = tensor_type(shape, elem)
+        opts = ""
+        if base is not None:
+            opts += f" base({format_f64(base)})"
+        if layout is not None:
+            opts += f" layout({layout})"
+        if spacing is not None:
+            opts += f" spacing({spacing})"
+        self._lines.append(f"{name} = pe.sinusoidal {positions}{opts} : "
+                           f"{self._types[positions]} -> {ty}")
+        self._types[name] = ty
+        return name
+
+    def alibi_slopes(self, num_heads: int, elem: str = "f32",
+                     max_bias: Optional[float] = None) -> str:
+        name = self._fresh("slopes")
+        ty = tensor_type([num_heads], elem)
+        mb = f" max_bias({format_f64(max_bias)})" if max_bias is not None else ""
+        self._lines.append(f"{name} = pe.alibi_slopes{mb} : {ty}")
+        self._types[name] = ty
+        return name
+
+    def returns(self, *values: str) -> None:
+        self._results.extend(values)
+
+    def render(self) -> str:
+        types = [self._types[v] for v in self._results]
+        body = ["  " + line for line in self._lines]
+        if self._results:
+            body.append(f"  return {', '.join(self._results)} : {', '.join(types)}")
+        else:
+            body.append("  return")
+        return (f"func.func @{self.name}() -> ({', '.join(types)}) {{\n"
+                + "\n".join(body) + "\n}\n")

@@ -1,0 +1,550 @@
+"""Float64 reference implementations of the positional encodings of the `pe` dialect.
+
+This module is the oracle that compiled code is checked against. It is written from the
+formulas in ``reference/pe-variants.md`` and the op/attribute descriptions in ``PEOps.td`` /
+``PEAttrs.td``; it deliberately shares no code with the C++ positional math in ``lib/Math``.
+Where upstream implementations differ, it follows Hugging Face transformers.
+
+Conventions
+-----------
+* ``theta`` is the RoPE base ``b``, ``rotary_dim`` is ``r`` (even), pair index ``i < r/2``.
+* A RoPE scaling is ``None`` or a dict whose ``"type"`` is one of ``linear``, ``ntk``,
+  ``dynamic_ntk``, ``yarn``, ``llama3``, ``longrope``, with the parameter names of the
+  ``#pe.<type>`` attributes (``factor``, ``original_max_position_embeddings``, ``beta_fast``,
+  ``beta_slow``, ``mscale``, ``mscale_all_dim``, ``attention_factor``, ``truncate``,
+  ``low_freq_factor``, ``high_freq_factor``, ``max_position_embeddings``, ``short_factor``,
+  ``long_factor``, ``select``). Missing optional parameters take the attribute defaults.
+* ``seq_len``: the sequence length of the call, ``max(positions) + 1``. ``None`` means unknown:
+  ``dynamic_ntk`` is then unscaled and ``longrope`` with ``select="dynamic"`` uses the short
+  factors.
+
+Accuracy
+--------
+Frequencies are evaluated in float64 (``numpy.power``/``log``/``exp``), so each one carries a
+relative error of a few float64 ulps against the exact real value.
+
+Angles ``p * f`` are *not* formed in floating point: the integer position ``p`` and the float64
+frequency ``f`` are multiplied exactly in decimal arithmetic (100 significant digits; the exact
+value of the float64 ``f`` is used), the product is reduced modulo ``2*pi`` using ``pi`` to 110
+digits (computed here with Machin's formula), and only the reduced angle in ``[-pi, pi]`` is
+rounded to float64 (absolute error <= 2**-52) before ``numpy.cos``/``numpy.sin`` (<= 1 ulp).
+So a table entry is within about 5e-16 of ``m * cos(p * f)`` for *any* int64 position, where
+``f`` is the float64 frequency. Against the exact mathematical value the remaining error is
+``m * |p| * |f - f_exact|``, i.e. ``|p| * f * (a few) * 2**-53`` (about 1e-10 at p = 2**20 for
+f = 1), which is far below one float32 ulp except for entries whose value is itself close to 0.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = [
+    "SCALING_TYPES",
+    "get_mscale",
+    "yarn_correction_range",
+    "rope_inv_freq",
+    "rope_attention_factor",
+    "reduced_angles",
+    "rope_tables",
+    "apply_rope",
+    "sinusoidal_frequencies",
+    "sinusoidal",
+    "learned",
+    "alibi_slopes",
+    "alibi_bias",
+    "attention",
+]
+
+SCALING_TYPES = ("linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope")
+
+# ---------------------------------------------------------------------------
+# Exact angle reduction
+# ---------------------------------------------------------------------------
+
+_DEC = decimal.Context(prec=110, rounding=decimal.ROUND_HALF_EVEN)
+
+
+def _machin_pi(ctx: decimal.Context) -> decimal.Decimal:
+    """pi = 16 atan(1/5) - 4 atan(1/239), summed in `ctx` with 10 guard digits."""
+    work = decimal.Context(prec=ctx.prec + 10)
+
+    def atan_inv(n: int) -> decimal.Decimal:
+        x = work.divide(decimal.Decimal(1), decimal.Decimal(n))
+        x2 = work.multiply(x, x)
+        term, total, k = x, x, 1
+        eps = decimal.Decimal(10) ** (-(work.prec + 2))
+        while abs(term) > eps:
+            term = work.multiply(term, -x2)
+            k += 2
+            total = work.add(total, work.divide(term, decimal.Decimal(k)))
+        return total
+
+    pi = work.subtract(work.multiply(16, atan_inv(5)), work.multiply(4, atan_inv(239)))
+    return ctx.plus(pi)
+
+
+_PI = _machin_pi(_DEC)
+_TWO_PI = _DEC.multiply(2, _PI)
+assert float(_PI) == math.pi
+
+
+def _reduce_one(p: int, f: float) -> float:
+    """p*f reduced to [-pi, pi], from the exact product, rounded once to float64."""
+    if p == 0 or f == 0.0:
+        return 0.0
+    x = _DEC.multiply(decimal.Decimal(p), decimal.Decimal(f))  # exact (<= ~90 digits)
+    k = _DEC.divide(x, _TWO_PI).to_integral_value(rounding=decimal.ROUND_HALF_EVEN)
+    return float(_DEC.subtract(x, _DEC.multiply(k, _TWO_PI)))
+
+
+def reduced_angles(positions, freqs) -> np.ndarray:
+    """Angles ``positions[..., None] * freqs`` reduced modulo 2*pi (see module docstring).
+
+    ``positions`` are integers of any shape, ``freqs`` a 1-D float64 vector. Returns float64
+    of shape ``positions.shape + freqs.shape``; each entry is the exact reduction of the
+    product of the integer and the float64 frequency, rounded once.
+    """
+    pos = np.asarray(positions)
+    if pos.size and not np.issubdtype(pos.dtype, np.integer):
+        raise TypeError(f"positions must be integers, got dtype {pos.dtype}")
+    f = np.asarray(freqs, dtype=np.float64).reshape(-1)
+    out = np.empty(pos.shape + f.shape, dtype=np.float64)
+    flat_out = out.reshape(-1, f.size)
+    cache: dict = {}
+    for row, p in enumerate(pos.reshape(-1).tolist()):
+        vals = cache.get(p)
+        if vals is None:
+            vals = [_reduce_one(int(p), float(fk)) for fk in f.tolist()]
+            cache[p] = vals
+        flat_out[row, :] = vals
+    return out
+
+
+# ---------------------------------------------------------------------------
+# RoPE frequencies
+# ---------------------------------------------------------------------------
+
+_DEFAULTS = {
+    "linear": {},
+    "ntk": {},
+    "dynamic_ntk": {},
+    "yarn": {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": None, "mscale_all_dim": None,
+             "attention_factor": None, "truncate": True},
+    "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "longrope": {"factor": 1.0, "attention_factor": None, "select": "dynamic"},
+}
+_REQUIRED = {
+    "linear": ("factor",),
+    "ntk": ("factor",),
+    "dynamic_ntk": ("factor", "max_position_embeddings"),
+    "yarn": ("factor", "original_max_position_embeddings"),
+    "llama3": ("factor", "original_max_position_embeddings"),
+    "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
+}
+
+
+def _normalize_scaling(scaling: Optional[Mapping]) -> Optional[dict]:
+    if scaling is None:
+        return None
+    s = dict(scaling)
+    kind = s.pop("type", None) or s.pop("rope_type", None)
+    if kind in (None, "default"):
+        if s:
+            raise ValueError(f"unexpected parameters for the default RoPE: {sorted(s)}")
+        return None
+    if kind not in _DEFAULTS:
+        raise ValueError(f"unknown RoPE scaling type {kind!r}; expected one of {SCALING_TYPES}")
+    missing = [k for k in _REQUIRED[kind] if s.get(k) is None]
+    if missing:
+        raise ValueError(f"{kind} scaling needs {missing}")
+    allowed = set(_REQUIRED[kind]) | set(_DEFAULTS[kind])
+    unknown = set(s) - allowed
+    if unknown:
+        raise ValueError(f"unknown parameters for {kind} scaling: {sorted(unknown)}")
+    out = dict(_DEFAULTS[kind])
+    out.update(s)
+    out["type"] = kind
+    return out
+
+
+def _check_rope(theta: float, rotary_dim: int) -> None:
+    if not (math.isfinite(theta) and theta > 1.0):
+        raise ValueError(f"theta must be a finite number > 1, got {theta}")
+    if int(rotary_dim) != rotary_dim or rotary_dim < 2 or rotary_dim % 2:
+        raise ValueError(f"rotary_dim must be an even integer >= 2, got {rotary_dim}")
+
+
+def _unscaled(theta: float, rotary_dim: int) -> np.ndarray:
+    """theta^(-2i/r), i < r/2."""
+    i = np.arange(rotary_dim // 2, dtype=np.float64)
+    return np.power(np.float64(theta), -(2.0 * i) / rotary_dim)
+
+
+def get_mscale(s: float, k: float = 1.0) -> float:
+    """YaRN magnitude: 1 for s <= 1, else 0.1 k ln s + 1 (HF `get_mscale`)."""
+    return 1.0 if s <= 1.0 else 0.1 * k * math.log(s) + 1.0
+
+
+def yarn_correction_range(rotary_dim: int, theta: float, original_max_position_embeddings: int,
+                          beta_fast: float = 32.0, beta_slow: float = 1.0,
+                          truncate: bool = True):
+    """(low, high) pair indices of the YaRN ramp, before the `low == high` guard.
+
+    corr(n) = r ln(L0 / (2 pi n)) / (2 ln theta); low = corr(beta_fast), high = corr(beta_slow),
+    floor/ceil when truncating, then clamped to [0, r - 1] (HF `find_correction_range`).
+    """
+    r, L0 = rotary_dim, original_max_position_embeddings
+
+    def corr(n_rot: float) -> float:
+        return r * math.log(L0 / (n_rot * 2.0 * math.pi)) / (2.0 * math.log(theta))
+
+    low, high = corr(beta_fast), corr(beta_slow)
+    if truncate:
+        low, high = float(math.floor(low)), float(math.ceil(high))
+    return max(low, 0.0), min(high, float(r - 1))
+
+
+def _longrope_uses_long(s: dict, seq_len: Optional[int]) -> bool:
+    select = s["select"]
+    if select == "long":
+        return True
+    if select == "short":
+        return False
+    if select != "dynamic":
+        raise ValueError(f"longrope select must be dynamic|short|long, got {select!r}")
+    return seq_len is not None and seq_len > s["original_max_position_embeddings"]
+
+
+def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
+                  scaling: Optional[Mapping] = None,
+                  seq_len: Optional[int] = None) -> np.ndarray:
+    """Inverse frequencies ``inv_freq[i]``, ``i < rotary_dim/2``, after the scaling (float64)."""
+    _check_rope(theta, rotary_dim)
+    s = _normalize_scaling(scaling)
+    r = int(rotary_dim)
+    half = r // 2
+    base = _unscaled(theta, r)
+    if s is None:
+        return base
+    kind = s["type"]
+    if kind == "linear":
+        return base / s["factor"]
+    if kind == "ntk":
+        if r <= 2:
+            raise ValueError("ntk scaling needs rotary_dim > 2")
+        new_theta = theta * s["factor"] ** (r / (r - 2))
+        return _unscaled(new_theta, r)
+    if kind == "dynamic_ntk":
+        if r <= 2:
+            raise ValueError("dynamic_ntk scaling needs rotary_dim > 2")
+        if seq_len is None:
+            return base
+        l_max = s["max_position_embeddings"]
+        length = max(int(seq_len), l_max)
+        factor = s["factor"]
+        new_theta = theta * (factor * length / l_max - (factor - 1.0)) ** (r / (r - 2))
+        return _unscaled(new_theta, r)
+    if kind == "yarn":
+        low, high = yarn_correction_range(r, theta, s["original_max_position_embeddings"],
+                                          s["beta_fast"], s["beta_slow"], s["truncate"])
+        if low == high:
+            high += 0.001
+        idx = np.arange(half, dtype=np.float64)
+        ramp = np.clip((idx - low) / (high - low), 0.0, 1.0)  # weight of interpolation
+        interpolation = base / s["factor"]
+        return interpolation * ramp + base * (1.0 - ramp)
+    if kind == "llama3":
+        factor, lf, hf = s["factor"], s["low_freq_factor"], s["high_freq_factor"]
+        L0 = s["original_max_position_embeddings"]
+        wavelen = 2.0 * math.pi / base
+        low_wavelen, high_wavelen = L0 / lf, L0 / hf
+        out = np.where(wavelen > low_wavelen, base / factor, base)
+        smooth = (L0 / wavelen - lf) / (hf - lf)
+        smoothed = (1.0 - smooth) * out / factor + smooth * out
+        medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
+        return np.where(medium, smoothed, out)
+    if kind == "longrope":
+        ext = s["long_factor"] if _longrope_uses_long(s, seq_len) else s["short_factor"]
+        ext = np.asarray(ext, dtype=np.float64)
+        if ext.shape != (half,):
+            raise ValueError(f"longrope factor lists need rotary_dim/2 = {half} entries, "
+                             f"got {ext.shape[0]}")
+        i = np.arange(half, dtype=np.float64)
+        return 1.0 / (ext * np.power(np.float64(theta), (2.0 * i) / r))
+    raise AssertionError(kind)
+
+
+def rope_attention_factor(scaling: Optional[Mapping] = None) -> float:
+    """Magnitude ``m`` multiplying cos and sin (1 unless YaRN or LongRoPE)."""
+    s = _normalize_scaling(scaling)
+    if s is None:
+        return 1.0
+    if s["type"] == "yarn":
+        if s["attention_factor"] is not None:
+            return float(s["attention_factor"])
+        factor = s["factor"]
+        if s["mscale"] and s["mscale_all_dim"]:
+            return get_mscale(factor, s["mscale"]) / get_mscale(factor, s["mscale_all_dim"])
+        return get_mscale(factor)
+    if s["type"] == "longrope":
+        if s["attention_factor"] is not None:
+            return float(s["attention_factor"])
+        factor = s["factor"]
+        if factor <= 1.0:
+            return 1.0
+        return math.sqrt(1.0 + math.log(factor) / math.log(s["original_max_position_embeddings"]))
+    return 1.0
+
+
+def _seq_len_of(positions: np.ndarray) -> Optional[int]:
+    return int(positions.max()) + 1 if positions.size else None
+
+
+def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
+                scaling: Optional[Mapping] = None, seq_len: Optional[int] = None):
+    """(cos, sin) of shape ``positions.shape + (rotary_dim/2,)``, magnitude included.
+
+    ``cos[..., i] = m cos(p inv_freq[i])``. When ``seq_len`` is None it is ``max(positions)+1``
+    (as `pe.rope_tables`); pass it explicitly to override.
+    """
+    pos = np.asarray(positions)
+    if seq_len is None:
+        seq_len = _seq_len_of(pos)
+    inv = rope_inv_freq(theta, rotary_dim, scaling, seq_len)
+    m = rope_attention_factor(scaling)
+    ang = reduced_angles(pos, inv)
+    return m * np.cos(ang), m * np.sin(ang)
+
+
+def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] = None,
+               scaling: Optional[Mapping] = None, style: str = "half", layout: str = "bhsd",
+               seq_len: Optional[int] = None) -> np.ndarray:
+    """Rotate ``x`` (``[B,H,S,D]`` for bhsd, ``[B,S,H,D]`` for bshd) by ``positions``.
+
+    ``positions`` is ``[S]`` (shared by the batch) or ``[B, S]``. Pairs are ``(i, i + r/2)``
+    (``half``) or ``(2i, 2i+1)`` (``interleaved``); channels ``r..D-1`` pass through.
+    Returns float64.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 4:
+        raise ValueError(f"x must be rank 4, got shape {x.shape}")
+    if layout not in ("bhsd", "bshd"):
+        raise ValueError(f"layout must be 'bhsd' or 'bshd', got {layout!r}")
+    if style not in ("half", "interleaved"):
+        raise ValueError(f"style must be 'half' or 'interleaved', got {style!r}")
+    D = x.shape[-1]
+    r = D if rotary_dim is None else int(rotary_dim)
+    if r > D:
+        raise ValueError(f"rotary_dim {r} exceeds the head dimension {D}")
+    seq_axis = 2 if layout == "bhsd" else 1
+    pos = np.asarray(positions)
+    S = x.shape[seq_axis]
+    if pos.ndim not in (1, 2) or pos.shape[-1] != S or (pos.ndim == 2 and pos.shape[0] not in (1, x.shape[0])):
+        raise ValueError(f"positions of shape {pos.shape} do not match x of shape {x.shape}")
+    cos, sin = rope_tables(pos, theta, r, scaling, seq_len)  # [S, h] or [B, S, h]
+    if pos.ndim == 1:
+        cos, sin = cos[None], sin[None]
+    # to [B|1, 1, S, h] (bhsd) or [B|1, S, 1, h] (bshd)
+    cos = cos[:, None] if layout == "bhsd" else cos[:, :, None]
+    sin = sin[:, None] if layout == "bhsd" else sin[:, :, None]
+    h = r // 2
+    out = x.copy()
+    if style == "half":
+        i0, i1 = np.arange(h), np.arange(h) + h
+    else:
+        i0, i1 = np.arange(0, r, 2), np.arange(1, r, 2)
+    x0, x1 = x[..., i0], x[..., i1]
+    out[..., i0] = x0 * cos - x1 * sin
+    out[..., i1] = x1 * cos + x0 * sin
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Absolute encodings
+# ---------------------------------------------------------------------------
+
+def sinusoidal_frequencies(dim: int, base: float = 10000.0, spacing: str = "paper") -> np.ndarray:
+    """w_k, k < dim//2: base^(-2k/dim) (paper) or exp(-k ln(base)/(h-1)) (fairseq/t2t)."""
+    h = dim // 2
+    k = np.arange(h, dtype=np.float64)
+    if spacing == "paper":
+        return np.power(np.float64(base), -(2.0 * k) / dim)
+    if spacing == "fairseq":
+        if h < 2:
+            raise ValueError("fairseq spacing needs dim >= 4 (it divides by dim/2 - 1)")
+        return np.exp(-k * (math.log(base) / (h - 1)))
+    raise ValueError(f"spacing must be 'paper' or 'fairseq', got {spacing!r}")
+
+
+def sinusoidal(positions, dim: int, base: float = 10000.0, layout: str = "interleaved",
+               spacing: str = "paper") -> np.ndarray:
+    """Sinusoidal table of shape ``positions.shape + (dim,)``.
+
+    interleaved: e[2k] = sin(p w_k), e[2k+1] = cos(p w_k); concat: e[k] = sin, e[h+k] = cos.
+    An odd ``dim`` leaves the last column 0 (fairseq).
+    """
+    if layout not in ("interleaved", "concat"):
+        raise ValueError(f"layout must be 'interleaved' or 'concat', got {layout!r}")
+    pos = np.asarray(positions)
+    w = sinusoidal_frequencies(dim, base, spacing)
+    h = w.size
+    ang = reduced_angles(pos, w)
+    out = np.zeros(pos.shape + (dim,), dtype=np.float64)
+    if layout == "interleaved":
+        out[..., 0:2 * h:2] = np.sin(ang)
+        out[..., 1:2 * h:2] = np.cos(ang)
+    else:
+        out[..., :h] = np.sin(ang)
+        out[..., h:2 * h] = np.cos(ang)
+    return out
+
+
+def learned(table, positions) -> np.ndarray:
+    """Rows ``table[p]``; a position outside ``[0, N)`` raises IndexError (never clamps)."""
+    table = np.asarray(table)
+    if table.ndim != 2:
+        raise ValueError(f"table must be [N, D], got shape {table.shape}")
+    pos = np.asarray(positions)
+    if pos.size and not np.issubdtype(pos.dtype, np.integer):
+        raise TypeError(f"positions must be integers, got dtype {pos.dtype}")
+    n = table.shape[0]
+    bad = np.flatnonzero((pos < 0) | (pos >= n)) if pos.size else np.array([], dtype=int)
+    if bad.size:
+        j = int(bad[0])
+        p = int(pos.reshape(-1)[j])
+        raise IndexError(f"learned position embedding: position {p} (entry {j}) is out of "
+                         f"range for a table of {n} rows (valid positions are 0..{n - 1})")
+    return table[pos]
+
+
+# ---------------------------------------------------------------------------
+# ALiBi
+# ---------------------------------------------------------------------------
+
+def _alibi_power_of_two(n: int, max_bias: float) -> list:
+    # Geometric sequence whose first term equals its ratio: 2^(-max_bias/n).
+    return [2.0 ** (-max_bias * (h + 1) / n) for h in range(n)]
+
+
+def alibi_slopes(num_heads: int, max_bias: float = 8.0) -> np.ndarray:
+    """ALiBi slopes, the paper's construction generalized by ``max_bias``.
+
+    For a power of two H: 2^(-max_bias (h+1)/H). Otherwise, with n the largest power of two
+    below H: the n-head slopes, then the slopes at even indices of the 2n-head set, the first
+    H - n of them (these interleave with the first group).
+    """
+    if int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError(f"num_heads must be an integer >= 1, got {num_heads}")
+    if not (math.isfinite(max_bias) and max_bias > 0):
+        raise ValueError(f"max_bias must be a finite number > 0, got {max_bias}")
+    n = 1 << (int(num_heads).bit_length() - 1)
+    slopes = _alibi_power_of_two(n, max_bias)
+    if n < num_heads:
+        slopes += _alibi_power_of_two(2 * n, max_bias)[0::2][: num_heads - n]
+    return np.asarray(slopes, dtype=np.float64)
+
+
+def alibi_bias(slopes, q_pos, k_pos, mode: str = "causal") -> np.ndarray:
+    """ALiBi bias ``[H, Sq, Skv]`` (or ``[B, H, Sq, Skv]`` if a positions tensor is ``[B, S]``).
+
+    causal: -slope (q - k), and -inf where k > q; symmetric: -slope |q - k|.
+    """
+    slopes = np.asarray(slopes, dtype=np.float64)
+    q = np.asarray(q_pos).astype(np.int64)
+    k = np.asarray(k_pos).astype(np.int64)
+    batched = q.ndim == 2 or k.ndim == 2
+    diff = (q[..., :, None] - k[..., None, :]).astype(np.float64)  # [Sq,Skv] or [B,Sq,Skv]
+    if batched:
+        if diff.ndim == 2:
+            diff = diff[None]
+        sl = slopes[None, :, None, None]
+        diff = diff[:, None]
+    else:
+        sl = slopes[:, None, None]
+        diff = diff[None]
+    if mode == "causal":
+        bias = -sl * diff
+        bias = np.where(diff < 0, -np.inf, bias)
+    elif mode == "symmetric":
+        bias = -sl * np.abs(diff)
+    else:
+        raise ValueError(f"mode must be 'causal' or 'symmetric', got {mode!r}")
+    return bias
+
+
+# ---------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------
+
+def _positions_2d(pos, batch: int, length: int, name: str) -> np.ndarray:
+    p = np.asarray(pos).astype(np.int64)
+    if p.ndim == 1:
+        p = np.broadcast_to(p[None], (batch, p.shape[0]))
+    if p.ndim != 2 or p.shape[1] != length or p.shape[0] not in (1, batch):
+        raise ValueError(f"{name} of shape {np.shape(pos)} do not fit [{batch}, {length}]")
+    return np.broadcast_to(p, (batch, length))
+
+
+def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None,
+              causal: bool = False, window: Optional[int] = None,
+              rope: Optional[Mapping] = None, alibi: Optional[float] = None) -> np.ndarray:
+    """`pe.attention`: softmax(scale Q'K'^T + bias + mask) V, float64.
+
+    q: [B,Hq,Sq,D], k: [B,Hkv,Skv,D], v: [B,Hkv,Skv,Dv]; query head h reads kv head
+    h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
+    `apply_rope` keywords (theta, rotary_dim, scaling, style); Q and K are each rotated by
+    their own positions, as two `pe.rope` ops would (layout bhsd). ``alibi`` is max_bias.
+    Masked keys: causal (k_pos > q_pos), window (q_pos - k_pos >= W, and without causal also
+    k_pos - q_pos >= W), and -inf entries of the additive mask. A fully masked row gives 0.
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError("q, k and v must be rank 4")
+    B, Hq, Sq, D = q.shape
+    _, Hkv, Skv, Dk = k.shape
+    if Dk != D or k.shape[0] != B or v.shape[:3] != (B, Hkv, Skv):
+        raise ValueError(f"incompatible shapes q{q.shape} k{k.shape} v{v.shape}")
+    if Hq % Hkv:
+        raise ValueError(f"Hq = {Hq} is not a multiple of Hkv = {Hkv}")
+    group = Hq // Hkv
+    if scale is None:
+        scale = 1.0 / math.sqrt(D)
+    qp_in = np.arange(Sq, dtype=np.int64) + (Skv - Sq) if q_positions is None else np.asarray(q_positions)
+    kp_in = np.arange(Skv, dtype=np.int64) if k_positions is None else np.asarray(k_positions)
+    qp = _positions_2d(qp_in, B, Sq, "q_positions")
+    kp = _positions_2d(kp_in, B, Skv, "k_positions")
+    if rope is not None:
+        cfg = dict(rope)
+        cfg.pop("layout", None)
+        q = apply_rope(q, qp_in, layout="bhsd", **cfg)
+        k = apply_rope(k, kp_in, layout="bhsd", **cfg)
+    k_full = np.repeat(k, group, axis=1)
+    v_full = np.repeat(v, group, axis=1)
+    scores = scale * np.einsum("bhid,bhjd->bhij", q, k_full)
+    diff = (qp[:, :, None] - kp[:, None, :]).astype(np.float64)  # [B,Sq,Skv]
+    if alibi is not None:
+        slopes = alibi_slopes(Hq, alibi)
+        scores = scores - slopes[None, :, None, None] * diff[:, None]
+    if mask is not None:
+        scores = scores + np.asarray(mask, dtype=np.float64)
+    masked = np.zeros(diff.shape, dtype=bool)
+    if causal:
+        masked |= diff < 0
+    if window is not None:
+        masked |= diff >= window
+        if not causal:
+            masked |= -diff >= window
+    scores = np.where(masked[:, None], -np.inf, scores)
+    row_max = scores.max(axis=-1, keepdims=True)
+    empty = np.isneginf(row_max)
+    w = np.exp(scores - np.where(empty, 0.0, row_max))
+    w = np.where(empty, 0.0, w)
+    denom = w.sum(axis=-1, keepdims=True)
+    probs = np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
+    return np.einsum("bhij,bhjd->bhid", probs, v_full)
