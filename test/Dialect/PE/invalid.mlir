@@ -301,7 +301,7 @@ func.func @sinusoidal_inf_base(%p: tensor<16xi64>) {
 
 // sinusoidal (verifyPerPositionResult): the result has the positions' rank + 1.
 func.func @sinusoidal_result_rank(%p: tensor<2x16xi64>) {
-  // expected-error @+1 {{'pe.sinusoidal' op expects the result of rank 3 (the positions' shape plus one dimension), but got rank 2}}
+  // expected-error @+1 {{'pe.sinusoidal' op expects a result of rank 3 (the positions' shape plus the embedding dimension), but got rank 2}}
   %e = pe.sinusoidal %p : tensor<2x16xi64> -> tensor<16x64xf32>
   return
 }
@@ -889,5 +889,438 @@ func.func @attention_i32_query(%q: tensor<1x8x16x64xi32>, %k: tensor<1x8x16x64xf
 func.func @attention_f64_key(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf64>) {
   // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x8x16x64xf64>'}}
   %o = pe.attention %q, %k, %k : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf64>, tensor<1x8x16x64xf64> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.rope
+//===----------------------------------------------------------------------===//
+
+// #pe.rope: theta > 1.
+func.func @rope_attr_theta_one() {
+  // expected-error @+1 {{'#pe.rope' expects theta > 1 (frequencies are theta^(-2i/r)), but got 1.000000e+00}}
+  %f = pe.rope_frequencies #pe.rope<theta = 1.0, rotary_dim = 64> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: theta > 1 (negative; written as an integer literal).
+func.func @rope_attr_theta_negative(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'#pe.rope' expects theta > 1 (frequencies are theta^(-2i/r)), but got -1.000000e+04}}
+  %y = pe.rope #pe.rope<theta = -10000, rotary_dim = 64> %x, %p : tensor<2x8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// #pe.rope: rotary_dim is even.
+func.func @rope_attr_odd_rotary_dim() {
+  // expected-error @+1 {{'#pe.rope' expects rotary_dim to be even and >= 2 (channels are rotated in pairs), but got 63}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 63> -> tensor<31xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: rotary_dim >= 2.
+func.func @rope_attr_zero_rotary_dim(%p: tensor<16xi32>) {
+  // expected-error @+1 {{'#pe.rope' expects rotary_dim to be even and >= 2 (channels are rotated in pairs), but got 0}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 0> %p : tensor<16xi32> -> tensor<16x0xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: rotary_dim >= 2 (negative even).
+func.func @rope_attr_negative_rotary_dim(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'#pe.rope' expects rotary_dim to be even and >= 2 (channels are rotated in pairs), but got -2}}
+  %o = pe.attention %q, %q, %q rope(#pe.rope<rotary_dim = -2>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// #pe.rope (parse): the style is half or interleaved.
+func.func @rope_attr_unknown_style() {
+  // expected-error @+2 {{expected one of [half, interleaved] for which channels form a rotated pair, got: diagonal}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'style'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, style = diagonal> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.rope (parse): scaling names a scaling attribute of the dialect.
+func.func @rope_attr_unknown_scaling() {
+  // expected-error @+2 {{unknown attribute `quadratic` in dialect `pe`}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.quadratic<factor = 2.0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.rope (parse): scaling is a RopeScalingAttrInterface (#pe.rope is not one).
+func.func @rope_attr_scaling_not_a_scaling() {
+  // expected-error @+2 {{invalid kind of attribute specified}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling' which is to be a `::mlir::pe::RopeScalingAttrInterface`}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.rope<rotary_dim = 4>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.rope (parse): rotary_dim is required.
+func.func @rope_attr_missing_rotary_dim() {
+  // expected-error @+1 {{struct is missing required parameter: rotary_dim}}
+  %f = pe.rope_frequencies #pe.rope<theta = 10000.0> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.linear
+//===----------------------------------------------------------------------===//
+
+// #pe.linear: factor > 0.
+func.func @linear_zero_factor() {
+  // expected-error @+2 {{'#pe.linear' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 0.0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.ntk
+//===----------------------------------------------------------------------===//
+
+// #pe.ntk: factor > 0.
+func.func @ntk_negative_factor() {
+  // expected-error @+2 {{'#pe.ntk' expects factor to be a finite number > 0, but got -2.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = -2>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.ntk (verifyForRotaryDim): rotary_dim > 2.
+func.func @ntk_rotary_dim_two() {
+  // expected-error @+1 {{'#pe.ntk' needs rotary_dim > 2 (its base exponent is r/(r-2)), but rotary_dim is 2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 2, scaling = #pe.ntk<factor = 2.0>> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.dynamic_ntk
+//===----------------------------------------------------------------------===//
+
+// #pe.dynamic_ntk: factor > 0.
+func.func @dynamic_ntk_zero_factor() {
+  // expected-error @+2 {{'#pe.dynamic_ntk' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.dynamic_ntk<factor = 0.0, max_position_embeddings = 4096>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.dynamic_ntk: max_position_embeddings > 0.
+func.func @dynamic_ntk_zero_max_positions() {
+  // expected-error @+2 {{'#pe.dynamic_ntk' expects max_position_embeddings > 0, but got 0}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.dynamic_ntk (verifyForRotaryDim): rotary_dim > 2.
+func.func @dynamic_ntk_rotary_dim_two() {
+  // expected-error @+1 {{'#pe.dynamic_ntk' needs rotary_dim > 2 (its base exponent is r/(r-2)), but rotary_dim is 2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 2, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.yarn
+//===----------------------------------------------------------------------===//
+
+// #pe.yarn: factor > 0.
+func.func @yarn_zero_factor() {
+  // expected-error @+2 {{'#pe.yarn' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 0.0, original_max_position_embeddings = 4096>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: original_max_position_embeddings > 0.
+func.func @yarn_negative_original_max_positions() {
+  // expected-error @+2 {{'#pe.yarn' expects original_max_position_embeddings > 0, but got -1}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = -1>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: beta_slow > 0.
+func.func @yarn_zero_beta_slow() {
+  // expected-error @+2 {{'#pe.yarn' expects beta_slow to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, beta_slow = 0.0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: beta_fast > beta_slow.
+func.func @yarn_beta_fast_not_above_beta_slow() {
+  // expected-error @+2 {{'#pe.yarn' expects beta_fast > beta_slow (the ramp runs from the beta_fast to the beta_slow correction dimension), but got beta_fast = 1.000000e+00, beta_slow = 1.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, beta_fast = 1.0, beta_slow = 1.0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: mscale >= 0.
+func.func @yarn_negative_mscale() {
+  // expected-error @+2 {{'#pe.yarn' expects mscale to be a finite number >= 0, but got -1.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, mscale = -1>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: mscale_all_dim >= 0.
+func.func @yarn_negative_mscale_all_dim() {
+  // expected-error @+2 {{'#pe.yarn' expects mscale_all_dim to be a finite number >= 0, but got -1.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, mscale = 1.0, mscale_all_dim = -1>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn: attention_factor > 0.
+func.func @yarn_zero_attention_factor() {
+  // expected-error @+2 {{'#pe.yarn' expects attention_factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, attention_factor = 0.0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.yarn (parse): truncate is true or false.
+func.func @yarn_truncate_maybe() {
+  // expected-error @+3 {{expected 'true' or 'false'}}
+  // expected-error @+2 {{failed to parse PE_YarnScalingAttr parameter 'truncate' which is to be a `bool`}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, truncate = maybe>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.llama3
+//===----------------------------------------------------------------------===//
+
+// #pe.llama3: factor > 0.
+func.func @llama3_zero_factor() {
+  // expected-error @+2 {{'#pe.llama3' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.llama3<factor = 0.0, original_max_position_embeddings = 8192>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.llama3: low_freq_factor > 0.
+func.func @llama3_zero_low_freq_factor() {
+  // expected-error @+2 {{'#pe.llama3' expects low_freq_factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, low_freq_factor = 0.0, original_max_position_embeddings = 8192>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.llama3: original_max_position_embeddings > 0.
+func.func @llama3_zero_original_max_positions() {
+  // expected-error @+2 {{'#pe.llama3' expects original_max_position_embeddings > 0, but got 0}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 0>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.llama3: high_freq_factor > low_freq_factor.
+func.func @llama3_high_freq_not_above_low_freq() {
+  // expected-error @+2 {{'#pe.llama3' expects high_freq_factor > low_freq_factor (the blend divides by their difference), but got high_freq_factor = 2.000000e+00, low_freq_factor = 4.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 2.0, original_max_position_embeddings = 8192>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #pe.longrope
+//===----------------------------------------------------------------------===//
+
+// #pe.longrope: every short_factor entry > 0.
+func.func @longrope_bad_short_factor() {
+  // expected-error @+2 {{'#pe.longrope' expects every short_factor entry to be a finite number > 0, but entry 1 is 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 0.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 4096>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope: every long_factor entry > 0.
+func.func @longrope_bad_long_factor() {
+  // expected-error @+2 {{'#pe.longrope' expects every long_factor entry to be a finite number > 0, but entry 0 is -1.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [-1, 2.0], original_max_position_embeddings = 4096>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope: original_max_position_embeddings > 0.
+func.func @longrope_zero_original_max_positions() {
+  // expected-error @+2 {{'#pe.longrope' expects original_max_position_embeddings > 0, but got 0}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 0>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope: factor > 0.
+func.func @longrope_zero_factor() {
+  // expected-error @+2 {{'#pe.longrope' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 4096, factor = 0.0>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope: factor > 1 needs original_max_position_embeddings >= 2 (ln L0 > 0).
+func.func @longrope_original_max_positions_one() {
+  // expected-error @+2 {{'#pe.longrope' derives its magnitude from ln(original_max_position_embeddings), which needs original_max_position_embeddings >= 2}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 1, factor = 4.0>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope: attention_factor > 0.
+func.func @longrope_negative_attention_factor() {
+  // expected-error @+2 {{'#pe.longrope' expects attention_factor to be a finite number > 0, but got -1.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 4096, attention_factor = -1>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope (verifyForRotaryDim): short_factor has rotary_dim/2 entries.
+func.func @longrope_short_factor_length() {
+  // expected-error @+1 {{'#pe.longrope' expects short_factor to have rotary_dim/2 = 4 entries, but it has 2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0, 3.0, 4.0], original_max_position_embeddings = 4096>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// #pe.longrope (verifyForRotaryDim): long_factor has rotary_dim/2 entries.
+func.func @longrope_long_factor_length(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{'#pe.longrope' expects long_factor to have rotary_dim/2 = 2 entries, but it has 3}}
+  %y = pe.rope #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0, 3.0], original_max_position_embeddings = 4096>> %x, %p : tensor<2x8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// #pe.longrope (parse): select is dynamic, short or long.
+func.func @longrope_unknown_select() {
+  // expected-error @+3 {{expected one of [dynamic, short, long] for which LongRoPE factor list is used, got: medium}}
+  // expected-error @+2 {{failed to parse PE_LongRopeScalingAttr parameter 'select'}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 1.0], long_factor = [1.0, 2.0], original_max_position_embeddings = 4096, select = medium>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Enum keywords of ops (parse)
+//===----------------------------------------------------------------------===//
+
+// rope (parse): layout is bhsd or bshd.
+func.func @rope_unknown_layout(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'layout' [bhsd, bshd]}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p layout(bsdh) : tensor<2x8x16x64xf32>, tensor<16xi32>
+  return
+}
+
+// -----
+
+// sinusoidal (parse): spacing is paper or fairseq.
+func.func @sinusoidal_unknown_spacing(%p: tensor<16xi64>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'spacing' [paper, fairseq]}}
+  %e = pe.sinusoidal %p spacing(log) : tensor<16xi64> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// Attribute numbers may be negative floats; the verifier, not the parser,
+// rejects them.
+func.func @ntk_negative_float_factor() {
+  // expected-error @+2 {{'#pe.ntk' expects factor to be a finite number > 0, but got -2.500000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.ntk<factor = -2.5>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// An infinite factor, written as the bit pattern of an f64.
+func.func @linear_infinite_factor() {
+  // expected-error @+2 {{'#pe.linear' expects factor to be a finite number > 0, but got INF}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.linear<factor = 0x7FF0000000000000 : f64>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// A parameter that is not a number.
+func.func @theta_not_a_number() {
+  // expected-error @+2 {{expected a number, but got "ten thousand"}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'theta'}}
+  %f = pe.rope_frequencies #pe.rope<theta = "ten thousand", rotary_dim = 8> -> tensor<4xf32>
   return
 }

@@ -22,18 +22,18 @@ using namespace mlir::pe;
 //===----------------------------------------------------------------------===//
 
 FailureOr<APFloat> param::parseF64(AsmParser &parser) {
-  // Integers are accepted as well: `factor = 8` reads as 8.0.
-  int64_t integer;
-  OptionalParseResult parsedInteger = parser.parseOptionalInteger(integer);
-  if (parsedInteger.has_value()) {
-    if (failed(*parsedInteger))
-      return failure();
-    return APFloat(double(integer));
-  }
-  APFloat value(0.0);
-  if (parser.parseFloat(APFloat::IEEEdouble(), value))
+  // Any number: a float (`1.5`, `-2.0`, `0x7FF0000000000000 : f64`) or an
+  // integer (`factor = 8` reads as 8.0).
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  if (parser.parseAttribute(attr))
     return failure();
-  return value;
+  if (auto floatAttr = dyn_cast<FloatAttr>(attr))
+    return APFloat(floatAttr.getValueAsDouble());
+  if (auto intAttr = dyn_cast<IntegerAttr>(attr);
+      intAttr && intAttr.getType().isSignlessInteger())
+    return APFloat(double(intAttr.getValue().getSExtValue()));
+  return parser.emitError(loc, "expected a number, but got ") << attr;
 }
 
 FailureOr<std::optional<APFloat>> param::parseOptionalF64(AsmParser &parser) {
@@ -262,8 +262,6 @@ LogicalResult LongRopeScalingAttr::verify(
     LongRopeSelect) {
   double factor = apFactor.convertToDouble();
   std::optional<double> attentionFactor = toDouble(apAttentionFactor);
-  if (!shortFactor || !longFactor)
-    return emitError() << "'#pe.longrope' expects short_factor and long_factor";
   StringRef attr = "#pe.longrope";
   for (auto [name, list] : {std::pair{"short_factor", shortFactor.asArrayRef()},
                             std::pair{"long_factor", longFactor.asArrayRef()}})

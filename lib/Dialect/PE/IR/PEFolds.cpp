@@ -39,7 +39,9 @@ static DenseElementsAttr denseFloats(ShapedType type, ArrayRef<double> values) {
 static std::optional<SmallVector<int64_t>>
 constantPositions(Attribute attr, int64_t perPosition) {
   auto dense = dyn_cast_if_present<DenseIntElementsAttr>(attr);
-  if (!dense || dense.getNumElements() * perPosition > kMaxFoldedElements)
+  // Compared by division: the product may overflow.
+  if (!dense || perPosition > kMaxFoldedElements ||
+      dense.getNumElements() > kMaxFoldedElements / std::max<int64_t>(perPosition, 1))
     return std::nullopt;
   SmallVector<int64_t> positions;
   for (const APInt &p : dense.getValues<APInt>())
@@ -59,15 +61,17 @@ static int64_t sequenceLength(ArrayRef<int64_t> positions) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult RopeFrequenciesOp::fold(FoldAdaptor adaptor) {
+  if (getType().getNumElements() > kMaxFoldedElements)
+    return {};
   std::optional<int64_t> seqLen;
-  if (getSeqLen()) {
+  math::RopeConfig config = getRope().getConfig();
+  if (getSeqLen() && math::dependsOnSequenceLength(config)) {
     auto constant = dyn_cast_if_present<IntegerAttr>(adaptor.getSeqLen());
     if (!constant)
       return {};
     seqLen = constant.getInt();
   }
-  return denseFloats(getType(),
-                     math::inverseFrequencies(getRope().getConfig(), seqLen));
+  return denseFloats(getType(), math::inverseFrequencies(config, seqLen));
 }
 
 LogicalResult RopeTablesOp::fold(FoldAdaptor adaptor,
@@ -169,6 +173,8 @@ OpFoldResult SinusoidalOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult AlibiSlopesOp::fold(FoldAdaptor) {
+  if (getType().getNumElements() > kMaxFoldedElements)
+    return {};
   return denseFloats(getType(),
                      math::alibiSlopes(getType().getDimSize(0),
                                        getMaxBias().convertToDouble()));

@@ -151,7 +151,12 @@ LogicalResult SinusoidalOp::verify() {
   if (failed(verifyPositionsRank(*this, "positions", positions)))
     return failure();
   RankedTensorType type = getType();
-  int64_t dim = type.getRank() ? type.getShape().back() : 0;
+  if (type.getRank() != positions.getRank() + 1)
+    return emitOpError() << "expects a result of rank " << positions.getRank() + 1
+                         << " (the positions' shape plus the embedding "
+                            "dimension), but got rank "
+                         << type.getRank();
+  int64_t dim = type.getShape().back();
   if (failed(verifyStatic(*this, "embedding dimension", dim)))
     return failure();
   if (dim < 2 || dim % 2 != 0)
@@ -297,10 +302,10 @@ LogicalResult AttentionOp::verify() {
                          << ", " << dimStr(v.getDimSize(0));
   if (k.getDimSize(3) != d)
     return emitOpError() << "expects key head dimension " << d
-                         << " (the query's), but got " << k.getDimSize(3);
+                         << " (the query's), but got " << dimStr(k.getDimSize(3));
   if (v.getDimSize(1) != hkv)
     return emitOpError() << "expects value to have " << hkv
-                         << " heads (the key's), but got " << v.getDimSize(1);
+                         << " heads (the key's), but got " << dimStr(v.getDimSize(1));
   if (!compatible(v.getDimSize(2), skv))
     return emitOpError() << "expects value to have " << dimStr(skv)
                          << " positions (the key's), but got "

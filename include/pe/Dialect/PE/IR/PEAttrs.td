@@ -207,7 +207,7 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
     Channels `rotary_dim .. D-1` pass through (partial rotary).
   }];
   let parameters = (ins
-      PE_DefaultF64Param<"10000.0", "base theta > 0">:$theta,
+      PE_DefaultF64Param<"10000.0", "base theta > 1">:$theta,
       "int64_t":$rotary_dim,
       DefaultValuedParameter<"::mlir::pe::RopeStyle",
           "::mlir::pe::RopeStyle::half">:$style,

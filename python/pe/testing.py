@@ -1,0 +1,223 @@
+"""Test utilities: run `pe-opt`, parse folded constants, compare in units in the last place.
+
+All values are handled as float64 arrays holding values exactly representable in the element
+type (f64, f32, f16, bf16); rounding from float64 is round-to-nearest-even, done once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = [
+    "PE_OPT",
+    "run_pe_opt",
+    "parse_returned_constants",
+    "round_to",
+    "spacing",
+    "ulp_distance",
+    "assert_within_ulp",
+]
+
+PE_OPT = os.environ.get("PE_OPT", "/work/main/build/bin/pe-opt")
+
+FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
+
+
+# ---------------------------------------------------------------------------
+# Rounding and ulps
+# ---------------------------------------------------------------------------
+
+def _round_bf16(x: np.ndarray) -> np.ndarray:
+    """float64 -> nearest bfloat16 (8 significant bits, ties to even), as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    out = x.copy()
+    finite = np.isfinite(x) & (x != 0)
+    xf = x[finite]
+    _, e = np.frexp(xf)  # xf = m 2^e, 0.5 <= |m| < 1; the leading bit has weight 2^(e-1)
+    # ulp = 2^(e-8) for normal numbers, 2^-133 in the subnormal range (exponent < -126).
+    q = np.maximum(e - 8, -133)
+    out[finite] = np.ldexp(np.rint(np.ldexp(xf, -q)), q)  # np.rint: ties to even
+    with np.errstate(over="ignore"):
+        out[np.abs(out) >= 2.0 ** 128] = np.copysign(np.inf, out[np.abs(out) >= 2.0 ** 128])
+    return out
+
+
+def round_to(x, dtype: str) -> np.ndarray:
+    """Round float64 values once to `dtype` (RNE) and return them as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype == "f64":
+        return x.copy()
+    if dtype == "f32":
+        return x.astype(np.float32).astype(np.float64)
+    if dtype == "f16":
+        return x.astype(np.float16).astype(np.float64)
+    if dtype == "bf16":
+        return _round_bf16(x)
+    raise ValueError(f"unsupported element type {dtype}")
+
+
+def _ordered(x: np.ndarray, dtype: str) -> np.ndarray:
+    """Integers whose differences count representable values between two numbers."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype == "f64":
+        bits, mask = x.view(np.int64), np.int64(0x7FFFFFFFFFFFFFFF)
+        return np.where(bits < 0, -(bits & mask), bits).astype(object)  # avoid overflow
+    if dtype in ("f32", "bf16"):
+        bits = x.astype(np.float32).view(np.int32).astype(np.int64)
+        ordered = np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+        return ordered // 65536 if dtype == "bf16" else ordered
+    if dtype == "f16":
+        bits = x.astype(np.float16).view(np.int16).astype(np.int64)
+        return np.where(bits < 0, -(bits & 0x7FFF), bits)
+    raise ValueError(dtype)
+
+
+def ulp_distance(a, b, dtype: str) -> np.ndarray:
+    """Number of `dtype` values between a and b (both representable in `dtype`)."""
+    return np.abs(np.asarray(_ordered(a, dtype) - _ordered(b, dtype))).astype(np.float64)
+
+
+def spacing(x, dtype: str) -> np.ndarray:
+    """The `dtype` ulp at |x| (distance to the next larger magnitude)."""
+    x = np.abs(np.asarray(x, dtype=np.float64))
+    if dtype == "f64":
+        return np.spacing(x)
+    if dtype == "f32":
+        return np.spacing(x.astype(np.float32)).astype(np.float64)
+    if dtype == "f16":
+        return np.spacing(x.astype(np.float16)).astype(np.float64)
+    if dtype == "bf16":
+        _, e = np.frexp(np.where(x == 0, 2.0 ** -126, x))
+        return np.ldexp(1.0, np.maximum(e - 8, -133))
+    raise ValueError(dtype)
+
+
+def assert_within_ulp(actual, reference, dtype: str, ulps: int = 1,
+                      extra_abs=None, what: str = "") -> None:
+    """Assert each actual value is within `ulps` ulps of `reference` (float64) rounded to dtype.
+
+    `extra_abs` (broadcastable): an additional absolute allowance for entries where the
+    float64 reference is itself uncertain by more than an ulp (see test docstrings). An entry
+    passes if its ulp distance is <= `ulps`, or |actual - reference| <= ulps * ulp + extra_abs.
+    """
+    actual = np.asarray(actual, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    assert actual.shape == reference.shape, (
+        f"{what}: shape {actual.shape} != reference shape {reference.shape}")
+    expected = round_to(reference, dtype)
+    dist = ulp_distance(actual, expected, dtype)
+    ok = dist <= ulps
+    if extra_abs is not None:
+        allowance = ulps * spacing(expected, dtype) + np.broadcast_to(extra_abs, actual.shape)
+        ok |= np.abs(actual - reference) <= allowance
+    if ok.all():
+        return
+    bad = np.argwhere(~ok)
+    order = np.argsort(-dist[~ok], kind="stable")
+    lines = []
+    for j in order[:12]:
+        idx = tuple(int(v) for v in bad[j])
+        lines.append(f"  index {idx}: pe-opt {actual[idx]!r}, reference {reference[idx]!r} "
+                     f"(rounded {expected[idx]!r}), {dist[idx]:.0f} ulp")
+    raise AssertionError(
+        f"{what}: {len(bad)} of {actual.size} {dtype} values differ by more than {ulps} ulp"
+        + (" (plus the stated reference allowance)" if extra_abs is not None else "")
+        + ":\n" + "\n".join(lines))
+
+
+# ---------------------------------------------------------------------------
+# pe-opt
+# ---------------------------------------------------------------------------
+
+def run_pe_opt(mlir: str, args: Sequence[str] = ("-canonicalize",),
+               pe_opt: Optional[str] = None) -> str:
+    """Run pe-opt on `mlir` text; return stdout, raise with stderr on failure."""
+    tool = pe_opt or PE_OPT
+    proc = subprocess.run([tool, *args, "-"], input=mlir, capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tool} {' '.join(args)} failed ({proc.returncode}):\n"
+                           f"{proc.stderr}\n--- input ---\n{mlir}")
+    return proc.stdout
+
+
+_CONST_RE = re.compile(
+    r"^\s*(%[\w$.-]+) = arith\.constant dense<(.*)> : tensor<([0-9x]*)(f64|f32|f16|bf16)>\s*$")
+_RETURN_RE = re.compile(r"^\s*(?:func\.)?return (.*?) : (.*)$")
+
+
+def _tensor_shape(dims: str) -> Tuple[int, ...]:
+    return tuple(int(d) for d in dims.split("x") if d)
+
+
+def _bits_to_values(bits: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "f64":
+        return bits.astype(np.uint64).view(np.float64).astype(np.float64)
+    if dtype == "f32":
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    if dtype == "f16":
+        return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+    if dtype == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    raise ValueError(dtype)
+
+
+_WIDTH = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2}
+
+
+def _parse_dense(body: str, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
+    count = int(np.prod(shape)) if shape else 1
+    body = body.strip()
+    if body.startswith('"0x'):
+        raw = bytes.fromhex(body[3:-1])
+        width = _WIDTH[dtype]
+        utype = {8: "<u8", 4: "<u4", 2: "<u2"}[width]
+        values = _bits_to_values(np.frombuffer(raw, dtype=utype), dtype)
+    else:
+        tokens = [t.strip() for t in body.replace("[", " ").replace("]", " ").split(",")]
+        tokens = [t for t in tokens if t]
+        out = []
+        for t in tokens:
+            if t.lower().startswith("0x"):
+                out.append(_bits_to_values(np.array([int(t, 16)]), dtype)[0])
+            else:
+                out.append(float(t))
+        # Decimal text is rounded once to the element type (it was printed from that type).
+        values = round_to(np.array(out, dtype=np.float64), dtype)
+    if values.size == 1 and count != 1:
+        values = np.full(count, values[0])  # splat
+    if values.size != count:
+        raise ValueError(f"dense<{body[:80]}...> has {values.size} values, expected {count}")
+    return values.reshape(shape)
+
+
+def parse_returned_constants(text: str) -> List[Tuple[np.ndarray, str]]:
+    """Values returned by the (single) function of folded pe-opt output, in return order.
+
+    Each returned value must be an `arith.constant dense<...>`; returns (values, dtype) pairs
+    with float64 values exactly representable in dtype.
+    """
+    constants: Dict[str, Tuple[str, Tuple[int, ...], str]] = {}
+    returned: Optional[List[str]] = None
+    for line in text.splitlines():
+        m = _CONST_RE.match(line)
+        if m:
+            constants[m.group(1)] = (m.group(2), _tensor_shape(m.group(3)), m.group(4))
+            continue
+        r = _RETURN_RE.match(line)
+        if r:
+            returned = [v.strip() for v in r.group(1).split(",")]
+    if returned is None:
+        raise ValueError(f"no return in pe-opt output:\n{text}")
+    results = []
+    for name in returned:
+        if name not in constants:
+            raise AssertionError(f"returned value {name} was not folded to a dense constant:\n{text}")
+        body, shape, dtype = constants[name]
+        results.append((_parse_dense(body, shape, dtype), dtype))
+    return results
