@@ -156,6 +156,12 @@ FREQ_CASES = [
      longrope(LR96_SHORT, LR96_LONG, factor=32.0), 2000),
     ("longrope-r8-attnfactor", 10000.0, 8,
      longrope(LR8_SHORT, LR8_LONG, factor=16.0, attention_factor=1.25, select="long"), None),
+    # seq_len given to configurations that do not depend on it, and seq_len = 0
+    ("default-r16-seq100000", 10000.0, 16, None, 100000),
+    ("yarn-4-r16-seq100000", 10000.0, 16,
+     {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}, 100000),
+    ("dynamic-2-r64-seq0", 10000.0, 64,
+     {"type": "dynamic_ntk", "factor": 2.0, "max_position_embeddings": 4096}, 0),
 ]
 
 
@@ -182,6 +188,8 @@ P_LARGE = [0, 1, 4095, 4096, 8191, 65535, 65536 * 7, 1048575]
 P_HUGE = [1048576, 16777217, 123456789, 1234567891, 2 ** 31 - 1]
 P_BATCHED = [[0, 1, 2, 3, 5], [4096, 4097, 70000, 65536 * 7, 1048575]]
 P_CROSS_8192 = [0, 100, 4095, 8000, 8191]  # max + 1 = 8192
+P_NEGATIVE = [-1048575, -65536 * 7, -4096, -1, 0, 3]
+P_BEYOND_I32 = [2 ** 32 + 5, 2 ** 40 + 12345]
 
 
 # (id, theta, r, scaling, positions, elem type of positions)
@@ -191,6 +199,9 @@ TABLE_CASES = [
     ("default-r24-partial-large", 10000.0, 24, None, P_LARGE, "i32"),
     ("default-r64-huge", 10000.0, 64, None, P_HUGE, "i64"),
     ("default-r64-batched", 10000.0, 64, None, P_BATCHED, "i64"),
+    ("default-r32-negative", 10000.0, 32, None, P_NEGATIVE, "i32"),
+    ("default-r8-beyond-i32", 10000.0, 8, None, P_BEYOND_I32, "i64"),
+    ("default-r256-theta1e6-large", 1000000.0, 256, None, P_LARGE, "i64"),
     ("linear-4-r64-large", 10000.0, 64, {"type": "linear", "factor": 4.0}, P_LARGE, "i64"),
     ("ntk-2-r32-large", 10000.0, 32, {"type": "ntk", "factor": 2.0}, P_LARGE, "i64"),
     ("dynamic-2-r64-below-max", 10000.0, 64,
@@ -223,6 +234,16 @@ TABLE_CASES = [
      longrope(LR8_SHORT, LR8_LONG, factor=32.0, select="short"), P_LARGE, "i64"),
     ("longrope-r8-attnfactor", 10000.0, 8,
      longrope(LR8_SHORT, LR8_LONG, factor=32.0, attention_factor=1.25), P_SMALL, "i64"),
+    # seq_len = max over the whole [B, S] tensor: only the second row is past the limit
+    ("dynamic-2-r32-batched", 10000.0, 32,
+     {"type": "dynamic_ntk", "factor": 2.0, "max_position_embeddings": 4096}, P_BATCHED, "i64"),
+    ("longrope-r8-batched", 10000.0, 8,
+     longrope(LR8_SHORT, LR8_LONG, factor=32.0), P_BATCHED, "i32"),
+    # seq_len = 2^31 from i32 positions (no int32 overflow)
+    ("dynamic-4-r16-huge-i32", 10000.0, 16,
+     {"type": "dynamic_ntk", "factor": 4.0, "max_position_embeddings": 4096}, P_HUGE, "i32"),
+    ("longrope-r8-huge-i32", 10000.0, 8,
+     longrope(LR8_SHORT, LR8_LONG, factor=32.0), P_HUGE, "i32"),
 ]
 
 
@@ -256,23 +277,54 @@ def test_rope_tables_style_does_not_matter():
         np.testing.assert_array_equal(a, b)
 
 
-def test_rope_tables_magnitude_at_position_zero():
-    """cos(0) = m exactly (rounded once): YaRN m = 0.1 ln 4 + 1, LongRoPE sqrt(1 + ln32/ln4096)."""
-    cases = [
-        ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
-         0.1 * math.log(4.0) + 1.0),
-        (longrope(LR8_SHORT, LR8_LONG, factor=32.0), math.sqrt(17.0 / 12.0)),
-        ({"type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096,
-          "mscale": 1.0, "mscale_all_dim": 0.5},
-         (0.1 * math.log(16.0) + 1.0) / (0.05 * math.log(16.0) + 1.0)),
-    ]
-    for scaling, m in cases:
-        fb = ir.FunctionBuilder()
-        pos = fb.positions([0, 0])
-        fb.returns(*fb.rope_tables(ir.rope_attr(10000.0, 8, "half", scaling), pos, [2, 4]))
-        (cos, _), (sin, _) = fold(fb)
-        assert np.all(cos == np.float32(m)), (scaling, cos, m)
-        assert np.all(sin == 0.0), (scaling, sin)
+MAGNITUDE_CASES = [
+    # (id, scaling, m written out independently of pe.reference)
+    ("none", None, 1.0),
+    ("linear", {"type": "linear", "factor": 4.0}, 1.0),
+    ("llama3", {"type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}, 1.0),
+    ("yarn-4", {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096},
+     0.1 * math.log(4.0) + 1.0),
+    ("yarn-0.5", {"type": "yarn", "factor": 0.5, "original_max_position_embeddings": 4096}, 1.0),
+    ("yarn-mscale-alldim", {"type": "yarn", "factor": 16.0,
+                            "original_max_position_embeddings": 4096,
+                            "mscale": 1.0, "mscale_all_dim": 0.5},
+     (0.1 * math.log(16.0) + 1.0) / (0.05 * math.log(16.0) + 1.0)),
+    ("yarn-deepseek-equal", {"type": "yarn", "factor": 40.0,
+                             "original_max_position_embeddings": 4096,
+                             "mscale": 0.707, "mscale_all_dim": 0.707}, 1.0),
+    ("yarn-mscale-only", {"type": "yarn", "factor": 16.0,
+                          "original_max_position_embeddings": 4096, "mscale": 0.707},
+     0.1 * math.log(16.0) + 1.0),
+    ("yarn-alldim-only", {"type": "yarn", "factor": 16.0,
+                          "original_max_position_embeddings": 4096, "mscale_all_dim": 0.707},
+     0.1 * math.log(16.0) + 1.0),
+    ("yarn-mscale-zero", {"type": "yarn", "factor": 16.0,
+                          "original_max_position_embeddings": 4096,
+                          "mscale": 0.0, "mscale_all_dim": 1.0},
+     0.1 * math.log(16.0) + 1.0),
+    ("yarn-attention-factor-wins", {"type": "yarn", "factor": 16.0,
+                                    "original_max_position_embeddings": 4096,
+                                    "mscale": 1.0, "mscale_all_dim": 0.5,
+                                    "attention_factor": 0.75}, 0.75),
+    ("longrope-32", longrope(LR8_SHORT, LR8_LONG, factor=32.0), math.sqrt(17.0 / 12.0)),
+    ("longrope-1", longrope(LR8_SHORT, LR8_LONG), 1.0),
+    ("longrope-0.5", longrope(LR8_SHORT, LR8_LONG, factor=0.5), 1.0),
+    ("longrope-attention-factor", longrope(LR8_SHORT, LR8_LONG, factor=32.0,
+                                           attention_factor=1.5), 1.5),
+]
+
+
+@pytest.mark.parametrize("case_id,scaling,m", MAGNITUDE_CASES,
+                         ids=[c[0] for c in MAGNITUDE_CASES])
+def test_rope_tables_magnitude_at_position_zero(case_id, scaling, m):
+    """cos(0) = m (within 1 f32 ulp of m) and sin(0) = 0 exactly; also m of the reference."""
+    assert ref.rope_attention_factor(scaling) == pytest.approx(m, rel=1e-15, abs=0)
+    fb = ir.FunctionBuilder()
+    pos = fb.positions([0, 0])
+    fb.returns(*fb.rope_tables(ir.rope_attr(10000.0, 8, "half", scaling), pos, [2, 4]))
+    (cos, _), (sin, _) = fold(fb)
+    assert_within_ulp(cos, np.full(cos.shape, m), "f32", what=f"{case_id} m")
+    assert np.all(sin == 0.0), (case_id, sin.tolist())
 
 
 # ---------------------------------------------------------------------------
@@ -335,7 +387,7 @@ def test_alibi_slopes_default(heads):
     assert_within_ulp(got64, expected, "f64", ulps=F64_ULPS, what=f"alibi H={heads} f64")
 
 
-@pytest.mark.parametrize("max_bias", [0.5, 1.0, 4.0, 12.5, 16.0])
+@pytest.mark.parametrize("max_bias", [0.5, 1.0, 4.0, 12.5, 16.0, 150.0])
 @pytest.mark.parametrize("heads", [1, 2, 3, 5, 6, 7, 8, 12, 13, 24, 33, 40, 64])
 def test_alibi_slopes_max_bias(heads, max_bias):
     fb = ir.FunctionBuilder()
