@@ -3,6 +3,7 @@
 #define PE_INITPE_H
 
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
 
 namespace mlir::pe {
@@ -13,7 +14,10 @@ inline void registerAllDialects(DialectRegistry &registry) {
 }
 
 /// Registers the passes and pipelines of pe-mlir with the global registry.
-inline void registerAllPasses() { registerPEPasses(); }
+inline void registerAllPasses() {
+  registerPEPasses();
+  registerPEConversionPasses();
+}
 
 } // namespace mlir::pe
 

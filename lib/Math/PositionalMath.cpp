@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mlir::pe::math {
+namespace mlir::pe::formula {
 
 static constexpr double kPi = 3.14159265358979323846;
 
@@ -190,4 +190,4 @@ std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
   return freqs;
 }
 
-} // namespace mlir::pe::math
+} // namespace mlir::pe::formula

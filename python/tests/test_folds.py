@@ -436,3 +436,79 @@ def test_harness_parses_hex_and_splat():
     assert b.tolist() == [1.0, 1.0, 1.0]
     assert c.tolist() == [math.inf, -2.0]
     assert d.tolist() == [0.98828125, -0.06591796875]
+
+
+# ---------------------------------------------------------------------------
+# Seeded random sweep over every scaling, style, rotary_dim, theta, seq_len and position set
+# ---------------------------------------------------------------------------
+
+def _random_case(rng):
+    r = int(rng.choice([2, 4, 6, 8, 16, 24, 32, 64, 96, 128, 256]))
+    theta = float(rng.choice([1.5, 10.0, 100.0, 1e4, 10000.5, 5e5, 1e6, 1e9]))
+    kind = str(rng.choice(["none", "linear", "ntk", "dynamic_ntk", "yarn", "llama3",
+                           "longrope"]))
+    f = float(np.round(rng.choice([0.25, 0.5, 1.0, 1.5, 2, 4, 8, 16, 32, 40, 64])
+                       * rng.choice([1.0, 1.1]), 3))
+    L0 = int(rng.choice([2, 16, 128, 2048, 4096, 8192, 32768, 131072, 10 ** 6]))
+    if kind in ("ntk", "dynamic_ntk") and r == 2:
+        kind = "linear"
+    if kind == "none":
+        sc = None
+    elif kind in ("linear", "ntk"):
+        sc = {"type": kind, "factor": f}
+    elif kind == "dynamic_ntk":
+        sc = {"type": kind, "factor": f, "max_position_embeddings": L0}
+    elif kind == "yarn":
+        bs = float(rng.choice([0.5, 1.0, 2.0]))
+        sc = {"type": kind, "factor": f, "original_max_position_embeddings": L0,
+              "beta_fast": bs + float(rng.choice([0.5, 8.0, 31.0, 100.0])), "beta_slow": bs,
+              "truncate": bool(rng.integers(2))}
+        extra = int(rng.integers(3))
+        if extra == 1:
+            sc["mscale"] = float(rng.choice([0.0, 0.707, 1.0]))
+            sc["mscale_all_dim"] = float(rng.choice([0.0, 0.5, 1.0]))
+        elif extra == 2:
+            sc["attention_factor"] = float(np.round(rng.uniform(0.5, 2.0), 4))
+    elif kind == "llama3":
+        lf = float(rng.choice([0.5, 1.0, 2.0]))
+        sc = {"type": kind, "factor": f, "low_freq_factor": lf,
+              "high_freq_factor": lf + float(rng.choice([0.5, 3.0, 8.0])),
+              "original_max_position_embeddings": L0}
+    else:
+        h = r // 2
+        sc = {"type": kind, "short_factor": np.round(rng.uniform(0.5, 3, h), 4).tolist(),
+              "long_factor": np.round(rng.uniform(1, 60, h), 4).tolist(),
+              "original_max_position_embeddings": L0, "factor": f,
+              "select": str(rng.choice(["dynamic", "short", "long"]))}
+    style = str(rng.choice(["half", "interleaved"]))
+    positions = [int(p) for p in rng.choice(
+        [0, 1, 2, 7, 100, 4095, 4096, 8191, 8192, 32768, 65535, 131072, 458752, 1048575, -3,
+         2 ** 31 - 1], size=5)]
+    seq_len = None if rng.integers(2) else int(rng.integers(-1, 300000))
+    return theta, r, style, sc, positions, seq_len
+
+
+_SWEEP_RNG = np.random.default_rng(20260829)
+SWEEP_CASES = [_random_case(_SWEEP_RNG) for _ in range(120)]
+
+
+@pytest.mark.parametrize("case", SWEEP_CASES,
+                         ids=[f"{i}-{(c[3] or {'type': 'none'})['type']}-r{c[1]}"
+                              for i, c in enumerate(SWEEP_CASES)])
+def test_random_sweep(case):
+    theta, r, style, sc, positions, seq_len = case
+    fb = ir.FunctionBuilder()
+    rope = ir.rope_attr(theta, r, style, sc)
+    sl = fb.index(seq_len) if seq_len is not None else None
+    freq = fb.rope_frequencies(rope, r // 2, "f32", sl)
+    cos, sin = fb.rope_tables(rope, fb.positions(positions), [len(positions), r // 2])
+    fb.returns(freq, cos, sin)
+    (got_f, _), (got_c, _), (got_s, _) = fold(fb)
+    what = f"{rope} seq_len={seq_len} positions={positions}"
+    assert_within_ulp(got_f, ref.rope_inv_freq(theta, r, sc, seq_len), "f32",
+                      what="frequencies " + what)
+    exp_c, exp_s = ref.rope_tables(positions, theta, r, sc)
+    allowance = angle_allowance(positions, ref.rope_inv_freq(theta, r, sc, max(positions) + 1),
+                                ref.rope_attention_factor(sc))
+    assert_within_ulp(got_c, exp_c, "f32", extra_abs=allowance, what="cos " + what)
+    assert_within_ulp(got_s, exp_s, "f32", extra_abs=allowance, what="sin " + what)

@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-namespace mlir::pe::math {
+namespace mlir::pe::formula {
 
 enum class ScalingKind { None, Linear, Ntk, DynamicNtk, Yarn, Llama3, LongRope };
 enum class LongRopeChoice { Dynamic, Short, Long };
@@ -83,6 +83,6 @@ std::vector<double> alibiSlopes(int64_t numHeads, double maxBias = 8.0);
 std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
                                           bool fairseqSpacing);
 
-} // namespace mlir::pe::math
+} // namespace mlir::pe::formula
 
 #endif // PE_MATH_POSITIONALMATH_H

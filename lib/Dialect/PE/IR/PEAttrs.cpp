@@ -138,8 +138,8 @@ static LogicalResult checkNtkRotaryDim(EmitErrorFn emitError, StringRef attr,
 LogicalResult LinearScalingAttr::verify(EmitErrorFn emitError, APFloat factor) {
   return checkPositive(emitError, "#pe.linear", "factor", factor);
 }
-void LinearScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::Linear;
+void LinearScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::Linear;
   config.factor = getFactor().convertToDouble();
 }
 LogicalResult LinearScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const {
@@ -149,8 +149,8 @@ LogicalResult LinearScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const 
 LogicalResult NtkScalingAttr::verify(EmitErrorFn emitError, APFloat factor) {
   return checkPositive(emitError, "#pe.ntk", "factor", factor);
 }
-void NtkScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::Ntk;
+void NtkScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::Ntk;
   config.factor = getFactor().convertToDouble();
 }
 LogicalResult NtkScalingAttr::verifyForRotaryDim(EmitErrorFn emitError,
@@ -166,8 +166,8 @@ LogicalResult DynamicNtkScalingAttr::verify(EmitErrorFn emitError,
   return checkPositive(emitError, "#pe.dynamic_ntk", "max_position_embeddings",
                        maxPositionEmbeddings);
 }
-void DynamicNtkScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::DynamicNtk;
+void DynamicNtkScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::DynamicNtk;
   config.factor = getFactor().convertToDouble();
   config.originalMaxPositions = getMaxPositionEmbeddings();
 }
@@ -208,8 +208,8 @@ LogicalResult YarnScalingAttr::verify(
     return failure();
   return success();
 }
-void YarnScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::Yarn;
+void YarnScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::Yarn;
   config.factor = getFactor().convertToDouble();
   config.originalMaxPositions = getOriginalMaxPositionEmbeddings();
   config.betaFast = getBetaFast().convertToDouble();
@@ -244,8 +244,8 @@ LogicalResult Llama3ScalingAttr::verify(EmitErrorFn emitError, APFloat apFactor,
                        << lowFreqFactor;
   return success();
 }
-void Llama3ScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::Llama3;
+void Llama3ScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::Llama3;
   config.factor = getFactor().convertToDouble();
   config.lowFreqFactor = getLowFreqFactor().convertToDouble();
   config.highFreqFactor = getHighFreqFactor().convertToDouble();
@@ -283,8 +283,8 @@ LogicalResult LongRopeScalingAttr::verify(
     return failure();
   return success();
 }
-void LongRopeScalingAttr::populateConfig(math::RopeConfig &config) const {
-  config.kind = math::ScalingKind::LongRope;
+void LongRopeScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::LongRope;
   ArrayRef<double> shortFactor = getShortFactor().asArrayRef();
   ArrayRef<double> longFactor = getLongFactor().asArrayRef();
   config.shortFactor.assign(shortFactor.begin(), shortFactor.end());
@@ -294,13 +294,13 @@ void LongRopeScalingAttr::populateConfig(math::RopeConfig &config) const {
   config.attentionFactor = toDouble(getAttentionFactor());
   switch (getSelect()) {
   case LongRopeSelect::dynamic:
-    config.longRopeChoice = math::LongRopeChoice::Dynamic;
+    config.longRopeChoice = formula::LongRopeChoice::Dynamic;
     break;
   case LongRopeSelect::short_:
-    config.longRopeChoice = math::LongRopeChoice::Short;
+    config.longRopeChoice = formula::LongRopeChoice::Short;
     break;
   case LongRopeSelect::long_:
-    config.longRopeChoice = math::LongRopeChoice::Long;
+    config.longRopeChoice = formula::LongRopeChoice::Long;
     break;
   }
 }
@@ -337,8 +337,8 @@ LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
   return success();
 }
 
-math::RopeConfig RopeAttr::getConfig() const {
-  math::RopeConfig config;
+formula::RopeConfig RopeAttr::getConfig() const {
+  formula::RopeConfig config;
   config.theta = getTheta().convertToDouble();
   config.rotaryDim = getRotaryDim();
   if (RopeScalingAttrInterface scaling = getScaling())

@@ -64,33 +64,33 @@ OpFoldResult RopeFrequenciesOp::fold(FoldAdaptor adaptor) {
   if (getType().getNumElements() > kMaxFoldedElements)
     return {};
   std::optional<int64_t> seqLen;
-  math::RopeConfig config = getRope().getConfig();
-  if (getSeqLen() && math::dependsOnSequenceLength(config)) {
+  formula::RopeConfig config = getRope().getConfig();
+  if (getSeqLen() && formula::dependsOnSequenceLength(config)) {
     auto constant = dyn_cast_if_present<IntegerAttr>(adaptor.getSeqLen());
     if (!constant)
       return {};
     seqLen = constant.getInt();
   }
-  return denseFloats(getType(), math::inverseFrequencies(config, seqLen));
+  return denseFloats(getType(), formula::inverseFrequencies(config, seqLen));
 }
 
 LogicalResult RopeTablesOp::fold(FoldAdaptor adaptor,
                                  SmallVectorImpl<OpFoldResult> &results) {
-  math::RopeConfig config = getRope().getConfig();
+  formula::RopeConfig config = getRope().getConfig();
   const int64_t half = config.rotaryDim / 2;
   std::optional<SmallVector<int64_t>> positions =
       constantPositions(adaptor.getPositions(), half);
   if (!positions || !getCos().getType().hasStaticShape())
     return failure();
   std::vector<double> invFreq =
-      math::inverseFrequencies(config, sequenceLength(*positions));
-  const double m = math::attentionFactor(config);
+      formula::inverseFrequencies(config, sequenceLength(*positions));
+  const double m = formula::attentionFactor(config);
   SmallVector<double> cosValues, sinValues;
   cosValues.reserve(positions->size() * half);
   sinValues.reserve(positions->size() * half);
   for (int64_t p : *positions)
     for (double f : invFreq) {
-      double angle = math::reducedAngle(p, f);
+      double angle = formula::reducedAngle(p, f);
       cosValues.push_back(m * std::cos(angle));
       sinValues.push_back(m * std::sin(angle));
     }
@@ -102,7 +102,7 @@ LogicalResult RopeTablesOp::fold(FoldAdaptor adaptor,
 OpFoldResult RopeOp::fold(FoldAdaptor adaptor) {
   // Position 0 is the identity rotation unless a magnitude factor scales it.
   auto positions = dyn_cast_if_present<DenseIntElementsAttr>(adaptor.getPositions());
-  if (!positions || math::attentionFactor(getRope().getConfig()) != 1.0)
+  if (!positions || formula::attentionFactor(getRope().getConfig()) != 1.0)
     return {};
   if (!llvm::all_of(positions.getValues<APInt>(),
                     [](const APInt &p) { return p.isZero(); }))
@@ -126,9 +126,9 @@ struct ComposeRotations : OpRewritePattern<RopeOp> {
       return rewriter.notifyMatchFailure(op, "different rope configuration");
     if (inner.getPositions().getType() != op.getPositions().getType())
       return rewriter.notifyMatchFailure(op, "positions of different types");
-    math::RopeConfig config = op.getRope().getConfig();
-    if (math::dependsOnSequenceLength(config) ||
-        math::attentionFactor(config) != 1.0)
+    formula::RopeConfig config = op.getRope().getConfig();
+    if (formula::dependsOnSequenceLength(config) ||
+        formula::attentionFactor(config) != 1.0)
       return rewriter.notifyMatchFailure(op, "angles do not add");
     Value sum = arith::AddIOp::create(rewriter, op.getLoc(),
                                       inner.getPositions(), op.getPositions());
@@ -155,7 +155,7 @@ OpFoldResult SinusoidalOp::fold(FoldAdaptor adaptor) {
       constantPositions(adaptor.getPositions(), dim);
   if (!positions || !type.hasStaticShape())
     return {};
-  std::vector<double> freqs = math::sinusoidalFrequencies(
+  std::vector<double> freqs = formula::sinusoidalFrequencies(
       dim, getBase().convertToDouble(),
       getSpacing() == SinusoidalSpacing::fairseq);
   const int64_t half = dim / 2;
@@ -164,7 +164,7 @@ OpFoldResult SinusoidalOp::fold(FoldAdaptor adaptor) {
   for (auto [row, p] : llvm::enumerate(*positions)) {
     double *e = values.data() + row * dim;
     for (int64_t k = 0; k < half; ++k) {
-      double angle = math::reducedAngle(p, freqs[k]);
+      double angle = formula::reducedAngle(p, freqs[k]);
       e[interleaved ? 2 * k : k] = std::sin(angle);
       e[interleaved ? 2 * k + 1 : half + k] = std::cos(angle);
     }
@@ -176,6 +176,6 @@ OpFoldResult AlibiSlopesOp::fold(FoldAdaptor) {
   if (getType().getNumElements() > kMaxFoldedElements)
     return {};
   return denseFloats(getType(),
-                     math::alibiSlopes(getType().getDimSize(0),
+                     formula::alibiSlopes(getType().getDimSize(0),
                                        getMaxBias().convertToDouble()));
 }

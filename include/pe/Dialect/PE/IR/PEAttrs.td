@@ -216,7 +216,7 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The configuration in the form the positional math takes.
-    ::mlir::pe::math::RopeConfig getConfig() const;
+    ::mlir::pe::formula::RopeConfig getConfig() const;
   }];
 }
 

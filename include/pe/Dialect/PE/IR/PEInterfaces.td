@@ -9,12 +9,12 @@ def PE_RopeScalingAttrInterface : AttrInterface<"RopeScalingAttrInterface"> {
   let description = [{
     A context-extension scaling of RoPE (`#pe.linear`, `#pe.ntk`,
     `#pe.dynamic_ntk`, `#pe.yarn`, `#pe.llama3`, `#pe.longrope`). It states its
-    parameters into a `pe::math::RopeConfig`; the frequency and magnitude
+    parameters into a `pe::formula::RopeConfig`; the frequency and magnitude
     formulas themselves live in `pe/Math/PositionalMath.h`.
   }];
   let methods = [
     InterfaceMethod<"Writes this scaling's kind and parameters into `config`.",
-      "void", "populateConfig", (ins "::mlir::pe::math::RopeConfig &":$config)>,
+      "void", "populateConfig", (ins "::mlir::pe::formula::RopeConfig &":$config)>,
     InterfaceMethod<[{
         Checks the constraints that involve the rotary dimension (for example
         LongRoPE factor lists of length rotary_dim/2).

@@ -1,0 +1,25 @@
+//===- Passes.h - conversions out of the pe dialect -----------------------===//
+#ifndef PE_CONVERSION_PASSES_H
+#define PE_CONVERSION_PASSES_H
+
+#include "pe/Conversion/PEToLinalg/PEToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::pe {
+
+#define GEN_PASS_DECL
+#include "pe/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "pe/Conversion/Passes.h.inc"
+
+} // namespace mlir::pe
+
+#endif // PE_CONVERSION_PASSES_H
