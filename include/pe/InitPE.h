@@ -5,6 +5,8 @@
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
+#include "pe/Pipelines/Pipelines.h"
+#include "pe/Transforms/Passes.h"
 
 namespace mlir::pe {
 
@@ -17,6 +19,8 @@ inline void registerAllDialects(DialectRegistry &registry) {
 inline void registerAllPasses() {
   registerPEPasses();
   registerPEConversionPasses();
+  registerPECodegenPasses();
+  registerPipelines();
 }
 
 } // namespace mlir::pe

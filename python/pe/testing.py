@@ -23,7 +23,8 @@ __all__ = [
     "assert_within_ulp",
 ]
 
-PE_OPT = os.environ.get("PE_OPT", "/work/main/build/bin/pe-opt")
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PE_OPT = os.environ.get("PE_OPT", os.path.join(_ROOT, "build", "bin", "pe-opt"))
 
 FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
 

@@ -1,7 +1,7 @@
 """Constants folded by `pe-opt -canonicalize` against the float64 reference (pe.reference).
 
 Each test renders a small MLIR function (pe.ir), folds it with pe-opt (path: $PE_OPT, default
-/work/main/build/bin/pe-opt), parses the `arith.constant dense<...>` values it returns, and
+build/bin/pe-opt), parses the `arith.constant dense<...>` values it returns, and
 compares them with pe.reference.
 
 Tolerance (the contract: "computed in double and rounded once to the element type"):

@@ -310,13 +310,13 @@ static Value applyRotation(Emitter &h, Value x, Value cos, Value sin,
         Emitter n{nb, nloc};
         Value x0 = n.toF32(args[0]), x1 = n.toF32(args[1]);
         Value c = args[2], s = args[3];
-        // x0' = x0 cos - x1 sin ; x1' = x1 cos + x0 sin.
-        Value out0 = arith::SubFOp::create(
-            nb, nloc, arith::MulFOp::create(nb, nloc, x0, c),
-            arith::MulFOp::create(nb, nloc, x1, s));
-        Value out1 = arith::AddFOp::create(
-            nb, nloc, arith::MulFOp::create(nb, nloc, x1, c),
-            arith::MulFOp::create(nb, nloc, x0, s));
+        // x0' = x0 cos - x1 sin ; x1' = x1 cos + x0 sin, each one FMA and
+        // one product.
+        Value x1s = arith::MulFOp::create(nb, nloc, x1, s);
+        Value out0 = math::FmaOp::create(nb, nloc, x0, c,
+                                         arith::NegFOp::create(nb, nloc, x1s));
+        Value out1 = math::FmaOp::create(nb, nloc, x1, c,
+                                         arith::MulFOp::create(nb, nloc, x0, s));
         linalg::YieldOp::create(nb, nloc, ValueRange{n.toType(out0, element),
                                                      n.toType(out1, element)});
       });

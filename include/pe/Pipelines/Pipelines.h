@@ -1,0 +1,32 @@
+//===- Pipelines.h - named pass pipelines of pe-mlir ----------------------===//
+#ifndef PE_PIPELINES_PIPELINES_H
+#define PE_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace pe {
+
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per vector in innermost loops (16 f32 = AVX-512)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),
+      llvm::cl::init(true)};
+};
+
+/// pe -> linalg -> tiling + vectorization -> bufferization -> LLVM dialect.
+/// Public functions get C interface wrappers (`_mlir_ciface_<name>`).
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// Registers `pe-cpu-pipeline`.
+void registerPipelines();
+
+} // namespace pe
+} // namespace mlir
+
+#endif // PE_PIPELINES_PIPELINES_H

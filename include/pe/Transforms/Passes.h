@@ -1,0 +1,22 @@
+//===- Passes.h - code generation passes of pe-mlir -----------------------===//
+#ifndef PE_TRANSFORMS_PASSES_H
+#define PE_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::pe {
+
+#define GEN_PASS_DECL
+#include "pe/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "pe/Transforms/Passes.h.inc"
+
+} // namespace mlir::pe
+
+#endif // PE_TRANSFORMS_PASSES_H

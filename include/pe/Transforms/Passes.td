@@ -1,0 +1,40 @@
+//===- Passes.td - code generation passes of pe-mlir --------*- tablegen -*-===//
+#ifndef PE_TRANSFORMS_PASSES_TD
+#define PE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
+  let summary = "Tile linalg ops on tensors to vector-width rows and vectorize them";
+  let description = [{
+    Every linalg op is tiled with scf.for loops so that each tile covers
+    `vector-width` elements of its innermost loop and one element of every
+    other loop, then vectorized (masked where the innermost extent is dynamic
+    or not a multiple of the width). Unit dimensions are cast away so that the
+    innermost computation is on 1-D vectors, `vector<16xf32>` for f32 with
+    the default width: one AVX-512 register.
+
+    Ops that fail to vectorize stay tiled and are lowered to scalar loops
+    later; the pass never fails on them.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "Elements per vector in the innermost loop (16 f32 = 512 bits)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+  ];
+}
+
+def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
+  let summary = "Keep the tensor arguments of public functions unmodified";
+  let description = [{
+    Marks every tensor argument of a public function
+    `bufferization.writable = false`, so that one-shot bufferization copies
+    instead of updating an input in place: compiled functions keep the value
+    semantics of their tensors for C callers.
+  }];
+}
+
+#endif // PE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,74 @@
+//===- CpuPipeline.cpp - pe-cpu-pipeline ----------------------------------===//
+#include "pe/Pipelines/Pipelines.h"
+
+#include "pe/Conversion/Passes.h"
+#include "pe/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  // pe -> linalg on tensors, fused elementwise chains.
+  pm.addPass(createPELowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Tiles of one vector along the innermost loop.
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(
+        createPETileAndVectorize(PETileAndVectorizeOptions{options.vectorWidth}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers; inputs are never written, temporaries are freed, results are
+  // returned to the caller.
+  pm.addNestedPass<func::FuncOp>(createPEReadOnlyArguments());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // To the LLVM dialect (order matters: lower-affine after
+  // expand-strided-metadata; ub lowering for vectorization's poison).
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void pe::registerPipelines() {
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "pe-cpu-pipeline",
+      "Lower pe IR to the LLVM dialect for the CPU: pe -> linalg -> tiling + "
+      "vectorization -> bufferization -> LLVM",
+      buildCpuPipeline);
+}

@@ -1,0 +1,90 @@
+//===- TileAndVectorize.cpp - pe-tile-and-vectorize -----------------------===//
+#include "pe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PETILEANDVECTORIZE
+#include "pe/Transforms/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+
+namespace {
+struct TileAndVectorizePass
+    : pe::impl::PETileAndVectorizeBase<TileAndVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (vectorWidth < 1) {
+      func.emitError() << "pe-tile-and-vectorize needs vector-width >= 1, but "
+                          "got "
+                       << static_cast<int64_t>(vectorWidth);
+      return signalPassFailure();
+    }
+
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
+        ops.push_back(op);
+    });
+
+    IRRewriter rewriter(ctx);
+    for (linalg::LinalgOp op : ops) {
+      // One vector along the innermost loop, one element along the others.
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      int64_t inner = ranges.back();
+      int64_t width = ShapedType::isDynamic(inner)
+                          ? int64_t(vectorWidth)
+                          : std::min<int64_t>(vectorWidth, inner);
+      if (width < 1)
+        continue;
+      SmallVector<int64_t> vectorSizes(ranges.size(), 1);
+      vectorSizes.back() = width;
+
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(ctx, vectorSizes));
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      rewriter.replaceOp(op, tiled->replacements);
+
+      // Full tiles vectorize as they are; a partial last tile is masked.
+      bool fullTiles = !ShapedType::isDynamic(inner) && inner % width == 0;
+      for (Operation *tiledOp : tiled->tiledOps) {
+        rewriter.setInsertionPoint(tiledOp);
+        FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+            rewriter, tiledOp,
+            fullTiles ? ArrayRef<int64_t>() : ArrayRef<int64_t>(vectorSizes),
+            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/true);
+        if (succeeded(vectorized))
+          rewriter.replaceOp(tiledOp, vectorized->replacements);
+      }
+    }
+
+    // Down to 1-D vectors, and tensor slices folded into the transfers.
+    RewritePatternSet patterns(ctx);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMaskOpLoweringPatterns(patterns);
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,222 @@
+"""Compile pe IR with `pe-compile` and call its functions on numpy arrays.
+
+    mod = runner.compile(ir_text)
+    (y,) = mod.call("rope", x, positions)
+
+The shared library's C interface (see tools/pe-compile/CHeader.cpp) takes
+strided memref descriptors; this module builds them with ctypes from
+C-contiguous arrays, copies the results out and frees their buffers.
+bf16 arrays are held as float32 here and converted to and from bf16 bits
+(round to nearest even) at the call boundary.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PE_COMPILE = os.environ.get("PE_COMPILE", os.path.join(_ROOT, "build", "bin", "pe-compile"))
+
+_NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+          "i32": np.int32, "i64": np.int64, "index": np.int64}
+_CTYPE = {"f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
+          "bf16": ctypes.c_uint16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+          "index": ctypes.c_int64}
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def to_bf16_bits(x) -> np.ndarray:
+    """float32 values -> bfloat16 bit patterns, round to nearest even."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
+    out = ((bits + rounding) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    out[nan] = 0x7FC0
+    return out
+
+
+def from_bf16_bits(bits) -> np.ndarray:
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: Tuple[int, ...]  # -1 for a dynamic dimension
+    element: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def _parse_type(text: str):
+    text = text.strip()
+    m = re.fullmatch(r"tensor<(.*)>", text)
+    if not m:
+        if text in ("index", "i64", "i32"):
+            return text
+        raise ValueError(f"unsupported argument type {text!r}")
+    parts = m.group(1).split("x")
+    dims = tuple(-1 if d == "?" else int(d) for d in parts[:-1])
+    return TensorType(dims, parts[-1])
+
+
+def _split_top(text: str) -> List[str]:
+    """Split on commas outside <> and ()."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def parse_signatures(ir: str) -> Dict[str, Tuple[list, list]]:
+    """Argument and result types of the public functions of `ir`."""
+    sigs = {}
+    for m in re.finditer(r"func\.func\s+@([\w$.]+)\s*\(", ir):
+        name, i, depth = m.group(1), m.end(), 1
+        start = i
+        while depth:
+            depth += {"(": 1, ")": -1}.get(ir[i], 0)
+            i += 1
+        args = [_parse_type(a.split(":", 1)[1]) for a in _split_top(ir[start:i - 1])]
+        rest = ir[i:]
+        results: list = []
+        r = re.match(r"\s*->\s*", rest)
+        if r:
+            rest = rest[r.end():]
+            if rest.startswith("("):
+                j, depth = 1, 1
+                while depth:
+                    depth += {"(": 1, ")": -1}.get(rest[j], 0)
+                    j += 1
+                results = [_parse_type(t) for t in _split_top(rest[1:j - 1])]
+            else:
+                results = [_parse_type(re.match(r"(tensor<[^{]*?>)\s*(attributes|\{)", rest).group(1))]
+        sigs[name] = (args, results)
+    return sigs
+
+
+_DESCRIPTORS: Dict[Tuple[int, str], type] = {}
+
+
+def _descriptor(rank: int, element: str) -> type:
+    key = (rank, element)
+    if key not in _DESCRIPTORS:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTORS[key] = type(f"MemRef{rank}d_{element}", (ctypes.Structure,),
+                                 {"_fields_": fields})
+    return _DESCRIPTORS[key]
+
+
+def _to_descriptor(array: np.ndarray, ttype: TensorType):
+    if array.ndim != ttype.rank:
+        raise ValueError(f"expected a rank-{ttype.rank} array, got shape {array.shape}")
+    for got, want in zip(array.shape, ttype.shape):
+        if want >= 0 and got != want:
+            raise ValueError(f"expected shape {ttype.shape}, got {array.shape}")
+    if ttype.element == "bf16":
+        array = to_bf16_bits(array)
+    else:
+        array = np.ascontiguousarray(array, dtype=_NUMPY[ttype.element])
+    desc = _descriptor(ttype.rank, ttype.element)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    itemsize = array.itemsize
+    for i in range(ttype.rank):
+        desc.sizes[i] = array.shape[i]
+        desc.strides[i] = array.strides[i] // itemsize
+    return desc, array
+
+
+def _from_descriptor(desc, ttype: TensorType) -> np.ndarray:
+    dtype = np.dtype(_NUMPY[ttype.element])
+    shape = tuple(desc.sizes[i] for i in range(ttype.rank))
+    strides = tuple(desc.strides[i] * dtype.itemsize for i in range(ttype.rank))
+    if any(s == 0 for s in shape):
+        out = np.zeros(shape, dtype)
+    else:
+        extent = 1 + sum((n - 1) * s for n, s in zip(shape, desc.strides[:ttype.rank]))
+        buf = (ctypes.c_char * (extent * dtype.itemsize)).from_address(
+            desc.aligned + desc.offset * dtype.itemsize)
+        flat = np.frombuffer(buf, dtype=dtype, count=extent)
+        out = np.lib.stride_tricks.as_strided(flat, shape, strides).copy()
+    if ttype.element == "bf16":
+        return from_bf16_bits(out)
+    return out
+
+
+class Module:
+    """A compiled module: call its public functions on numpy arrays."""
+
+    def __init__(self, library: str, signatures):
+        self.library = library
+        self.signatures = signatures
+        self._lib = ctypes.CDLL(library)
+
+    def call(self, name: str, *args) -> List[np.ndarray]:
+        arg_types, result_types = self.signatures[name]
+        if len(args) != len(arg_types):
+            raise TypeError(f"{name} takes {len(arg_types)} arguments, got {len(args)}")
+        c_args, keep, inputs = [], [], set()
+        for value, t in zip(args, arg_types):
+            if isinstance(t, TensorType):
+                desc, array = _to_descriptor(np.asarray(value), t)
+                keep += [desc, array]
+                inputs.add(desc.allocated)
+                c_args.append(ctypes.byref(desc))
+            else:
+                c_args.append(ctypes.c_int64(int(value)))
+        descs = [_descriptor(t.rank, t.element)() for t in result_types]
+        if len(descs) == 1:
+            c_args.insert(0, ctypes.byref(descs[0]))
+        elif descs:
+            packed = type("Results", (ctypes.Structure,),
+                          {"_fields_": [(f"r{i}", type(d)) for i, d in enumerate(descs)]})()
+            c_args.insert(0, ctypes.byref(packed))
+        getattr(self._lib, "_mlir_ciface_" + name)(*c_args)
+        if len(descs) > 1:
+            descs = [getattr(packed, f"r{i}") for i in range(len(descs))]
+        outputs, freed = [], set()
+        for d, t in zip(descs, result_types):
+            outputs.append(_from_descriptor(d, t))
+            if d.allocated and d.allocated not in inputs and d.allocated not in freed:
+                freed.add(d.allocated)
+                _libc.free(d.allocated)
+        return outputs
+
+
+def compile(ir: str, workdir: str | None = None, extra_args: Sequence[str] = ()) -> Module:
+    """Compile `ir` with `pe-compile --emit=shared` and load it."""
+    workdir = workdir or tempfile.mkdtemp(prefix="pe-")
+    src = os.path.join(workdir, "module.mlir")
+    lib = os.path.join(workdir, "module.so")
+    with open(src, "w") as f:
+        f.write(ir)
+    proc = subprocess.run([PE_COMPILE, src, "--emit=shared", "-o", lib, *extra_args],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pe-compile failed:\n{proc.stderr}")
+    return Module(lib, parse_signatures(ir))

@@ -1,0 +1,290 @@
+//===- pe-compile.cpp - ahead-of-time compiler for pe IR ------------------===//
+//
+// In the spirit of Toy's `-emit=`: reads pe IR and writes it lowered to
+//   --emit=mlir    the LLVM dialect (after pe-cpu-pipeline)
+//   --emit=llvm    LLVM IR, optimized for the target
+//   --emit=asm     assembly
+//   --emit=obj     an object file
+//   --emit=shared  a shared library linked with the pe runtime
+// and, with --header=FILE, a C header declaring the C interface of every
+// public function (see CHeader.cpp for the ABI).
+//
+//===----------------------------------------------------------------------===//
+#include "CHeader.h"
+
+#include "pe/InitPE.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { Mlir, Llvm, Asm, Obj, Shared };
+} // namespace
+
+static cl::OptionCategory category("pe-compile options");
+static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input file>"),
+                                          cl::init("-"), cl::cat(category));
+static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
+                                           cl::value_desc("file"),
+                                           cl::init("-"), cl::cat(category));
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Shared),
+    cl::values(clEnumValN(Emit::Mlir, "mlir", "the LLVM dialect"),
+               clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
+               clEnumValN(Emit::Asm, "asm", "assembly"),
+               clEnumValN(Emit::Obj, "obj", "an object file"),
+               clEnumValN(Emit::Shared, "shared", "a shared library")),
+    cl::cat(category));
+static cl::opt<std::string> headerFilename(
+    "header", cl::desc("Also write the C header of the public functions"),
+    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> mcpu("mcpu", cl::desc("Target CPU (default: the host)"),
+                                 cl::init("native"), cl::cat(category));
+static cl::opt<std::string> mattr("mattr",
+                                  cl::desc("Target features, e.g. +avx512f"),
+                                  cl::cat(category));
+static cl::opt<int64_t> vectorWidth("vector-width",
+                                    cl::desc("Elements per vector (16 f32 = AVX-512)"),
+                                    cl::init(16), cl::cat(category));
+static cl::opt<bool> vectorize("vectorize",
+                               cl::desc("Tile and vectorize (off: scalar loops)"),
+                               cl::init(true), cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level 0-3"),
+                                  cl::init(3), cl::Prefix, cl::cat(category));
+static cl::opt<std::string> linker(
+    "linker", cl::desc("Compiler driver that links --emit=shared (default: "
+                       "clang-22, clang or cc from PATH)"),
+    cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "pe-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// A target machine for the host, or for --mcpu/--mattr.
+static FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine() {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    fail("cannot detect the host target: " + llvm::toString(builder.takeError()));
+    return failure();
+  }
+  if (mcpu != "native") {
+    builder->setCPU(mcpu);
+    builder->getFeatures() = llvm::SubtargetFeatures();
+  }
+  if (!mattr.empty())
+    builder->addFeatures({mattr});
+  builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                              : optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                              : llvm::CodeGenOptLevel::Default);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    fail("cannot create a target machine for CPU '" + mcpu +
+         "': " + llvm::toString(machine.takeError()));
+    return failure();
+  }
+  return std::move(*machine);
+}
+
+static LogicalResult writeMachineCode(llvm::Module &module,
+                                      llvm::TargetMachine &machine,
+                                      llvm::CodeGenFileType type,
+                                      StringRef path) {
+  std::string error;
+  auto output = openOutputFile(path, &error);
+  if (!output) {
+    fail(error);
+    return failure();
+  }
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, output->os(), nullptr, type)) {
+    fail("the target cannot emit this file type");
+    return failure();
+  }
+  passes.run(module);
+  output->keep();
+  return success();
+}
+
+/// Links `object` into a shared library next to the pe runtime.
+static LogicalResult linkShared(StringRef object, StringRef output) {
+  std::string driver = linker;
+  if (driver.empty()) {
+    for (StringRef candidate : {"clang-22", "clang", "cc"})
+      if (auto found = llvm::sys::findProgramByName(candidate)) {
+        driver = *found;
+        break;
+      }
+  } else if (auto found = llvm::sys::findProgramByName(driver)) {
+    driver = *found;
+  }
+  if (driver.empty() || !llvm::sys::fs::can_execute(driver)) {
+    fail("no compiler driver to link with (looked for clang-22, clang, cc; "
+         "set --linker)");
+    return failure();
+  }
+  std::string runtimeDir = PE_RUNTIME_BUILD_DIR;
+  if (!llvm::sys::fs::exists(runtimeDir + "/libpe_runtime.so"))
+    runtimeDir = PE_RUNTIME_INSTALL_DIR;
+  std::string mlirLibDir = PE_MLIR_LIB_DIR;
+  SmallVector<std::string> args = {
+      driver,           "-shared",       "-o",
+      output.str(),     object.str(),    "-L" + runtimeDir,
+      "-lpe_runtime",   "-L" + mlirLibDir, "-lmlir_c_runner_utils",
+      "-Wl,-rpath," + runtimeDir, "-Wl,-rpath," + mlirLibDir, "-lm"};
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
+                                         &error);
+  if (status != 0) {
+    fail("linking with '" + driver + "' failed" +
+         (error.empty() ? "" : ": " + error));
+    return failure();
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
+
+  if (vectorWidth < 1)
+    return fail("--vector-width must be >= 1, but got " + llvm::Twine(vectorWidth));
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
+  if (emit == Emit::Shared && outputFilename == "-")
+    return fail("--emit=shared needs an output file (-o)");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  pe::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = openInputFile(inputFilename, &error);
+  if (!input)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  if (!headerFilename.empty()) {
+    auto header = openOutputFile(headerFilename, &error);
+    if (!header)
+      return fail(error);
+    std::string guard = llvm::sys::path::stem(headerFilename).upper() + "_H";
+    for (char &c : guard)
+      if (!llvm::isAlnum(c))
+        c = '_';
+    if (failed(pe::emitCHeader(*module, guard, header->os())))
+      return 1;
+    header->keep();
+  }
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  pe::CpuPipelineOptions options;
+  options.vectorWidth = vectorWidth;
+  options.vectorize = vectorize;
+  pe::buildCpuPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (emit == Emit::Mlir) {
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output)
+      return fail(error);
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = createTargetMachine();
+  if (failed(machine))
+    return 1;
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (llvm::Error err =
+          makeOptimizingTransformer(optLevel, 0, machine->get())(llvmModule.get()))
+    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+
+  switch (emit) {
+  case Emit::Llvm: {
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output)
+      return fail(error);
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  case Emit::Asm:
+    return failed(writeMachineCode(*llvmModule, **machine,
+                                   llvm::CodeGenFileType::AssemblyFile,
+                                   outputFilename));
+  case Emit::Obj:
+    return failed(writeMachineCode(*llvmModule, **machine,
+                                   llvm::CodeGenFileType::ObjectFile,
+                                   outputFilename));
+  case Emit::Shared: {
+    SmallString<128> object;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("pe-compile", "o", object))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::FileRemover removeObject(object);
+    if (failed(writeMachineCode(*llvmModule, **machine,
+                                llvm::CodeGenFileType::ObjectFile, object)) ||
+        failed(linkShared(object, outputFilename)))
+      return 1;
+    return 0;
+  }
+  case Emit::Mlir:
+    break;
+  }
+  return 0;
+}
