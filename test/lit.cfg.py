@@ -34,5 +34,15 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # The stock mlir-opt must come from LLVM's tools directory, never ours.
 tool_dirs = [config.pe_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["pe-opt", "pe-lsp-server"], tool_dirs)
-llvm_config.add_tool_substitutions(["mlir-opt"], [config.llvm_tools_dir])
+llvm_config.add_tool_substitutions(["pe-opt", "pe-compile", "pe-lsp-server"], tool_dirs)
+llvm_config.add_tool_substitutions(["mlir-opt", "mlir-translate", "llc"], [config.llvm_tools_dir])
+config.substitutions.append(("%cc", config.c_compiler))
+
+# Code generated for the host needs AVX-512 to be checked for zmm registers
+# (the pe-compile --mcpu tests do not).
+try:
+    with open("/proc/cpuinfo") as f:
+        if " avx512f" in f.read():
+            config.available_features.add("avx512")
+except OSError:
+    pass

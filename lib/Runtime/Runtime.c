@@ -14,3 +14,10 @@ void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
   fflush(stderr);
   exit(1);
 }
+
+/* The same entry under MLIR's C-interface name, which calls from functions
+ * compiled with `llvm.emit_c_interface` resolve to. */
+void _mlir_ciface_pe_runtime_learned_out_of_range(int64_t position,
+                                                  int64_t index, int64_t rows) {
+  pe_runtime_learned_out_of_range(position, index, rows);
+}

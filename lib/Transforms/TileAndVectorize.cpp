@@ -47,7 +47,8 @@ struct TileAndVectorizePass
       int64_t width = ShapedType::isDynamic(inner)
                           ? int64_t(vectorWidth)
                           : std::min<int64_t>(vectorWidth, inner);
-      if (width < 1)
+      // An innermost extent of one has nothing to vectorize: scalar loops.
+      if (width < 2)
         continue;
       SmallVector<int64_t> vectorSizes(ranges.size(), 1);
       vectorSizes.back() = width;
@@ -68,7 +69,7 @@ struct TileAndVectorizePass
         FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
             rewriter, tiledOp,
             fullTiles ? ArrayRef<int64_t>() : ArrayRef<int64_t>(vectorSizes),
-            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/true);
+            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false);
         if (succeeded(vectorized))
           rewriter.replaceOp(tiledOp, vectorized->replacements);
       }
@@ -84,6 +85,17 @@ struct TileAndVectorizePass
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // Reductions along the innermost loop become 1-D vector reductions;
+    // what is left n-D is unrolled to 1-D for the LLVM lowering.
+    RewritePatternSet lowering(ctx);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        lowering, vector::VectorMultiReductionLowering::InnerReduction);
+    vector::populateVectorBroadcastLoweringPatterns(lowering);
+    vector::populateVectorShapeCastLoweringPatterns(lowering);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(lowering);
+    if (failed(applyPatternsGreedily(func, std::move(lowering))))
       return signalPassFailure();
   }
 };

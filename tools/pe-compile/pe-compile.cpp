@@ -6,6 +6,7 @@
 //   --emit=asm     assembly
 //   --emit=obj     an object file
 //   --emit=shared  a shared library linked with the pe runtime
+//   --emit=jit     nothing: JIT-compiles the module and runs its `main`
 // and, with --header=FILE, a C header declaring the C interface of every
 // public function (see CHeader.cpp for the ABI).
 //
@@ -14,6 +15,7 @@
 
 #include "pe/InitPE.h"
 
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -45,7 +47,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Mlir, Llvm, Asm, Obj, Shared };
+enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Jit };
 } // namespace
 
 static cl::OptionCategory category("pe-compile options");
@@ -60,7 +62,8 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
                clEnumValN(Emit::Asm, "asm", "assembly"),
                clEnumValN(Emit::Obj, "obj", "an object file"),
-               clEnumValN(Emit::Shared, "shared", "a shared library")),
+               clEnumValN(Emit::Shared, "shared", "a shared library"),
+               clEnumValN(Emit::Jit, "jit", "run `main` (no arguments, no results)")),
     cl::cat(category));
 static cl::opt<std::string> headerFilename(
     "header", cl::desc("Also write the C header of the public functions"),
@@ -134,6 +137,35 @@ static LogicalResult writeMachineCode(llvm::Module &module,
   return success();
 }
 
+/// The directory of libpe_runtime.so: the build tree, else the install tree.
+static std::string runtimeDirectory() {
+  std::string dir = PE_RUNTIME_BUILD_DIR;
+  if (!llvm::sys::fs::exists(dir + "/libpe_runtime.so"))
+    dir = PE_RUNTIME_INSTALL_DIR;
+  return dir;
+}
+
+/// JIT-compiles `module` (in the LLVM dialect) and runs its `main`, with the
+/// pe runtime and MLIR's runner utilities (printMemrefF32, ...) loaded.
+static int runMain(ModuleOp module) {
+  std::string runtime = runtimeDirectory() + "/libpe_runtime.so";
+  std::string cRunnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
+  std::string runnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_runner_utils.so";
+  SmallVector<StringRef> libs = {runtime, cRunnerUtils, runnerUtils};
+  if (!module.lookupSymbol("main"))
+    return fail("--emit=jit needs a function @main");
+  ExecutionEngineOptions options;
+  auto transformer = makeOptimizingTransformer(optLevel, 0, nullptr);
+  options.transformer = transformer;
+  options.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+  if (llvm::Error err = (*engine)->invokePacked("main"))
+    return fail("running main failed: " + llvm::toString(std::move(err)));
+  return 0;
+}
+
 /// Links `object` into a shared library next to the pe runtime.
 static LogicalResult linkShared(StringRef object, StringRef output) {
   std::string driver = linker;
@@ -151,9 +183,7 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
          "set --linker)");
     return failure();
   }
-  std::string runtimeDir = PE_RUNTIME_BUILD_DIR;
-  if (!llvm::sys::fs::exists(runtimeDir + "/libpe_runtime.so"))
-    runtimeDir = PE_RUNTIME_INSTALL_DIR;
+  std::string runtimeDir = runtimeDirectory();
   std::string mlirLibDir = PE_MLIR_LIB_DIR;
   SmallVector<std::string> args = {
       driver,           "-shared",       "-o",
@@ -240,6 +270,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (emit == Emit::Jit)
+    return runMain(*module);
+
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext);
@@ -284,6 +317,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   case Emit::Mlir:
+  case Emit::Jit:
     break;
   }
   return 0;

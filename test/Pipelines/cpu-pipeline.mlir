@@ -1,0 +1,33 @@
+// pe-cpu-pipeline: RoPE vectorized to 512-bit vectors and compiled to
+// AVX-512 FMAs on zmm registers.
+// RUN: pe-opt %s --pe-lower-to-linalg --canonicalize --linalg-fuse-elementwise-ops \
+// RUN:   --pe-tile-and-vectorize | FileCheck %s --check-prefix=VEC
+// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: pe-opt %s --pe-cpu-pipeline | mlir-translate --mlir-to-llvmir \
+// RUN:   | llc -O3 -mcpu=sapphirerapids | FileCheck %s --check-prefix=ASM
+// RUN: pe-compile %s --emit=asm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=ASM
+// RUN: pe-opt %s --pe-cpu-pipeline=vector-width=8 | FileCheck %s --check-prefix=YMM
+
+// VEC-LABEL: func.func @rope
+// The tables first, once per (position, frequency): the angle reduction in
+// f64 on 16 lanes.
+// VEC: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf64>
+// VEC: math.cos %{{.*}} : vector<16xf32>
+// Then the rotation x0 cos - x1 sin and x1 cos + x0 sin on 16 f32 lanes.
+// VEC: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// VEC: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+
+// LLVM: llvm.func @rope(
+// LLVM: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// LLVM: llvm.func @_mlir_ciface_rope(
+// LLVM-NOT: linalg.
+// LLVM-NOT: pe.
+
+// ASM-LABEL: rope:
+// ASM: vf{{n?}}m{{add|sub}}{{[0-9]+}}ps {{.*}}%zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
+
+// YMM: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+func.func @rope(%x: tensor<1x32x?x128xf32>, %p: tensor<?xi32>) -> tensor<1x32x?x128xf32> {
+  %y = pe.rope #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> %x, %p : tensor<1x32x?x128xf32>, tensor<?xi32>
+  return %y : tensor<1x32x?x128xf32>
+}
