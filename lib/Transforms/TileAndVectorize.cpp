@@ -50,6 +50,13 @@ struct TileAndVectorizePass
       // An innermost extent of one has nothing to vectorize: scalar loops.
       if (width < 2)
         continue;
+      // A reduction along the innermost loop is vectorized only in full
+      // vectors: masked multi-reductions do not lower reliably.
+      bool innermostReduction = linalg::isReductionIterator(
+          op.getIteratorTypesArray().back());
+      if (innermostReduction &&
+          (ShapedType::isDynamic(inner) || inner % width != 0))
+        continue;
       SmallVector<int64_t> vectorSizes(ranges.size(), 1);
       vectorSizes.back() = width;
 
@@ -64,23 +71,29 @@ struct TileAndVectorizePass
 
       // Full tiles vectorize as they are; a partial last tile is masked.
       bool fullTiles = !ShapedType::isDynamic(inner) && inner % width == 0;
+      SmallVector<bool> scalable(vectorSizes.size(), false);
       for (Operation *tiledOp : tiled->tiledOps) {
         rewriter.setInsertionPoint(tiledOp);
         FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
             rewriter, tiledOp,
             fullTiles ? ArrayRef<int64_t>() : ArrayRef<int64_t>(vectorSizes),
-            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false);
+            fullTiles ? ArrayRef<bool>() : ArrayRef<bool>(scalable),
+            /*vectorizeNDExtract=*/false);
         if (succeeded(vectorized))
           rewriter.replaceOp(tiledOp, vectorized->replacements);
       }
     }
 
-    // Down to 1-D vectors, and tensor slices folded into the transfers.
+    // Masks into the masked transfers first, then down to 1-D vectors, and
+    // tensor slices folded into the transfers.
+    RewritePatternSet masks(ctx);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(masks);
+    if (failed(applyPatternsGreedily(func, std::move(masks))))
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferDropUnitDimsPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorMaskOpLoweringPatterns(patterns);
     tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
@@ -94,7 +107,6 @@ struct TileAndVectorizePass
         lowering, vector::VectorMultiReductionLowering::InnerReduction);
     vector::populateVectorBroadcastLoweringPatterns(lowering);
     vector::populateVectorShapeCastLoweringPatterns(lowering);
-    vector::populateCastAwayVectorLeadingOneDimPatterns(lowering);
     if (failed(applyPatternsGreedily(func, std::move(lowering))))
       return signalPassFailure();
   }

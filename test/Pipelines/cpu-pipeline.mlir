@@ -7,6 +7,9 @@
 // RUN:   | llc -O3 -mcpu=sapphirerapids | FileCheck %s --check-prefix=ASM
 // RUN: pe-compile %s --emit=asm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=ASM
 // RUN: pe-opt %s --pe-cpu-pipeline=vector-width=8 | FileCheck %s --check-prefix=YMM
+// RUN: not pe-opt %s --pe-cpu-pipeline=vector-width=0 2>&1 | FileCheck %s --check-prefix=BADWIDTH
+
+// BADWIDTH: error: pe-tile-and-vectorize needs vector-width >= 1, but got 0
 
 // VEC-LABEL: func.func @rope
 // The tables first, once per (position, frequency): the angle reduction in

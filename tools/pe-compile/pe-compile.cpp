@@ -32,6 +32,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -112,6 +113,11 @@ static FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine() {
   if (!machine) {
     fail("cannot create a target machine for CPU '" + mcpu +
          "': " + llvm::toString(machine.takeError()));
+    return failure();
+  }
+  if (!(*machine)->getMCSubtargetInfo()->isCPUStringValid(builder->getCPU())) {
+    fail("unknown CPU '" + builder->getCPU() + "' for " +
+         (*machine)->getTargetTriple().str());
     return failure();
   }
   return std::move(*machine);

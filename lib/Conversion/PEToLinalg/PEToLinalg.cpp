@@ -853,17 +853,18 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
                        nb, nloc, ValueRange{arith::AddFOp::create(nb, nloc, args[0], args[1])});
                  })
                  .getResult(0);
-    // O = P V (loops b, kh, g, i, e, j).
+    // O = P V (loops b, kh, g, i, j, e: the reduction over keys outside the
+    // value channels, which stay innermost and vectorize in full vectors).
     SmallVector<OpFoldResult> outSizes = {batch, rewriter.getIndexAttr(hkv),
                                           rewriter.getIndexAttr(group), sq,
                                           rewriter.getIndexAttr(dv)};
     Value acc = h.filled(outSizes, h.f32(), 0.0);
     acc = linalg::GenericOp::create(
               rewriter, loc, acc.getType(), ValueRange{probs, v}, ValueRange{acc},
-              SmallVector<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
-                                     dimsMap(ctx, 6, {0, 1, 5, 4}),
-                                     dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
-              SmallVector<IteratorType>{par, par, par, par, par, red},
+              SmallVector<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 4}),
+                                     dimsMap(ctx, 6, {0, 1, 4, 5}),
+                                     dimsMap(ctx, 6, {0, 1, 2, 3, 5})},
+              SmallVector<IteratorType>{par, par, par, par, red, par},
               [&](OpBuilder &nb, Location nloc, ValueRange args) {
                 Emitter n{nb, nloc};
                 Value prod = arith::MulFOp::create(nb, nloc, args[0], n.toF32(args[1]));
