@@ -110,6 +110,16 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
     return invFreq;
   }
 
+  case ScalingKind::Proportional: {
+    // Hugging Face `proportional`: theta^(-2i/r) / s for the first
+    // k = floor(prf r / 2) pairs, 0 (no rotation) for the others.
+    const int64_t rotated = int64_t(std::floor(config.partialRotaryFactor * r / 2.0));
+    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    for (int64_t i = 0; i < int64_t(invFreq.size()); ++i)
+      invFreq[i] = i < rotated ? invFreq[i] / s : 0.0;
+    return invFreq;
+  }
+
   case ScalingKind::LongRope: {
     bool useLong = config.longRopeChoice == LongRopeChoice::Long;
     if (config.longRopeChoice == LongRopeChoice::Dynamic)

@@ -37,6 +37,7 @@ _SCALING_PARAMS = {
     "longrope": [("short_factor", "list"), ("long_factor", "list"),
                  ("original_max_position_embeddings", "int"), ("factor", "f64"),
                  ("attention_factor", "f64"), ("select", "enum")],
+    "proportional": [("factor", "f64"), ("partial_rotary_factor", "f64")],
 }
 
 

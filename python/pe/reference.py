@@ -59,7 +59,7 @@ __all__ = [
     "attention",
 ]
 
-SCALING_TYPES = ("linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope")
+SCALING_TYPES = ("linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope", "proportional")
 
 # ---------------------------------------------------------------------------
 # Exact angle reduction
@@ -136,6 +136,7 @@ _DEFAULTS = {
              "attention_factor": None, "truncate": True},
     "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
     "longrope": {"factor": 1.0, "attention_factor": None, "select": "dynamic"},
+    "proportional": {"factor": 1.0, "partial_rotary_factor": 1.0},
 }
 _REQUIRED = {
     "linear": ("factor",),
@@ -144,6 +145,7 @@ _REQUIRED = {
     "yarn": ("factor", "original_max_position_embeddings"),
     "llama3": ("factor", "original_max_position_embeddings"),
     "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
+    "proportional": (),
 }
 
 
@@ -275,6 +277,13 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
                              f"got {ext.shape[0]}")
         i = np.arange(half, dtype=np.float64)
         return 1.0 / (ext * np.power(np.float64(theta), (2.0 * i) / r))
+    if kind == "proportional":
+        # HF v5 `proportional`: the first floor(prf * r / 2) pairs rotate at
+        # theta^(-2i/r) / factor, the others not at all.
+        rotated = int(math.floor(s["partial_rotary_factor"] * r / 2))
+        i = np.arange(half, dtype=np.float64)
+        inv = np.power(np.float64(theta), -(2.0 * i) / r) / s["factor"]
+        return np.where(i < rotated, inv, 0.0)
     raise AssertionError(kind)
 
 

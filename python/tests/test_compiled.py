@@ -823,8 +823,8 @@ def _bias_cases() -> List[BiasCase]:
             for dt in DTYPES:
                 cases.append(BiasCase(f"{mode}-slopes_{sdt}-{dt}", mode, sdt, dt, q="random",
                                       k="random"))
-        cases.append(BiasCase(f"{mode}-batch_q-f32", mode, q="batch", k="offset"))
-        cases.append(BiasCase(f"{mode}-batch_k-i32-bf16", mode, dtype="bf16", q="offset",
+        cases.append(BiasCase(f"{mode}-batch_q-f32", mode, q="batch", k="contiguous"))
+        cases.append(BiasCase(f"{mode}-batch_k-i32-bf16", mode, dtype="bf16", q="random",
                               k="batch", pos_elem="i32"))
         cases.append(BiasCase(f"{mode}-large-f32", mode, q="large", k="large"))
         cases.append(BiasCase(f"{mode}-dynamic-from_op-h12-f32", mode, heads=12, from_op=True,

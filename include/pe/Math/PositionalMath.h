@@ -19,7 +19,16 @@
 
 namespace mlir::pe::formula {
 
-enum class ScalingKind { None, Linear, Ntk, DynamicNtk, Yarn, Llama3, LongRope };
+enum class ScalingKind {
+  None,
+  Linear,
+  Ntk,
+  DynamicNtk,
+  Yarn,
+  Llama3,
+  LongRope,
+  Proportional
+};
 enum class LongRopeChoice { Dynamic, Short, Long };
 
 /// Every parameter of a RoPE configuration; fields a scaling does not use keep
@@ -42,6 +51,8 @@ struct RopeConfig {
   // LongRoPE.
   std::vector<double> shortFactor, longFactor;
   LongRopeChoice longRopeChoice = LongRopeChoice::Dynamic;
+  // Proportional: the first floor(partialRotaryFactor * r / 2) pairs rotate.
+  double partialRotaryFactor = 1.0;
 };
 
 /// Whether the frequencies depend on the sequence length of the call

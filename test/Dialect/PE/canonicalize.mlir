@@ -55,6 +55,17 @@ func.func @freq_dynamic_ntk(%n: index) -> (tensor<2xf32>, tensor<2xf32>, tensor<
 
 // -----
 
+// Proportional (HF v5): k = floor(0.5 * 8 / 2) = 2 pairs rotate at
+// 10000^(-2i/8) / 2 = 0.5, 0.05; the other two have frequency 0.
+// CHECK-LABEL: func.func @freq_proportional
+// CHECK: arith.constant dense<[5.000000e-01, 5.000000e-02, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>
+func.func @freq_proportional() -> tensor<4xf32> {
+  %0 = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.proportional<factor = 2.0, partial_rotary_factor = 0.5>> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // A static scaling ignores seq_len, constant or not.
 // CHECK-LABEL: func.func @freq_static_with_seq_len
 // CHECK: arith.constant dense<[2.500000e-01, 2.500000e-03]> : tensor<2xf32>

@@ -1324,3 +1324,23 @@ func.func @theta_not_a_number() {
   %f = pe.rope_frequencies #pe.rope<theta = "ten thousand", rotary_dim = 8> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// #pe.proportional: the divisor must be positive.
+func.func @proportional_factor() {
+  // expected-error @+2 {{'#pe.proportional' expects factor to be a finite number > 0, but got 0.000000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.proportional<factor = 0.0>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// #pe.proportional: the rotated share is a fraction.
+func.func @proportional_share() {
+  // expected-error @+2 {{'#pe.proportional' expects partial_rotary_factor in [0, 1], but got 1.500000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.proportional<partial_rotary_factor = 1.5>> -> tensor<4xf32>
+  return
+}

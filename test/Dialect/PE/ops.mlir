@@ -26,6 +26,8 @@ func.func @frequencies(%n: index) -> (tensor<64xf32>, tensor<64xf64>, tensor<8xf
 func.func @scalings(%x: tensor<1x4x8x64xf32>, %p: tensor<8xi32>) -> (tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>) {
   // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.000000e+00>> %{{.*}}, %{{.*}} : tensor<1x4x8x64xf32>, tensor<8xi32>
   %0 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.0>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.proportional<factor = 2.000000e+00, partial_rotary_factor = 2.500000e-01>>
+  %p4 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
   // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.500000e+00>>
   %1 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.5>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
   // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.000000e+00, original_max_position_embeddings = 4096, beta_fast = 1.600000e+01, beta_slow = 2.000000e+00, mscale = 7.070000e-01, mscale_all_dim = 1.000000e+00, truncate = false>>

@@ -316,6 +316,28 @@ LogicalResult LongRopeScalingAttr::verifyForRotaryDim(EmitErrorFn emitError,
   return success();
 }
 
+LogicalResult ProportionalScalingAttr::verify(EmitErrorFn emitError,
+                                              APFloat factor,
+                                              APFloat apPartialRotaryFactor) {
+  if (failed(checkPositive(emitError, "#pe.proportional", "factor", factor)))
+    return failure();
+  double prf = apPartialRotaryFactor.convertToDouble();
+  if (!(prf >= 0.0 && prf <= 1.0))
+    return emitError() << "'#pe.proportional' expects partial_rotary_factor in "
+                          "[0, 1], but got "
+                       << prf;
+  return success();
+}
+void ProportionalScalingAttr::populateConfig(formula::RopeConfig &config) const {
+  config.kind = formula::ScalingKind::Proportional;
+  config.factor = getFactor().convertToDouble();
+  config.partialRotaryFactor = getPartialRotaryFactor().convertToDouble();
+}
+LogicalResult ProportionalScalingAttr::verifyForRotaryDim(EmitErrorFn,
+                                                          int64_t) const {
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // #pe.rope
 //===----------------------------------------------------------------------===//

@@ -192,6 +192,19 @@ def PE_LongRopeScalingAttr : PE_ScalingAttr<"LongRopeScaling", "longrope"> {
           "::mlir::pe::LongRopeSelect::dynamic">:$select);
 }
 
+def PE_ProportionalScalingAttr
+    : PE_ScalingAttr<"ProportionalScaling", "proportional"> {
+  let summary = "proportional RoPE: only a leading share of the pairs rotates";
+  let description = [{
+    Hugging Face `proportional`: with `k = floor(partial_rotary_factor * r / 2)`,
+    `inv_freq[i] = theta^(-2i/r) / factor` for `i < k` and `0` for the other
+    pairs, which therefore pass unrotated. Unlike partial rotary, the
+    exponent's denominator and the pairing span the whole `rotary_dim`.
+  }];
+  let parameters = (ins PE_DefaultF64Param<"1.0", "divisor s > 0">:$factor,
+      PE_DefaultF64Param<"1.0", "share of pairs that rotate, in [0, 1]">:$partial_rotary_factor);
+}
+
 //===----------------------------------------------------------------------===//
 // #pe.rope
 //===----------------------------------------------------------------------===//

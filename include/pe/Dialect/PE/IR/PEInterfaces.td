@@ -8,7 +8,8 @@ def PE_RopeScalingAttrInterface : AttrInterface<"RopeScalingAttrInterface"> {
   let cppNamespace = "::mlir::pe";
   let description = [{
     A context-extension scaling of RoPE (`#pe.linear`, `#pe.ntk`,
-    `#pe.dynamic_ntk`, `#pe.yarn`, `#pe.llama3`, `#pe.longrope`). It states its
+    `#pe.dynamic_ntk`, `#pe.yarn`, `#pe.llama3`, `#pe.longrope`,
+    `#pe.proportional`). It states its
     parameters into a `pe::formula::RopeConfig`; the frequency and magnitude
     formulas themselves live in `pe/Math/PositionalMath.h`.
   }];
