@@ -27,7 +27,13 @@ config.substitutions.append(("%pe_obj", config.pe_obj_root))
 
 # The install + downstream build test compiles a program (about half a
 # minute); PE_SKIP_DOWNSTREAM=1 leaves it out of quick runs.
-if os.environ.get("PE_SKIP_DOWNSTREAM") != "1":
+# A sanitized build has no plugin (it could not load into the stock mlir-opt)
+# and its installed libraries need the sanitizer runtime downstream.
+if not config.pe_sanitize:
+    config.available_features.add("plugin")
+else:
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=0:allow_user_poisoning=0"
+if os.environ.get("PE_SKIP_DOWNSTREAM") != "1" and not config.pe_sanitize:
     config.available_features.add("downstream")
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

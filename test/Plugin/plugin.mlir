@@ -1,6 +1,7 @@
 // The stock mlir-opt of the LLVM installation (not pe-opt) loads libPEPlugin,
 // parses pe IR, folds it and runs a pe pass given as a pipeline string (pass
 // flags of a plugin are not command-line options).
+// REQUIRES: plugin
 // RUN: mlir-opt %s --load-dialect-plugin=%pe_libs/libPEPlugin%shlibext \
 // RUN:   --load-pass-plugin=%pe_libs/libPEPlugin%shlibext \
 // RUN:   --pass-pipeline="builtin.module(pe-specialize-rope-scaling{max-seq-len=16384},canonicalize)" \
