@@ -21,3 +21,54 @@ void _mlir_ciface_pe_runtime_learned_out_of_range(int64_t position,
                                                   int64_t index, int64_t rows) {
   pe_runtime_learned_out_of_range(position, index, rows);
 }
+
+static const char *describe(int64_t check) {
+  switch (check) {
+  case PE_CHECK_ROPE_POSITIONS_LENGTH:
+    return "pe.rope: the number of positions differs from the sequence length";
+  case PE_CHECK_ROPE_POSITIONS_BATCH:
+    return "pe.rope: the positions' batch size differs from the input's";
+  case PE_CHECK_TABLE_SHAPE:
+    return "pe.rope_tables: the positions do not match the table shape";
+  case PE_CHECK_SINUSOIDAL_SHAPE:
+    return "pe.sinusoidal: the positions do not match the result shape";
+  case PE_CHECK_LEARNED_SHAPE:
+    return "pe.learned: the positions do not match the result shape";
+  case PE_CHECK_ALIBI_BATCH:
+    return "pe.alibi_bias: q_positions and k_positions differ in batch size";
+  case PE_CHECK_ALIBI_SHAPE:
+    return "pe.alibi_bias: the positions do not match the result shape";
+  case PE_CHECK_ATTENTION_KEY_BATCH:
+    return "pe.attention: the key's batch size differs from the query's";
+  case PE_CHECK_ATTENTION_VALUE_BATCH:
+    return "pe.attention: the value's batch size differs from the query's";
+  case PE_CHECK_ATTENTION_VALUE_LENGTH:
+    return "pe.attention: the value's length differs from the key's";
+  case PE_CHECK_ATTENTION_MASK_BATCH:
+    return "pe.attention: the mask's batch size differs from the query's";
+  case PE_CHECK_ATTENTION_MASK_ROWS:
+    return "pe.attention: the mask's rows differ from the number of queries";
+  case PE_CHECK_ATTENTION_MASK_COLUMNS:
+    return "pe.attention: the mask's columns differ from the number of keys";
+  case PE_CHECK_ATTENTION_Q_POSITIONS:
+    return "pe.attention: q_positions differ in length from the queries";
+  case PE_CHECK_ATTENTION_K_POSITIONS:
+    return "pe.attention: k_positions differ in length from the keys";
+  case PE_CHECK_ATTENTION_POSITIONS_BATCH:
+    return "pe.attention: the positions' batch size differs from the query's";
+  default:
+    return "pe: sizes differ";
+  }
+}
+
+void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected) {
+  fprintf(stderr, "%s: got %" PRId64 ", expected %" PRId64 "\n", describe(check),
+          got, expected);
+  fflush(stderr);
+  exit(1);
+}
+
+void _mlir_ciface_pe_runtime_size_mismatch(int64_t check, int64_t got,
+                                           int64_t expected) {
+  pe_runtime_size_mismatch(check, got, expected);
+}

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe-c/Runtime.h"
+
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
@@ -146,6 +148,72 @@ AffineMap dimsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
 }
 
 } // namespace
+
+/// `value` with the (static or dynamic) type the replaced op declares.
+static Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(b, loc, type, value);
+}
+
+/// Declares the runtime function `name(i64, i64, i64)` in the module of `op`
+/// once.
+static FlatSymbolRefAttr declareRuntimeFunction(OpBuilder &b, Operation *op,
+                                                StringRef name) {
+  auto module = op->getParentOfType<ModuleOp>();
+  MLIRContext *ctx = b.getContext();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    Type i64 = b.getI64Type();
+    auto fn = func::FuncOp::create(b, op->getLoc(), name,
+                                   FunctionType::get(ctx, {i64, i64, i64}, {}));
+    fn.setPrivate();
+  }
+  return FlatSymbolRefAttr::get(ctx, name);
+}
+
+/// Calls pe_runtime_size_mismatch(check, got, want) unless got == want.
+static void checkSize(Emitter &h, Operation *op, pe_size_check check, Value got,
+                      Value want) {
+  OpBuilder &b = h.b;
+  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, kSizeMismatchFn);
+  Value differ =
+      arith::CmpIOp::create(b, h.loc, arith::CmpIPredicate::ne, got, want);
+  scf::IfOp::create(b, h.loc, differ, [&](OpBuilder &tb, Location tloc) {
+    Value args[] = {arith::ConstantOp::create(tb, tloc, tb.getI64IntegerAttr(check)),
+                    arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), got),
+                    arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), want)};
+    func::CallOp::create(tb, tloc, fn, TypeRange{}, args);
+    scf::YieldOp::create(tb, tloc);
+  });
+}
+
+/// At run time, dimension `da` of `a` equals dimension `db` of `b`, else the
+/// program stops with the message of `check`. Static pairs were verified.
+static void assertSameSize(Emitter &h, Operation *op, pe_size_check check,
+                           Value a, int64_t da, Value b, int64_t db) {
+  auto ta = cast<RankedTensorType>(a.getType());
+  auto tb = cast<RankedTensorType>(b.getType());
+  if (!ta.isDynamicDim(da) && !tb.isDynamicDim(db))
+    return;
+  checkSize(h, op, check, tensor::DimOp::create(h.b, h.loc, a, da),
+            tensor::DimOp::create(h.b, h.loc, b, db));
+}
+
+/// The static dimensions of the declared result `type` agree at run time with
+/// the sizes computed from the operands.
+static void assertResultSizes(Emitter &h, Operation *op, pe_size_check check,
+                              RankedTensorType type,
+                              ArrayRef<OpFoldResult> sizes) {
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    auto dynamic = dyn_cast<Value>(size);
+    if (!dynamic || type.isDynamicDim(i))
+      continue;
+    checkSize(h, op, check, dynamic,
+              arith::ConstantIndexOp::create(h.b, h.loc, type.getDimSize(i)));
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // RoPE: frequencies, tables, rotation
@@ -371,7 +439,10 @@ struct LowerRopeTables : OpConversionPattern<RopeTablesOp> {
         h, op.getRope(), sequenceLengthOf(h, op.getRope(), positions));
     auto [cos, sin] = buildTables(h, op.getRope(), positions, invFreq,
                                   op.getCos().getType().getElementType());
-    rewriter.replaceOp(op, {cos, sin});
+    RankedTensorType type = op.getCos().getType();
+    assertResultSizes(h, op, PE_CHECK_TABLE_SHAPE, type, h.dims(cos));
+    rewriter.replaceOp(op, {castTo(rewriter, op.getLoc(), cos, type),
+                            castTo(rewriter, op.getLoc(), sin, type)});
     return success();
   }
 };
@@ -382,9 +453,16 @@ struct LowerRope : OpConversionPattern<RopeOp> {
   matchAndRewrite(RopeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Emitter h{rewriter, op.getLoc()};
-    auto [cos, sin] = tablesFor(h, op.getRope(), adaptor.getPositions());
-    rewriter.replaceOp(op, applyRotation(h, adaptor.getInput(), cos, sin,
-                                         op.getRope(), op.getLayout()));
+    Value x = adaptor.getInput(), positions = adaptor.getPositions();
+    int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
+    auto posType = cast<RankedTensorType>(positions.getType());
+    assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_LENGTH, positions,
+                   posType.getRank() - 1, x, seqDim);
+    if (posType.getRank() == 2)
+      assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
+    auto [cos, sin] = tablesFor(h, op.getRope(), positions);
+    rewriter.replaceOp(op, applyRotation(h, x, cos, sin, op.getRope(),
+                                         op.getLayout()));
     return success();
   }
 };
@@ -451,30 +529,14 @@ struct LowerSinusoidal : OpConversionPattern<SinusoidalOp> {
                                            result, offsets, halfSizes, strides);
     result = tensor::InsertSliceOp::create(rewriter, loc, tables.getResult(1),
                                            result, cosOffsets, halfSizes, strides);
-    rewriter.replaceOp(op, result);
+    assertResultSizes(h, op, PE_CHECK_SINUSOIDAL_SHAPE, type, sizes);
+    rewriter.replaceOp(op, castTo(rewriter, loc, result, type));
     return success();
   }
 };
 
 struct LowerLearned : OpConversionPattern<LearnedOp> {
   using OpConversionPattern::OpConversionPattern;
-
-  /// Declares the runtime error function in the enclosing module once.
-  static FlatSymbolRefAttr declareRuntimeError(Operation *op,
-                                               ConversionPatternRewriter &rewriter) {
-    auto module = op->getParentOfType<ModuleOp>();
-    MLIRContext *ctx = rewriter.getContext();
-    if (!module.lookupSymbol(kLearnedOutOfRangeFn)) {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(module.getBody());
-      Type i64 = rewriter.getI64Type();
-      auto fn = func::FuncOp::create(
-          rewriter, op->getLoc(), kLearnedOutOfRangeFn,
-          FunctionType::get(ctx, {i64, i64, i64}, {}));
-      fn.setPrivate();
-    }
-    return FlatSymbolRefAttr::get(ctx, kLearnedOutOfRangeFn);
-  }
 
   LogicalResult
   matchAndRewrite(LearnedOp op, OpAdaptor adaptor,
@@ -484,7 +546,8 @@ struct LowerLearned : OpConversionPattern<LearnedOp> {
     MLIRContext *ctx = rewriter.getContext();
     Value table = adaptor.getTable(), positions = adaptor.getPositions();
     auto posType = cast<RankedTensorType>(positions.getType());
-    FlatSymbolRefAttr errorFn = declareRuntimeError(op, rewriter);
+    FlatSymbolRefAttr errorFn =
+        declareRuntimeFunction(rewriter, op, kLearnedOutOfRangeFn);
 
     // Check every position before the gather: 0 <= p < rows, else report
     // (position, flat index, rows).
@@ -527,8 +590,9 @@ struct LowerLearned : OpConversionPattern<LearnedOp> {
     sizes.push_back(h.dim(table, 1));
     Value out = h.empty(sizes, type.getElementType());
     Value lastRow = arith::SubIOp::create(rewriter, loc, rows, h.i64Const(1));
+    assertResultSizes(h, op, PE_CHECK_LEARNED_SHAPE, type, sizes);
     auto gather = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{positions}, ValueRange{out},
+        rewriter, loc, out.getType(), ValueRange{positions}, ValueRange{out},
         SmallVector<AffineMap>{dimsMap(ctx, rank, posDims),
                                AffineMap::getMultiDimIdentityMap(rank, ctx)},
         SmallVector<IteratorType>(rank, IteratorType::parallel),
@@ -542,7 +606,7 @@ struct LowerLearned : OpConversionPattern<LearnedOp> {
           Value v = tensor::ExtractOp::create(nb, nloc, table, ValueRange{row, col});
           linalg::YieldOp::create(nb, nloc, ValueRange{v});
         });
-    rewriter.replaceOp(op, gather.getResult(0));
+    rewriter.replaceOp(op, castTo(rewriter, loc, gather.getResult(0), type));
     return success();
   }
 };
@@ -621,8 +685,12 @@ struct LowerAlibiBias : OpConversionPattern<AlibiBiasOp> {
     BiasForm form = op.getMode() == AlibiMode::causal ? BiasForm::Causal
                                                       : BiasForm::Symmetric;
     Type element = type.getElementType();
+    if (cast<RankedTensorType>(qPos.getType()).getRank() == 2 &&
+        cast<RankedTensorType>(kPos.getType()).getRank() == 2)
+      assertSameSize(h, op, PE_CHECK_ALIBI_BATCH, kPos, 0, qPos, 0);
+    assertResultSizes(h, op, PE_CHECK_ALIBI_SHAPE, type, sizes);
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{adaptor.getSlopes(), qPos, kPos},
+        rewriter, loc, init.getType(), ValueRange{adaptor.getSlopes(), qPos, kPos},
         ValueRange{init},
         SmallVector<AffineMap>{dimsMap(ctx, rank, {hd}), posMap(qPos, id),
                                posMap(kPos, jd),
@@ -633,7 +701,7 @@ struct LowerAlibiBias : OpConversionPattern<AlibiBiasOp> {
           Value bias = alibiBias(nb, nloc, n.toF32(args[0]), args[1], args[2], form);
           linalg::YieldOp::create(nb, nloc, ValueRange{n.toType(bias, element)});
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, castTo(rewriter, loc, generic.getResult(0), type));
     return success();
   }
 };
@@ -678,7 +746,27 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
     const int64_t hq = qType.getDimSize(1), hkv = kType.getDimSize(1),
                   group = hq / hkv, dv = vType.getDimSize(3);
 
+    // Sizes the verifier could not see (dynamic) must agree at run time.
+    assertSameSize(h, op, PE_CHECK_ATTENTION_KEY_BATCH, k, 0, q, 0);
+    assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_BATCH, v, 0, q, 0);
+    assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_LENGTH, v, 2, k, 2);
+    if (Value mask = adaptor.getMask()) {
+      if (cast<RankedTensorType>(mask.getType()).getDimSize(0) != 1)
+        assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_BATCH, mask, 0, q, 0);
+      assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_ROWS, mask, 2, q, 2);
+      assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_COLUMNS, mask, 3, k, 2);
+    }
     Value qPos = adaptor.getQPositions(), kPos = adaptor.getKPositions();
+    for (auto [pos, x, check] :
+         {std::tuple{qPos, q, PE_CHECK_ATTENTION_Q_POSITIONS},
+          std::tuple{kPos, k, PE_CHECK_ATTENTION_K_POSITIONS}}) {
+      if (!pos)
+        continue;
+      auto posType = cast<RankedTensorType>(pos.getType());
+      assertSameSize(h, op, check, pos, posType.getRank() - 1, x, 2);
+      if (posType.getRank() == 2)
+        assertSameSize(h, op, PE_CHECK_ATTENTION_POSITIONS_BATCH, pos, 0, x, 0);
+    }
     if (!qPos) {
       // q_pos[i] = Skv - Sq + i.
       Value skv = arith::IndexCastOp::create(
@@ -889,9 +977,8 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
                })
                .getResult(0);
     Value out = tensor::CollapseShapeOp::create(
-        rewriter, loc, op.getType(), out5,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-    rewriter.replaceOp(op, out);
+        rewriter, loc, out5, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    rewriter.replaceOp(op, castTo(rewriter, loc, out, op.getType()));
     return success();
   }
 };

@@ -13,6 +13,10 @@
 // RUN: not pe-opt %S/Inputs/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
 
+// A directory where a file is expected (an unreadable input).
+// RUN: not pe-opt %S/Inputs 2>&1 | FileCheck %s --check-prefix=DIRECTORY
+// DIRECTORY: cannot open input file '{{.*}}Inputs': Is a directory
+
 // An empty file is an empty module, not an error.
 // RUN: pe-opt %S/Inputs/empty.mlir | FileCheck %s --check-prefix=EMPTY
 // EMPTY: module {

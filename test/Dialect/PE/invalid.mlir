@@ -1344,3 +1344,21 @@ func.func @proportional_share() {
   %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, scaling = #pe.proportional<partial_rotary_factor = 1.5>> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Absurd shapes: a tensor whose byte size overflows 64 bits.
+func.func @overflowing_shape(%x: tensor<4294967296x4294967296x1x64xf32>, %p: tensor<1xi32>) {
+  // expected-error @+1 {{'pe.rope' op operand #0 of type 'tensor<4294967296x4294967296x1x64xf32>' is too large: its size in bytes overflows 64 bits}}
+  %y = pe.rope #pe.rope<rotary_dim = 64> %x, %p : tensor<4294967296x4294967296x1x64xf32>, tensor<1xi32>
+  return
+}
+
+// -----
+
+// The result's shape is checked as well.
+func.func @overflowing_result() {
+  // expected-error @+1 {{'pe.alibi_slopes' op result #0 of type 'tensor<2305843009213693952xf32>' is too large: its size in bytes overflows 64 bits}}
+  %s = pe.alibi_slopes : tensor<2305843009213693952xf32>
+  return
+}

@@ -15,6 +15,11 @@ void populatePEToLinalgConversionPatterns(RewritePatternSet &patterns);
 ///                                      int64_t rows).
 inline constexpr char kLearnedOutOfRangeFn[] = "pe_runtime_learned_out_of_range";
 
+/// The runtime function for dynamic sizes that differ:
+/// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
+/// `check` one of `enum pe_size_check` (include/pe-c/Runtime.h).
+inline constexpr char kSizeMismatchFn[] = "pe_runtime_size_mismatch";
+
 } // namespace pe
 } // namespace mlir
 

@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -99,6 +100,29 @@ static LogicalResult verifyRotaryDimFits(Operation *op, RopeAttr rope,
     return success();
   return op->emitOpError() << "expects rotary_dim (" << rope.getRotaryDim()
                            << ") <= head dimension (" << headDim << ")";
+}
+
+LogicalResult mlir::pe::verifyBoundedShapes(Operation *op) {
+  auto check = [&](Type type, StringRef kind, unsigned index) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return success();
+    // Bytes = product of the static sizes times 8 (the widest element).
+    int64_t bytes = 8;
+    for (int64_t size : tensor.getShape())
+      if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
+        return op->emitOpError()
+               << kind << " #" << index << " of type " << tensor
+               << " is too large: its size in bytes overflows 64 bits";
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

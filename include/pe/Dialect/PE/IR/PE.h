@@ -29,6 +29,20 @@ bool sameOptionalF64(const std::optional<llvm::APFloat> &lhs,
                      const std::optional<llvm::APFloat> &rhs);
 } // namespace mlir::pe::param
 
+namespace mlir::pe {
+/// Fails with a diagnostic when a static tensor shape among the operands and
+/// results of `op` has a byte size that overflows 64 bits.
+LogicalResult verifyBoundedShapes(Operation *op);
+
+template <typename ConcreteType>
+class BoundedShapes : public OpTrait::TraitBase<ConcreteType, BoundedShapes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyBoundedShapes(op);
+  }
+};
+} // namespace mlir::pe
+
 #include "pe/Dialect/PE/IR/PEOpsDialect.h.inc"
 
 #include "pe/Dialect/PE/IR/PEEnums.h.inc"

@@ -7,8 +7,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "pe/Dialect/PE/IR/PEDialect.td"
 include "pe/Dialect/PE/IR/PEAttrs.td"
 
+// Every static tensor shape of the op has a byte size that fits in 64 bits.
+def PE_BoundedShapes : NativeOpTrait<"BoundedShapes"> {
+  let cppNamespace = "::mlir::pe";
+}
+
 class PE_Op<string mnemonic, list<Trait> traits = []>
-    : Op<PE_Dialect, mnemonic, !listconcat(traits, [Pure])> {
+    : Op<PE_Dialect, mnemonic, !listconcat(traits, [Pure, PE_BoundedShapes])> {
   let hasVerifier = 1;
 }
 
