@@ -63,6 +63,9 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  if (!options.targetCpu.empty() || !options.targetFeatures.empty())
+    pm.addPass(createPESetLLVMTarget(
+        PESetLLVMTargetOptions{options.targetCpu, options.targetFeatures}));
 }
 
 void pe::registerPipelines() {

@@ -56,6 +56,8 @@ static const char *describe(int64_t check) {
     return "pe.attention: k_positions differ in length from the keys";
   case PE_CHECK_ATTENTION_POSITIONS_BATCH:
     return "pe.attention: the positions' batch size differs from the query's";
+  case PE_CHECK_ATTENTION_MASK_HEADS:
+    return "pe.attention: the mask's heads differ from the query heads";
   default:
     return "pe: sizes differ";
   }

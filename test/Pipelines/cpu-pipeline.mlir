@@ -6,6 +6,11 @@
 // RUN: pe-opt %s --pe-cpu-pipeline | mlir-translate --mlir-to-llvmir \
 // RUN:   | llc -O3 -mcpu=sapphirerapids | FileCheck %s --check-prefix=ASM
 // RUN: pe-compile %s --emit=asm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=ASM
+// The pipeline's target options reach llc through function attributes:
+// RUN: pe-opt %s --pe-cpu-pipeline="target-cpu=skylake-avx512 target-features=+avx512f" \
+// RUN:   | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=ATTR
+// RUN: pe-opt %s --pe-cpu-pipeline="target-cpu=skylake-avx512" | mlir-translate --mlir-to-llvmir \
+// RUN:   | llc -O3 | FileCheck %s --check-prefix=ASM
 // RUN: pe-opt %s --pe-cpu-pipeline=vector-width=8 | FileCheck %s --check-prefix=YMM
 // RUN: not pe-opt %s --pe-cpu-pipeline=vector-width=0 2>&1 | FileCheck %s --check-prefix=BADWIDTH
 
@@ -28,6 +33,9 @@
 
 // ASM-LABEL: rope:
 // ASM: vf{{n?}}m{{add|sub}}{{[0-9]+}}ps {{.*}}%zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
+
+// ATTR: define {{.*}} @rope({{.*}} #[[ATTRS:[0-9]+]]
+// ATTR: attributes #[[ATTRS]] = { {{.*}}"target-cpu"="skylake-avx512" "target-features"="+avx512f"
 
 // YMM: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 func.func @rope(%x: tensor<1x32x?x128xf32>, %p: tensor<?xi32>) -> tensor<1x32x?x128xf32> {

@@ -13,6 +13,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "vector-width",
       llvm::cl::desc("Elements per vector in innermost loops (16 f32 = AVX-512)"),
       llvm::cl::init(16)};
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU the LLVM functions are generated for (e.g. "
+                     "sapphirerapids; default: left to the code generator)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("Target features of the LLVM functions (e.g. +avx512f)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),

@@ -37,4 +37,21 @@ def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
   }];
 }
 
+def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
+  let summary = "Set the target CPU and features of every LLVM function";
+  let description = [{
+    Writes `target_cpu` and `target_features` on every `llvm.func`, so that
+    LLVM IR translated from the module (and `llc` on it) generates code for
+    that CPU, e.g. `cpu=sapphirerapids` or `features=+avx512f,+avx512bf16`.
+    Empty options leave the functions as they are.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "Target CPU (an LLVM CPU name)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "Target features, e.g. +avx512f,+avx512bf16">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // PE_TRANSFORMS_PASSES_TD

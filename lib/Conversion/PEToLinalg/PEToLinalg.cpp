@@ -753,6 +753,10 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
     if (Value mask = adaptor.getMask()) {
       if (cast<RankedTensorType>(mask.getType()).getDimSize(0) != 1)
         assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_BATCH, mask, 0, q, 0);
+      if (cast<RankedTensorType>(mask.getType()).isDynamicDim(1))
+        checkSize(h, op, PE_CHECK_ATTENTION_MASK_HEADS,
+                  tensor::DimOp::create(rewriter, loc, mask, 1),
+                  arith::ConstantIndexOp::create(rewriter, loc, hq));
       assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_ROWS, mask, 2, q, 2);
       assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_COLUMNS, mask, 3, k, 2);
     }

@@ -1,0 +1,30 @@
+//===- SetLLVMTarget.cpp - pe-set-llvm-target -----------------------------===//
+#include "pe/Transforms/Passes.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PESETLLVMTARGET
+#include "pe/Transforms/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+
+namespace {
+struct SetLLVMTargetPass : pe::impl::PESetLLVMTargetBase<SetLLVMTargetPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    StringAttr cpuAttr =
+        cpu.empty() ? StringAttr() : StringAttr::get(ctx, cpu.getValue());
+    LLVM::TargetFeaturesAttr featuresAttr =
+        features.empty() ? LLVM::TargetFeaturesAttr()
+                         : LLVM::TargetFeaturesAttr::get(ctx, features.getValue());
+    getOperation().walk([&](LLVM::LLVMFuncOp fn) {
+      if (cpuAttr)
+        fn.setTargetCpuAttr(cpuAttr);
+      if (featuresAttr)
+        fn.setTargetFeaturesAttr(featuresAttr);
+    });
+  }
+};
+} // namespace
