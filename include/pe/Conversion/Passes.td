@@ -21,7 +21,8 @@ def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
     masks are computed from the query/key positions; a fully masked row
     yields 0. `pe.learned` checks its positions at run time and calls
     `pe_runtime_learned_out_of_range(position, index, rows)` (lib/Runtime)
-    for every bad one; the gather itself never reads out of bounds.
+    for the first bad one (it does not return); the gather itself never
+    reads out of bounds.
     Dynamic sizes that the verifier could not compare (positions against the
     sequence, key against value, mask against scores) are checked at run time
     by calls to `pe_runtime_size_mismatch(check, got, expected)`, which stops
