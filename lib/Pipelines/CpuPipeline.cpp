@@ -2,6 +2,7 @@
 #include "pe/Pipelines/Pipelines.h"
 
 #include "pe/Conversion/Passes.h"
+#include "pe/Dialect/PE/Transforms/Passes.h"
 #include "pe/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -17,6 +18,13 @@
 using namespace mlir;
 
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  // Positional encodings into the attention that uses them, tables shared.
+  if (options.fuse) {
+    pm.addPass(createPEFuseRopeIntoAttention());
+    pm.addPass(createPEFuseAlibiIntoAttention());
+    pm.addPass(createPEShareRopeTables());
+    pm.addPass(createCanonicalizerPass());
+  }
   // pe -> linalg on tensors, fused elementwise chains.
   pm.addPass(createPELowerToLinalg());
   pm.addPass(createCanonicalizerPass());

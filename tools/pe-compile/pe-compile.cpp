@@ -77,6 +77,10 @@ static cl::opt<std::string> mattr("mattr",
 static cl::opt<int64_t> vectorWidth("vector-width",
                                     cl::desc("Elements per vector (16 f32 = AVX-512)"),
                                     cl::init(16), cl::cat(category));
+static cl::opt<bool> fuse("fuse",
+                          cl::desc("Fuse RoPE and ALiBi into attention and "
+                                   "share RoPE tables (off: unfused lowering)"),
+                          cl::init(true), cl::cat(category));
 static cl::opt<bool> vectorize("vectorize",
                                cl::desc("Tile and vectorize (off: scalar loops)"),
                                cl::init(true), cl::cat(category));
@@ -263,6 +267,7 @@ int main(int argc, char **argv) {
   pe::CpuPipelineOptions options;
   options.vectorWidth = vectorWidth;
   options.vectorize = vectorize;
+  options.fuse = fuse;
   pe::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

@@ -22,13 +22,19 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "target-features",
       llvm::cl::desc("Target features of the LLVM functions (e.g. +avx512f)"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
+                     "before lowering"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),
       llvm::cl::init(true)};
 };
 
-/// pe -> linalg -> tiling + vectorization -> bufferization -> LLVM dialect.
+/// pe fusions -> linalg -> tiling + vectorization -> bufferization -> LLVM
+/// dialect.
 /// Public functions get C interface wrappers (`_mlir_ciface_<name>`).
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 

@@ -460,7 +460,10 @@ struct LowerRope : OpConversionPattern<RopeOp> {
                    posType.getRank() - 1, x, seqDim);
     if (posType.getRank() == 2)
       assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
-    auto [cos, sin] = tablesFor(h, op.getRope(), positions);
+    // Shared tables when given (pe-share-rope-tables), else our own.
+    Value cos = adaptor.getCos(), sin = adaptor.getSin();
+    if (!cos)
+      std::tie(cos, sin) = tablesFor(h, op.getRope(), positions);
     rewriter.replaceOp(op, applyRotation(h, x, cos, sin, op.getRope(),
                                          op.getLayout()));
     return success();

@@ -72,7 +72,7 @@ func.func @not_a_scaling() -> tensor<4xf32> {
 // Wrong element type of an activation.
 // CHECK: error: 'pe.rope' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values
 func.func @int_activation(%x: tensor<1x2x4x8xi32>, %p: tensor<4xi32>) -> tensor<1x2x4x8xi32> {
-  %0 = "pe.rope"(%x, %p) <{rope = #pe.rope<rotary_dim = 8>}> : (tensor<1x2x4x8xi32>, tensor<4xi32>) -> tensor<1x2x4x8xi32>
+  %0 = "pe.rope"(%x, %p) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>, rope = #pe.rope<rotary_dim = 8>}> : (tensor<1x2x4x8xi32>, tensor<4xi32>) -> tensor<1x2x4x8xi32>
   return %0 : tensor<1x2x4x8xi32>
 }
 

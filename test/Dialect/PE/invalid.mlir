@@ -217,7 +217,7 @@ func.func @rope_i16_positions(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi16>) {
 // rope (ODS AllTypesMatch): the result has the input's type.
 func.func @rope_result_type(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
   // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
-  %y = "pe.rope"(%x, %p) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf16>
+  %y = "pe.rope"(%x, %p) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>, rope = #pe.rope<rotary_dim = 64>}> : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf16>
   return
 }
 
@@ -226,7 +226,7 @@ func.func @rope_result_type(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
 // rope (ODS): the rope attribute is required.
 func.func @rope_missing_attr(%x: tensor<2x8x16x64xf32>, %p: tensor<16xi32>) {
   // expected-error @+1 {{requires attribute 'rope'}}
-  %y = "pe.rope"(%x, %p) : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf32>
+  %y = "pe.rope"(%x, %p) <{operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<2x8x16x64xf32>, tensor<16xi32>) -> tensor<2x8x16x64xf32>
   return
 }
 
@@ -1360,5 +1360,41 @@ func.func @overflowing_shape(%x: tensor<4294967296x4294967296x1x64xf32>, %p: ten
 func.func @overflowing_result() {
   // expected-error @+1 {{'pe.alibi_slopes' op result #0 of type 'tensor<2305843009213693952xf32>' is too large: its size in bytes overflows 64 bits}}
   %s = pe.alibi_slopes : tensor<2305843009213693952xf32>
+  return
+}
+
+// -----
+
+// pe.rope tables: both or neither.
+func.func @rope_one_table(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>, %c: tensor<4x4xf32>) {
+  // expected-error @+1 {{'pe.rope' op expects both tables (cos and sin) or neither}}
+  %y = "pe.rope"(%x, %p, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>, rope = #pe.rope<rotary_dim = 8>}> : (tensor<1x2x4x8xf32>, tensor<4xi32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+// pe.rope tables: cos and sin of one type.
+func.func @rope_table_types(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>, %c: tensor<4x4xf32>, %s: tensor<?x4xf32>) {
+  // expected-error @+1 {{'pe.rope' op expects cos and sin tables of one type, but got 'tensor<4x4xf32>' and 'tensor<?x4xf32>'}}
+  %y = pe.rope #pe.rope<rotary_dim = 8> %x, %p tables(%c, %s : tensor<4x4xf32>, tensor<?x4xf32>) : tensor<1x2x4x8xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+// pe.rope tables: one row of rotary_dim/2 entries per position.
+func.func @rope_table_shape(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>, %c: tensor<4x2xf32>) {
+  // expected-error @+1 {{'pe.rope' op expects the last dimension of the tables to be rotary_dim/2 = 4, but got 2}}
+  %y = pe.rope #pe.rope<rotary_dim = 8> %x, %p tables(%c, %c : tensor<4x2xf32>, tensor<4x2xf32>) : tensor<1x2x4x8xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+// pe.rope tables are f32.
+func.func @rope_table_f16(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>, %c: tensor<4x4xf16>) {
+  // expected-error @+1 {{'pe.rope' op operand #2 must be ranked tensor of 32-bit float values, but got 'tensor<4x4xf16>'}}
+  %y = pe.rope #pe.rope<rotary_dim = 8> %x, %p tables(%c, %c : tensor<4x4xf16>, tensor<4x4xf16>) : tensor<1x2x4x8xf32>, tensor<4xi32>
   return
 }

@@ -41,12 +41,22 @@ func.func @scalings(%x: tensor<1x4x8x64xf32>, %p: tensor<8xi32>) -> (tensor<1x4x
 func.func @rope_layouts(%a: tensor<?x32x?x128xbf16>, %pa: tensor<?xi64>,
                         %b: tensor<2x?x8x64xf16>, %pb: tensor<2x?xi32>) -> (tensor<?x32x?x128xbf16>, tensor<2x?x8x64xf16>) {
   // CHECK: pe.rope #pe.rope<rotary_dim = 128> %{{.*}}, %{{.*}} : tensor<?x32x?x128xbf16>, tensor<?xi64>
-  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 0 : i32, rope = #pe.rope<rotary_dim = 128>}> : (tensor<?x32x?x128xbf16>, tensor<?xi64>) -> tensor<?x32x?x128xbf16>
+  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0>, rope = #pe.rope<rotary_dim = 128>}> : (tensor<?x32x?x128xbf16>, tensor<?xi64>) -> tensor<?x32x?x128xbf16>
   %0 = pe.rope #pe.rope<theta = 10000.0, rotary_dim = 128, style = half> %a, %pa : tensor<?x32x?x128xbf16>, tensor<?xi64>
   // CHECK: pe.rope #pe.rope<rotary_dim = 32, style = interleaved> %{{.*}}, %{{.*}} layout(bshd) : tensor<2x?x8x64xf16>, tensor<2x?xi32>
-  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 1 : i32, rope = #pe.rope<rotary_dim = 32, style = interleaved>}>
+  // GENERIC: "pe.rope"(%{{.*}}, %{{.*}}) <{layout = 1 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0>, rope = #pe.rope<rotary_dim = 32, style = interleaved>}>
   %1 = pe.rope #pe.rope<rotary_dim = 32, style = interleaved> %b, %pb layout(bshd) : tensor<2x?x8x64xf16>, tensor<2x?xi32>
   return %0, %1 : tensor<?x32x?x128xbf16>, tensor<2x?x8x64xf16>
+}
+
+// CHECK-LABEL: func.func @rope_with_tables
+// CHECK: %[[C:.*]], %[[S:.*]] = pe.rope_tables #pe.rope<rotary_dim = 32> %{{.*}} : tensor<?xi32> -> tensor<?x16xf32>
+// CHECK: pe.rope #pe.rope<rotary_dim = 32> %{{.*}}, %{{.*}} layout(bshd) tables(%[[C]], %[[S]] : tensor<?x16xf32>, tensor<?x16xf32>) : tensor<2x?x4x32xf16>, tensor<?xi32>
+// GENERIC: "pe.rope"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{layout = 1 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1>, rope = #pe.rope<rotary_dim = 32>}>
+func.func @rope_with_tables(%x: tensor<2x?x4x32xf16>, %p: tensor<?xi32>) -> tensor<2x?x4x32xf16> {
+  %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 32> %p : tensor<?xi32> -> tensor<?x16xf32>
+  %y = pe.rope #pe.rope<rotary_dim = 32> %x, %p layout(bshd) tables(%cos, %sin : tensor<?x16xf32>, tensor<?x16xf32>) : tensor<2x?x4x32xf16>, tensor<?xi32>
+  return %y : tensor<2x?x4x32xf16>
 }
 
 // CHECK-LABEL: func.func @tables

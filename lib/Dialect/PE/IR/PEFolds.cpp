@@ -124,6 +124,8 @@ struct ComposeRotations : OpRewritePattern<RopeOp> {
       return rewriter.notifyMatchFailure(op, "input is not a single-use rope");
     if (inner.getRope() != op.getRope() || inner.getLayout() != op.getLayout())
       return rewriter.notifyMatchFailure(op, "different rope configuration");
+    if (inner.getCos() || op.getCos())
+      return rewriter.notifyMatchFailure(op, "rotation by given tables");
     if (inner.getPositions().getType() != op.getPositions().getType())
       return rewriter.notifyMatchFailure(op, "positions of different types");
     formula::RopeConfig config = op.getRope().getConfig();
@@ -132,8 +134,8 @@ struct ComposeRotations : OpRewritePattern<RopeOp> {
       return rewriter.notifyMatchFailure(op, "angles do not add");
     Value sum = arith::AddIOp::create(rewriter, op.getLoc(),
                                       inner.getPositions(), op.getPositions());
-    rewriter.replaceOpWithNewOp<RopeOp>(op, op.getType(), inner.getInput(), sum,
-                                        op.getRope(), op.getLayoutAttr());
+    rewriter.replaceOpWithNewOp<RopeOp>(op, inner.getInput(), sum, op.getRope(),
+                                        op.getLayout());
     return success();
   }
 };

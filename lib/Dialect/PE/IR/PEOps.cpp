@@ -162,8 +162,22 @@ LogicalResult RopeOp::verify() {
       failed(verifyStatic(*this, "head dimension", headDim)) ||
       failed(verifyRotaryDimFits(*this, getRope(), headDim)))
     return failure();
-  return verifyPositionsShape(*this, "positions", getPositions().getType(),
-                              batch, seq, "S");
+  if (failed(verifyPositionsShape(*this, "positions", getPositions().getType(),
+                                  batch, seq, "S")))
+    return failure();
+  if (bool(getCos()) != bool(getSin()))
+    return emitOpError() << "expects both tables (cos and sin) or neither";
+  if (Value cos = getCos()) {
+    if (cos.getType() != getSin().getType())
+      return emitOpError() << "expects cos and sin tables of one type, but got "
+                           << cos.getType() << " and " << getSin().getType();
+    if (failed(verifyPerPositionResult(
+            *this, "the tables", getPositions().getType(),
+            cast<RankedTensorType>(cos.getType()), getRope().getRotaryDim() / 2,
+            "rotary_dim/2")))
+      return failure();
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

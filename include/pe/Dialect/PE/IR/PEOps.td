@@ -77,7 +77,8 @@ def PE_RopeTablesOp : PE_Op<"rope_tables", [AllTypesMatch<["cos", "sin"]>]> {
   let hasFolder = 1;
 }
 
-def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
+def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>,
+                               AttrSizedOperandSegments]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates `input` (`[B, H, S, D]` with `layout(bhsd)`, the default, or
@@ -93,6 +94,12 @@ def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
     Channels `r .. D-1` are copied (partial rotary). f16/bf16 inputs are
     rotated in f32 and rounded once.
 
+    `tables(%cos, %sin)` passes precomputed f32 tables of these positions and
+    this configuration (`pe.rope_tables`, shape `positions.shape + [r/2]`),
+    which the rotation reads instead of computing its own;
+    `pe-share-rope-tables` introduces them so that every rotation at the same
+    positions shares one table computation.
+
     Folds to its input when every position is 0 and `m` is 1; a rotation of a
     rotation by the same configuration becomes one rotation by the summed
     positions when the frequencies are fixed and `m` is 1.
@@ -103,13 +110,22 @@ def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
     ```
   }];
   let arguments = (ins PE_FloatTensor:$input, PE_PositionsTensor:$positions,
+      Optional<RankedTensorOf<[F32]>>:$cos, Optional<RankedTensorOf<[F32]>>:$sin,
       PE_RopeAttr:$rope,
       DefaultValuedAttr<PE_Layout, "::mlir::pe::Layout::bhsd">:$layout);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
-    qualified($rope) $input `,` $positions (`layout` `(` $layout^ `)`)? attr-dict
+    qualified($rope) $input `,` $positions (`layout` `(` $layout^ `)`)?
+    (`tables` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)? attr-dict
     `:` type($input) `,` type($positions)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$positions,
+                   "::mlir::pe::RopeAttr":$rope, "::mlir::pe::Layout":$layout), [{
+      build($_builder, $_state, input.getType(), input, positions,
+            /*cos=*/::mlir::Value(), /*sin=*/::mlir::Value(), rope, layout);
+    }]>,
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }

@@ -27,4 +27,52 @@ def PESpecializeRopeScaling : Pass<"pe-specialize-rope-scaling"> {
   ];
 }
 
+def PEFuseRopeIntoAttention : Pass<"pe-fuse-rope-into-attention"> {
+  let summary = "Fuse the rotations of Q and K into the attention that reads them";
+  let description = [{
+    `attention(rope(q, pq), rope(k, pk), v)` with one RoPE configuration and
+    the BHSD layout becomes `attention(q, k, v) rope(...)` with
+    `q_positions(pq)` and `k_positions(pk)`, so that no rotated Q or K needs
+    to exist as a tensor. Fused only when the meaning is kept:
+
+    - both rotations use the same `#pe.rope` and `layout(bhsd)`, and carry no
+      precomputed tables;
+    - the attention's own positions, if given, are the rotations' positions
+      (they also place the causal/window masks and ALiBi); if not given and
+      the attention masks by position (causal, window, alibi), the rotations'
+      positions must be the attention's defaults, which the pass cannot know,
+      so it does not fuse.
+
+    A rotation that has other users (a rotated K also written to a KV cache)
+    stays for them; the attention still reads the unrotated input.
+  }];
+}
+
+def PEFuseAlibiIntoAttention : Pass<"pe-fuse-alibi-into-attention"> {
+  let summary = "Fuse an explicit ALiBi bias mask into the attention";
+  let description = [{
+    `attention(q, k, v) mask(alibi_bias(alibi_slopes, qp, kp))` (the bias
+    used directly as the rank-4 mask, or its rank-3 form expanded to
+    `[1, H, Sq, Skv]`) becomes `attention(q, k, v) alibi(max_bias) causal`
+    with `q_positions(qp)` and `k_positions(kp)`: the bias is computed inside
+    each score tile and never materialized. A causal bias adds `causal`; a
+    symmetric bias is fused only into an attention that is already causal,
+    where `-m |q - k| = -m (q - k)` on every visible key. The slopes must be
+    `pe.alibi_slopes` for the attention's query heads, and the attention's
+    own positions, if given, must be the bias's.
+  }];
+}
+
+def PEShareRopeTables : Pass<"pe-share-rope-tables"> {
+  let summary = "One cos/sin table computation per (positions, RoPE configuration)";
+  let description = [{
+    Every group of two or more `pe.rope` ops of one function that rotate by
+    the same positions value with the same `#pe.rope` gets one
+    `pe.rope_tables` (f32), placed right after the positions are defined, and
+    each rotation reads it through `tables(...)`. In a model whose layers all
+    use the same positions, the tables are computed once instead of once per
+    layer and per Q/K.
+  }];
+}
+
 #endif // PE_DIALECT_PE_TRANSFORMS_PASSES_TD
