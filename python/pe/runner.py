@@ -98,20 +98,26 @@ def parse_signatures(ir: str) -> Dict[str, Tuple[list, list]]:
         while depth:
             depth += {"(": 1, ")": -1}.get(ir[i], 0)
             i += 1
-        args = [_parse_type(a.split(":", 1)[1]) for a in _split_top(ir[start:i - 1])]
-        rest = ir[i:]
-        results: list = []
-        r = re.match(r"\s*->\s*", rest)
-        if r:
-            rest = rest[r.end():]
-            if rest.startswith("("):
-                j, depth = 1, 1
-                while depth:
-                    depth += {"(": 1, ")": -1}.get(rest[j], 0)
-                    j += 1
-                results = [_parse_type(t) for t in _split_top(rest[1:j - 1])]
-            else:
-                results = [_parse_type(re.match(r"(tensor<[^{]*?>)\s*(attributes|\{)", rest).group(1))]
+        try:
+            args = [_parse_type(a.split(":", 1)[1]) for a in _split_top(ir[start:i - 1])]
+            rest = ir[i:]
+            results: list = []
+            r = re.match(r"\s*->\s*", rest)
+            if r:
+                rest = rest[r.end():]
+                if rest.startswith("("):
+                    j, depth = 1, 1
+                    while depth:
+                        depth += {"(": 1, ")": -1}.get(rest[j], 0)
+                        j += 1
+                    results = [_parse_type(t) for t in _split_top(rest[1:j - 1])]
+                else:
+                    single = re.match(r"(tensor<[^{]*?>)\s*(attributes|\{)", rest)
+                    if not single:
+                        raise ValueError("unsupported result type")
+                    results = [_parse_type(single.group(1))]
+        except ValueError:
+            continue  # not callable through Module.call (e.g. vector results)
         sigs[name] = (args, results)
     return sigs
 
