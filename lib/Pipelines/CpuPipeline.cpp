@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -32,7 +33,11 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
 
-  // Tiles of one vector along the innermost loop.
+  // One outer parallel loop per op split over threads, then tiles of one
+  // vector along the innermost loop.
+  if (options.threads > 1)
+    pm.addNestedPass<func::FuncOp>(createPEDistributeOverThreads(
+        PEDistributeOverThreadsOptions{options.threads}));
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(
         createPETileAndVectorize(PETileAndVectorizeOptions{options.vectorWidth}));
@@ -51,21 +56,35 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // C interface wrappers (`_mlir_ciface_NAME`) for every function, requested
+  // before any conversion turns func.func into llvm.func.
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
 
   // To the LLVM dialect (order matters: lower-affine after
   // expand-strided-metadata; ub lowering for vectorization's poison).
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
+  if (options.threads > 1) {
+    // scf.forall -> scf.parallel -> OpenMP (libomp at run time).
+    pm.addPass(createForallToParallelLoopPass());
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = options.threads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: OpenMP regions get memref.alloca_scope (see
+  // reference/toolchain.md).
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  if (options.threads > 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());

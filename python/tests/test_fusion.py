@@ -124,3 +124,23 @@ def test_shared_tables_four_layers():
     (b,) = separate.call("f", x, p)
     np.testing.assert_allclose(a, want, rtol=0, atol=2e-6)
     np.testing.assert_allclose(b, want, rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_bit_identical(threads):
+    """Splitting outer parallel loops over OpenMP threads never splits a
+    reduction: the results are the single-threaded ones, bit for bit."""
+    rope = ROPES["llama3"]
+    ir = _ir_rope_attention(rope, 8, 2, 29, 32, None)
+    one = runner.compile(ir, extra_args=["--num-threads=1"])
+    many = runner.compile(ir, extra_args=[f"--num-threads={threads}"])
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((1, 8, 29, 32)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 29, 32)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 29, 32)).astype(np.float32)
+    p = (7 * np.arange(29)).astype(np.int32)
+    (a,) = one.call("layer", q, k, v, p)
+    (b,) = many.call("layer", q, k, v, p)
+    np.testing.assert_array_equal(a, b)
+    want = reference.attention(q, k, v, q_positions=p, k_positions=p, causal=True, rope=rope)
+    _check(b, want)

@@ -1,6 +1,8 @@
 // `pe-compile FILE --emit=jit` runs FILE's @main on the CPU.
 // RUN: pe-compile %s --emit=jit | FileCheck %s
 // RUN: pe-compile %s --emit=jit --vectorize=false | FileCheck %s
+// RUN: pe-compile %s --emit=jit --num-threads=2 | FileCheck %s
+// RUN: pe-compile %s --emit=jit --fuse=false | FileCheck %s
 
 func.func private @printMemrefF32(tensor<*xf32>)
 

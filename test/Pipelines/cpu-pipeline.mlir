@@ -12,7 +12,14 @@
 // RUN: pe-opt %s --pe-cpu-pipeline="target-cpu=skylake-avx512" | mlir-translate --mlir-to-llvmir \
 // RUN:   | llc -O3 | FileCheck %s --check-prefix=ASM
 // RUN: pe-opt %s --pe-cpu-pipeline=vector-width=8 | FileCheck %s --check-prefix=YMM
+// RUN: pe-opt %s --pe-cpu-pipeline=threads=2 | FileCheck %s --check-prefix=OMP
 // RUN: not pe-opt %s --pe-cpu-pipeline=vector-width=0 2>&1 | FileCheck %s --check-prefix=BADWIDTH
+
+// With threads, an outer parallel loop becomes an OpenMP parallel loop on 2
+// threads; without, there is no OpenMP.
+// OMP: omp.parallel num_threads
+// OMP: omp.wsloop
+// LLVM-NOT: omp.
 
 // BADWIDTH: error: pe-tile-and-vectorize needs vector-width >= 1, but got 0
 

@@ -77,6 +77,9 @@ static cl::opt<std::string> mattr("mattr",
 static cl::opt<int64_t> vectorWidth("vector-width",
                                     cl::desc("Elements per vector (16 f32 = AVX-512)"),
                                     cl::init(16), cl::cat(category));
+static cl::opt<int64_t> threads("num-threads",
+                                cl::desc("Threads (OpenMP, libomp) per op; 1: none"),
+                                cl::init(1), cl::cat(category));
 static cl::opt<bool> fuse("fuse",
                           cl::desc("Fuse RoPE and ALiBi into attention and "
                                    "share RoPE tables (off: unfused lowering)"),
@@ -162,6 +165,9 @@ static int runMain(ModuleOp module) {
   std::string cRunnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
   std::string runnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_runner_utils.so";
   SmallVector<StringRef> libs = {runtime, cRunnerUtils, runnerUtils};
+  std::string openmp = std::string(PE_MLIR_LIB_DIR) + "/libomp.so";
+  if (threads > 1)
+    libs.push_back(openmp);
   if (!module.lookupSymbol("main"))
     return fail("--emit=jit needs a function @main");
   ExecutionEngineOptions options;
@@ -200,6 +206,8 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
       output.str(),     object.str(),    "-L" + runtimeDir,
       "-lpe_runtime",   "-L" + mlirLibDir, "-lmlir_c_runner_utils",
       "-Wl,-rpath," + runtimeDir, "-Wl,-rpath," + mlirLibDir, "-lm"};
+  if (threads > 1)
+    args.push_back("-lomp"); // __kmpc_* of the OpenMP lowering
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int status = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
@@ -224,6 +232,8 @@ int main(int argc, char **argv) {
 
   if (vectorWidth < 1)
     return fail("--vector-width must be >= 1, but got " + llvm::Twine(vectorWidth));
+  if (threads < 1)
+    return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
   if (emit == Emit::Shared && outputFilename == "-")
@@ -268,6 +278,7 @@ int main(int argc, char **argv) {
   options.vectorWidth = vectorWidth;
   options.vectorize = vectorize;
   options.fuse = fuse;
+  options.threads = threads;
   pe::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

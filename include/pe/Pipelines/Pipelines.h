@@ -22,6 +22,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "target-features",
       llvm::cl::desc("Target features of the LLVM functions (e.g. +avx512f)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads (OpenMP) that share each op's outer parallel "
+                     "loop; 1: single-threaded code without OpenMP"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "

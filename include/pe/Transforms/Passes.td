@@ -27,6 +27,24 @@ def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
   ];
 }
 
+def PEDistributeOverThreads
+    : Pass<"pe-distribute-over-threads", "func::FuncOp"> {
+  let summary = "Split one parallel loop of every linalg op over threads";
+  let description = [{
+    Tiles each linalg op on tensors along one parallel loop into `threads`
+    parts with an `scf.forall` (later an OpenMP parallel loop): the first
+    parallel loop whose static extent is at least `threads` (heads, for
+    attention and RoPE), else the first dynamic one (sequence). Reductions
+    are never split, so results are bit-identical to one thread.
+    `threads <= 1` leaves the IR unchanged.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Number of parts (threads)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
   let summary = "Keep the tensor arguments of public functions unmodified";
   let description = [{
