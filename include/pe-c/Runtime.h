@@ -35,6 +35,7 @@ enum pe_size_check {
   PE_CHECK_ATTENTION_K_POSITIONS,     /* pe.attention: k_positions vs keys */
   PE_CHECK_ATTENTION_POSITIONS_BATCH, /* pe.attention: positions vs batch */
   PE_CHECK_ATTENTION_MASK_HEADS,      /* pe.attention: mask heads vs Hq */
+  PE_CHECK_ROPE_TABLES,               /* pe.rope: given tables vs positions */
 };
 
 /* Called by generated code when the sizes of check `check` differ: prints

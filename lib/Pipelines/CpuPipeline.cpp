@@ -21,8 +21,8 @@ using namespace mlir;
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Positional encodings into the attention that uses them, tables shared.
   if (options.fuse) {
-    pm.addPass(createPEFuseRopeIntoAttention());
     pm.addPass(createPEFuseAlibiIntoAttention());
+    pm.addPass(createPEFuseRopeIntoAttention());
     pm.addPass(createPEShareRopeTables());
     pm.addPass(createCanonicalizerPass());
   }

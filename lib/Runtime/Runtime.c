@@ -58,6 +58,8 @@ static const char *describe(int64_t check) {
     return "pe.attention: the positions' batch size differs from the query's";
   case PE_CHECK_ATTENTION_MASK_HEADS:
     return "pe.attention: the mask's heads differ from the query heads";
+  case PE_CHECK_ROPE_TABLES:
+    return "pe.rope: the tables do not match the positions";
   default:
     return "pe: sizes differ";
   }

@@ -1,4 +1,6 @@
 // RUN: pe-opt %s --pe-fuse-alibi-into-attention --canonicalize -split-input-file | FileCheck %s
+// Slopes already folded to constants (as in pe-cpu-pipeline) fuse as well:
+// RUN: pe-opt %s --canonicalize --pe-fuse-alibi-into-attention --canonicalize -split-input-file | FileCheck %s
 
 // A causal ALiBi bias used as the mask becomes alibi(8.0) causal inside the
 // attention; slopes and bias are no longer computed.

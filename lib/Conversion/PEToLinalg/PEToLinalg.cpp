@@ -462,6 +462,9 @@ struct LowerRope : OpConversionPattern<RopeOp> {
       assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
     // Shared tables when given (pe-share-rope-tables), else our own.
     Value cos = adaptor.getCos(), sin = adaptor.getSin();
+    if (cos)
+      for (int64_t i = 0; i < posType.getRank(); ++i)
+        assertSameSize(h, op, PE_CHECK_ROPE_TABLES, cos, i, positions, i);
     if (!cos)
       std::tie(cos, sin) = tablesFor(h, op.getRope(), positions);
     rewriter.replaceOp(op, applyRotation(h, x, cos, sin, op.getRope(),

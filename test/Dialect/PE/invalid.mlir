@@ -1398,3 +1398,21 @@ func.func @rope_table_f16(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>, %c: tensor
   %y = pe.rope #pe.rope<rotary_dim = 8> %x, %p tables(%c, %c : tensor<4x4xf16>, tensor<4x4xf16>) : tensor<1x2x4x8xf32>, tensor<4xi32>
   return
 }
+
+// -----
+
+// pe.attention: batch sizes agree even when B is dynamic.
+func.func @attention_positions_batches(%q: tensor<?x2x4x16xf32>, %qp: tensor<2x4xi32>, %kp: tensor<3x4xi32>) {
+  // expected-error @+1 {{'pe.attention' op expects one batch size, but q_positions has 2 and k_positions has 3}}
+  %o = pe.attention %q, %q, %q q_positions(%qp : tensor<2x4xi32>) k_positions(%kp : tensor<3x4xi32>) : tensor<?x2x4x16xf32>, tensor<?x2x4x16xf32>, tensor<?x2x4x16xf32> -> tensor<?x2x4x16xf32>
+  return
+}
+
+// -----
+
+// pe.alibi_bias: q and k positions of one batch size.
+func.func @alibi_positions_batches(%s: tensor<4xf32>, %qp: tensor<2x8xi32>, %kp: tensor<3x8xi32>) {
+  // expected-error @+1 {{'pe.alibi_bias' op expects q_positions and k_positions of one batch size, but got 2 and 3}}
+  %b = pe.alibi_bias causal %s, %qp, %kp : tensor<4xf32>, tensor<2x8xi32>, tensor<3x8xi32> -> tensor<?x4x8x8xf32>
+  return
+}

@@ -83,6 +83,14 @@ func.func @absolute(%p: tensor<?xi32>, %bp: tensor<2x16xi64>, %wpe: tensor<1024x
   return %0, %1, %2, %3 : tensor<?x512xf32>, tensor<2x16x64xbf16>, tensor<?x768xf16>, tensor<2x16x768xf16>
 }
 
+// Empty tensors are valid whatever their other dimensions.
+// CHECK-LABEL: func.func @empty
+// CHECK: pe.sinusoidal %{{.*}} : tensor<4611686018427387904x0xi32> -> tensor<4611686018427387904x0x64xf32>
+func.func @empty(%p: tensor<4611686018427387904x0xi32>) -> tensor<4611686018427387904x0x64xf32> {
+  %e = pe.sinusoidal %p : tensor<4611686018427387904x0xi32> -> tensor<4611686018427387904x0x64xf32>
+  return %e : tensor<4611686018427387904x0x64xf32>
+}
+
 // CHECK-LABEL: func.func @alibi
 func.func @alibi(%qp: tensor<16xi32>, %kp: tensor<?xi32>, %bq: tensor<2x16xi64>) -> (tensor<12x16x?xf32>, tensor<2x12x16x?xbf16>) {
   // CHECK: pe.alibi_slopes : tensor<12xf32>

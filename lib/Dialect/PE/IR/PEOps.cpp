@@ -107,7 +107,10 @@ LogicalResult mlir::pe::verifyBoundedShapes(Operation *op) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
       return success();
-    // Bytes = product of the static sizes times 8 (the widest element).
+    // Bytes = product of the static sizes times 8 (the widest element); an
+    // empty tensor has none.
+    if (llvm::is_contained(tensor.getShape(), 0))
+      return success();
     int64_t bytes = 8;
     for (int64_t size : tensor.getShape())
       if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
@@ -294,6 +297,12 @@ LogicalResult AlibiBiasOp::verify() {
       failed(verifyPositionsShape(*this, "k_positions", kPos, batch, shape[2],
                                   "Skv")))
     return failure();
+  if (qPos.getRank() == 2 && kPos.getRank() == 2 &&
+      !compatible(qPos.getDimSize(0), kPos.getDimSize(0)))
+    return emitOpError() << "expects q_positions and k_positions of one batch "
+                            "size, but got "
+                         << dimStr(qPos.getDimSize(0)) << " and "
+                         << dimStr(kPos.getDimSize(0));
   return success();
 }
 
@@ -386,6 +395,21 @@ LogicalResult AttentionOp::verify() {
                                     batch, skv, "Skv")))
       return failure();
 
+  // Every batch dimension present must agree, also when B itself is dynamic.
+  {
+    SmallVector<std::pair<StringRef, int64_t>> batches = {
+        {"query", batch}, {"key", k.getDimSize(0)}, {"value", v.getDimSize(0)}};
+    for (auto [name, pos] : {std::pair{"q_positions", getQPositions()},
+                             std::pair{"k_positions", getKPositions()}})
+      if (pos && cast<RankedTensorType>(pos.getType()).getRank() == 2)
+        batches.push_back({name, cast<RankedTensorType>(pos.getType()).getDimSize(0)});
+    for (auto [name, size] : batches)
+      for (auto [otherName, otherSize] : batches)
+        if (!compatible(size, otherSize))
+          return emitOpError() << "expects one batch size, but " << name << " has "
+                               << dimStr(size) << " and " << otherName << " has "
+                               << dimStr(otherSize);
+  }
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();
     if (!(std::isfinite(s) && s > 0.0))

@@ -2,7 +2,10 @@
 #include "pe/Dialect/PE/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::pe {
@@ -30,6 +33,33 @@ static AlibiBiasOp biasOf(Value mask) {
   return bias;
 }
 
+/// The max_bias of `slopes` when they are the ALiBi slopes of `heads` heads:
+/// a pe.alibi_slopes, or the constant it folds to (slope 0 is
+/// 2^(-max_bias / n), n = 2^floor(log2 heads); every slope is checked).
+static std::optional<double> alibiMaxBias(Value slopes, int64_t heads) {
+  if (cast<RankedTensorType>(slopes.getType()).getDimSize(0) != heads)
+    return std::nullopt;
+  if (auto op = slopes.getDefiningOp<AlibiSlopesOp>())
+    return op.getMaxBias().convertToDouble();
+  DenseFPElementsAttr values;
+  if (!matchPattern(slopes, m_Constant(&values)))
+    return std::nullopt;
+  SmallVector<double> got;
+  for (const APFloat &v : values.getValues<APFloat>())
+    got.push_back(v.convertToDouble());
+  int64_t n = 1;
+  while (n * 2 <= heads)
+    n *= 2;
+  if (!(got[0] > 0.0 && got[0] < 1.0))
+    return std::nullopt;
+  double maxBias = -double(n) * std::log2(got[0]);
+  std::vector<double> want = formula::alibiSlopes(heads, maxBias);
+  for (auto [g, w] : llvm::zip(got, want))
+    if (std::abs(g - w) > 1e-6 * w)
+      return std::nullopt;
+  return maxBias;
+}
+
 namespace {
 struct FuseAlibi : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -41,8 +71,9 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
     AlibiBiasOp bias = biasOf(op.getMask());
     if (!bias)
       return rewriter.notifyMatchFailure(op, "the mask is not an ALiBi bias");
-    auto slopes = bias.getSlopes().getDefiningOp<AlibiSlopesOp>();
-    if (!slopes || slopes.getType().getDimSize(0) != op.getQuery().getType().getDimSize(1))
+    std::optional<double> maxBias =
+        alibiMaxBias(bias.getSlopes(), op.getQuery().getType().getDimSize(1));
+    if (!maxBias)
       return rewriter.notifyMatchFailure(op, "slopes are not those of the query heads");
     // -m |q - k| equals -m (q - k) only where k <= q, i.e. under a causal mask.
     bool causal = bias.getMode() == AlibiMode::causal;
@@ -63,7 +94,7 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         op.getValue(), /*mask=*/Value(), bias.getQPositions(),
         bias.getKPositions(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
-        op.getRopeAttr(), slopes.getMaxBiasAttr());
+        op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias));
     rewriter.replaceOp(op, fused.getResult());
     return success();
   }
