@@ -62,6 +62,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
 
   // To the LLVM dialect (order matters: lower-affine after
   // expand-strided-metadata; ub lowering for vectorization's poison).
+  pm.addNestedPass<func::FuncOp>(createPELowerStridedCopies());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
   if (options.threads > 1) {

@@ -45,6 +45,19 @@ def PEDistributeOverThreads
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def PELowerStridedCopies : Pass<"pe-lower-strided-copies", "func::FuncOp"> {
+  let summary = "Copies between strided buffers as loops, not runtime calls";
+  let description = [{
+    A `memref.copy` whose source or target is not contiguous (a slice of a
+    larger buffer, as bufferization creates for `tensor.insert_slice`) would
+    become a call to MLIR's generic `memrefCopy`, which copies element by
+    element through descriptors. It becomes a `linalg.copy` instead, lowered
+    to loops that LLVM vectorizes. Contiguous copies stay `memref.copy`
+    (a `memcpy`).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
   let summary = "Keep the tensor arguments of public functions unmodified";
   let description = [{
