@@ -2,14 +2,14 @@
 // message naming the position, its entry and the table size, and exit
 // status 1; in-range positions read their rows.
 // RUN: not pe-compile %s --emit=jit > %t.out 2> %t.err
-// RUN: FileCheck %s --check-prefix=OUT < %t.out
-// RUN: FileCheck %s --check-prefix=ERR < %t.err
+// RUN: FileCheck %s --check-prefix=CHECK-OUT < %t.out
+// RUN: FileCheck %s --check-prefix=CHECK-ERR < %t.err
 
-// OUT: {{\[}}[1, 1],
-// OUT-NEXT: [3, 3],
-// OUT-NEXT: [0, 0]]
-// OUT-NOT: Memref
-// ERR: pe.learned: position 4 (entry 1) is out of range for a table of 4 rows
+// CHECK-OUT: {{\[}}[1, 1],
+// CHECK-OUT-NEXT: [3, 3],
+// CHECK-OUT-NEXT: [0, 0]]
+// CHECK-OUT-NOT: Memref
+// CHECK-ERR: pe.learned: position 4 (entry 1) is out of range for a table of 4 rows
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
