@@ -36,6 +36,7 @@ enum pe_size_check {
   PE_CHECK_ATTENTION_POSITIONS_BATCH, /* pe.attention: positions vs batch */
   PE_CHECK_ATTENTION_MASK_HEADS,      /* pe.attention: mask heads vs Hq */
   PE_CHECK_ROPE_TABLES,               /* pe.rope: given tables vs positions */
+  PE_CHECK_ATTENTION_RESULT,          /* pe.attention: operands vs result */
 };
 
 /* Called by generated code when the sizes of check `check` differ: prints

@@ -60,6 +60,8 @@ static const char *describe(int64_t check) {
     return "pe.attention: the mask's heads differ from the query heads";
   case PE_CHECK_ROPE_TABLES:
     return "pe.rope: the tables do not match the positions";
+  case PE_CHECK_ATTENTION_RESULT:
+    return "pe.attention: the operands do not match the result shape";
   default:
     return "pe: sizes differ";
   }

@@ -988,6 +988,7 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
                .getResult(0);
     Value out = tensor::CollapseShapeOp::create(
         rewriter, loc, out5, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    assertResultSizes(h, op, PE_CHECK_ATTENTION_RESULT, op.getType(), h.dims(out));
     rewriter.replaceOp(op, castTo(rewriter, loc, out, op.getType()));
     return success();
   }

@@ -236,3 +236,17 @@ func.func @no_compose(%x: tensor<1x2x4x8xf32>, %p1: tensor<4xi32>, %p2: tensor<4
   %7 = pe.rope #pe.rope<rotary_dim = 8> %6, %p2 : tensor<1x2x4x8xf32>, tensor<4xi32>
   return %1, %3, %5, %6, %7 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// A table at the largest int64 position folds: its sequence length (for the
+// dynamic scaling) saturates instead of overflowing. Only the fold is checked
+// here; the values at large positions are checked in python/tests.
+// CHECK-LABEL: func.func @tables_int64_max
+// CHECK: arith.constant dense<{{.*}}> : tensor<1x2xf32>
+// CHECK-NOT: pe.rope_tables
+func.func @tables_int64_max() -> tensor<1x2xf32> {
+  %pos = arith.constant dense<9223372036854775807> : tensor<1xi64>
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 4, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4>> %pos : tensor<1xi64> -> tensor<1x2xf32>
+  return %c : tensor<1x2xf32>
+}

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pe;
@@ -53,7 +54,9 @@ constantPositions(Attribute attr, int64_t perPosition) {
 static int64_t sequenceLength(ArrayRef<int64_t> positions) {
   if (positions.empty())
     return 0;
-  return *std::max_element(positions.begin(), positions.end()) + 1;
+  int64_t last = *std::max_element(positions.begin(), positions.end());
+  // Saturates: a position of INT64_MAX has no successor.
+  return last == std::numeric_limits<int64_t>::max() ? last : last + 1;
 }
 
 //===----------------------------------------------------------------------===//
