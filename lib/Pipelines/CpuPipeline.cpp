@@ -26,7 +26,11 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
     pm.addPass(createPEShareRopeTables());
     pm.addPass(createCanonicalizerPass());
   }
-  // pe -> linalg on tensors, fused elementwise chains.
+  // Attention as flash-attention loop nests on buffers; every other pe op ->
+  // linalg on tensors, fused elementwise chains.
+  if (options.tileAttention)
+    pm.addPass(createPETileAttention(PETileAttentionOptions{
+        options.threads, options.attentionBlockKeys, options.attentionRows}));
   pm.addPass(createPELowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

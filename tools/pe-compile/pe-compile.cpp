@@ -84,6 +84,11 @@ static cl::opt<bool> fuse("fuse",
                           cl::desc("Fuse RoPE and ALiBi into attention and "
                                    "share RoPE tables (off: unfused lowering)"),
                           cl::init(true), cl::cat(category));
+static cl::opt<bool> tileAttention(
+    "tile-attention",
+    cl::desc("Flash-attention kernels for pe.attention (off: the reference "
+             "linalg lowering)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> vectorize("vectorize",
                                cl::desc("Tile and vectorize (off: scalar loops)"),
                                cl::init(true), cl::cat(category));
@@ -278,6 +283,7 @@ int main(int argc, char **argv) {
   options.vectorWidth = vectorWidth;
   options.vectorize = vectorize;
   options.fuse = fuse;
+  options.tileAttention = tileAttention;
   options.threads = threads;
   pe::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))

@@ -35,4 +35,48 @@ def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
   ];
 }
 
+def PETileAttention : Pass<"pe-tile-attention"> {
+  let summary = "Lower pe.attention to a flash-attention loop nest on buffers (CPU)";
+  let description = [{
+    Every `pe.attention` with static head dims becomes a tiled kernel that
+    never forms the Sq x Skv score matrix. The work is split into tasks
+    (batch row, KV head, block of queries[, range of key blocks]) run by an
+    `scf.parallel` (OpenMP with the pipeline's `threads`). A task holds the
+    rows (query i, head g of the KV head's group): the K/V tiles it streams
+    are loaded once for all heads of the group (GQA/MQA).
+
+    Per task: the query rows are rotated (fused RoPE, from f32 cos/sin
+    tables computed once per position), scaled and stored transposed,
+    Qt[d][row]. Per block of Bk keys: skipped when every key is causally
+    masked or outside the window for every row; else K is rotated into a
+    Bk x D tile as it streams and V converted to f32; S^T = K Qt is formed
+    with vectors along the rows (so row maxima and sums need no horizontal
+    reductions); ALiBi, the mask operand, causal/window masks and the key
+    tail are applied inside the tile only for blocks that need them; then
+    the online softmax: m' = max(m, max_j s), alpha = exp(m - m'),
+    p = exp(s - m'), l = alpha l + sum_j p, O = alpha O + P V (with m' read
+    as 0 while a row is fully masked, so no NaN appears and such a row ends
+    as 0). The output is O / l, rounded once to the element type.
+
+    Decode-like calls (fewer tasks than 2 x threads) split the key blocks
+    among tasks, which write (O, m, l) partials that a second loop combines:
+    O = sum_s exp(m_s - M) O_s / sum_s exp(m_s - M) l_s, M = max_s m_s.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the tasks run on (decides key splitting for decode)">,
+    Option<"blockKeys", "block-keys", "int64_t", /*default=*/"96",
+           "Keys per streamed K/V tile (a multiple of 24)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"64",
+           "Query rows (queries x heads of a group) per task, a multiple of 16">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // PE_CONVERSION_PASSES_TD

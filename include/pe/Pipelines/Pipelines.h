@@ -32,13 +32,26 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
                      "before lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tileAttention{
+      *this, "tile-attention",
+      llvm::cl::desc("Lower pe.attention with the flash-attention kernel of "
+                     "pe-tile-attention (off: the pe-lower-to-linalg reference)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> attentionRows{
+      *this, "attention-rows",
+      llvm::cl::desc("Query rows per attention task (pe-tile-attention rows)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> attentionBlockKeys{
+      *this, "attention-block-keys",
+      llvm::cl::desc("Keys per streamed K/V tile (pe-tile-attention block-keys)"),
+      llvm::cl::init(96)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),
       llvm::cl::init(true)};
 };
 
-/// pe fusions -> linalg -> tiling + vectorization -> bufferization -> LLVM
+/// pe fusions -> flash attention kernels + linalg -> tiling + vectorization -> bufferization -> LLVM
 /// dialect.
 /// Public functions get C interface wrappers (`_mlir_ciface_<name>`).
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);

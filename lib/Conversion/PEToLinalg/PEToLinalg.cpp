@@ -712,31 +712,91 @@ struct LowerAlibiBias : OpConversionPattern<AlibiBiasOp> {
   }
 };
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// Default positions: element i of dimension `seqDim` of `tensor` has
+/// position offset + i.
+static Value defaultPositions(Emitter &h, Value tensor, int64_t seqDim,
+                              Value offset) {
+  MLIRContext *ctx = h.b.getContext();
+  Value init = h.empty({h.dim(tensor, seqDim)}, h.i64());
+  return linalg::GenericOp::create(
+             h.b, h.loc, init.getType(), ValueRange{}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+             SmallVector<IteratorType>{IteratorType::parallel},
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               Value i = linalg::IndexOp::create(nb, nloc, 0);
+               Value p = arith::IndexCastOp::create(nb, nloc, nb.getI64Type(), i);
+               if (offset)
+                 p = arith::AddIOp::create(nb, nloc, p, offset);
+               linalg::YieldOp::create(nb, nloc, ValueRange{p});
+             })
+      .getResult(0);
+}
+
+std::pair<Value, Value> mlir::pe::prepareAttentionOperands(
+    OpBuilder &rewriter, Location loc, AttentionOp op, Value q, Value k, Value v,
+    Value mask, Value qPos, Value kPos) {
+  Emitter h{rewriter, loc};
+  const int64_t hq = cast<RankedTensorType>(q.getType()).getDimSize(1);
+  // Sizes the verifier could not see (dynamic) must agree at run time.
+  assertSameSize(h, op, PE_CHECK_ATTENTION_KEY_BATCH, k, 0, q, 0);
+  assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_BATCH, v, 0, q, 0);
+  assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_LENGTH, v, 2, k, 2);
+  if (mask) {
+    if (cast<RankedTensorType>(mask.getType()).getDimSize(0) != 1)
+      assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_BATCH, mask, 0, q, 0);
+    if (cast<RankedTensorType>(mask.getType()).isDynamicDim(1))
+      checkSize(h, op, PE_CHECK_ATTENTION_MASK_HEADS,
+                tensor::DimOp::create(rewriter, loc, mask, 1),
+                arith::ConstantIndexOp::create(rewriter, loc, hq));
+    assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_ROWS, mask, 2, q, 2);
+    assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_COLUMNS, mask, 3, k, 2);
+  }
+  for (auto [pos, x, check] :
+       {std::tuple{qPos, q, PE_CHECK_ATTENTION_Q_POSITIONS},
+        std::tuple{kPos, k, PE_CHECK_ATTENTION_K_POSITIONS}}) {
+    if (!pos)
+      continue;
+    auto posType = cast<RankedTensorType>(pos.getType());
+    assertSameSize(h, op, check, pos, posType.getRank() - 1, x, 2);
+    if (posType.getRank() == 2)
+      assertSameSize(h, op, PE_CHECK_ATTENTION_POSITIONS_BATCH, pos, 0, x, 0);
+  }
+  if (!qPos) {
+    // q_pos[i] = Skv - Sq + i.
+    Value skv = arith::IndexCastOp::create(
+        rewriter, loc, h.i64(), tensor::DimOp::create(rewriter, loc, k, 2));
+    Value sq = arith::IndexCastOp::create(
+        rewriter, loc, h.i64(), tensor::DimOp::create(rewriter, loc, q, 2));
+    qPos = defaultPositions(h, q, 2, arith::SubIOp::create(rewriter, loc, skv, sq));
+  }
+  if (!kPos)
+    kPos = defaultPositions(h, k, 2, nullptr);
+
+  return {qPos, kPos};
+}
+
+std::pair<Value, Value> mlir::pe::buildRopeTables(OpBuilder &b, Location loc,
+                                                  RopeAttr rope, Value positions) {
+  Emitter h{b, loc};
+  return tablesFor(h, rope, positions);
+}
+
+void mlir::pe::checkAttentionResult(OpBuilder &b, Location loc, AttentionOp op,
+                                    ArrayRef<OpFoldResult> sizes) {
+  Emitter h{b, loc};
+  assertResultSizes(h, op, PE_CHECK_ATTENTION_RESULT, op.getType(), sizes);
+}
+
+namespace {
+
 struct LowerAttention : OpConversionPattern<AttentionOp> {
   using OpConversionPattern::OpConversionPattern;
-
-  /// Default positions: queries are the last Sq of Skv tokens.
-  static Value defaultPositions(Emitter &h, Value tensor, int64_t seqDim,
-                                Value offset) {
-    MLIRContext *ctx = h.b.getContext();
-    Value init = h.empty({h.dim(tensor, seqDim)}, h.i64());
-    return linalg::GenericOp::create(
-               h.b, h.loc, init.getType(), ValueRange{}, ValueRange{init},
-               SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
-               SmallVector<IteratorType>{IteratorType::parallel},
-               [&](OpBuilder &nb, Location nloc, ValueRange) {
-                 Value i = linalg::IndexOp::create(nb, nloc, 0);
-                 Value p = arith::IndexCastOp::create(nb, nloc, nb.getI64Type(), i);
-                 if (offset)
-                   p = arith::AddIOp::create(nb, nloc, p, offset);
-                 linalg::YieldOp::create(nb, nloc, ValueRange{p});
-               })
-        .getResult(0);
-  }
 
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
@@ -752,41 +812,10 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
     const int64_t hq = qType.getDimSize(1), hkv = kType.getDimSize(1),
                   group = hq / hkv, dv = vType.getDimSize(3);
 
-    // Sizes the verifier could not see (dynamic) must agree at run time.
-    assertSameSize(h, op, PE_CHECK_ATTENTION_KEY_BATCH, k, 0, q, 0);
-    assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_BATCH, v, 0, q, 0);
-    assertSameSize(h, op, PE_CHECK_ATTENTION_VALUE_LENGTH, v, 2, k, 2);
-    if (Value mask = adaptor.getMask()) {
-      if (cast<RankedTensorType>(mask.getType()).getDimSize(0) != 1)
-        assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_BATCH, mask, 0, q, 0);
-      if (cast<RankedTensorType>(mask.getType()).isDynamicDim(1))
-        checkSize(h, op, PE_CHECK_ATTENTION_MASK_HEADS,
-                  tensor::DimOp::create(rewriter, loc, mask, 1),
-                  arith::ConstantIndexOp::create(rewriter, loc, hq));
-      assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_ROWS, mask, 2, q, 2);
-      assertSameSize(h, op, PE_CHECK_ATTENTION_MASK_COLUMNS, mask, 3, k, 2);
-    }
-    Value qPos = adaptor.getQPositions(), kPos = adaptor.getKPositions();
-    for (auto [pos, x, check] :
-         {std::tuple{qPos, q, PE_CHECK_ATTENTION_Q_POSITIONS},
-          std::tuple{kPos, k, PE_CHECK_ATTENTION_K_POSITIONS}}) {
-      if (!pos)
-        continue;
-      auto posType = cast<RankedTensorType>(pos.getType());
-      assertSameSize(h, op, check, pos, posType.getRank() - 1, x, 2);
-      if (posType.getRank() == 2)
-        assertSameSize(h, op, PE_CHECK_ATTENTION_POSITIONS_BATCH, pos, 0, x, 0);
-    }
-    if (!qPos) {
-      // q_pos[i] = Skv - Sq + i.
-      Value skv = arith::IndexCastOp::create(
-          rewriter, loc, h.i64(), tensor::DimOp::create(rewriter, loc, k, 2));
-      Value sq = arith::IndexCastOp::create(
-          rewriter, loc, h.i64(), tensor::DimOp::create(rewriter, loc, q, 2));
-      qPos = defaultPositions(h, q, 2, arith::SubIOp::create(rewriter, loc, skv, sq));
-    }
-    if (!kPos)
-      kPos = defaultPositions(h, k, 2, nullptr);
+    Value qPos, kPos;
+    std::tie(qPos, kPos) = prepareAttentionOperands(
+        rewriter, loc, op, q, k, v, adaptor.getMask(), adaptor.getQPositions(),
+        adaptor.getKPositions());
 
     if (RopeAttr rope = op.getRopeAttr()) {
       auto [qCos, qSin] = tablesFor(h, rope, qPos);
@@ -988,7 +1017,7 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
                .getResult(0);
     Value out = tensor::CollapseShapeOp::create(
         rewriter, loc, out5, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-    assertResultSizes(h, op, PE_CHECK_ATTENTION_RESULT, op.getType(), h.dims(out));
+    checkAttentionResult(rewriter, loc, op, h.dims(out));
     rewriter.replaceOp(op, castTo(rewriter, loc, out, op.getType()));
     return success();
   }

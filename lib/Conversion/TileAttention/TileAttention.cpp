@@ -1,0 +1,881 @@
+//===- TileAttention.cpp - pe-tile-attention ------------------------------===//
+//
+// The flash-attention lowering of pe.attention for CPUs (the algorithm is
+// stated in the pass description, include/pe/Conversion/Passes.td).
+//
+// Layout of a task's buffers (f32, rows r = i * group + g for query i of the
+// block and head g of the KV head's group, padded to whole vectors):
+//   Qt[D][rows]      rotated, scaled queries, transposed
+//   St[Bk][rows]     scores, then probabilities, of one key tile (S^T)
+//   Ot[Dv][rows]     unnormalized output (O^T)
+//   Kr[Bk][D]        the rotated key tile, Vp[Bk][Dv] the value tile
+//   m, l, alpha      [rows] online-softmax statistics
+// Vectors run along the rows, so both matmuls are broadcast-FMA micro-tiles
+// of at most 24 accumulators and the softmax needs no horizontal reduction.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Conversion/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Math/PositionalMath.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PETILEATTENTION
+#include "pe/Conversion/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+/// f32 lanes of one 512-bit vector.
+constexpr int64_t kLanes = 16;
+/// Accumulator registers of a micro-tile (of the 32 vector registers).
+constexpr int64_t kAccumulators = 24;
+
+/// The compile-time shape of one kernel.
+struct Plan {
+  int64_t hq, hkv, group, d, dv;
+  int64_t bq;   // queries per task
+  int64_t rows; // bq * group, rounded up to whole vectors
+  int64_t bk;   // keys per K/V tile
+  int64_t cw;   // row vectors per micro-tile
+  int64_t nj;   // keys per micro-tile of S^T = Kr Qt
+  int64_t ne;   // value channels per micro-tile of O^T += Vp^T P
+  int64_t rotary = 0, half = 0;
+  bool interleaved = false;
+  Type element;
+  double scale;
+  bool causal;
+  std::optional<int64_t> window;
+  std::optional<double> alibi;
+  bool hasMask;
+  int64_t threads;
+
+  int64_t vectors() const { return rows / kLanes; }
+};
+
+/// Builds the kernel at a fixed location.
+struct Gen {
+  ImplicitLocOpBuilder &b;
+  const Plan &p;
+  SmallVector<Operation *> expOps;
+
+  Type f32() { return b.getF32Type(); }
+  Type i64() { return b.getI64Type(); }
+  VectorType vf() { return VectorType::get({kLanes}, f32()); }
+  VectorType vi() { return VectorType::get({kLanes}, i64()); }
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value ci64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  }
+  Value vsplat(double v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vf(), b.getF32FloatAttr(float(v))));
+  }
+  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
+
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  Value ceilDiv(Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); }
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
+    return arith::CmpIOp::create(b, pred, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, cond, x, y);
+  }
+  Value toI64(Value index) { return arith::IndexCastOp::create(b, i64(), index); }
+
+  Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, x, y, z); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value exp(Value x) {
+    auto op = math::ExpOp::create(b, x);
+    expOps.push_back(op);
+    return op;
+  }
+  /// f16/bf16 (scalar or vector) to f32.
+  Value toF32(Value x) {
+    Type type = getElementTypeOrSelf(x.getType());
+    if (type.isF32())
+      return x;
+    Type target = f32();
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      target = VectorType::get(vt.getShape(), f32());
+    return arith::ExtFOp::create(b, target, x);
+  }
+
+  Value load(Value mem, ValueRange ids) { return memref::LoadOp::create(b, mem, ids); }
+  void store(Value v, Value mem, ValueRange ids) { memref::StoreOp::create(b, v, mem, ids); }
+  Value vload(Value mem, ValueRange ids, int64_t lanes = kLanes) {
+    Type element = cast<MemRefType>(mem.getType()).getElementType();
+    return toF32(vector::LoadOp::create(b, VectorType::get({lanes}, element), mem, ids));
+  }
+  Value vloadI64(Value mem, ValueRange ids) {
+    return vector::LoadOp::create(b, vi(), mem, ids);
+  }
+  void vstore(Value v, Value mem, ValueRange ids) { vector::StoreOp::create(b, v, mem, ids); }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(
+        b, VectorType::get({kLanes}, scalar.getType()), scalar);
+  }
+
+  Value scratch(ArrayRef<int64_t> shape, Type element) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, element));
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv).
+  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    auto op = scf::ForOp::create(b, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.getBody()->getTerminator());
+    body(op.getInductionVar());
+  }
+  void loop(int64_t lb, Value ub, int64_t step, function_ref<void(Value)> body) {
+    loop(c(lb), ub, c(step), body);
+  }
+  /// The same with loop-carried values.
+  SmallVector<Value>
+  loop(Value lb, Value ub, Value step, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto op = scf::ForOp::create(b, lb, ub, step, init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(op.getBody());
+      scf::YieldOp::create(b, body(op.getInductionVar(), op.getRegionIterArgs()));
+    }
+    return SmallVector<Value>(op.getResults());
+  }
+  void ifThen(Value cond, function_ref<void()> then) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    then();
+  }
+  Value ifElse(Value cond, Type type, function_ref<Value()> then,
+               function_ref<Value()> otherwise) {
+    auto op = scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    scf::YieldOp::create(b, then());
+    b.setInsertionPointToStart(op.elseBlock());
+    scf::YieldOp::create(b, otherwise());
+    return op.getResult(0);
+  }
+  /// Fills rows [from, to) of a 2-D f32 buffer with zeros.
+  void zeroRows(Value buf, Value from, Value to) {
+    int64_t width = cast<MemRefType>(buf.getType()).getDimSize(1);
+    loop(from, to, c(1), [&](Value j) {
+      if (width % kLanes == 0) {
+        for (int64_t x = 0; x < width; x += kLanes)
+          vstore(vsplat(0.0), buf, {j, c(x)});
+      } else {
+        loop(0, c(width), 1, [&](Value x) { store(cf(0.0), buf, {j, x}); });
+      }
+    });
+  }
+};
+
+/// The operands of one kernel, as buffers.
+struct Buffers {
+  Value q, k, v, mask, maskFlat, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+};
+
+/// Position `i` of batch row `bi` (positions [S] or [B, S]) as i64.
+Value positionAt(Gen &g, Value pos, Value bi, Value i) {
+  Value x = cast<MemRefType>(pos.getType()).getRank() == 2 ? g.load(pos, {bi, i})
+                                                           : g.load(pos, {i});
+  if (x.getType().isInteger(64))
+    return x;
+  return arith::ExtSIOp::create(g.b, g.i64(), x);
+}
+
+/// Indices of table entry (bi, i, c) for tables [S, r/2] or [B, S, r/2].
+SmallVector<Value> tableIndex(Value table, Value bi, Value i, Value c) {
+  if (cast<MemRefType>(table.getType()).getRank() == 3)
+    return {bi, i, c};
+  return {i, c};
+}
+
+/// x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin (the pe.rope arithmetic).
+std::pair<Value, Value> rotate(Gen &g, Value x0, Value x1, Value cs, Value sn) {
+  Value x1s = g.fmul(x1, sn);
+  Value y0 = g.fma(x0, cs, arith::NegFOp::create(g.b, x1s));
+  Value y1 = g.fma(x1, cs, g.fmul(x0, sn));
+  return {y0, y1};
+}
+
+/// Channel indices of pair c: (c, c + r/2) or (2c, 2c + 1).
+std::pair<Value, Value> pairChannels(Gen &g, Value c) {
+  if (g.p.interleaved) {
+    Value first = g.mul(c, g.c(2));
+    return {first, g.add(first, g.c(1))};
+  }
+  return {c, g.add(c, g.c(g.p.half))};
+}
+
+/// One task of the kernel.
+struct Task {
+  Gen &g;
+  const Plan &p;
+  const Buffers &buf;
+  Value bi, kvh, q0, qCount, sq, skv;
+  // Scratch.
+  Value qt, st, ot, kr, vp, mRow, lRow, alpha, qPosRow, slopeRow, maskRow, kPosTile;
+
+  void allocate() {
+    qt = g.scratch({p.d, p.rows}, g.f32());
+    st = g.scratch({p.bk, p.rows}, g.f32());
+    ot = g.scratch({p.dv, p.rows}, g.f32());
+    kr = g.scratch({p.bk, p.d}, g.f32());
+    vp = g.scratch({p.bk, p.dv}, g.f32());
+    mRow = g.scratch({p.rows}, g.f32());
+    lRow = g.scratch({p.rows}, g.f32());
+    alpha = g.scratch({p.rows}, g.f32());
+    qPosRow = g.scratch({p.rows}, g.i64());
+    kPosTile = g.scratch({p.bk}, g.i64());
+    if (p.alibi)
+      slopeRow = g.scratch({p.rows}, g.f32());
+    if (p.hasMask)
+      maskRow = g.scratch({p.rows}, g.i64());
+  }
+
+  void initialize() {
+    g.zeroRows(qt, g.c(0), g.c(p.d));
+    g.zeroRows(ot, g.c(0), g.c(p.dv));
+    for (int64_t r = 0; r < p.rows; r += kLanes) {
+      g.vstore(g.splat(g.negInf()), mRow, {g.c(r)});
+      g.vstore(g.vsplat(0.0), lRow, {g.c(r)});
+      g.vstore(g.splat(g.ci64(0)), qPosRow, {g.c(r)});
+      if (p.alibi)
+        g.vstore(g.vsplat(0.0), slopeRow, {g.c(r)});
+      if (p.hasMask)
+        g.vstore(g.splat(g.ci64(0)), maskRow, {g.c(r)});
+    }
+  }
+
+  /// Qt[:, r] = scale * rope(q[bi, h, q0 + i, :]) for r = i * group + g, and
+  /// the per-row position, slope and mask offset. Returns (min, max) of the
+  /// block's query positions.
+  std::pair<Value, Value> packQueries() {
+    SmallVector<Value> range = g.loop(
+        g.c(0), qCount, g.c(1),
+        {g.ci64(std::numeric_limits<int64_t>::max()),
+         g.ci64(std::numeric_limits<int64_t>::min())},
+        [&](Value i, ValueRange minMax) -> SmallVector<Value> {
+          Value qi = g.add(q0, i);
+          Value qp = positionAt(g, buf.qPos, bi, qi);
+          g.loop(0, g.c(p.group), 1, [&](Value hg) {
+            Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+            Value r = g.add(g.mul(i, g.c(p.group)), hg);
+            g.store(qp, qPosRow, {r});
+            if (p.alibi)
+              g.store(g.load(buf.slopes, {h}), slopeRow, {r});
+            if (p.hasMask) {
+              auto maskType = cast<MemRefType>(buf.mask.getType());
+              Value bm = maskType.getDimSize(0) == 1 ? g.c(0) : bi;
+              Value hm = maskType.getDimSize(1) == 1 ? g.c(0) : h;
+              Value row = g.add(g.mul(g.add(g.mul(bm, g.c(p.hq)), hm), sq), qi);
+              if (maskType.getDimSize(1) == 1)
+                row = g.add(g.mul(bm, sq), qi);
+              g.store(g.toI64(g.mul(row, skv)), maskRow, {r});
+            }
+            Value scale = g.cf(p.scale);
+            auto channel = [&](Value d) {
+              return g.toF32(g.load(buf.q, {bi, h, qi, d}));
+            };
+            if (p.rotary) {
+              g.loop(0, g.c(p.half), 1, [&](Value cc) {
+                auto [d0, d1] = pairChannels(g, cc);
+                Value cs = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, cc));
+                Value sn = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, cc));
+                auto [y0, y1] = rotate(g, channel(d0), channel(d1), cs, sn);
+                g.store(g.fmul(y0, scale), qt, {d0, r});
+                g.store(g.fmul(y1, scale), qt, {d1, r});
+              });
+            }
+            g.loop(p.rotary, g.c(p.d), 1, [&](Value d) {
+              g.store(g.fmul(channel(d), scale), qt, {d, r});
+            });
+          });
+          return {g.min(minMax[0], qp), g.max(minMax[1], qp)};
+        });
+    return {range[0], range[1]};
+  }
+
+  /// Positions of keys [k0, k0 + kCount) into kPosTile; returns their range.
+  std::pair<Value, Value> keyPositions(Value k0, Value kCount) {
+    SmallVector<Value> range = g.loop(
+        g.c(0), kCount, g.c(1),
+        {g.ci64(std::numeric_limits<int64_t>::max()),
+         g.ci64(std::numeric_limits<int64_t>::min())},
+        [&](Value j, ValueRange minMax) -> SmallVector<Value> {
+          Value kp = positionAt(g, buf.kPos, bi, g.add(k0, j));
+          g.store(kp, kPosTile, {j});
+          return {g.min(minMax[0], kp), g.max(minMax[1], kp)};
+        });
+    return {range[0], range[1]};
+  }
+
+  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]) in f32, zero rows past the keys.
+  void packKeys(Value k0, Value kCount) {
+    bool vectorRope = p.rotary && p.half % kLanes == 0;
+    bool vectorRest = (p.d - p.rotary) % kLanes == 0;
+    g.loop(0, kCount, 1, [&](Value j) {
+      Value kj = g.add(k0, j);
+      if (p.rotary && vectorRope) {
+        for (int64_t cc = 0; cc < p.half; cc += kLanes) {
+          Value cs = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.c(cc)));
+          Value sn = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.c(cc)));
+          if (p.interleaved) {
+            // Channels 2cc .. 2cc + 31 hold 16 pairs: split into even/odd
+            // members, rotate, interleave back.
+            Value x = g.vload(buf.k, {bi, kvh, kj, g.c(2 * cc)}, 2 * kLanes);
+            SmallVector<int64_t> even, odd, zip;
+            for (int64_t l = 0; l < kLanes; ++l) {
+              even.push_back(2 * l);
+              odd.push_back(2 * l + 1);
+              zip.push_back(l);
+              zip.push_back(l + kLanes);
+            }
+            Value x0 = vector::ShuffleOp::create(g.b, x, x, even);
+            Value x1 = vector::ShuffleOp::create(g.b, x, x, odd);
+            auto [y0, y1] = rotate(g, x0, x1, cs, sn);
+            g.vstore(vector::ShuffleOp::create(g.b, y0, y1, zip), kr,
+                     {j, g.c(2 * cc)});
+          } else {
+            Value x0 = g.vload(buf.k, {bi, kvh, kj, g.c(cc)});
+            Value x1 = g.vload(buf.k, {bi, kvh, kj, g.c(cc + p.half)});
+            auto [y0, y1] = rotate(g, x0, x1, cs, sn);
+            g.vstore(y0, kr, {j, g.c(cc)});
+            g.vstore(y1, kr, {j, g.c(cc + p.half)});
+          }
+        }
+      } else if (p.rotary) {
+        g.loop(0, g.c(p.half), 1, [&](Value cc) {
+          auto [d0, d1] = pairChannels(g, cc);
+          Value cs = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, cc));
+          Value sn = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, cc));
+          auto [y0, y1] =
+              rotate(g, g.toF32(g.load(buf.k, {bi, kvh, kj, d0})),
+                     g.toF32(g.load(buf.k, {bi, kvh, kj, d1})), cs, sn);
+          g.store(y0, kr, {j, d0});
+          g.store(y1, kr, {j, d1});
+        });
+      }
+      if (vectorRest) {
+        for (int64_t d = p.rotary; d < p.d; d += kLanes)
+          g.vstore(g.vload(buf.k, {bi, kvh, kj, g.c(d)}), kr, {j, g.c(d)});
+      } else {
+        g.loop(p.rotary, g.c(p.d), 1, [&](Value d) {
+          g.store(g.toF32(g.load(buf.k, {bi, kvh, kj, d})), kr, {j, d});
+        });
+      }
+    });
+    g.zeroRows(kr, kCount, g.c(p.bk));
+  }
+
+  /// Vp[j, :] = v[bi, kvh, k0 + j, :] in f32, zero rows past the keys.
+  void packValues(Value k0, Value kCount) {
+    g.loop(0, kCount, 1, [&](Value j) {
+      Value kj = g.add(k0, j);
+      if (p.dv % kLanes == 0) {
+        for (int64_t e = 0; e < p.dv; e += kLanes)
+          g.vstore(g.vload(buf.v, {bi, kvh, kj, g.c(e)}), vp, {j, g.c(e)});
+      } else {
+        g.loop(0, g.c(p.dv), 1, [&](Value e) {
+          g.store(g.toF32(g.load(buf.v, {bi, kvh, kj, e})), vp, {j, e});
+        });
+      }
+    });
+    g.zeroRows(vp, kCount, g.c(p.bk));
+  }
+
+  /// St[j, r] = sum_d Kr[j, d] Qt[d, r] for keys [0, kCount) rounded up to
+  /// whole micro-tiles (nj keys x cw row vectors).
+  void scores(Value kCount) {
+    Value nj = g.c(p.nj);
+    Value jEnd = g.mul(g.ceilDiv(kCount, nj), nj);
+    int64_t tile = p.nj * p.cw;
+    g.loop(g.c(0), jEnd, nj, [&](Value j0) {
+      g.loop(0, g.c(p.rows), p.cw * kLanes, [&](Value r0) {
+        SmallVector<Value> init(tile, g.vsplat(0.0));
+        SmallVector<Value> acc = g.loop(
+            g.c(0), g.c(p.d), g.c(1), init,
+            [&](Value d, ValueRange a) -> SmallVector<Value> {
+              SmallVector<Value> qv, next;
+              for (int64_t cv = 0; cv < p.cw; ++cv)
+                qv.push_back(g.vload(qt, {d, g.add(r0, g.c(cv * kLanes))}));
+              for (int64_t jj = 0; jj < p.nj; ++jj) {
+                Value kb = g.splat(g.load(kr, {g.add(j0, g.c(jj)), d}));
+                for (int64_t cv = 0; cv < p.cw; ++cv)
+                  next.push_back(g.fma(kb, qv[cv], a[jj * p.cw + cv]));
+              }
+              return next;
+            });
+        for (int64_t jj = 0; jj < p.nj; ++jj)
+          for (int64_t cv = 0; cv < p.cw; ++cv)
+            g.vstore(acc[jj * p.cw + cv], st,
+                     {g.add(j0, g.c(jj)), g.add(r0, g.c(cv * kLanes))});
+      });
+    });
+  }
+
+  /// s + ALiBi + mask, -inf where masked (causal, window, past the keys).
+  Value fixScore(Value s, Value qp, Value slope, Value maskOffsets, Value j,
+                 Value k0, Value kCount) {
+    Value kp = g.splat(g.load(kPosTile, {j}));
+    Value valid = g.cmp(arith::CmpIPredicate::slt, j, kCount);
+    if (p.alibi) {
+      // -slope (q - k) = slope (k - q).
+      Value dist = arith::SIToFPOp::create(g.b, g.vf(), g.sub(kp, qp));
+      s = g.fma(slope, dist, s);
+    }
+    if (p.hasMask) {
+      Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
+      Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
+      auto type = VectorType::get({kLanes}, element);
+      Value pass = arith::ConstantOp::create(
+          g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
+      Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.c(0)},
+                                         index, g.splat(valid), pass);
+      s = g.fadd(s, g.toF32(m));
+    }
+    Value masked = g.splat(arith::XOrIOp::create(
+        g.b, valid, arith::ConstantOp::create(g.b, g.b.getBoolAttr(true))));
+    Value delta = g.sub(qp, kp); // q - k
+    if (p.causal)
+      masked = arith::OrIOp::create(
+          g.b, masked, g.cmp(arith::CmpIPredicate::slt, delta, g.splat(g.ci64(0))));
+    if (p.window) {
+      Value w = g.splat(g.ci64(*p.window));
+      masked = arith::OrIOp::create(g.b, masked,
+                                    g.cmp(arith::CmpIPredicate::sge, delta, w));
+      if (!p.causal)
+        masked = arith::OrIOp::create(
+            g.b, masked, g.cmp(arith::CmpIPredicate::sge, g.sub(kp, qp), w));
+    }
+    return g.select(masked, g.splat(g.negInf()), s);
+  }
+
+  /// The online-softmax step over one score tile.
+  void softmax(Value needsFix, Value k0, Value kCount) {
+    Value bk = g.c(p.bk);
+    g.loop(0, g.c(p.rows), kLanes, [&](Value r) {
+      Value mOld = g.vload(mRow, {r});
+      auto maxOver = [&](bool fix) {
+        Value qp, slope, maskOffsets;
+        if (fix) {
+          qp = g.vloadI64(qPosRow, {r});
+          if (p.alibi)
+            slope = g.vload(slopeRow, {r});
+          if (p.hasMask)
+            maskOffsets = g.vloadI64(maskRow, {r});
+        }
+        return g.loop(g.c(0), bk, g.c(1), {mOld},
+                      [&](Value j, ValueRange m) -> SmallVector<Value> {
+                        Value s = g.vload(st, {j, r});
+                        if (fix) {
+                          s = fixScore(s, qp, slope, maskOffsets, j, k0, kCount);
+                          g.vstore(s, st, {j, r});
+                        }
+                        return {arith::MaxNumFOp::create(g.b, m[0], s)};
+                      })[0];
+      };
+      Value mNew = g.ifElse(
+          needsFix, g.vf(), [&] { return maxOver(true); },
+          [&] { return maxOver(false); });
+      // A row with no visible key yet has m = -inf: exponents use 0 instead,
+      // so p = exp(-inf) = 0 and alpha = 0, never NaN.
+      Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, mNew,
+                                          g.splat(g.negInf()));
+      Value mSafe = g.select(empty, g.vsplat(0.0), mNew);
+      Value a = g.exp(g.fsub(mOld, mSafe));
+      Value sum = g.loop(g.c(0), bk, g.c(1), {g.vsplat(0.0)},
+                         [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                           Value e = g.exp(g.fsub(g.vload(st, {j, r}), mSafe));
+                           g.vstore(e, st, {j, r});
+                           return {g.fadd(acc[0], e)};
+                         })[0];
+      g.vstore(g.fma(g.vload(lRow, {r}), a, sum), lRow, {r});
+      g.vstore(mNew, mRow, {r});
+      g.vstore(a, alpha, {r});
+    });
+  }
+
+  /// Ot[e, r] = alpha[r] Ot[e, r] + sum_j Vp[j, e] St[j, r].
+  void values(Value kCount) {
+    g.loop(0, g.c(p.rows), p.cw * kLanes, [&](Value r0) {
+      SmallVector<Value> al;
+      for (int64_t cv = 0; cv < p.cw; ++cv)
+        al.push_back(g.vload(alpha, {g.add(r0, g.c(cv * kLanes))}));
+      auto microTile = [&](Value e0, int64_t ne) {
+        SmallVector<Value> init;
+        for (int64_t ee = 0; ee < ne; ++ee)
+          for (int64_t cv = 0; cv < p.cw; ++cv)
+            init.push_back(g.fmul(
+                g.vload(ot, {g.add(e0, g.c(ee)), g.add(r0, g.c(cv * kLanes))}),
+                al[cv]));
+        SmallVector<Value> acc = g.loop(
+            g.c(0), kCount, g.c(1), init,
+            [&](Value j, ValueRange a) -> SmallVector<Value> {
+              SmallVector<Value> pv, next;
+              for (int64_t cv = 0; cv < p.cw; ++cv)
+                pv.push_back(g.vload(st, {j, g.add(r0, g.c(cv * kLanes))}));
+              for (int64_t ee = 0; ee < ne; ++ee) {
+                Value vb = g.splat(g.load(vp, {j, g.add(e0, g.c(ee))}));
+                for (int64_t cv = 0; cv < p.cw; ++cv)
+                  next.push_back(g.fma(vb, pv[cv], a[ee * p.cw + cv]));
+              }
+              return next;
+            });
+        for (int64_t ee = 0; ee < ne; ++ee)
+          for (int64_t cv = 0; cv < p.cw; ++cv)
+            g.vstore(acc[ee * p.cw + cv], ot,
+                     {g.add(e0, g.c(ee)), g.add(r0, g.c(cv * kLanes))});
+      };
+      int64_t main = p.dv - p.dv % p.ne;
+      if (main > 0)
+        g.loop(0, g.c(main), p.ne, [&](Value e0) { microTile(e0, p.ne); });
+      if (p.dv % p.ne)
+        microTile(g.c(main), p.dv % p.ne);
+    });
+  }
+
+  /// out[bi, h, q0 + i, e] = l == 0 ? 0 : Ot[e, r] / l, rounded once.
+  void writeOutput() {
+    g.loop(0, qCount, 1, [&](Value i) {
+      g.loop(0, g.c(p.group), 1, [&](Value hg) {
+        Value r = g.add(g.mul(i, g.c(p.group)), hg);
+        Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+        Value l = g.load(lRow, {r});
+        Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, l, g.cf(0.0));
+        g.loop(0, g.c(p.dv), 1, [&](Value e) {
+          Value o = arith::DivFOp::create(g.b, g.load(ot, {e, r}), l);
+          o = g.select(empty, g.cf(0.0), o);
+          if (!p.element.isF32())
+            o = arith::TruncFOp::create(g.b, p.element, o);
+          g.store(o, buf.out, {bi, h, g.add(q0, i), e});
+        });
+      });
+    });
+  }
+
+  /// partials[slot] = (Ot, m, l) flattened.
+  void writePartials(Value partials, Value slot) {
+    g.loop(0, g.c(p.dv), 1, [&](Value e) {
+      Value base = g.mul(e, g.c(p.rows));
+      for (int64_t r = 0; r < p.rows; r += kLanes)
+        g.vstore(g.vload(ot, {e, g.c(r)}), partials, {slot, g.add(base, g.c(r))});
+    });
+    for (int64_t r = 0; r < p.rows; r += kLanes) {
+      g.vstore(g.vload(mRow, {g.c(r)}), partials, {slot, g.c(p.dv * p.rows + r)});
+      g.vstore(g.vload(lRow, {g.c(r)}), partials,
+               {slot, g.c((p.dv + 1) * p.rows + r)});
+    }
+  }
+};
+
+/// Combines the key-split partials of task (bi, kvh, qb) into the output:
+/// O = sum_s w_s O_s / sum_s w_s l_s with w_s = exp(m_s - max_s m_s).
+void combine(Gen &g, const Buffers &buf, Value partials, Value slot0, Value nsplit,
+             Value bi, Value kvh, Value q0, Value qCount) {
+  const Plan &p = g.p;
+  g.loop(0, qCount, 1, [&](Value i) {
+    g.loop(0, g.c(p.group), 1, [&](Value hg) {
+      Value r = g.add(g.mul(i, g.c(p.group)), hg);
+      Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+      Value mAt = g.add(g.c(p.dv * p.rows), r);
+      Value lAt = g.add(g.c((p.dv + 1) * p.rows), r);
+      Value mMax = g.loop(g.c(0), nsplit, g.c(1), {g.negInf()},
+                          [&](Value s, ValueRange m) -> SmallVector<Value> {
+                            Value ms = g.load(partials, {g.add(slot0, s), mAt});
+                            return {arith::MaxNumFOp::create(g.b, m[0], ms)};
+                          })[0];
+      Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, mMax, g.negInf());
+      Value mSafe = g.select(empty, g.cf(0.0), mMax);
+      auto weight = [&](Value s) {
+        return g.exp(g.fsub(g.load(partials, {g.add(slot0, s), mAt}), mSafe));
+      };
+      Value l = g.loop(g.c(0), nsplit, g.c(1), {g.cf(0.0)},
+                       [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                         Value ls = g.load(partials, {g.add(slot0, s), lAt});
+                         return {g.fma(weight(s), ls, acc[0])};
+                       })[0];
+      Value zero = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, l, g.cf(0.0));
+      g.loop(0, g.c(p.dv), 1, [&](Value e) {
+        Value at = g.add(g.mul(e, g.c(p.rows)), r);
+        Value o = g.loop(g.c(0), nsplit, g.c(1), {g.cf(0.0)},
+                         [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                           Value os = g.load(partials, {g.add(slot0, s), at});
+                           return {g.fma(weight(s), os, acc[0])};
+                         })[0];
+        o = g.select(zero, g.cf(0.0), arith::DivFOp::create(g.b, o, l));
+        if (!p.element.isF32())
+          o = arith::TruncFOp::create(g.b, p.element, o);
+        g.store(o, buf.out, {bi, h, g.add(q0, i), e});
+      });
+    });
+  });
+}
+
+/// Runs `body(ivs)` in an scf.parallel over [0, ubs) with an alloca scope.
+void parallel(Gen &g, ArrayRef<Value> ubs, function_ref<void(ValueRange)> body) {
+  SmallVector<Value> lbs(ubs.size(), g.c(0)), steps(ubs.size(), g.c(1));
+  auto par = scf::ParallelOp::create(g.b, lbs, ubs, steps);
+  OpBuilder::InsertionGuard guard(g.b);
+  g.b.setInsertionPoint(par.getBody()->getTerminator());
+  auto scope = memref::AllocaScopeOp::create(g.b, TypeRange{});
+  Block *block = g.b.createBlock(&scope.getBodyRegion());
+  g.b.setInsertionPointToStart(block);
+  auto ret = memref::AllocaScopeReturnOp::create(g.b, ValueRange{});
+  g.b.setInsertionPoint(ret);
+  body(par.getInductionVars());
+}
+
+/// The kernel over all tasks.
+void buildKernel(Gen &g, const Buffers &buf) {
+  const Plan &p = g.p;
+  ImplicitLocOpBuilder &b = g.b;
+  Value batch = memref::DimOp::create(b, buf.q, 0);
+  Value sq = memref::DimOp::create(b, buf.q, 2);
+  Value skv = memref::DimOp::create(b, buf.k, 2);
+  Value nqb = g.ceilDiv(sq, g.c(p.bq));
+  Value nkb = g.ceilDiv(skv, g.c(p.bk));
+  Value tasks = g.mul(g.mul(batch, g.c(p.hkv)), nqb);
+  // Fewer tasks than 2 x threads: split the key blocks too.
+  Value nsplit = g.c(1);
+  if (p.threads > 1) {
+    nsplit = g.ceilDiv(g.c(2 * p.threads), g.max(tasks, g.c(1)));
+    nsplit = g.max(g.c(1), g.min(nsplit, nkb));
+  }
+  Value perSplit = g.ceilDiv(nkb, nsplit);
+  Value split = g.cmp(arith::CmpIPredicate::sgt, nsplit, g.c(1));
+  Value slots = g.select(split, g.mul(tasks, nsplit), g.c(0));
+  Value partials = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic, (p.dv + 2) * p.rows}, g.f32()),
+      ValueRange{slots});
+
+  // Query block of iteration `it`: 0, n-1, 1, n-2, ... so that the contiguous
+  // iteration ranges of the threads get equal causal work.
+  auto queryBlock = [&](Value it) {
+    Value half = arith::DivUIOp::create(b, it, g.c(2));
+    Value odd = g.cmp(arith::CmpIPredicate::ne,
+                      arith::RemUIOp::create(b, it, g.c(2)), g.c(0));
+    return g.select(odd, g.sub(g.sub(nqb, g.c(1)), half), half);
+  };
+
+  parallel(g, {batch, g.c(p.hkv), nqb, nsplit}, [&](ValueRange ivs) {
+    Value bi = ivs[0], kvh = ivs[1], qb = queryBlock(ivs[2]), s = ivs[3];
+    Value q0 = g.mul(qb, g.c(p.bq));
+    Task t{g, p, buf, bi, kvh, q0, g.min(g.c(p.bq), g.sub(sq, q0)), sq, skv};
+    t.allocate();
+    t.initialize();
+    auto [qMin, qMax] = t.packQueries();
+    Value kbBegin = g.mul(s, perSplit);
+    Value kbEnd = g.min(nkb, g.add(kbBegin, perSplit));
+    g.loop(kbBegin, kbEnd, g.c(1), [&](Value kb) {
+      Value k0 = g.mul(kb, g.c(p.bk));
+      Value kCount = g.min(g.c(p.bk), g.sub(skv, k0));
+      auto [kMin, kMax] = t.keyPositions(k0, kCount);
+      using P = arith::CmpIPredicate;
+      Value no = arith::ConstantOp::create(b, b.getBoolAttr(false));
+      Value skip = no;
+      Value fix = g.cmp(P::slt, kCount, g.c(p.bk));
+      if (p.alibi || p.hasMask)
+        fix = arith::ConstantOp::create(b, b.getBoolAttr(true));
+      if (p.causal) {
+        skip = g.cmp(P::sgt, kMin, qMax);
+        fix = arith::OrIOp::create(b, fix, g.cmp(P::sgt, kMax, qMin));
+      }
+      if (p.window) {
+        Value w = g.ci64(*p.window);
+        skip = arith::OrIOp::create(b, skip, g.cmp(P::sge, g.sub(qMin, kMax), w));
+        fix = arith::OrIOp::create(b, fix, g.cmp(P::sge, g.sub(qMax, kMin), w));
+        if (!p.causal) {
+          skip = arith::OrIOp::create(b, skip, g.cmp(P::sge, g.sub(kMin, qMax), w));
+          fix = arith::OrIOp::create(b, fix, g.cmp(P::sge, g.sub(kMax, qMin), w));
+        }
+      }
+      g.ifThen(arith::XOrIOp::create(b, skip, arith::ConstantOp::create(b, b.getBoolAttr(true))),
+               [&] {
+                 t.packKeys(k0, kCount);
+                 t.packValues(k0, kCount);
+                 t.scores(kCount);
+                 t.softmax(fix, k0, kCount);
+                 t.values(kCount);
+               });
+    });
+    Value task = g.add(g.mul(g.add(g.mul(bi, g.c(p.hkv)), kvh), nqb), qb);
+    Value slot = g.add(g.mul(task, nsplit), s);
+    auto ifOp = scf::IfOp::create(b, split, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      t.writePartials(partials, slot);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      t.writeOutput();
+    }
+  });
+
+  g.ifThen(split, [&] {
+    parallel(g, {batch, g.c(p.hkv), nqb}, [&](ValueRange ivs) {
+      Value bi = ivs[0], kvh = ivs[1], qb = ivs[2];
+      Value q0 = g.mul(qb, g.c(p.bq));
+      Value task = g.add(g.mul(g.add(g.mul(bi, g.c(p.hkv)), kvh), nqb), qb);
+      combine(g, buf, partials, g.mul(task, nsplit), nsplit, bi, kvh, q0,
+              g.min(g.c(p.bq), g.sub(sq, q0)));
+    });
+  });
+}
+
+/// `tensor` as a read-only buffer of identity layout.
+Value toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  if (!tensor)
+    return nullptr;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// Lowers one pe.attention; fails (leaving it to pe-lower-to-linalg) when a
+/// head dimension is dynamic.
+LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
+                            const PETileAttentionOptions &options) {
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kType = cast<RankedTensorType>(op.getKey().getType());
+  auto vType = cast<RankedTensorType>(op.getValue().getType());
+  if (qType.isDynamicDim(1) || qType.isDynamicDim(3) || kType.isDynamicDim(1) ||
+      vType.isDynamicDim(3))
+    return failure();
+
+  Plan p;
+  p.hq = qType.getDimSize(1);
+  p.hkv = kType.getDimSize(1);
+  p.group = p.hq / p.hkv;
+  p.d = qType.getDimSize(3);
+  p.dv = vType.getDimSize(3);
+  p.element = qType.getElementType();
+  p.scale = op.getEffectiveScale();
+  p.causal = op.getCausal();
+  p.window = op.getWindow();
+  if (std::optional<APFloat> alibi = op.getAlibi())
+    p.alibi = alibi->convertToDouble();
+  p.hasMask = bool(op.getMask());
+  p.threads = options.threads;
+  if (RopeAttr rope = op.getRopeAttr()) {
+    p.rotary = rope.getRotaryDim();
+    p.half = p.rotary / 2;
+    p.interleaved = rope.getStyle() == RopeStyle::interleaved;
+  }
+  // Rows: the requested count, fewer when the whole call has fewer (decode).
+  int64_t rowsTarget = std::max<int64_t>(kLanes, roundUp(options.rows, kLanes));
+  if (!qType.isDynamicDim(2))
+    rowsTarget = std::min(rowsTarget,
+                          roundUp(std::max<int64_t>(1, qType.getDimSize(2) * p.group), kLanes));
+  p.bq = std::max<int64_t>(1, rowsTarget / p.group);
+  p.rows = roundUp(p.bq * p.group, kLanes);
+  int64_t vectors = p.rows / kLanes;
+  p.cw = vectors % 4 == 0 ? 4 : vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
+  p.nj = kAccumulators / p.cw;
+  p.ne = kAccumulators / p.cw;
+  p.bk = std::max<int64_t>(48, roundUp(options.blockKeys, 48));
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  ImplicitLocOpBuilder b(loc, rewriter);
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue(), mask = op.getMask();
+  auto [qPos, kPos] = prepareAttentionOperands(rewriter, loc, op, q, k, v, mask,
+                                               op.getQPositions(), op.getKPositions());
+  Buffers buf;
+  if (RopeAttr rope = op.getRopeAttr()) {
+    auto [qCos, qSin] = buildRopeTables(rewriter, loc, rope, qPos);
+    Value kCos = qCos, kSin = qSin;
+    if (kPos != qPos)
+      std::tie(kCos, kSin) = buildRopeTables(rewriter, loc, rope, kPos);
+    buf.qCos = toBuffer(b, qCos);
+    buf.qSin = toBuffer(b, qSin);
+    buf.kCos = kPos != qPos ? toBuffer(b, kCos) : buf.qCos;
+    buf.kSin = kPos != qPos ? toBuffer(b, kSin) : buf.qSin;
+  }
+  if (p.alibi) {
+    std::vector<double> slopes = formula::alibiSlopes(p.hq, *p.alibi);
+    SmallVector<float> values(slopes.begin(), slopes.end());
+    auto type = RankedTensorType::get({p.hq}, b.getF32Type());
+    buf.slopes = toBuffer(b, arith::ConstantOp::create(
+                                 b, DenseElementsAttr::get(type, ArrayRef<float>(values))));
+  }
+  buf.q = toBuffer(b, q);
+  buf.k = toBuffer(b, k);
+  buf.v = toBuffer(b, v);
+  buf.qPos = toBuffer(b, qPos);
+  buf.kPos = toBuffer(b, kPos);
+  if (mask) {
+    buf.mask = toBuffer(b, mask);
+    buf.maskFlat = memref::CollapseShapeOp::create(
+        b, buf.mask, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
+  }
+  SmallVector<OpFoldResult> sizes = {
+      memref::getMixedSize(b, loc, buf.q, 0), b.getIndexAttr(p.hq),
+      memref::getMixedSize(b, loc, buf.q, 2), b.getIndexAttr(p.dv)};
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  auto outType = MemRefType::get(shape, p.element);
+  buf.out = memref::AllocOp::create(b, outType, dynamic);
+
+  Gen g{b, p, {}};
+  buildKernel(g, buf);
+
+  Value result = bufferization::ToTensorOp::create(
+      b, RankedTensorType::get(shape, p.element), buf.out, /*restrict=*/true,
+      /*writable=*/true);
+  checkAttentionResult(rewriter, loc, op, sizes);
+  if (result.getType() != op.getType())
+    result = tensor::CastOp::create(b, op.getType(), result);
+  rewriter.replaceOp(op, result);
+
+  // exp as a vectorizable polynomial (MLIR's approximation) instead of a
+  // libm call per lane.
+  RewritePatternSet patterns(rewriter.getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "exp"; });
+  (void)applyOpPatternsGreedily(g.expOps, std::move(patterns));
+  return success();
+}
+
+struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (threads < 1 || rows < 1 || blockKeys < 1) {
+      getOperation()->emitError(
+          "pe-tile-attention: threads, rows and block-keys must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    PETileAttentionOptions options{threads, blockKeys, rows};
+    for (AttentionOp op : ops)
+      (void)tileAttention(rewriter, op, options);
+  }
+};
+
+} // namespace
