@@ -633,18 +633,25 @@ void combine(Gen &g, const Buffers &buf, Value partials, Value slot0, Value nspl
   });
 }
 
-/// Runs `body(ivs)` in an scf.parallel over [0, ubs) with an alloca scope.
+/// Runs `body(ivs)` for every point of [0, ubs): an scf.parallel (an
+/// allocation scope, which OpenMP outlines) with threads, else a nest of
+/// scf.for whose scratch the caller allocates once, before the nest.
 void parallel(Gen &g, ArrayRef<Value> ubs, function_ref<void(ValueRange)> body) {
-  SmallVector<Value> lbs(ubs.size(), g.c(0)), steps(ubs.size(), g.c(1));
-  auto par = scf::ParallelOp::create(g.b, lbs, ubs, steps);
   OpBuilder::InsertionGuard guard(g.b);
-  g.b.setInsertionPoint(par.getBody()->getTerminator());
-  auto scope = memref::AllocaScopeOp::create(g.b, TypeRange{});
-  Block *block = g.b.createBlock(&scope.getBodyRegion());
-  g.b.setInsertionPointToStart(block);
-  auto ret = memref::AllocaScopeReturnOp::create(g.b, ValueRange{});
-  g.b.setInsertionPoint(ret);
-  body(par.getInductionVars());
+  SmallVector<Value> ivs;
+  if (g.p.threads > 1) {
+    SmallVector<Value> lbs(ubs.size(), g.c(0)), steps(ubs.size(), g.c(1));
+    auto par = scf::ParallelOp::create(g.b, lbs, ubs, steps);
+    g.b.setInsertionPoint(par.getBody()->getTerminator());
+    llvm::append_range(ivs, par.getInductionVars());
+  } else {
+    for (Value ub : ubs) {
+      auto loop = scf::ForOp::create(g.b, g.c(0), ub, g.c(1));
+      g.b.setInsertionPoint(loop.getBody()->getTerminator());
+      ivs.push_back(loop.getInductionVar());
+    }
+  }
+  body(ivs);
 }
 
 /// The kernel over all tasks.
@@ -679,11 +686,20 @@ void buildKernel(Gen &g, const Buffers &buf) {
     return g.select(odd, g.sub(g.sub(nqb, g.c(1)), half), half);
   };
 
+  // Scratch: per iteration of the parallel loop, or once for sequential code.
+  Task scratch{g, p, buf, {}, {}, {}, {}, sq, skv};
+  if (p.threads == 1)
+    scratch.allocate();
   parallel(g, {batch, g.c(p.hkv), nqb, nsplit}, [&](ValueRange ivs) {
     Value bi = ivs[0], kvh = ivs[1], qb = queryBlock(ivs[2]), s = ivs[3];
     Value q0 = g.mul(qb, g.c(p.bq));
-    Task t{g, p, buf, bi, kvh, q0, g.min(g.c(p.bq), g.sub(sq, q0)), sq, skv};
-    t.allocate();
+    Task t = scratch;
+    t.bi = bi;
+    t.kvh = kvh;
+    t.q0 = q0;
+    t.qCount = g.min(g.c(p.bq), g.sub(sq, q0));
+    if (p.threads > 1)
+      t.allocate();
     t.initialize();
     auto [qMin, qMax] = t.packQueries();
     Value kbBegin = g.mul(s, perSplit);
