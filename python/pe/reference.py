@@ -550,7 +550,7 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
         if not causal:
             masked |= -diff >= window
     scores = np.where(masked[:, None], -np.inf, scores)
-    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # no keys: -inf
     empty = np.isneginf(row_max)
     w = np.exp(scores - np.where(empty, 0.0, row_max))
     w = np.where(empty, 0.0, w)

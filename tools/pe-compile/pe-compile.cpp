@@ -89,6 +89,12 @@ static cl::opt<bool> tileAttention(
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
              "linalg lowering)"),
     cl::init(true), cl::cat(category));
+static cl::opt<int64_t> attentionRows(
+    "attention-rows", cl::desc("Query rows per attention task (a multiple of 16)"),
+    cl::init(64), cl::cat(category));
+static cl::opt<int64_t> attentionBlockKeys(
+    "attention-block-keys", cl::desc("Keys per streamed K/V tile (a multiple of 48)"),
+    cl::init(96), cl::cat(category));
 static cl::opt<bool> vectorize("vectorize",
                                cl::desc("Tile and vectorize (off: scalar loops)"),
                                cl::init(true), cl::cat(category));
@@ -237,6 +243,8 @@ int main(int argc, char **argv) {
 
   if (vectorWidth < 1)
     return fail("--vector-width must be >= 1, but got " + llvm::Twine(vectorWidth));
+  if (attentionRows < 1 || attentionBlockKeys < 1)
+    return fail("--attention-rows and --attention-block-keys must be >= 1");
   if (threads < 1)
     return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
   if (optLevel > 3)
@@ -284,6 +292,8 @@ int main(int argc, char **argv) {
   options.vectorize = vectorize;
   options.fuse = fuse;
   options.tileAttention = tileAttention;
+  options.attentionRows = attentionRows;
+  options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;
   pe::buildCpuPipeline(pm, options);
   if (failed(pm.run(*module)))

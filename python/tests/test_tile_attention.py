@@ -1,0 +1,199 @@
+"""The flash-attention kernel (pe-tile-attention) against the float64 reference
+and against the reference lowering (--tile-attention=false).
+
+Small tiles (--attention-rows=16, --attention-block-keys=48) make short
+sequences span many query blocks and key tiles, with tails in both; the
+default tiles are covered too. Threads 1 and 2: with 2 threads a call with
+fewer tasks than 4 splits its key tiles, so MQA/decode cases run the
+split-and-combine path.
+
+Tolerances, relative to max(1, max |reference|): f32 1e-5; f16 2e-3; bf16
+1.6e-2 (2 ulps of the element type near 1.0; the kernel rounds once).
+"""
+
+import zlib
+
+import numpy as np
+import pytest
+
+from pe import reference, runner
+from pe.ir import rope_attr
+from pe.testing import round_to
+
+REL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
+SMALL_TILES = ["--attention-rows=16", "--attention-block-keys=48"]
+
+LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+          "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+ROPES = {
+    "none": None,
+    "half-llama3": dict(theta=500000.0, rotary_dim=32, style="half", scaling=LLAMA3),
+    "interleaved": dict(theta=10000.0, rotary_dim=32, style="interleaved", scaling=None),
+    "partial-scalar": dict(theta=10000.0, rotary_dim=8, style="half", scaling=None),
+}
+
+
+def _rng(name):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, positions):
+    q = f"tensor<?x{hq}x?x{d}x{dtype}>"
+    k = f"tensor<?x{hkv}x?x{d}x{dtype}>"
+    v = f"tensor<?x{hkv}x?x{dv}x{dtype}>"
+    o = f"tensor<?x{hq}x?x{dv}x{dtype}>"
+    args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
+    attrs = ""
+    if mask:
+        args.append(f"%m: tensor<?x{hq}x?x?xf32>")
+        attrs += f" mask(%m : tensor<?x{hq}x?x?xf32>)"
+    if positions == "batch":
+        args += ["%qp: tensor<?x?xi64>", "%kp: tensor<?x?xi64>"]
+        attrs += " q_positions(%qp : tensor<?x?xi64>) k_positions(%kp : tensor<?x?xi64>)"
+    elif positions is not None:
+        args += ["%qp: tensor<?xi32>", "%kp: tensor<?xi32>"]
+        attrs += " q_positions(%qp : tensor<?xi32>) k_positions(%kp : tensor<?xi32>)"
+    if causal:
+        attrs += " causal"
+    if window:
+        attrs += f" window({window})"
+    if rope:
+        attrs += f" rope({rope_attr(rope['theta'], rope['rotary_dim'], rope['style'], rope['scaling'])})"
+    if alibi:
+        attrs += f" alibi({alibi})"
+    return f"""
+func.func @attn({", ".join(args)}) -> {o} {{
+  %o = pe.attention %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}
+  return %o : {o}
+}}
+"""
+
+
+CASES = {
+    # name: (hq, hkv, b, sq, skv, d, dv, options)
+    "gqa-prefill-rope": (8, 2, 1, 150, 150, 32, 32, dict(causal=True, rope="half-llama3")),
+    "gqa-prefill-interleaved-offset": (8, 2, 2, 70, 130, 32, 32,
+                                       dict(causal=True, rope="interleaved", positions="offset")),
+    "mha-window-causal": (4, 4, 1, 200, 200, 32, 32, dict(causal=True, window=37)),
+    "mha-window-symmetric": (4, 4, 1, 120, 120, 32, 48, dict(window=29, rope="half-llama3")),
+    "mqa-decode-split": (8, 1, 1, 1, 500, 32, 32, dict(causal=True, rope="half-llama3")),
+    "mqa-decode-4-queries": (6, 1, 1, 4, 333, 32, 32, dict(causal=True)),
+    "gqa-decode-batch": (4, 2, 2, 2, 260, 32, 32, dict(causal=True, positions="batch",
+                                                      rope="interleaved")),
+    "alibi-causal": (6, 6, 1, 110, 110, 32, 32, dict(causal=True, alibi=8.0)),
+    # ALiBi scores grow with |q - k|: f32 holds them to ~1e-7 relative, so
+    # positions stay within a few hundred (as in models using ALiBi).
+    "alibi-gqa-arbitrary": (8, 2, 1, 60, 140, 32, 32, dict(alibi=8.0, positions="nearby")),
+    "mask-gqa": (4, 2, 2, 50, 97, 32, 32, dict(mask=True)),
+    "mask-causal-rope": (4, 1, 1, 66, 66, 32, 32, dict(mask=True, causal=True, rope="half-llama3")),
+    "odd-dims-partial-rope": (3, 1, 1, 45, 100, 24, 20, dict(causal=True, rope="partial-scalar")),
+    "arbitrary-positions-rope": (8, 2, 1, 90, 90, 32, 32, dict(causal=True, rope="half-llama3",
+                                                              positions="arbitrary")),
+    "fully-masked-rows": (4, 2, 1, 40, 40, 32, 32, dict(causal=True, positions="reversed")),
+    "empty-keys": (4, 2, 1, 5, 0, 32, 32, dict()),
+    "empty-queries": (4, 2, 1, 0, 50, 32, 32, dict(causal=True)),
+}
+
+
+def _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts):
+    rng = _rng(name)
+    q = round_to(rng.standard_normal((b, hq, sq, d)), dtype)
+    k = round_to(rng.standard_normal((b, hkv, skv, d)), dtype)
+    v = round_to(rng.standard_normal((b, hkv, skv, dv)), dtype)
+    args = [q, k, v]
+    kwargs = dict(causal=opts.get("causal", False), window=opts.get("window"),
+                  alibi=opts.get("alibi"), rope=ROPES[opts.get("rope", "none")])
+    if opts.get("mask"):
+        m = np.where(rng.random((b, hq, sq, skv)) < 0.2, -np.inf,
+                     rng.standard_normal((b, hq, sq, skv))).astype(np.float32)
+        args.append(m)
+        kwargs["mask"] = m
+    pos = opts.get("positions")
+    if pos == "offset":
+        qp, kp = 1000 + skv - sq + np.arange(sq), 1000 + np.arange(skv)
+    elif pos == "arbitrary":
+        kp = np.sort(rng.choice(100000, skv, replace=False))
+        qp = np.sort(rng.choice(100000, sq, replace=False))
+    elif pos == "nearby":
+        kp = np.sort(rng.choice(300, skv, replace=False))
+        qp = np.sort(rng.choice(300, sq, replace=False))
+    elif pos == "reversed":
+        # Queries before every key: rows fully masked under causal.
+        qp = np.arange(sq)
+        kp = np.arange(skv) + sq // 2
+    elif pos == "batch":
+        qp = np.stack([skv - sq + np.arange(sq) + 7 * i for i in range(b)])
+        kp = np.stack([np.arange(skv) + 7 * i for i in range(b)])
+    if pos is not None:
+        dt = np.int64 if pos == "batch" else np.int32
+        args += [qp.astype(dt), kp.astype(dt)]
+        kwargs.update(q_positions=qp, k_positions=kp)
+    if pos is None:
+        opts = dict(opts, positions=None)
+    return args, kwargs
+
+
+def _check(got, want, dtype, what):
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    err = float(np.abs(np.asarray(got, np.float64) - want).max(initial=0.0))
+    assert np.isfinite(got).all(), f"{what}: non-finite output"
+    assert err <= REL[dtype] * scale, f"{what}: max error {err:.3g} > {REL[dtype]} * {scale:.3g}"
+
+
+def _compile(name, dtype, tiles, threads, tile=True):
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    ir = _ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
+             window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
+             alibi=opts.get("alibi"), mask=opts.get("mask", False),
+             positions=opts.get("positions"))
+    extra = [f"--num-threads={threads}", f"--tile-attention={'true' if tile else 'false'}"]
+    return runner.compile(ir, extra_args=extra + tiles)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("tiles", ["small", "default"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiled_matches_reference(name, tiles, threads):
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    mod = _compile(name, "f32", SMALL_TILES if tiles == "small" else [], threads)
+    args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *args)
+    assert got.shape == want.shape
+    _check(got, want, "f32", name)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
+                                  "mask-causal-rope", "odd-dims-partial-rope"])
+def test_tiled_low_precision(name, dtype):
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    mod = _compile(name, dtype, SMALL_TILES, 2)
+    args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
+                 a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)]
+    (got,) = mod.call("attn", *call_args)
+    _check(np.asarray(got, np.float64), want, dtype, name)
+
+
+@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mask-gqa", "mha-window-symmetric"])
+def test_tiled_matches_reference_lowering(name):
+    """Both lowerings of one function agree (f32)."""
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    args, _ = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
+    (tiled,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
+    (linalg,) = _compile(name, "f32", [], 1, tile=False).call("attn", *args)
+    _check(tiled, np.asarray(linalg, np.float64), "f32", name)
+
+
+def test_threads_do_not_change_results():
+    """The key split of decode and the task order of prefill do not change a
+    task's arithmetic except for the split's combine step: prefill results
+    with 1 and 2 threads are bit-identical."""
+    name = "gqa-prefill-rope"
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    args, _ = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
+    (one,) = _compile(name, "f32", SMALL_TILES, 1).call("attn", *args)
+    (two,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
+    assert np.array_equal(one, two)
