@@ -18,9 +18,7 @@
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Math/PositionalMath.h"
 
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
 
@@ -65,7 +63,6 @@ struct Plan {
 struct Gen {
   ImplicitLocOpBuilder &b;
   const Plan &p;
-  SmallVector<Operation *> expOps;
 
   Type f32() { return b.getF32Type(); }
   Type i64() { return b.getI64Type(); }
@@ -103,10 +100,39 @@ struct Gen {
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  /// A constant of x's type (f32 or a vector of f32).
+  Value like(Value x, double v) {
+    return isa<VectorType>(x.getType()) ? vsplat(v) : cf(v);
+  }
+  /// exp(x) for x <= 0 (all the kernel needs: s - max, m_old - m_new), to
+  /// about 1 ulp: x = n ln2 + r, |r| <= ln2/2, exp(r) by the Cephes
+  /// polynomial, times 2^n built in the exponent bits. exp(-inf) and every
+  /// result below the normal range are 0 (masked keys weigh exactly 0).
   Value exp(Value x) {
-    auto op = math::ExpOp::create(b, x);
-    expOps.push_back(op);
-    return op;
+    Type intType = b.getI32Type();
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      intType = VectorType::get(vt.getShape(), b.getI32Type());
+    Value tiny = arith::CmpFOp::create(b, arith::CmpFPredicate::ULT, x,
+                                       like(x, -87.33654));
+    Value xc = arith::MaximumFOp::create(b, x, like(x, -87.33654));
+    Value n = math::RoundEvenOp::create(b, fmul(xc, like(x, 1.44269504088896341)));
+    Value r = fma(n, like(x, -0.693359375), xc);
+    r = fma(n, like(x, 2.12194440e-4), r);
+    Value poly = like(x, 1.9875691500e-4);
+    for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                               1.6666665459e-1, 5.0000001201e-1})
+      poly = fma(poly, r, like(x, coefficient));
+    Value y = fadd(fma(poly, fmul(r, r), r), like(x, 1.0));
+    // 2^n: (n + 127) << 23 as the bits of an f32.
+    Value bits = arith::FPToSIOp::create(b, intType, fadd(n, like(x, 127.0)));
+    Value shift = isa<VectorType>(intType)
+                      ? Value(arith::ConstantOp::create(
+                            b, DenseElementsAttr::get(cast<VectorType>(intType),
+                                                      b.getI32IntegerAttr(23))))
+                      : Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(23)));
+    Value scale = arith::BitcastOp::create(
+        b, x.getType(), arith::ShLIOp::create(b, bits, shift));
+    return select(tiny, like(x, 0.0), fmul(y, scale));
   }
   /// f16/bf16 (scalar or vector) to f32.
   Value toF32(Value x) {
@@ -857,7 +883,7 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   auto outType = MemRefType::get(shape, p.element);
   buf.out = memref::AllocOp::create(b, outType, dynamic);
 
-  Gen g{b, p, {}};
+  Gen g{b, p};
   buildKernel(g, buf);
 
   Value result = bufferization::ToTensorOp::create(
@@ -868,12 +894,6 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
     result = tensor::CastOp::create(b, op.getType(), result);
   rewriter.replaceOp(op, result);
 
-  // exp as a vectorizable polynomial (MLIR's approximation) instead of a
-  // libm call per lane.
-  RewritePatternSet patterns(rewriter.getContext());
-  populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp"; });
-  (void)applyOpPatternsGreedily(g.expOps, std::move(patterns));
   return success();
 }
 
