@@ -37,22 +37,29 @@ def _rng(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, positions):
-    q = f"tensor<?x{hq}x?x{d}x{dtype}>"
-    k = f"tensor<?x{hkv}x?x{d}x{dtype}>"
-    v = f"tensor<?x{hkv}x?x{dv}x{dtype}>"
-    o = f"tensor<?x{hq}x?x{dv}x{dtype}>"
+def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, positions,
+        b=None):
+    """Dynamic batch and sequence dims, or all static when `b` is given (static
+    decode shapes select the row-major decode kernels)."""
+    bd, sqd, skd = ("?", "?", "?") if b is None else (b, sq, skv)
+    q = f"tensor<{bd}x{hq}x{sqd}x{d}x{dtype}>"
+    k = f"tensor<{bd}x{hkv}x{skd}x{d}x{dtype}>"
+    v = f"tensor<{bd}x{hkv}x{skd}x{dv}x{dtype}>"
+    o = f"tensor<{bd}x{hq}x{sqd}x{dv}x{dtype}>"
     args = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     attrs = ""
     if mask:
-        args.append(f"%m: tensor<?x{hq}x?x?xf32>")
-        attrs += f" mask(%m : tensor<?x{hq}x?x?xf32>)"
+        m = f"tensor<{bd}x{hq}x{sqd}x{skd}xf32>"
+        args.append(f"%m: {m}")
+        attrs += f" mask(%m : {m})"
     if positions == "batch":
-        args += ["%qp: tensor<?x?xi64>", "%kp: tensor<?x?xi64>"]
-        attrs += " q_positions(%qp : tensor<?x?xi64>) k_positions(%kp : tensor<?x?xi64>)"
+        pq, pk = f"tensor<{bd}x{sqd}xi64>", f"tensor<{bd}x{skd}xi64>"
+        args += [f"%qp: {pq}", f"%kp: {pk}"]
+        attrs += f" q_positions(%qp : {pq}) k_positions(%kp : {pk})"
     elif positions is not None:
-        args += ["%qp: tensor<?xi32>", "%kp: tensor<?xi32>"]
-        attrs += " q_positions(%qp : tensor<?xi32>) k_positions(%kp : tensor<?xi32>)"
+        pq, pk = f"tensor<{sqd}xi32>", f"tensor<{skd}xi32>"
+        args += [f"%qp: {pq}", f"%kp: {pk}"]
+        attrs += f" q_positions(%qp : {pq}) k_positions(%kp : {pk})"
     if causal:
         attrs += " causal"
     if window:
@@ -77,7 +84,11 @@ CASES = {
     "mha-window-causal": (4, 4, 1, 200, 200, 32, 32, dict(causal=True, window=37)),
     "mha-window-symmetric": (4, 4, 1, 120, 120, 32, 48, dict(window=29, rope="half-llama3")),
     "mqa-decode-split": (8, 1, 1, 1, 500, 32, 32, dict(causal=True, rope="half-llama3")),
-    "mqa-decode-4-queries": (6, 1, 1, 4, 333, 32, 32, dict(causal=True)),
+    "mqa-decode-4-queries": (2, 1, 1, 4, 333, 32, 32, dict(causal=True)),
+    "decode-alibi-mask": (8, 2, 2, 1, 150, 32, 48, dict(causal=True, alibi=8.0, mask=True)),
+    "decode-rope-bf16-shapes": (4, 1, 1, 2, 97, 64, 32, dict(causal=True, rope="interleaved",
+                                                            positions="offset")),
+    "decode-mha": (4, 4, 3, 1, 49, 32, 32, dict(window=20, rope="half-llama3")),
     "gqa-decode-batch": (4, 2, 2, 2, 260, 32, 32, dict(causal=True, positions="batch",
                                                       rope="interleaved")),
     "alibi-causal": (6, 6, 1, 110, 110, 32, 32, dict(causal=True, alibi=8.0)),
@@ -140,12 +151,12 @@ def _check(got, want, dtype, what):
     assert err <= REL[dtype] * scale, f"{what}: max error {err:.3g} > {REL[dtype]} * {scale:.3g}"
 
 
-def _compile(name, dtype, tiles, threads, tile=True):
+def _compile(name, dtype, tiles, threads, tile=True, static=False):
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     ir = _ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
              window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
              alibi=opts.get("alibi"), mask=opts.get("mask", False),
-             positions=opts.get("positions"))
+             positions=opts.get("positions"), b=b if static else None)
     extra = [f"--num-threads={threads}", f"--tile-attention={'true' if tile else 'false'}"]
     return runner.compile(ir, extra_args=extra + tiles)
 
@@ -163,12 +174,30 @@ def test_tiled_matches_reference(name, tiles, threads):
     _check(got, want, "f32", name)
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
-@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
-                                  "mask-causal-rope", "odd-dims-partial-rope"])
-def test_tiled_low_precision(name, dtype):
+DECODE = ["mqa-decode-split", "mqa-decode-4-queries", "gqa-decode-batch", "decode-alibi-mask",
+          "decode-rope-bf16-shapes", "decode-mha"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", DECODE + ["gqa-prefill-rope", "empty-keys"])
+def test_static_shapes(name, threads):
+    """Static shapes; for decode (Sq x group <= 8 rows) the row-major kernels."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES, 2)
+    mod = _compile(name, "f32", SMALL_TILES, threads, static=True)
+    args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *args)
+    _check(got, want, "f32", name)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
+@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
+                                  "mask-causal-rope", "odd-dims-partial-rope",
+                                  "decode-rope-bf16-shapes"])
+def test_tiled_low_precision(name, dtype, static):
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    mod = _compile(name, dtype, SMALL_TILES, 2, static=static)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else

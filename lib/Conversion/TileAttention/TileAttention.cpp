@@ -55,6 +55,11 @@ struct Plan {
   std::optional<double> alibi;
   bool hasMask;
   int64_t threads;
+  /// Decode: at most 8 valid rows (Sq * group, Sq static). Q and O are kept
+  /// row-major, scores are dot products along D and P V runs along Dv, so no
+  /// lane is spent on padding rows.
+  bool rowMajor = false;
+  int64_t validRows = 0;
 
   int64_t vectors() const { return rows / kLanes; }
 };
@@ -264,9 +269,11 @@ struct Task {
   Value qt, st, ot, kr, vp, mRow, lRow, alpha, qPosRow, slopeRow, maskRow, kPosTile;
 
   void allocate() {
-    qt = g.scratch({p.d, p.rows}, g.f32());
+    qt = p.rowMajor ? g.scratch({p.rows, p.d}, g.f32())
+                    : g.scratch({p.d, p.rows}, g.f32());
     st = g.scratch({p.bk, p.rows}, g.f32());
-    ot = g.scratch({p.dv, p.rows}, g.f32());
+    ot = p.rowMajor ? g.scratch({p.rows, p.dv}, g.f32())
+                    : g.scratch({p.dv, p.rows}, g.f32());
     kr = g.scratch({p.bk, p.d}, g.f32());
     vp = g.scratch({p.bk, p.dv}, g.f32());
     mRow = g.scratch({p.rows}, g.f32());
@@ -281,8 +288,12 @@ struct Task {
   }
 
   void initialize() {
-    g.zeroRows(qt, g.c(0), g.c(p.d));
-    g.zeroRows(ot, g.c(0), g.c(p.dv));
+    auto rowsOf = [&](Value buf) {
+      return g.c(cast<MemRefType>(buf.getType()).getDimSize(0));
+    };
+    g.zeroRows(qt, g.c(0), rowsOf(qt));
+    g.zeroRows(ot, g.c(0), rowsOf(ot));
+    g.zeroRows(st, g.c(0), rowsOf(st));
     for (int64_t r = 0; r < p.rows; r += kLanes) {
       g.vstore(g.splat(g.negInf()), mRow, {g.c(r)});
       g.vstore(g.vsplat(0.0), lRow, {g.c(r)});
@@ -292,6 +303,12 @@ struct Task {
       if (p.hasMask)
         g.vstore(g.splat(g.ci64(0)), maskRow, {g.c(r)});
     }
+  }
+
+  SmallVector<Value> qtIndex(Value d, Value r) {
+    if (p.rowMajor)
+      return {r, d};
+    return {d, r};
   }
 
   /// Qt[:, r] = scale * rope(q[bi, h, q0 + i, :]) for r = i * group + g, and
@@ -330,12 +347,12 @@ struct Task {
                 Value cs = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, cc));
                 Value sn = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, cc));
                 auto [y0, y1] = rotate(g, channel(d0), channel(d1), cs, sn);
-                g.store(g.fmul(y0, scale), qt, {d0, r});
-                g.store(g.fmul(y1, scale), qt, {d1, r});
+                g.store(g.fmul(y0, scale), qt, qtIndex(d0, r));
+                g.store(g.fmul(y1, scale), qt, qtIndex(d1, r));
               });
             }
             g.loop(p.rotary, g.c(p.d), 1, [&](Value d) {
-              g.store(g.fmul(channel(d), scale), qt, {d, r});
+              g.store(g.fmul(channel(d), scale), qt, qtIndex(d, r));
             });
           });
           return {g.min(minMax[0], qp), g.max(minMax[1], qp)};
@@ -433,7 +450,11 @@ struct Task {
 
   /// St[j, r] = sum_d Kr[j, d] Qt[d, r] for keys [0, kCount) rounded up to
   /// whole micro-tiles (nj keys x cw row vectors).
-  void scores(Value kCount) {
+  /// Element (j, d) of the key or value tile (a packed tile, or f32 values
+  /// in place).
+  using TileElement = function_ref<Value(Value j, Value d)>;
+
+  void scores(Value kCount, TileElement key) {
     Value nj = g.c(p.nj);
     Value jEnd = g.mul(g.ceilDiv(kCount, nj), nj);
     int64_t tile = p.nj * p.cw;
@@ -447,7 +468,7 @@ struct Task {
               for (int64_t cv = 0; cv < p.cw; ++cv)
                 qv.push_back(g.vload(qt, {d, g.add(r0, g.c(cv * kLanes))}));
               for (int64_t jj = 0; jj < p.nj; ++jj) {
-                Value kb = g.splat(g.load(kr, {g.add(j0, g.c(jj)), d}));
+                Value kb = g.splat(key(g.add(j0, g.c(jj)), d));
                 for (int64_t cv = 0; cv < p.cw; ++cv)
                   next.push_back(g.fma(kb, qv[cv], a[jj * p.cw + cv]));
               }
@@ -544,7 +565,7 @@ struct Task {
   }
 
   /// Ot[e, r] = alpha[r] Ot[e, r] + sum_j Vp[j, e] St[j, r].
-  void values(Value kCount) {
+  void values(Value kCount, TileElement value) {
     g.loop(0, g.c(p.rows), p.cw * kLanes, [&](Value r0) {
       SmallVector<Value> al;
       for (int64_t cv = 0; cv < p.cw; ++cv)
@@ -563,7 +584,7 @@ struct Task {
               for (int64_t cv = 0; cv < p.cw; ++cv)
                 pv.push_back(g.vload(st, {j, g.add(r0, g.c(cv * kLanes))}));
               for (int64_t ee = 0; ee < ne; ++ee) {
-                Value vb = g.splat(g.load(vp, {j, g.add(e0, g.c(ee))}));
+                Value vb = g.splat(value(j, g.add(e0, g.c(ee))));
                 for (int64_t cv = 0; cv < p.cw; ++cv)
                   next.push_back(g.fma(vb, pv[cv], a[ee * p.cw + cv]));
               }
@@ -582,6 +603,62 @@ struct Task {
     });
   }
 
+  /// Row-major decode kernels. `row(j, c)` is the 16 channels c.. of key or
+  /// value j as f32.
+  using TileRow = function_ref<Value(Value j, int64_t c)>;
+
+  /// St[j, r] = sum_d Q[r, d] K[j, d]: per key, D/16 FMAs per row and one
+  /// tree reduction.
+  void scoresRowMajor(Value kCount, TileRow key) {
+    g.loop(0, kCount, 1, [&](Value j) {
+      SmallVector<Value> kv;
+      for (int64_t c = 0; c < p.d; c += kLanes)
+        kv.push_back(key(j, c));
+      for (int64_t r = 0; r < p.validRows; ++r) {
+        Value acc;
+        for (int64_t c = 0; c < p.d; c += kLanes) {
+          Value qv = g.vload(qt, {g.c(r), g.c(c)});
+          acc = acc ? g.fma(qv, kv[c / kLanes], acc) : g.fmul(qv, kv[0]);
+        }
+        auto reduce = vector::ReductionOp::create(g.b, vector::CombiningKind::ADD, acc);
+        reduce.setFastmath(arith::FastMathFlags::reassoc);
+        g.store(reduce, st, {j, g.c(r)});
+      }
+    });
+  }
+
+  /// O[r, e] = alpha[r] O[r, e] + sum_j P[j, r] V[j, e], in chunks of
+  /// channels that keep rows x vectors <= 16 accumulators.
+  void valuesRowMajor(Value kCount, TileRow value) {
+    int64_t vectors = p.dv / kLanes;
+    int64_t chunk = std::clamp<int64_t>(16 / p.validRows, 1, vectors);
+    for (int64_t v0 = 0; v0 < vectors; v0 += chunk) {
+      int64_t nv = std::min(chunk, vectors - v0);
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < p.validRows; ++r) {
+        Value a = g.splat(g.load(alpha, {g.c(r)}));
+        for (int64_t v = 0; v < nv; ++v)
+          init.push_back(g.fmul(g.vload(ot, {g.c(r), g.c((v0 + v) * kLanes)}), a));
+      }
+      SmallVector<Value> acc = g.loop(
+          g.c(0), kCount, g.c(1), init,
+          [&](Value j, ValueRange a) -> SmallVector<Value> {
+            SmallVector<Value> vv, next;
+            for (int64_t v = 0; v < nv; ++v)
+              vv.push_back(value(j, (v0 + v) * kLanes));
+            for (int64_t r = 0; r < p.validRows; ++r) {
+              Value pr = g.splat(g.load(st, {j, g.c(r)}));
+              for (int64_t v = 0; v < nv; ++v)
+                next.push_back(g.fma(pr, vv[v], a[r * nv + v]));
+            }
+            return next;
+          });
+      for (int64_t r = 0; r < p.validRows; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          g.vstore(acc[r * nv + v], ot, {g.c(r), g.c((v0 + v) * kLanes)});
+    }
+  }
+
   /// out[bi, h, q0 + i, e] = l == 0 ? 0 : Ot[e, r] / l, rounded once.
   void writeOutput() {
     g.loop(0, qCount, 1, [&](Value i) {
@@ -591,7 +668,8 @@ struct Task {
         Value l = g.load(lRow, {r});
         Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, l, g.cf(0.0));
         g.loop(0, g.c(p.dv), 1, [&](Value e) {
-          Value o = arith::DivFOp::create(g.b, g.load(ot, {e, r}), l);
+          Value o = arith::DivFOp::create(
+              g.b, g.load(ot, p.rowMajor ? SmallVector<Value>{r, e} : SmallVector<Value>{e, r}), l);
           o = g.select(empty, g.cf(0.0), o);
           if (!p.element.isF32())
             o = arith::TruncFOp::create(g.b, p.element, o);
@@ -603,11 +681,19 @@ struct Task {
 
   /// partials[slot] = (Ot, m, l) flattened.
   void writePartials(Value partials, Value slot) {
-    g.loop(0, g.c(p.dv), 1, [&](Value e) {
-      Value base = g.mul(e, g.c(p.rows));
-      for (int64_t r = 0; r < p.rows; r += kLanes)
-        g.vstore(g.vload(ot, {e, g.c(r)}), partials, {slot, g.add(base, g.c(r))});
-    });
+    if (p.rowMajor) {
+      g.loop(0, g.c(p.dv), 1, [&](Value e) {
+        for (int64_t r = 0; r < p.validRows; ++r)
+          g.store(g.load(ot, {g.c(r), e}), partials,
+                  {slot, g.add(g.mul(e, g.c(p.rows)), g.c(r))});
+      });
+    } else {
+      g.loop(0, g.c(p.dv), 1, [&](Value e) {
+        Value base = g.mul(e, g.c(p.rows));
+        for (int64_t r = 0; r < p.rows; r += kLanes)
+          g.vstore(g.vload(ot, {e, g.c(r)}), partials, {slot, g.add(base, g.c(r))});
+      });
+    }
     for (int64_t r = 0; r < p.rows; r += kLanes) {
       g.vstore(g.vload(mRow, {g.c(r)}), partials, {slot, g.c(p.dv * p.rows + r)});
       g.vstore(g.vload(lRow, {g.c(r)}), partials,
@@ -755,11 +841,35 @@ void buildKernel(Gen &g, const Buffers &buf) {
       }
       g.ifThen(arith::XOrIOp::create(b, skip, arith::ConstantOp::create(b, b.getBoolAttr(true))),
                [&] {
-                 t.packKeys(k0, kCount);
-                 t.packValues(k0, kCount);
-                 t.scores(kCount);
+                 auto packed = [&](Value j, Value d) { return g.load(t.kr, {j, d}); };
+                 if (p.rowMajor) {
+                   // Rotated keys from the packed tile; f32 keys without
+                   // RoPE in place.
+                   if (p.rotary || !p.element.isF32())
+                     t.packKeys(k0, kCount);
+                   t.scoresRowMajor(kCount, [&](Value j, int64_t c) {
+                     if (p.rotary || !p.element.isF32())
+                       return g.vload(t.kr, {j, g.c(c)});
+                     return g.vload(buf.k, {bi, kvh, g.add(k0, j), g.c(c)});
+                   });
+                 } else {
+                   t.packKeys(k0, kCount);
+                   t.scores(kCount, packed);
+                 }
                  t.softmax(fix, k0, kCount);
-                 t.values(kCount);
+                 // f32 values are read in place (only keys < kCount).
+                 if (p.rowMajor) {
+                   t.valuesRowMajor(kCount, [&](Value j, int64_t c) {
+                     return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.c(c)});
+                   });
+                 } else if (p.element.isF32()) {
+                   t.values(kCount, [&](Value j, Value e) {
+                     return g.load(buf.v, {bi, kvh, g.add(k0, j), e});
+                   });
+                 } else {
+                   t.packValues(k0, kCount);
+                   t.values(kCount, [&](Value j, Value e) { return g.load(t.vp, {j, e}); });
+                 }
                });
     });
     Value task = g.add(g.mul(g.add(g.mul(bi, g.c(p.hkv)), kvh), nqb), qb);
@@ -839,6 +949,13 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   p.nj = kAccumulators / p.cw;
   p.ne = kAccumulators / p.cw;
   p.bk = std::max<int64_t>(48, roundUp(options.blockKeys, 48));
+  if (!qType.isDynamicDim(2) && qType.getDimSize(2) * p.group <= 8 &&
+      p.d % kLanes == 0 && p.dv % kLanes == 0) {
+    p.rowMajor = true;
+    p.bq = std::max<int64_t>(1, qType.getDimSize(2));
+    p.validRows = p.bq * p.group;
+    p.rows = kLanes;
+  }
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);

@@ -41,12 +41,15 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 
 // -----
 
-// Decode (one query, static): 1 query x 4 heads = 4 rows, one vector.
-// ALiBi and the mask are applied inside the tile; the mask is gathered.
+// Decode (one query, static): 1 query x 4 heads = 4 rows in one vector of
+// statistics, Q and O row-major (16 x D), scores as reduced dot products,
+// P V along the value channels. ALiBi and the mask are applied inside the
+// tile; the mask is gathered.
 // CHECK-LABEL: func.func @decode_alibi_mask
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : memref<1x1x1x?xf32> into memref<?xf32>
-// CHECK-DAG: memref.alloca() : memref<64x16xf32>
+// CHECK-DAG: memref.alloca() : memref<16x64xf32>
 // CHECK-DAG: memref.alloca() : memref<16xf32>
+// CHECK-COUNT-4: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
 // CHECK: arith.sitofp %{{.*}} : vector<16xi64> to vector<16xf32>
 // CHECK: vector.gather
 func.func @decode_alibi_mask(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x?x64xf32>, %v: tensor<1x1x?x64xf32>, %m: tensor<1x1x1x?xf32>) -> tensor<1x4x1x64xf32> {
