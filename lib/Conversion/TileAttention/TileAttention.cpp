@@ -18,7 +18,7 @@
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Math/PositionalMath.h"
 
-#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "KernelBuilder.h"
 
 #include <limits>
 
@@ -32,8 +32,6 @@ using namespace mlir::pe;
 
 namespace {
 
-/// f32 lanes of one 512-bit vector.
-constexpr int64_t kLanes = 16;
 /// Accumulator registers of a micro-tile (of the 32 vector registers).
 constexpr int64_t kAccumulators = 24;
 
@@ -64,161 +62,10 @@ struct Plan {
   int64_t vectors() const { return rows / kLanes; }
 };
 
-/// Builds the kernel at a fixed location.
-struct Gen {
-  ImplicitLocOpBuilder &b;
+/// The kernel builder with the plan of the kernel.
+struct Gen : KernelBuilder {
   const Plan &p;
-
-  Type f32() { return b.getF32Type(); }
-  Type i64() { return b.getI64Type(); }
-  VectorType vf() { return VectorType::get({kLanes}, f32()); }
-  VectorType vi() { return VectorType::get({kLanes}, i64()); }
-
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value ci64(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-  }
-  Value cf(double v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
-  }
-  Value vsplat(double v) {
-    return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vf(), b.getF32FloatAttr(float(v))));
-  }
-  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
-
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
-  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
-  Value ceilDiv(Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); }
-  Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
-    return arith::CmpIOp::create(b, pred, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, cond, x, y);
-  }
-  Value toI64(Value index) { return arith::IndexCastOp::create(b, i64(), index); }
-
-  Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, x, y, z); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  /// A constant of x's type (f32 or a vector of f32).
-  Value like(Value x, double v) {
-    return isa<VectorType>(x.getType()) ? vsplat(v) : cf(v);
-  }
-  /// exp(x) for x <= 0 (all the kernel needs: s - max, m_old - m_new), to
-  /// about 1 ulp: x = n ln2 + r, |r| <= ln2/2, exp(r) by the Cephes
-  /// polynomial, times 2^n built in the exponent bits. exp(-inf) and every
-  /// result below the normal range are 0 (masked keys weigh exactly 0).
-  Value exp(Value x) {
-    Type intType = b.getI32Type();
-    if (auto vt = dyn_cast<VectorType>(x.getType()))
-      intType = VectorType::get(vt.getShape(), b.getI32Type());
-    Value tiny = arith::CmpFOp::create(b, arith::CmpFPredicate::ULT, x,
-                                       like(x, -87.33654));
-    Value xc = arith::MaximumFOp::create(b, x, like(x, -87.33654));
-    Value n = math::RoundEvenOp::create(b, fmul(xc, like(x, 1.44269504088896341)));
-    Value r = fma(n, like(x, -0.693359375), xc);
-    r = fma(n, like(x, 2.12194440e-4), r);
-    Value poly = like(x, 1.9875691500e-4);
-    for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                               1.6666665459e-1, 5.0000001201e-1})
-      poly = fma(poly, r, like(x, coefficient));
-    Value y = fadd(fma(poly, fmul(r, r), r), like(x, 1.0));
-    // 2^n: (n + 127) << 23 as the bits of an f32.
-    Value bits = arith::FPToSIOp::create(b, intType, fadd(n, like(x, 127.0)));
-    Value shift = isa<VectorType>(intType)
-                      ? Value(arith::ConstantOp::create(
-                            b, DenseElementsAttr::get(cast<VectorType>(intType),
-                                                      b.getI32IntegerAttr(23))))
-                      : Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(23)));
-    Value scale = arith::BitcastOp::create(
-        b, x.getType(), arith::ShLIOp::create(b, bits, shift));
-    return select(tiny, like(x, 0.0), fmul(y, scale));
-  }
-  /// f16/bf16 (scalar or vector) to f32.
-  Value toF32(Value x) {
-    Type type = getElementTypeOrSelf(x.getType());
-    if (type.isF32())
-      return x;
-    Type target = f32();
-    if (auto vt = dyn_cast<VectorType>(x.getType()))
-      target = VectorType::get(vt.getShape(), f32());
-    return arith::ExtFOp::create(b, target, x);
-  }
-
-  Value load(Value mem, ValueRange ids) { return memref::LoadOp::create(b, mem, ids); }
-  void store(Value v, Value mem, ValueRange ids) { memref::StoreOp::create(b, v, mem, ids); }
-  Value vload(Value mem, ValueRange ids, int64_t lanes = kLanes) {
-    Type element = cast<MemRefType>(mem.getType()).getElementType();
-    return toF32(vector::LoadOp::create(b, VectorType::get({lanes}, element), mem, ids));
-  }
-  Value vloadI64(Value mem, ValueRange ids) {
-    return vector::LoadOp::create(b, vi(), mem, ids);
-  }
-  void vstore(Value v, Value mem, ValueRange ids) { vector::StoreOp::create(b, v, mem, ids); }
-  Value splat(Value scalar) {
-    return vector::BroadcastOp::create(
-        b, VectorType::get({kLanes}, scalar.getType()), scalar);
-  }
-
-  Value scratch(ArrayRef<int64_t> shape, Type element) {
-    return memref::AllocaOp::create(b, MemRefType::get(shape, element));
-  }
-
-  /// for (iv = lb; iv < ub; iv += step) body(iv).
-  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
-    auto op = scf::ForOp::create(b, lb, ub, step);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.getBody()->getTerminator());
-    body(op.getInductionVar());
-  }
-  void loop(int64_t lb, Value ub, int64_t step, function_ref<void(Value)> body) {
-    loop(c(lb), ub, c(step), body);
-  }
-  /// The same with loop-carried values.
-  SmallVector<Value>
-  loop(Value lb, Value ub, Value step, ValueRange init,
-       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto op = scf::ForOp::create(b, lb, ub, step, init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(op.getBody());
-      scf::YieldOp::create(b, body(op.getInductionVar(), op.getRegionIterArgs()));
-    }
-    return SmallVector<Value>(op.getResults());
-  }
-  void ifThen(Value cond, function_ref<void()> then) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.thenBlock()->getTerminator());
-    then();
-  }
-  Value ifElse(Value cond, Type type, function_ref<Value()> then,
-               function_ref<Value()> otherwise) {
-    auto op = scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    scf::YieldOp::create(b, then());
-    b.setInsertionPointToStart(op.elseBlock());
-    scf::YieldOp::create(b, otherwise());
-    return op.getResult(0);
-  }
-  /// Fills rows [from, to) of a 2-D f32 buffer with zeros.
-  void zeroRows(Value buf, Value from, Value to) {
-    int64_t width = cast<MemRefType>(buf.getType()).getDimSize(1);
-    loop(from, to, c(1), [&](Value j) {
-      if (width % kLanes == 0) {
-        for (int64_t x = 0; x < width; x += kLanes)
-          vstore(vsplat(0.0), buf, {j, c(x)});
-      } else {
-        loop(0, c(width), 1, [&](Value x) { store(cf(0.0), buf, {j, x}); });
-      }
-    });
-  }
+  Gen(ImplicitLocOpBuilder &b, const Plan &p) : KernelBuilder{b}, p(p) {}
 };
 
 /// The operands of one kernel, as buffers.
@@ -240,14 +87,6 @@ SmallVector<Value> tableIndex(Value table, Value bi, Value i, Value c) {
   if (cast<MemRefType>(table.getType()).getRank() == 3)
     return {bi, i, c};
   return {i, c};
-}
-
-/// x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin (the pe.rope arithmetic).
-std::pair<Value, Value> rotate(Gen &g, Value x0, Value x1, Value cs, Value sn) {
-  Value x1s = g.fmul(x1, sn);
-  Value y0 = g.fma(x0, cs, arith::NegFOp::create(g.b, x1s));
-  Value y1 = g.fma(x1, cs, g.fmul(x0, sn));
-  return {y0, y1};
 }
 
 /// Channel indices of pair c: (c, c + r/2) or (2c, 2c + 1).
@@ -346,7 +185,7 @@ struct Task {
                 auto [d0, d1] = pairChannels(g, cc);
                 Value cs = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, cc));
                 Value sn = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, cc));
-                auto [y0, y1] = rotate(g, channel(d0), channel(d1), cs, sn);
+                auto [y0, y1] = g.rotate(channel(d0), channel(d1), cs, sn);
                 g.store(g.fmul(y0, scale), qt, qtIndex(d0, r));
                 g.store(g.fmul(y1, scale), qt, qtIndex(d1, r));
               });
@@ -397,13 +236,13 @@ struct Task {
             }
             Value x0 = vector::ShuffleOp::create(g.b, x, x, even);
             Value x1 = vector::ShuffleOp::create(g.b, x, x, odd);
-            auto [y0, y1] = rotate(g, x0, x1, cs, sn);
+            auto [y0, y1] = g.rotate(x0, x1, cs, sn);
             g.vstore(vector::ShuffleOp::create(g.b, y0, y1, zip), kr,
                      {j, g.c(2 * cc)});
           } else {
             Value x0 = g.vload(buf.k, {bi, kvh, kj, g.c(cc)});
             Value x1 = g.vload(buf.k, {bi, kvh, kj, g.c(cc + p.half)});
-            auto [y0, y1] = rotate(g, x0, x1, cs, sn);
+            auto [y0, y1] = g.rotate(x0, x1, cs, sn);
             g.vstore(y0, kr, {j, g.c(cc)});
             g.vstore(y1, kr, {j, g.c(cc + p.half)});
           }
@@ -414,7 +253,7 @@ struct Task {
           Value cs = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, cc));
           Value sn = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, cc));
           auto [y0, y1] =
-              rotate(g, g.toF32(g.load(buf.k, {bi, kvh, kj, d0})),
+              g.rotate(g.toF32(g.load(buf.k, {bi, kvh, kj, d0})),
                      g.toF32(g.load(buf.k, {bi, kvh, kj, d1})), cs, sn);
           g.store(y0, kr, {j, d0});
           g.store(y1, kr, {j, d1});
@@ -745,27 +584,6 @@ void combine(Gen &g, const Buffers &buf, Value partials, Value slot0, Value nspl
   });
 }
 
-/// Runs `body(ivs)` for every point of [0, ubs): an scf.parallel (an
-/// allocation scope, which OpenMP outlines) with threads, else a nest of
-/// scf.for whose scratch the caller allocates once, before the nest.
-void parallel(Gen &g, ArrayRef<Value> ubs, function_ref<void(ValueRange)> body) {
-  OpBuilder::InsertionGuard guard(g.b);
-  SmallVector<Value> ivs;
-  if (g.p.threads > 1) {
-    SmallVector<Value> lbs(ubs.size(), g.c(0)), steps(ubs.size(), g.c(1));
-    auto par = scf::ParallelOp::create(g.b, lbs, ubs, steps);
-    g.b.setInsertionPoint(par.getBody()->getTerminator());
-    llvm::append_range(ivs, par.getInductionVars());
-  } else {
-    for (Value ub : ubs) {
-      auto loop = scf::ForOp::create(g.b, g.c(0), ub, g.c(1));
-      g.b.setInsertionPoint(loop.getBody()->getTerminator());
-      ivs.push_back(loop.getInductionVar());
-    }
-  }
-  body(ivs);
-}
-
 /// The kernel over all tasks.
 void buildKernel(Gen &g, const Buffers &buf) {
   const Plan &p = g.p;
@@ -802,7 +620,7 @@ void buildKernel(Gen &g, const Buffers &buf) {
   Task scratch{g, p, buf, {}, {}, {}, {}, sq, skv};
   if (p.threads == 1)
     scratch.allocate();
-  parallel(g, {batch, g.c(p.hkv), nqb, nsplit}, [&](ValueRange ivs) {
+  g.parallel(p.threads, {batch, g.c(p.hkv), nqb, nsplit}, [&](ValueRange ivs) {
     Value bi = ivs[0], kvh = ivs[1], qb = queryBlock(ivs[2]), s = ivs[3];
     Value q0 = g.mul(qb, g.c(p.bq));
     Task t = scratch;
@@ -885,7 +703,7 @@ void buildKernel(Gen &g, const Buffers &buf) {
   });
 
   g.ifThen(split, [&] {
-    parallel(g, {batch, g.c(p.hkv), nqb}, [&](ValueRange ivs) {
+    g.parallel(p.threads, {batch, g.c(p.hkv), nqb}, [&](ValueRange ivs) {
       Value bi = ivs[0], kvh = ivs[1], qb = ivs[2];
       Value q0 = g.mul(qb, g.c(p.bq));
       Value task = g.add(g.mul(g.add(g.mul(bi, g.c(p.hkv)), kvh), nqb), qb);
@@ -1000,7 +818,7 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   auto outType = MemRefType::get(shape, p.element);
   buf.out = memref::AllocOp::create(b, outType, dynamic);
 
-  Gen g{b, p};
+  Gen g(b, p);
   buildKernel(g, buf);
 
   Value result = bufferization::ToTensorOp::create(

@@ -1,0 +1,212 @@
+//===- KernelBuilder.h - building CPU kernels on buffers --------*- C++ -*-===//
+//
+// Small helpers over an ImplicitLocOpBuilder for the hand-scheduled CPU
+// kernels (loops with carried values, vector loads that extend f16/bf16 to
+// f32, a polynomial exp, the RoPE rotation, task-parallel loops).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
+#define PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <limits>
+
+namespace mlir::pe {
+
+/// f32 lanes of one 512-bit vector.
+inline constexpr int64_t kLanes = 16;
+
+struct KernelBuilder {
+  ImplicitLocOpBuilder &b;
+
+  Type f32() { return b.getF32Type(); }
+  Type i64() { return b.getI64Type(); }
+  VectorType vf() { return VectorType::get({kLanes}, f32()); }
+  VectorType vi() { return VectorType::get({kLanes}, i64()); }
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value ci64(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  }
+  Value cf(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  }
+  Value vsplat(double v) {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(vf(), b.getF32FloatAttr(float(v))));
+  }
+  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
+
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  Value ceilDiv(Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); }
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y) {
+    return arith::CmpIOp::create(b, pred, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, cond, x, y);
+  }
+  Value toI64(Value index) { return arith::IndexCastOp::create(b, i64(), index); }
+
+  Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, x, y, z); }
+  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  /// A constant of x's type (f32 or a vector of f32).
+  Value like(Value x, double v) {
+    return isa<VectorType>(x.getType()) ? vsplat(v) : cf(v);
+  }
+  /// exp(x) for x <= 0 (all the kernel needs: s - max, m_old - m_new), to
+  /// about 1 ulp: x = n ln2 + r, |r| <= ln2/2, exp(r) by the Cephes
+  /// polynomial, times 2^n built in the exponent bits. exp(-inf) and every
+  /// result below the normal range are 0 (masked keys weigh exactly 0).
+  Value exp(Value x) {
+    Type intType = b.getI32Type();
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      intType = VectorType::get(vt.getShape(), b.getI32Type());
+    Value tiny = arith::CmpFOp::create(b, arith::CmpFPredicate::ULT, x,
+                                       like(x, -87.33654));
+    Value xc = arith::MaximumFOp::create(b, x, like(x, -87.33654));
+    Value n = math::RoundEvenOp::create(b, fmul(xc, like(x, 1.44269504088896341)));
+    Value r = fma(n, like(x, -0.693359375), xc);
+    r = fma(n, like(x, 2.12194440e-4), r);
+    Value poly = like(x, 1.9875691500e-4);
+    for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                               1.6666665459e-1, 5.0000001201e-1})
+      poly = fma(poly, r, like(x, coefficient));
+    Value y = fadd(fma(poly, fmul(r, r), r), like(x, 1.0));
+    // 2^n: (n + 127) << 23 as the bits of an f32.
+    Value bits = arith::FPToSIOp::create(b, intType, fadd(n, like(x, 127.0)));
+    Value shift = isa<VectorType>(intType)
+                      ? Value(arith::ConstantOp::create(
+                            b, DenseElementsAttr::get(cast<VectorType>(intType),
+                                                      b.getI32IntegerAttr(23))))
+                      : Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(23)));
+    Value scale = arith::BitcastOp::create(
+        b, x.getType(), arith::ShLIOp::create(b, bits, shift));
+    return select(tiny, like(x, 0.0), fmul(y, scale));
+  }
+  /// f16/bf16 (scalar or vector) to f32.
+  Value toF32(Value x) {
+    Type type = getElementTypeOrSelf(x.getType());
+    if (type.isF32())
+      return x;
+    Type target = f32();
+    if (auto vt = dyn_cast<VectorType>(x.getType()))
+      target = VectorType::get(vt.getShape(), f32());
+    return arith::ExtFOp::create(b, target, x);
+  }
+
+  Value load(Value mem, ValueRange ids) { return memref::LoadOp::create(b, mem, ids); }
+  void store(Value v, Value mem, ValueRange ids) { memref::StoreOp::create(b, v, mem, ids); }
+  Value vload(Value mem, ValueRange ids, int64_t lanes = kLanes) {
+    Type element = cast<MemRefType>(mem.getType()).getElementType();
+    return toF32(vector::LoadOp::create(b, VectorType::get({lanes}, element), mem, ids));
+  }
+  Value vloadI64(Value mem, ValueRange ids) {
+    return vector::LoadOp::create(b, vi(), mem, ids);
+  }
+  void vstore(Value v, Value mem, ValueRange ids) { vector::StoreOp::create(b, v, mem, ids); }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(
+        b, VectorType::get({kLanes}, scalar.getType()), scalar);
+  }
+
+  Value scratch(ArrayRef<int64_t> shape, Type element) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, element));
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv).
+  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    auto op = scf::ForOp::create(b, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.getBody()->getTerminator());
+    body(op.getInductionVar());
+  }
+  void loop(int64_t lb, Value ub, int64_t step, function_ref<void(Value)> body) {
+    loop(c(lb), ub, c(step), body);
+  }
+  /// The same with loop-carried values.
+  SmallVector<Value>
+  loop(Value lb, Value ub, Value step, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto op = scf::ForOp::create(b, lb, ub, step, init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(op.getBody());
+      scf::YieldOp::create(b, body(op.getInductionVar(), op.getRegionIterArgs()));
+    }
+    return SmallVector<Value>(op.getResults());
+  }
+  void ifThen(Value cond, function_ref<void()> then) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    then();
+  }
+  Value ifElse(Value cond, Type type, function_ref<Value()> then,
+               function_ref<Value()> otherwise) {
+    auto op = scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    scf::YieldOp::create(b, then());
+    b.setInsertionPointToStart(op.elseBlock());
+    scf::YieldOp::create(b, otherwise());
+    return op.getResult(0);
+  }
+  /// Fills rows [from, to) of a 2-D f32 buffer with zeros.
+  void zeroRows(Value buf, Value from, Value to) {
+    int64_t width = cast<MemRefType>(buf.getType()).getDimSize(1);
+    loop(from, to, c(1), [&](Value j) {
+      if (width % kLanes == 0) {
+        for (int64_t x = 0; x < width; x += kLanes)
+          vstore(vsplat(0.0), buf, {j, c(x)});
+      } else {
+        loop(0, c(width), 1, [&](Value x) { store(cf(0.0), buf, {j, x}); });
+      }
+    });
+  }
+
+  /// x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin (the pe.rope arithmetic).
+  std::pair<Value, Value> rotate(Value x0, Value x1, Value cs, Value sn) {
+    Value x1s = fmul(x1, sn);
+    Value y0 = fma(x0, cs, arith::NegFOp::create(b, x1s));
+    Value y1 = fma(x1, cs, fmul(x0, sn));
+    return {y0, y1};
+  }
+
+  /// Runs `body(ivs)` for every point of [0, ubs): an scf.parallel (an
+  /// allocation scope, which OpenMP outlines) with threads, else a nest of
+  /// scf.for whose scratch the caller allocates once, before the nest.
+  void parallel(int64_t threads, ArrayRef<Value> ubs,
+                  function_ref<void(ValueRange)> body) {
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Value> ivs;
+    if (threads > 1) {
+      SmallVector<Value> lbs(ubs.size(), c(0)), steps(ubs.size(), c(1));
+      auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
+      b.setInsertionPoint(par.getBody()->getTerminator());
+      llvm::append_range(ivs, par.getInductionVars());
+    } else {
+      for (Value ub : ubs) {
+        auto loop = scf::ForOp::create(b, c(0), ub, c(1));
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        ivs.push_back(loop.getInductionVar());
+      }
+    }
+    body(ivs);
+  }
+};
+
+} // namespace mlir::pe
+
+#endif // PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
