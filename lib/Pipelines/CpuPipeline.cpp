@@ -26,11 +26,13 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
     pm.addPass(createPEShareRopeTables());
     pm.addPass(createCanonicalizerPass());
   }
-  // Attention as flash-attention loop nests on buffers; every other pe op ->
-  // linalg on tensors, fused elementwise chains.
+  // Attention and RoPE as hand-scheduled loop nests on buffers; every other
+  // pe op -> linalg on tensors, fused elementwise chains.
   if (options.tileAttention)
     pm.addPass(createPETileAttention(PETileAttentionOptions{
         options.threads, options.attentionBlockKeys, options.attentionRows}));
+  if (options.tileRope)
+    pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
   pm.addPass(createPELowerToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

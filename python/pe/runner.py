@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import tempfile
+import weakref
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
@@ -157,6 +158,24 @@ def _to_descriptor(array: np.ndarray, ttype: TensorType):
     return desc, array
 
 
+def _adopt(desc, ttype: TensorType):
+    """The result buffer itself as an array that frees it when collected, for a
+    dense row-major result of its own allocation (else None)."""
+    dtype = np.dtype(_NUMPY[ttype.element])
+    shape = tuple(desc.sizes[i] for i in range(ttype.rank))
+    dense, stride = True, 1
+    for i in reversed(range(ttype.rank)):
+        if shape[i] != 1 and desc.strides[i] != stride:
+            dense = False
+        stride *= shape[i]
+    if not dense or ttype.element == "bf16" or any(n == 0 for n in shape):
+        return None
+    buf = (ctypes.c_char * (stride * dtype.itemsize)).from_address(
+        desc.aligned + desc.offset * dtype.itemsize)
+    weakref.finalize(buf, _libc.free, desc.allocated)
+    return np.frombuffer(buf, dtype=dtype).reshape(shape)
+
+
 def _from_descriptor(desc, ttype: TensorType) -> np.ndarray:
     dtype = np.dtype(_NUMPY[ttype.element])
     shape = tuple(desc.sizes[i] for i in range(ttype.rank))
@@ -207,8 +226,15 @@ class Module:
             descs = [getattr(packed, f"r{i}") for i in range(len(descs))]
         outputs, freed = [], set()
         for d, t in zip(descs, result_types):
+            owned = d.allocated and d.allocated not in inputs and d.allocated not in freed
+            adopted = _adopt(d, t) if owned else None
+            if adopted is not None:
+                # Zero-copy: the array owns (and frees) the result buffer.
+                freed.add(d.allocated)
+                outputs.append(adopted)
+                continue
             outputs.append(_from_descriptor(d, t))
-            if d.allocated and d.allocated not in inputs and d.allocated not in freed:
+            if owned:
                 freed.add(d.allocated)
                 _libc.free(d.allocated)
         return outputs

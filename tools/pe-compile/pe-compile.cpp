@@ -89,6 +89,10 @@ static cl::opt<bool> tileAttention(
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
              "linalg lowering)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> tileRope(
+    "tile-rope",
+    cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int64_t> attentionRows(
     "attention-rows", cl::desc("Query rows per attention task (a multiple of 16)"),
     cl::init(64), cl::cat(category));
@@ -292,6 +296,7 @@ int main(int argc, char **argv) {
   options.vectorize = vectorize;
   options.fuse = fuse;
   options.tileAttention = tileAttention;
+  options.tileRope = tileRope;
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;

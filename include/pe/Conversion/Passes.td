@@ -79,4 +79,27 @@ def PETileAttention : Pass<"pe-tile-attention"> {
   ];
 }
 
+def PETileRope : Pass<"pe-tile-rope"> {
+  let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
+  let description = [{
+    Every `pe.rope` whose rotated half (r/2) and pass-through channels
+    (D - r) are whole vectors of 16 becomes one pass over its input: per
+    task (batch row, block of positions) and per head, each row is read
+    once, rotated with the f32 cos/sin row of its position (tables shared
+    through `tables(...)` or computed once per position), and written once
+    with non-temporal stores. A block's table rows stay in L1 across the
+    heads. Other shapes are left to pe-lower-to-linalg.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the tasks run on">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // PE_CONVERSION_PASSES_TD

@@ -37,6 +37,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Lower pe.attention with the flash-attention kernel of "
                      "pe-tile-attention (off: the pe-lower-to-linalg reference)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tileRope{
+      *this, "tile-rope",
+      llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "
+                     "(off: the pe-lower-to-linalg reference)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("Query rows per attention task (pe-tile-attention rows)"),

@@ -394,6 +394,26 @@ static Value applyRotation(Emitter &h, Value x, Value cos, Value sin,
                                        secondOffsets, sizes, strides);
 }
 
+std::pair<Value, Value> mlir::pe::prepareRopeOperands(OpBuilder &rewriter,
+                                                    Location loc, RopeOp op,
+                                                    Value x, Value positions,
+                                                    Value cos, Value sin) {
+  Emitter h{rewriter, loc};
+  int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
+  auto posType = cast<RankedTensorType>(positions.getType());
+  assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_LENGTH, positions,
+                 posType.getRank() - 1, x, seqDim);
+  if (posType.getRank() == 2)
+    assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
+  // Shared tables when given (pe-share-rope-tables), else our own.
+  if (cos)
+    for (int64_t i = 0; i < posType.getRank(); ++i)
+      assertSameSize(h, op, PE_CHECK_ROPE_TABLES, cos, i, positions, i);
+  if (!cos)
+    std::tie(cos, sin) = tablesFor(h, op.getRope(), positions);
+  return {cos, sin};
+}
+
 namespace {
 
 struct LowerRopeFrequencies : OpConversionPattern<RopeFrequenciesOp> {
@@ -453,20 +473,10 @@ struct LowerRope : OpConversionPattern<RopeOp> {
   matchAndRewrite(RopeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Emitter h{rewriter, op.getLoc()};
-    Value x = adaptor.getInput(), positions = adaptor.getPositions();
-    int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
-    auto posType = cast<RankedTensorType>(positions.getType());
-    assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_LENGTH, positions,
-                   posType.getRank() - 1, x, seqDim);
-    if (posType.getRank() == 2)
-      assertSameSize(h, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
-    // Shared tables when given (pe-share-rope-tables), else our own.
-    Value cos = adaptor.getCos(), sin = adaptor.getSin();
-    if (cos)
-      for (int64_t i = 0; i < posType.getRank(); ++i)
-        assertSameSize(h, op, PE_CHECK_ROPE_TABLES, cos, i, positions, i);
-    if (!cos)
-      std::tie(cos, sin) = tablesFor(h, op.getRope(), positions);
+    Value x = adaptor.getInput();
+    auto [cos, sin] =
+        prepareRopeOperands(rewriter, op.getLoc(), op, x, adaptor.getPositions(),
+                            adaptor.getCos(), adaptor.getSin());
     rewriter.replaceOp(op, applyRotation(h, x, cos, sin, op.getRope(),
                                          op.getLayout()));
     return success();

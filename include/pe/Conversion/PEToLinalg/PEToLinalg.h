@@ -29,6 +29,13 @@ std::pair<Value, Value> prepareAttentionOperands(OpBuilder &b, Location loc,
 std::pair<Value, Value> buildRopeTables(OpBuilder &b, Location loc,
                                         RopeAttr rope, Value positions);
 
+/// The run-time size checks of pe.rope `op` (positions against the sequence,
+/// given tables against the positions) and its f32 tables: `cos`/`sin` when
+/// given (pe-share-rope-tables), else computed from the positions.
+std::pair<Value, Value> prepareRopeOperands(OpBuilder &b, Location loc, RopeOp op,
+                                            Value x, Value positions, Value cos,
+                                            Value sin);
+
 /// Checks at run time that `sizes` agree with the static dims of op's result.
 void checkAttentionResult(OpBuilder &b, Location loc, AttentionOp op,
                           ArrayRef<OpFoldResult> sizes);

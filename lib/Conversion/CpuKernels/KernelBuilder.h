@@ -5,10 +5,11 @@
 // f32, a polynomial exp, the RoPE rotation, task-parallel loops).
 //
 //===----------------------------------------------------------------------===//
-#ifndef PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
-#define PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
+#ifndef PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
+#define PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -176,6 +177,16 @@ struct KernelBuilder {
     });
   }
 
+  /// `tensor` as a read-only buffer of identity layout (null stays null).
+  Value toBuffer(Value tensor) {
+    if (!tensor)
+      return nullptr;
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+        /*read_only=*/true);
+  }
+
   /// x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin (the pe.rope arithmetic).
   std::pair<Value, Value> rotate(Value x0, Value x1, Value cs, Value sn) {
     Value x1s = fmul(x1, sn);
@@ -209,4 +220,4 @@ struct KernelBuilder {
 
 } // namespace mlir::pe
 
-#endif // PE_LIB_CONVERSION_TILEATTENTION_KERNELBUILDER_H
+#endif // PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H

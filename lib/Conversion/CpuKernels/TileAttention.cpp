@@ -713,16 +713,6 @@ void buildKernel(Gen &g, const Buffers &buf) {
   });
 }
 
-/// `tensor` as a read-only buffer of identity layout.
-Value toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
-  if (!tensor)
-    return nullptr;
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /// Lowers one pe.attention; fails (leaving it to pe-lower-to-linalg) when a
@@ -781,31 +771,32 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue(), mask = op.getMask();
   auto [qPos, kPos] = prepareAttentionOperands(rewriter, loc, op, q, k, v, mask,
                                                op.getQPositions(), op.getKPositions());
+  Gen g(b, p);
   Buffers buf;
   if (RopeAttr rope = op.getRopeAttr()) {
     auto [qCos, qSin] = buildRopeTables(rewriter, loc, rope, qPos);
     Value kCos = qCos, kSin = qSin;
     if (kPos != qPos)
       std::tie(kCos, kSin) = buildRopeTables(rewriter, loc, rope, kPos);
-    buf.qCos = toBuffer(b, qCos);
-    buf.qSin = toBuffer(b, qSin);
-    buf.kCos = kPos != qPos ? toBuffer(b, kCos) : buf.qCos;
-    buf.kSin = kPos != qPos ? toBuffer(b, kSin) : buf.qSin;
+    buf.qCos = g.toBuffer(qCos);
+    buf.qSin = g.toBuffer(qSin);
+    buf.kCos = kPos != qPos ? g.toBuffer(kCos) : buf.qCos;
+    buf.kSin = kPos != qPos ? g.toBuffer(kSin) : buf.qSin;
   }
   if (p.alibi) {
     std::vector<double> slopes = formula::alibiSlopes(p.hq, *p.alibi);
     SmallVector<float> values(slopes.begin(), slopes.end());
     auto type = RankedTensorType::get({p.hq}, b.getF32Type());
-    buf.slopes = toBuffer(b, arith::ConstantOp::create(
+    buf.slopes = g.toBuffer(arith::ConstantOp::create(
                                  b, DenseElementsAttr::get(type, ArrayRef<float>(values))));
   }
-  buf.q = toBuffer(b, q);
-  buf.k = toBuffer(b, k);
-  buf.v = toBuffer(b, v);
-  buf.qPos = toBuffer(b, qPos);
-  buf.kPos = toBuffer(b, kPos);
+  buf.q = g.toBuffer(q);
+  buf.k = g.toBuffer(k);
+  buf.v = g.toBuffer(v);
+  buf.qPos = g.toBuffer(qPos);
+  buf.kPos = g.toBuffer(kPos);
   if (mask) {
-    buf.mask = toBuffer(b, mask);
+    buf.mask = g.toBuffer(mask);
     buf.maskFlat = memref::CollapseShapeOp::create(
         b, buf.mask, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
   }
@@ -818,7 +809,6 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   auto outType = MemRefType::get(shape, p.element);
   buf.out = memref::AllocOp::create(b, outType, dynamic);
 
-  Gen g(b, p);
   buildKernel(g, buf);
 
   Value result = bufferization::ToTensorOp::create(
