@@ -35,7 +35,7 @@ def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
   ];
 }
 
-def PETileAttention : Pass<"pe-tile-attention"> {
+def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
   let summary = "Lower pe.attention to a flash-attention loop nest on buffers (CPU)";
   let description = [{
     Every `pe.attention` with static head dims becomes a tiled kernel that
@@ -57,6 +57,10 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     p = exp(s - m'), l = alpha l + sum_j p, O = alpha O + P V (with m' read
     as 0 while a row is fully masked, so no NaN appears and such a row ends
     as 0). The output is O / l, rounded once to the element type.
+
+    Each distinct kernel (plan and operand types) is a private function
+    `pe_attention_kernel*` on buffers, called by every attention that uses it:
+    a model whose layers share a shape compiles one kernel.
 
     Decode-like calls (fewer tasks than 2 x threads) split the key blocks
     among tasks, which write (O, m, l) partials that a second loop combines:

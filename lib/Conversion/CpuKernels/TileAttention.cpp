@@ -20,6 +20,9 @@
 
 #include "KernelBuilder.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
 #include <limits>
 
 namespace mlir::pe {
@@ -718,7 +721,8 @@ int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 /// Lowers one pe.attention; fails (leaving it to pe-lower-to-linalg) when a
 /// head dimension is dynamic.
 LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
-                            const PETileAttentionOptions &options) {
+                            const PETileAttentionOptions &options,
+                            llvm::StringMap<func::FuncOp> &kernels) {
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
   auto vType = cast<RankedTensorType>(op.getValue().getType());
@@ -795,11 +799,8 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   buf.v = g.toBuffer(v);
   buf.qPos = g.toBuffer(qPos);
   buf.kPos = g.toBuffer(kPos);
-  if (mask) {
+  if (mask)
     buf.mask = g.toBuffer(mask);
-    buf.maskFlat = memref::CollapseShapeOp::create(
-        b, buf.mask, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
-  }
   SmallVector<OpFoldResult> sizes = {
       memref::getMixedSize(b, loc, buf.q, 0), b.getIndexAttr(p.hq),
       memref::getMixedSize(b, loc, buf.q, 2), b.getIndexAttr(p.dv)};
@@ -809,7 +810,62 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   auto outType = MemRefType::get(shape, p.element);
   buf.out = memref::AllocOp::create(b, outType, dynamic);
 
-  buildKernel(g, buf);
+  // The kernel is a private function shared by every attention of the same
+  // plan and operand types (a 32-layer model compiles one kernel).
+  SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos, buf.kPos};
+  for (Value optional : {buf.mask, buf.qCos, buf.qSin, buf.kCos, buf.kSin, buf.slopes})
+    if (optional)
+      args.push_back(optional);
+  args.push_back(buf.out);
+  std::string key;
+  {
+    llvm::raw_string_ostream os(key);
+    os << p.bq << ',' << p.rows << ',' << p.bk << ',' << p.cw << ',' << p.rotary
+       << ',' << p.interleaved << ',' << llvm::format("%a", p.scale) << ','
+       << p.causal << ',' << p.window.value_or(-1) << ','
+       << llvm::format("%a", p.alibi.value_or(0.0)) << ',' << bool(p.alibi) << ','
+       << p.hasMask << ',' << p.threads << ',' << p.rowMajor << ',';
+    for (Value arg : args)
+      os << arg.getType() << ';';
+  }
+  func::FuncOp &kernel = kernels[key];
+  if (!kernel) {
+    auto module = op->getParentOfType<ModuleOp>();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    kernel = func::FuncOp::create(
+        b, "pe_attention_kernel",
+        FunctionType::get(b.getContext(), ValueRange(args).getTypes(), {}));
+    kernel.setPrivate();
+    SymbolTable(module).insert(kernel); // uniques the name
+    Block *entry = kernel.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    auto ret = func::ReturnOp::create(b);
+    b.setInsertionPoint(ret);
+    Buffers inner;
+    auto arg = entry->args_begin();
+    inner.q = *arg++;
+    inner.k = *arg++;
+    inner.v = *arg++;
+    inner.qPos = *arg++;
+    inner.kPos = *arg++;
+    if (buf.mask) {
+      inner.mask = *arg++;
+      inner.maskFlat = memref::CollapseShapeOp::create(
+          b, inner.mask, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
+    }
+    if (buf.qCos) {
+      inner.qCos = *arg++;
+      inner.qSin = *arg++;
+      inner.kCos = *arg++;
+      inner.kSin = *arg++;
+    }
+    if (buf.slopes)
+      inner.slopes = *arg++;
+    inner.out = *arg++;
+    buildKernel(g, inner);
+  }
+  func::CallOp::create(b, kernel, args);
 
   Value result = bufferization::ToTensorOp::create(
       b, RankedTensorType::get(shape, p.element), buf.out, /*restrict=*/true,
@@ -834,8 +890,9 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     PETileAttentionOptions options{threads, blockKeys, rows};
+    llvm::StringMap<func::FuncOp> kernels;
     for (AttentionOp op : ops)
-      (void)tileAttention(rewriter, op, options);
+      (void)tileAttention(rewriter, op, options, kernels);
   }
 };
 

@@ -5,14 +5,21 @@
 // CHECK-BAD: pe-tile-attention: threads, rows and block-keys must be positive
 
 // GQA 8/2 with fused RoPE and a causal mask. Rows: 32 queries x 2 heads = 64
-// (4 vectors); key tiles of 96. The kernel works on buffers of the inputs
-// (read only) and writes one result buffer; its scratch is per task and
-// nothing has a dimension of Sq or Skv except the operands and the result.
+// (4 vectors); key tiles of 96. The attention becomes a call of a kernel on
+// buffers of the inputs (read only) that writes one result buffer; its
+// scratch is per task and nothing has a dimension of Sq or Skv except the
+// operands and the result.
 // CHECK-LABEL: func.func @gqa_rope_causal
 // CHECK-DAG: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only : tensor<1x8x?x64xf32> to memref<1x8x?x64xf32>
 // CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %arg1 read_only
 // CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %arg2 read_only
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x8x?x64xf32>
+// CHECK: call @pe_attention_kernel(%[[Q]], %[[K]], %[[V]], %{{.*}}, %[[OUT]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// A second attention of the same shapes calls the same kernel.
+// CHECK: call @pe_attention_kernel(
+// CHECK-NOT: func.func private @pe_attention_kernel_
+// CHECK-LABEL: func.func private @pe_attention_kernel(
 // Sequential code: one set of scratch, allocated before the task loops.
 // CHECK-DAG: memref.alloca() : memref<64x64xf32>
 // CHECK-DAG: memref.alloca() : memref<96x64xf32>
@@ -23,14 +30,15 @@
 // CHECK-COUNT-24: math.fma %{{.*}} : vector<16xf32>
 // exp is a polynomial on 2^n (no math.exp, no libm call).
 // CHECK-NOT: math.exp
-// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return
 #llama3 = #pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>
 func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
   %o = pe.attention %q, %k, %v q_positions(%p : tensor<?xi32>) k_positions(%p : tensor<?xi32>) causal rope(#llama3) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
-  return %o : tensor<1x8x?x64xf32>
+  %o2 = pe.attention %o, %k, %v q_positions(%p : tensor<?xi32>) k_positions(%p : tensor<?xi32>) causal rope(#llama3) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o2 : tensor<1x8x?x64xf32>
 }
 
-// CHECK-THREADS-LABEL: func.func @gqa_rope_causal
+// CHECK-THREADS-LABEL: func.func private @pe_attention_kernel(
 // Threads: tasks (batch, KV head, query block, key split) in one scf.parallel,
 // scratch inside it; a second parallel loop combines split partials.
 // CHECK-THREADS: memref.alloc(%{{.*}}) : memref<?x4224xf32>
@@ -45,7 +53,7 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 // statistics, Q and O row-major (16 x D), scores as reduced dot products,
 // P V along the value channels. ALiBi and the mask are applied inside the
 // tile; the mask is gathered.
-// CHECK-LABEL: func.func @decode_alibi_mask
+// CHECK-LABEL: func.func private @pe_attention_kernel(
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : memref<1x1x1x?xf32> into memref<?xf32>
 // CHECK-DAG: memref.alloca() : memref<16x64xf32>
 // CHECK-DAG: memref.alloca() : memref<16xf32>
@@ -60,7 +68,7 @@ func.func @decode_alibi_mask(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x?x64xf32>,
 // -----
 
 // bf16: loads extend to f32, the result is rounded once.
-// CHECK-LABEL: func.func @bf16
+// CHECK-LABEL: func.func private @pe_attention_kernel(
 // CHECK: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: memref.store %{{.*}} : memref<2x4x?x32xbf16>
