@@ -106,9 +106,10 @@ struct Task {
   Gen &g;
   const Plan &p;
   const Buffers &buf;
-  Value bi, kvh, q0, qCount, sq, skv;
+  Value bi = {}, kvh = {}, q0 = {}, qCount = {}, sq = {}, skv = {};
   // Scratch.
-  Value qt, st, ot, kr, vp, mRow, lRow, alpha, qPosRow, slopeRow, maskRow, kPosTile;
+  Value qt = {}, st = {}, ot = {}, kr = {}, vp = {}, mRow = {}, lRow = {}, alpha = {},
+        qPosRow = {}, slopeRow = {}, maskRow = {}, kPosTile = {};
 
   void allocate() {
     qt = p.rowMajor ? g.scratch({p.rows, p.d}, g.f32())
@@ -620,7 +621,9 @@ void buildKernel(Gen &g, const Buffers &buf) {
   };
 
   // Scratch: per iteration of the parallel loop, or once for sequential code.
-  Task scratch{g, p, buf, {}, {}, {}, {}, sq, skv};
+  Task scratch{g, p, buf};
+  scratch.sq = sq;
+  scratch.skv = skv;
   if (p.threads == 1)
     scratch.allocate();
   g.parallel(p.threads, {batch, g.c(p.hkv), nqb, nsplit}, [&](ValueRange ivs) {
@@ -634,13 +637,15 @@ void buildKernel(Gen &g, const Buffers &buf) {
     if (p.threads > 1)
       t.allocate();
     t.initialize();
-    auto [qMin, qMax] = t.packQueries();
+    Value qMin, qMax;
+    std::tie(qMin, qMax) = t.packQueries();
     Value kbBegin = g.mul(s, perSplit);
     Value kbEnd = g.min(nkb, g.add(kbBegin, perSplit));
     g.loop(kbBegin, kbEnd, g.c(1), [&](Value kb) {
       Value k0 = g.mul(kb, g.c(p.bk));
       Value kCount = g.min(g.c(p.bk), g.sub(skv, k0));
-      auto [kMin, kMax] = t.keyPositions(k0, kCount);
+      Value kMin, kMax;
+      std::tie(kMin, kMax) = t.keyPositions(k0, kCount);
       using P = arith::CmpIPredicate;
       Value no = arith::ConstantOp::create(b, b.getBoolAttr(false));
       Value skip = no;
