@@ -37,6 +37,8 @@ namespace {
 
 /// Accumulator registers of a micro-tile (of the 32 vector registers).
 constexpr int64_t kAccumulators = 24;
+/// Stack scratch of one task at most (OpenMP worker stacks are 4 MiB).
+constexpr int64_t kMaxScratchBytes = 1 << 20;
 
 /// The compile-time shape of one kernel.
 struct Plan {
@@ -773,6 +775,13 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
     p.validRows = p.bq * p.group;
     p.rows = kLanes;
   }
+
+  // The task's scratch lives on its thread's stack: very wide heads use the
+  // reference lowering instead.
+  int64_t scratchBytes =
+      4 * (p.rows * (p.d + p.dv + p.bk + 8) + p.bk * (p.d + p.dv + 2));
+  if (scratchBytes > kMaxScratchBytes)
+    return failure();
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
