@@ -43,6 +43,11 @@ enum pe_size_check {
  * "pe.OP: WHAT: got G, expected E" to stderr and exits with status 1. */
 void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected);
 
+/* Called by generated code before its first AMX tile instruction: asks Linux
+ * once per process for the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
+ * XFEATURE_XTILEDATA)); prints an error and exits with status 1 if refused. */
+void pe_runtime_enable_amx(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,7 +30,8 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   // pe op -> linalg on tensors, fused elementwise chains.
   if (options.tileAttention)
     pm.addPass(createPETileAttention(PETileAttentionOptions{
-        options.threads, options.attentionBlockKeys, options.attentionRows}));
+        options.threads, options.attentionBlockKeys, options.attentionRows,
+        options.amx}));
   if (options.tileRope)
     pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
   pm.addPass(createPELowerToLinalg());
@@ -86,7 +87,9 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createSCFToControlFlowPass());
   if (options.threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.amx = options.amx;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

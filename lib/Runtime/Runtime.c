@@ -2,8 +2,13 @@
 #include "pe-c/Runtime.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
                                      int64_t rows) {
@@ -78,3 +83,21 @@ void _mlir_ciface_pe_runtime_size_mismatch(int64_t check, int64_t got,
                                            int64_t expected) {
   pe_runtime_size_mismatch(check, got, expected);
 }
+
+void pe_runtime_enable_amx(void) {
+  static atomic_int enabled;
+  if (atomic_load_explicit(&enabled, memory_order_acquire))
+    return;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  /* ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18. */
+  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+    fprintf(stderr, "pe runtime: the kernel refused the AMX tile state "
+                    "(compile without AMX: --amx=off)\n");
+    fflush(stderr);
+    exit(1);
+  }
+#endif
+  atomic_store_explicit(&enabled, 1, memory_order_release);
+}
+
+void _mlir_ciface_pe_runtime_enable_amx(void) { pe_runtime_enable_amx(); }

@@ -226,3 +226,31 @@ def test_threads_do_not_change_results():
     (one,) = _compile(name, "f32", SMALL_TILES, 1).call("attn", *args)
     (two,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
     assert np.array_equal(one, two)
+
+
+def _host_has_amx():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "amx_bf16" in flags and "amx_tile" in flags
+
+
+@pytest.mark.skipif(not _host_has_amx(), reason="the CPU has no AMX (amx_bf16, amx_tile)")
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", ["gqa-prefill-rope", "gqa-prefill-interleaved-offset",
+                                  "mha-window-causal", "alibi-causal", "mask-causal-rope",
+                                  "fully-masked-rows", "empty-keys"])
+def test_amx_bf16(name, threads):
+    """bf16 attention on AMX tiles (--amx=on) against the float64 reference."""
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    ir = _ir("bf16", hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
+             window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
+             alibi=opts.get("alibi"), mask=opts.get("mask", False),
+             positions=opts.get("positions"))
+    mod = runner.compile(ir, extra_args=[f"--num-threads={threads}", "--amx=on"] + SMALL_TILES)
+    args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
+    _check(np.asarray(got, np.float64), want, "bf16", name)

@@ -89,6 +89,15 @@ static cl::opt<bool> tileAttention(
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
              "linalg lowering)"),
     cl::init(true), cl::cat(category));
+enum class Amx { Auto, On, Off };
+static cl::opt<Amx> amxMode(
+    "amx", cl::desc("bf16 attention on AMX tiles"),
+    cl::values(clEnumValN(Amx::Auto, "auto",
+                          "when the target CPU has amx-bf16 and amx-tile"),
+               clEnumValN(Amx::On, "on", "always (the target must have AMX)"),
+               clEnumValN(Amx::Off, "off", "never (default: the AMX kernel is "
+                                           "new and opt-in)")),
+    cl::init(Amx::Off), cl::cat(category));
 static cl::opt<bool> tileRope(
     "tile-rope",
     cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
@@ -297,6 +306,14 @@ int main(int argc, char **argv) {
   options.fuse = fuse;
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
+  options.amx = amxMode == Amx::On;
+  if (amxMode == Amx::Auto) {
+    auto machine = createTargetMachine();
+    if (failed(machine))
+      return 1;
+    options.amx =
+        (*machine)->getMCSubtargetInfo()->checkFeatures("+amx-bf16,+amx-tile");
+  }
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;

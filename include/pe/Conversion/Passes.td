@@ -62,6 +62,11 @@ def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
     `pe_attention_kernel*` on buffers, called by every attention that uses it:
     a model whose layers share a shape compiles one kernel.
 
+    With `amx`, bf16 prefill computes both products on AMX tiles (16 x 16
+    f32 accumulators of 16 x 32 bf16 operands): S^T = K Q^T with Q^T in
+    VNNI pairs, and O = P V with P transposed to bf16 rows and V in VNNI
+    pairs; softmax statistics stay f32.
+
     Decode-like calls (fewer tasks than 2 x threads) split the key blocks
     among tasks, which write (O, m, l) partials that a second loop combines:
     O = sum_s exp(m_s - M) O_s / sum_s exp(m_s - M) l_s, M = max_s m_s.
@@ -73,8 +78,12 @@ def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
            "Keys per streamed K/V tile (a multiple of 24)">,
     Option<"rows", "rows", "int64_t", /*default=*/"64",
            "Query rows (queries x heads of a group) per task, a multiple of 16">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "bf16 attention on AMX tiles (the target must have amx-bf16; the "
+           "code calls pe_runtime_enable_amx)">,
   ];
   let dependentDialects = [
+    "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

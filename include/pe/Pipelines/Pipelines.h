@@ -37,6 +37,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Lower pe.attention with the flash-attention kernel of "
                      "pe-tile-attention (off: the pe-lower-to-linalg reference)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> amx{
+      *this, "amx",
+      llvm::cl::desc("bf16 attention on AMX tiles (the target must have "
+                     "amx-bf16 and amx-tile)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "

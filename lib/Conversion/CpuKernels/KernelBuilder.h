@@ -164,17 +164,61 @@ struct KernelBuilder {
     scf::YieldOp::create(b, otherwise());
     return op.getResult(0);
   }
-  /// Fills rows [from, to) of a 2-D f32 buffer with zeros.
+  /// Stores an f32 scalar or vector into `mem`, rounded once to its element
+  /// type.
+  void storeAs(Value v, Value mem, ValueRange ids) {
+    Type element = cast<MemRefType>(mem.getType()).getElementType();
+    if (getElementTypeOrSelf(v.getType()) != element) {
+      Type target = element;
+      if (auto vt = dyn_cast<VectorType>(v.getType()))
+        target = VectorType::get(vt.getShape(), element);
+      v = arith::TruncFOp::create(b, target, v);
+    }
+    if (isa<VectorType>(v.getType()))
+      vstore(v, mem, ids);
+    else
+      store(v, mem, ids);
+  }
+
+  /// Fills rows [from, to) of a 2-D buffer with zeros.
   void zeroRows(Value buf, Value from, Value to) {
-    int64_t width = cast<MemRefType>(buf.getType()).getDimSize(1);
+    auto type = cast<MemRefType>(buf.getType());
+    int64_t width = type.getDimSize(1);
+    Type element = type.getElementType();
+    auto vt = VectorType::get({kLanes}, element);
     loop(from, to, c(1), [&](Value j) {
       if (width % kLanes == 0) {
+        Value zero = arith::ConstantOp::create(b, b.getZeroAttr(vt));
         for (int64_t x = 0; x < width; x += kLanes)
-          vstore(vsplat(0.0), buf, {j, c(x)});
+          vstore(zero, buf, {j, c(x)});
       } else {
-        loop(0, c(width), 1, [&](Value x) { store(cf(0.0), buf, {j, x}); });
+        Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
+        loop(0, c(width), 1, [&](Value x) { store(zero, buf, {j, x}); });
       }
     });
+  }
+
+  /// The columns of a 16 x 16 matrix given as 16 row vectors: four stages
+  /// that swap the off-diagonal s x s blocks (s = 8, 4, 2, 1), each one
+  /// two-source shuffle per row (64 in all).
+  SmallVector<Value> transpose16(ArrayRef<Value> rows) {
+    SmallVector<Value> m(rows.begin(), rows.end());
+    for (int64_t s = kLanes / 2; s >= 1; s /= 2) {
+      SmallVector<int64_t> lo, hi;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        bool upper = l & s;
+        lo.push_back(upper ? l - s + kLanes : l);
+        hi.push_back(upper ? l + kLanes : l + s);
+      }
+      for (int64_t i = 0; i < kLanes; ++i) {
+        if (i & s)
+          continue;
+        Value a = m[i], bv = m[i + s];
+        m[i] = vector::ShuffleOp::create(b, a, bv, lo);
+        m[i + s] = vector::ShuffleOp::create(b, a, bv, hi);
+      }
+    }
+    return m;
   }
 
   /// `tensor` as a read-only buffer of identity layout (null stays null).

@@ -20,6 +20,8 @@
 
 #include "KernelBuilder.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 
@@ -37,6 +39,8 @@ namespace {
 
 /// Accumulator registers of a micro-tile (of the 32 vector registers).
 constexpr int64_t kAccumulators = 24;
+/// The runtime function that enables AMX tiles (lib/Runtime).
+constexpr char kEnableAmxFn[] = "pe_runtime_enable_amx";
 /// Stack scratch of one task at most (OpenMP worker stacks are 4 MiB).
 constexpr int64_t kMaxScratchBytes = 1 << 20;
 
@@ -63,6 +67,14 @@ struct Plan {
   /// lane is spent on padding rows.
   bool rowMajor = false;
   int64_t validRows = 0;
+  /// bf16 prefill on AMX tiles: S^T = K Q^T and O = P V as 16 x 16 f32 tiles
+  /// of 16 x 32 bf16 products; Q^T and V in VNNI pairs, P transposed to
+  /// rows; O row-major.
+  bool amx = false;
+
+  /// O (and its partials) row-major [rows][Dv] rather than [Dv][rows].
+  bool outputRowMajor() const { return rowMajor || amx; }
+  int64_t outputRows() const { return rowMajor ? validRows : rows; }
 
   int64_t vectors() const { return rows / kLanes; }
 };
@@ -111,16 +123,20 @@ struct Task {
   Value bi = {}, kvh = {}, q0 = {}, qCount = {}, sq = {}, skv = {};
   // Scratch.
   Value qt = {}, st = {}, ot = {}, kr = {}, vp = {}, mRow = {}, lRow = {}, alpha = {},
-        qPosRow = {}, slopeRow = {}, maskRow = {}, kPosTile = {};
+        qPosRow = {}, slopeRow = {}, maskRow = {}, kPosTile = {}, pa = {};
 
   void allocate() {
+    Type bf16 = g.b.getBF16Type();
     qt = p.rowMajor ? g.scratch({p.rows, p.d}, g.f32())
+         : p.amx    ? g.scratch({p.d / 2, 2 * p.rows}, bf16)
                     : g.scratch({p.d, p.rows}, g.f32());
     st = g.scratch({p.bk, p.rows}, g.f32());
-    ot = p.rowMajor ? g.scratch({p.rows, p.dv}, g.f32())
-                    : g.scratch({p.dv, p.rows}, g.f32());
-    kr = g.scratch({p.bk, p.d}, g.f32());
-    vp = g.scratch({p.bk, p.dv}, g.f32());
+    ot = p.outputRowMajor() ? g.scratch({p.rows, p.dv}, g.f32())
+                            : g.scratch({p.dv, p.rows}, g.f32());
+    kr = g.scratch({p.bk, p.d}, p.amx ? bf16 : g.f32());
+    vp = p.amx ? g.scratch({p.bk / 2, 2 * p.dv}, bf16) : g.scratch({p.bk, p.dv}, g.f32());
+    if (p.amx)
+      pa = g.scratch({p.rows, p.bk}, bf16);
     mRow = g.scratch({p.rows}, g.f32());
     lRow = g.scratch({p.rows}, g.f32());
     alpha = g.scratch({p.rows}, g.f32());
@@ -153,6 +169,9 @@ struct Task {
   SmallVector<Value> qtIndex(Value d, Value r) {
     if (p.rowMajor)
       return {r, d};
+    if (p.amx) // Q^T in VNNI pairs: Qv[d / 2][2 r + d % 2]
+      return {arith::DivUIOp::create(g.b, d, g.c(2)),
+              g.add(g.mul(r, g.c(2)), arith::RemUIOp::create(g.b, d, g.c(2)))};
     return {d, r};
   }
 
@@ -192,12 +211,12 @@ struct Task {
                 Value cs = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, cc));
                 Value sn = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, cc));
                 auto [y0, y1] = g.rotate(channel(d0), channel(d1), cs, sn);
-                g.store(g.fmul(y0, scale), qt, qtIndex(d0, r));
-                g.store(g.fmul(y1, scale), qt, qtIndex(d1, r));
+                g.storeAs(g.fmul(y0, scale), qt, qtIndex(d0, r));
+                g.storeAs(g.fmul(y1, scale), qt, qtIndex(d1, r));
               });
             }
             g.loop(p.rotary, g.c(p.d), 1, [&](Value d) {
-              g.store(g.fmul(channel(d), scale), qt, qtIndex(d, r));
+              g.storeAs(g.fmul(channel(d), scale), qt, qtIndex(d, r));
             });
           });
           return {g.min(minMax[0], qp), g.max(minMax[1], qp)};
@@ -243,14 +262,14 @@ struct Task {
             Value x0 = vector::ShuffleOp::create(g.b, x, x, even);
             Value x1 = vector::ShuffleOp::create(g.b, x, x, odd);
             auto [y0, y1] = g.rotate(x0, x1, cs, sn);
-            g.vstore(vector::ShuffleOp::create(g.b, y0, y1, zip), kr,
+            g.storeAs(vector::ShuffleOp::create(g.b, y0, y1, zip), kr,
                      {j, g.c(2 * cc)});
           } else {
             Value x0 = g.vload(buf.k, {bi, kvh, kj, g.c(cc)});
             Value x1 = g.vload(buf.k, {bi, kvh, kj, g.c(cc + p.half)});
             auto [y0, y1] = g.rotate(x0, x1, cs, sn);
-            g.vstore(y0, kr, {j, g.c(cc)});
-            g.vstore(y1, kr, {j, g.c(cc + p.half)});
+            g.storeAs(y0, kr, {j, g.c(cc)});
+            g.storeAs(y1, kr, {j, g.c(cc + p.half)});
           }
         }
       } else if (p.rotary) {
@@ -261,16 +280,16 @@ struct Task {
           auto [y0, y1] =
               g.rotate(g.toF32(g.load(buf.k, {bi, kvh, kj, d0})),
                      g.toF32(g.load(buf.k, {bi, kvh, kj, d1})), cs, sn);
-          g.store(y0, kr, {j, d0});
-          g.store(y1, kr, {j, d1});
+          g.storeAs(y0, kr, {j, d0});
+          g.storeAs(y1, kr, {j, d1});
         });
       }
       if (vectorRest) {
         for (int64_t d = p.rotary; d < p.d; d += kLanes)
-          g.vstore(g.vload(buf.k, {bi, kvh, kj, g.c(d)}), kr, {j, g.c(d)});
+          g.storeAs(g.vload(buf.k, {bi, kvh, kj, g.c(d)}), kr, {j, g.c(d)});
       } else {
         g.loop(p.rotary, g.c(p.d), 1, [&](Value d) {
-          g.store(g.toF32(g.load(buf.k, {bi, kvh, kj, d})), kr, {j, d});
+          g.storeAs(g.toF32(g.load(buf.k, {bi, kvh, kj, d})), kr, {j, d});
         });
       }
     });
@@ -504,6 +523,92 @@ struct Task {
     }
   }
 
+  /// AMX kernels (bf16). Tiles stay within one block: every loop whose body
+  /// carries a tile is unrolled at compile time.
+  amx::TileType tileBF16() { return amx::TileType::get({16, 32}, g.b.getBF16Type()); }
+  amx::TileType tileF32() { return amx::TileType::get({16, 16}, g.f32()); }
+
+  /// St[j, r] = sum_d Kr[j, d] Q[r, d]: A = 16 keys x 32 channels of Kr,
+  /// B = the VNNI pairs of Q^T.
+  void scoresAmx(Value kCount) {
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(16)), g.c(16));
+    g.loop(g.c(0), jEnd, g.c(16), [&](Value j0) {
+      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+        Value acc = amx::TileZeroOp::create(g.b, tileF32());
+        for (int64_t d0 = 0; d0 < p.d; d0 += 32) {
+          Value a = amx::TileLoadOp::create(g.b, tileBF16(), kr, ValueRange{j0, g.c(d0)});
+          Value bt = amx::TileLoadOp::create(g.b, tileBF16(), qt,
+                                             ValueRange{g.c(d0 / 2), g.mul(r0, g.c(2))});
+          acc = amx::TileMulFOp::create(g.b, tileF32(), a, bt, acc);
+        }
+        amx::TileStoreOp::create(g.b, st, ValueRange{j0, r0}, acc);
+      });
+    });
+  }
+
+  /// Pa[r, j] = bf16(St[j, r]), by 16 x 16 transposes.
+  void transposeProbabilities() {
+    g.loop(0, g.c(p.bk), 16, [&](Value j0) {
+      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < 16; ++i)
+          rows.push_back(g.vload(st, {g.add(j0, g.c(i)), r0}));
+        SmallVector<Value> cols = g.transpose16(rows);
+        for (int64_t r = 0; r < 16; ++r)
+          g.storeAs(cols[r], pa, {g.add(r0, g.c(r)), j0});
+      });
+    });
+  }
+
+  /// Vv[j / 2][2 e + j % 2] = v[bi, kvh, k0 + j, e] (bf16, zero past the
+  /// keys): rows j and j + 1 zipped.
+  void packValuesVnni(Value k0, Value kCount) {
+    Value pairs = g.ceilDiv(kCount, g.c(2));
+    auto raw = VectorType::get({kLanes}, p.element);
+    Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
+    SmallVector<int64_t> zip;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      zip.push_back(l);
+      zip.push_back(l + kLanes);
+    }
+    g.loop(0, pairs, 1, [&](Value jp) {
+      Value j = g.mul(jp, g.c(2));
+      Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.c(1)), kCount);
+      // The second row's index stays in bounds; past the keys it reads zeros.
+      Value j1 = g.min(g.add(j, g.c(1)), g.sub(kCount, g.c(1)));
+      for (int64_t e0 = 0; e0 < p.dv; e0 += kLanes) {
+        Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
+                                          ValueRange{bi, kvh, g.add(k0, j), g.c(e0)});
+        Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
+                                          ValueRange{bi, kvh, g.add(k0, j1), g.c(e0)});
+        x1 = g.select(second, x1, zero);
+        g.vstore(vector::ShuffleOp::create(g.b, x0, x1, zip), vp, {jp, g.c(2 * e0)});
+      }
+    });
+    g.zeroRows(vp, pairs, g.c(p.bk / 2));
+  }
+
+  /// O[r, e] = alpha[r] O[r, e] + sum_j Pa[r, j] V[j, e].
+  void valuesAmx() {
+    g.loop(0, g.c(p.rows), 1, [&](Value r) {
+      Value a = g.splat(g.load(alpha, {r}));
+      for (int64_t e = 0; e < p.dv; e += kLanes)
+        g.vstore(g.fmul(g.vload(ot, {r, g.c(e)}), a), ot, {r, g.c(e)});
+    });
+    g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+      g.loop(0, g.c(p.dv), 16, [&](Value e0) {
+        Value acc = amx::TileLoadOp::create(g.b, tileF32(), ot, ValueRange{r0, e0});
+        for (int64_t j0 = 0; j0 < p.bk; j0 += 32) {
+          Value a = amx::TileLoadOp::create(g.b, tileBF16(), pa, ValueRange{r0, g.c(j0)});
+          Value bt = amx::TileLoadOp::create(g.b, tileBF16(), vp,
+                                             ValueRange{g.c(j0 / 2), g.mul(e0, g.c(2))});
+          acc = amx::TileMulFOp::create(g.b, tileF32(), a, bt, acc);
+        }
+        amx::TileStoreOp::create(g.b, ot, ValueRange{r0, e0}, acc);
+      });
+    });
+  }
+
   /// out[bi, h, q0 + i, e] = l == 0 ? 0 : Ot[e, r] / l, rounded once.
   void writeOutput() {
     g.loop(0, qCount, 1, [&](Value i) {
@@ -514,7 +619,10 @@ struct Task {
         Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, l, g.cf(0.0));
         g.loop(0, g.c(p.dv), 1, [&](Value e) {
           Value o = arith::DivFOp::create(
-              g.b, g.load(ot, p.rowMajor ? SmallVector<Value>{r, e} : SmallVector<Value>{e, r}), l);
+              g.b,
+              g.load(ot, p.outputRowMajor() ? SmallVector<Value>{r, e}
+                                            : SmallVector<Value>{e, r}),
+              l);
           o = g.select(empty, g.cf(0.0), o);
           if (!p.element.isF32())
             o = arith::TruncFOp::create(g.b, p.element, o);
@@ -526,9 +634,9 @@ struct Task {
 
   /// partials[slot] = (Ot, m, l) flattened.
   void writePartials(Value partials, Value slot) {
-    if (p.rowMajor) {
+    if (p.outputRowMajor()) {
       g.loop(0, g.c(p.dv), 1, [&](Value e) {
-        for (int64_t r = 0; r < p.validRows; ++r)
+        for (int64_t r = 0; r < p.outputRows(); ++r)
           g.store(g.load(ot, {g.c(r), e}), partials,
                   {slot, g.add(g.mul(e, g.c(p.rows)), g.c(r))});
       });
@@ -594,6 +702,8 @@ void combine(Gen &g, const Buffers &buf, Value partials, Value slot0, Value nspl
 void buildKernel(Gen &g, const Buffers &buf) {
   const Plan &p = g.p;
   ImplicitLocOpBuilder &b = g.b;
+  if (p.amx) // the AMX tile state, once per process, before any tile op
+    func::CallOp::create(b, kEnableAmxFn, TypeRange{}, ValueRange{});
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value sq = memref::DimOp::create(b, buf.q, 2);
   Value skv = memref::DimOp::create(b, buf.k, 2);
@@ -670,6 +780,15 @@ void buildKernel(Gen &g, const Buffers &buf) {
       g.ifThen(arith::XOrIOp::create(b, skip, arith::ConstantOp::create(b, b.getBoolAttr(true))),
                [&] {
                  auto packed = [&](Value j, Value d) { return g.load(t.kr, {j, d}); };
+                 if (p.amx) {
+                   t.packKeys(k0, kCount);
+                   t.scoresAmx(kCount);
+                   t.softmax(fix, k0, kCount);
+                   t.transposeProbabilities();
+                   t.packValuesVnni(k0, kCount);
+                   t.valuesAmx();
+                   return;
+                 }
                  if (p.rowMajor) {
                    // Rotated keys from the packed tile; f32 keys without
                    // RoPE in place.
@@ -768,12 +887,17 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   p.nj = kAccumulators / p.cw;
   p.ne = kAccumulators / p.cw;
   p.bk = std::max<int64_t>(48, roundUp(options.blockKeys, 48));
+  if (options.amx && p.element.isBF16() && p.d % 32 == 0 && p.dv % kLanes == 0) {
+    p.amx = true;
+    p.bk = roundUp(p.bk, 96); // whole 16-key score tiles and 32-key P V steps
+  }
   if (!qType.isDynamicDim(2) && qType.getDimSize(2) * p.group <= 8 &&
       p.d % kLanes == 0 && p.dv % kLanes == 0) {
     p.rowMajor = true;
     p.bq = std::max<int64_t>(1, qType.getDimSize(2));
     p.validRows = p.bq * p.group;
     p.rows = kLanes;
+    p.amx = false;
   }
 
   // The task's scratch lives on its thread's stack: very wide heads use the
@@ -838,7 +962,7 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
        << ',' << p.interleaved << ',' << llvm::format("%a", p.scale) << ','
        << p.causal << ',' << p.window.value_or(-1) << ','
        << llvm::format("%a", p.alibi.value_or(0.0)) << ',' << bool(p.alibi) << ','
-       << p.hasMask << ',' << p.threads << ',' << p.rowMajor << ',';
+       << p.hasMask << ',' << p.threads << ',' << p.rowMajor << ',' << p.amx << ',';
     for (Value arg : args)
       os << arg.getType() << ';';
   }
@@ -846,6 +970,11 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
   if (!kernel) {
     auto module = op->getParentOfType<ModuleOp>();
     OpBuilder::InsertionGuard guard(b);
+    if (p.amx && !module.lookupSymbol(kEnableAmxFn)) {
+      b.setInsertionPointToStart(module.getBody());
+      func::FuncOp::create(b, kEnableAmxFn, FunctionType::get(b.getContext(), {}, {}))
+          .setPrivate();
+    }
     b.setInsertionPointToEnd(module.getBody());
     kernel = func::FuncOp::create(
         b, "pe_attention_kernel",
@@ -903,7 +1032,7 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    PETileAttentionOptions options{threads, blockKeys, rows};
+    PETileAttentionOptions options{threads, blockKeys, rows, amx};
     llvm::StringMap<func::FuncOp> kernels;
     for (AttentionOp op : ops)
       (void)tileAttention(rewriter, op, options, kernels);

@@ -87,3 +87,31 @@ func.func @wide(%q: tensor<1x1x?x8192xf32>, %k: tensor<1x1x?x8192xf32>) -> tenso
   %o = pe.attention %q, %k, %k : tensor<1x1x?x8192xf32>, tensor<1x1x?x8192xf32>, tensor<1x1x?x8192xf32> -> tensor<1x1x?x8192xf32>
   return %o : tensor<1x1x?x8192xf32>
 }
+
+// -----
+
+// bf16 on AMX tiles (amx=true): S^T = K Q^T and O = P V as tile products,
+// the AMX state requested first, P transposed by shuffles, V zipped into
+// VNNI pairs, O row-major.
+// RUN: pe-opt %s --pe-tile-attention="amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX
+// RUN: pe-opt %s --pe-cpu-pipeline="amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX-LLVM
+// CHECK-AMX-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x?x64xbf16>
+// CHECK-AMX: call @pe_runtime_enable_amx()
+// Q^T as VNNI pairs (D/2 x 2 rows), O (rows x Dv), V pairs (Bk/2 x 2 Dv),
+// P rows (rows x Bk):
+// CHECK-AMX-DAG: memref.alloca() : memref<32x128xbf16>
+// CHECK-AMX-DAG: memref.alloca() : memref<64x64xf32>
+// CHECK-AMX-DAG: memref.alloca() : memref<48x128xbf16>
+// CHECK-AMX-DAG: memref.alloca() : memref<64x96xbf16>
+// CHECK-AMX: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-2: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-AMX: amx.tile_store
+// CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK-AMX: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18,
+// CHECK-AMX: amx.tile_load %{{.*}} : memref<64x64xf32> into !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-3: amx.tile_mulf
+// CHECK-AMX-LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<rotary_dim = 64>) : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}
