@@ -33,6 +33,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -123,8 +124,11 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// A target machine for the host, or for --mcpu/--mattr.
-static FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine() {
+/// A target machine for the host, or for --mcpu/--mattr; with the AMX
+/// features when the code uses AMX tiles (--amx=on compiles for an AMX CPU
+/// whatever the host is).
+static FailureOr<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(bool withAmx = false) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     fail("cannot detect the host target: " + llvm::toString(builder.takeError()));
@@ -136,6 +140,8 @@ static FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine() {
   }
   if (!mattr.empty())
     builder->addFeatures({mattr});
+  if (withAmx)
+    builder->addFeatures({"+amx-tile", "+amx-bf16"});
   builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                               : optLevel == 0 ? llvm::CodeGenOptLevel::None
                                               : llvm::CodeGenOptLevel::Default);
@@ -330,15 +336,21 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (emit == Emit::Jit)
+  if (emit == Emit::Jit) {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    if (options.amx && !(host.lookup("amx-tile") && host.lookup("amx-bf16")))
+      return fail("--amx=on with --emit=jit needs a host CPU with AMX "
+                  "(amx-tile, amx-bf16)");
     return runMain(*module);
+  }
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = createTargetMachine();
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(options.amx);
   if (failed(machine))
     return 1;
   llvmModule->setDataLayout((*machine)->createDataLayout());
