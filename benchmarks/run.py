@@ -156,6 +156,17 @@ def copy_bandwidth(repeat):
     return out
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def host_has_amx():
     try:
         with open("/proc/cpuinfo") as f:
@@ -536,13 +547,48 @@ def write_report(out, limits, rows, meta):
         pass
 
 
+def report_notes(rows):
+    """The notes under the table."""
+    notes = [
+        "Every case runs in its own process; peak RSS is that process's maximum resident set "
+        "(inputs, outputs and every contender of the case included).",
+        "The reference lowering is not run at S = 8192: it materializes the Sq x Skv scores "
+        "(8.6 GB in f32 at S = 8192, Hq = 32) and its temporaries, more than this machine's "
+        "24 GB. PyTorch's ALiBi at S = 8192 would need the same 8.6 GB as its attn_mask.",
+        ("bf16 prefill: the default kernel loads bf16 and computes with f32 AVX-512 FMAs. "
+         + ("The AMX kernel (--amx=on) and an AMX GEMM through the same lowering are "
+            "measured above." if host_has_amx() else
+            "This CPU has no AMX (no amx_bf16/amx_tile in /proc/cpuinfo), so the AMX kernel "
+            "(--amx=on) and the AMX GEMM rate are not measured here.")),
+    ]
+    comp = next((r for r in rows if r["kind"] == "compile"), None)
+    if comp:
+        notes.append("Compile time of an L-layer model (shared positions, llama3 RoPE, GQA 32/8) "
+                     "to an object, median seconds: " + ", ".join(
+                         f"L = {l}: {t['median_ms'] / 1e3:.2f} s"
+                         for l, t in comp["layers"].items()) +
+                     ". Layers of one shape share one attention kernel function, so the "
+                     "per-layer cost is the layer's own IR (call, table sharing), not a new kernel.")
+    return notes
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--case", help=argparse.SUPPRESS)  # KIND:S:HKV, one case, JSON out
+    parser.add_argument("--render", action="store_true",
+                        help="only rewrite results.md/png from --out/results.json")
     args = parser.parse_args()
+    if args.render:
+        with open(os.path.join(args.out, "results.json")) as f:
+            data = json.load(f)
+        data["meta"]["notes"] = report_notes(data["cases"])
+        data["limits"] = {name: {int(t): v for t, v in by.items()}
+                          for name, by in data["limits"].items()}
+        write_report(args.out, data["limits"], data["cases"], data["meta"])
+        return
     if args.case:
         kind, s, hkv = args.case.split(":")
         row = run_case(kind, int(s), int(hkv), args.repeat)
@@ -574,27 +620,8 @@ def main():
         row = json.loads(lines[-1][4:])
         rows.append(row)
         print(json.dumps(row), flush=True)
-    notes = [
-        "Every case runs in its own process; peak RSS is that process's maximum resident set "
-        "(inputs, outputs and every contender of the case included).",
-        "The reference lowering is not run at S = 8192: it materializes the Sq x Skv scores "
-        "(8.6 GB in f32 at S = 8192, Hq = 32) and its temporaries, more than this machine's "
-        "24 GB. PyTorch's ALiBi at S = 8192 would need the same 8.6 GB as its attn_mask.",
-        ("bf16 prefill: the default kernel loads bf16 and computes with f32 AVX-512 FMAs. "
-         + ("The AMX kernel (--amx=on) and an AMX GEMM through the same lowering are "
-            "measured above." if host_has_amx() else
-            "This CPU has no AMX (no amx_bf16/amx_tile in /proc/cpuinfo), so the AMX kernel "
-            "(--amx=on) and the AMX GEMM rate are not measured here.")),
-    ]
-    comp = next((r for r in rows if r["kind"] == "compile"), None)
-    if comp:
-        notes.append("Compile time of an L-layer model (shared positions, llama3 RoPE, GQA 32/8) "
-                     "to an object, median seconds: " + ", ".join(
-                         f"L = {l}: {t['median_ms'] / 1e3:.2f} s"
-                         for l, t in comp["layers"].items()) +
-                     ". Layers of one shape share one attention kernel function, so the "
-                     "per-layer cost is the layer's own IR (call, table sharing), not a new kernel.")
-    meta = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+    notes = report_notes(rows)
+    meta = {"machine": f"{cpu_model()}, {os.cpu_count()} cores",
             "date": time.strftime("%Y-%m-%d"),
             "command": "python benchmarks/run.py" + (" --quick" if args.quick else ""),
             "notes": notes}
