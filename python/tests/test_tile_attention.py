@@ -59,6 +59,10 @@ def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, po
         pq, pk = f"tensor<{bd}x{sqd}xi64>", f"tensor<{bd}x{skd}xi64>"
         args += [f"%qp: {pq}", f"%kp: {pk}"]
         attrs += f" q_positions(%qp : {pq}) k_positions(%kp : {pk})"
+    elif positions == "far":
+        pq, pk = f"tensor<{sqd}xi64>", f"tensor<{skd}xi64>"
+        args += [f"%qp: {pq}", f"%kp: {pk}"]
+        attrs += f" q_positions(%qp : {pq}) k_positions(%kp : {pk})"
     elif positions is not None:
         pq, pk = f"tensor<{sqd}xi32>", f"tensor<{skd}xi32>"
         args += [f"%qp: {pq}", f"%kp: {pk}"]
@@ -104,6 +108,10 @@ CASES = {
     "arbitrary-positions-rope": (8, 2, 1, 90, 90, 32, 32, dict(causal=True, rope="half-llama3",
                                                               positions="arbitrary")),
     "fully-masked-rows": (4, 2, 1, 40, 40, 32, 32, dict(causal=True, positions="reversed")),
+    # Positions spread over 2^40: distances are not exact in f32, the masks
+    # compare 64-bit positions.
+    "far-positions-window": (4, 2, 1, 40, 120, 32, 32, dict(causal=True, window=2**36,
+                                                           positions="far")),
     "empty-keys": (4, 2, 1, 5, 0, 32, 32, dict()),
     "empty-queries": (4, 2, 1, 0, 50, 32, 32, dict(causal=True)),
 }
@@ -131,6 +139,9 @@ def _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts):
     elif pos == "nearby":
         kp = np.sort(rng.choice(300, skv, replace=False))
         qp = np.sort(rng.choice(300, sq, replace=False))
+    elif pos == "far":
+        kp = np.sort(rng.choice(2**40, skv, replace=False))
+        qp = np.sort(rng.choice(2**40, sq, replace=False))
     elif pos == "reversed":
         # Queries before every key: rows fully masked under causal.
         qp = np.arange(sq)
@@ -139,7 +150,7 @@ def _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts):
         qp = np.stack([skv - sq + np.arange(sq) + 7 * i for i in range(b)])
         kp = np.stack([np.arange(skv) + 7 * i for i in range(b)])
     if pos is not None:
-        dt = np.int64 if pos == "batch" else np.int32
+        dt = np.int64 if pos in ("batch", "far") else np.int32
         args += [qp.astype(dt), kp.astype(dt)]
         kwargs.update(q_positions=qp, k_positions=kp)
     if pos is None:

@@ -347,25 +347,55 @@ struct Task {
   }
 
   /// s + ALiBi + mask, -inf where masked (causal, window, past the keys).
+  /// The mask operand's entries for key j of the tile, 16 rows (gathered).
+  Value maskValue(Value maskOffsets, Value j, Value k0, Value valid) {
+    Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
+    Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
+    auto type = VectorType::get({kLanes}, element);
+    Value pass = arith::ConstantOp::create(
+        g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
+    Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.c(0)},
+                                       index, g.splat(valid), pass);
+    return g.toF32(m);
+  }
+
+  /// With `base`, `qp` holds q - base as f32 and the tile's positions lie
+  /// within 2^24 of each other, so every distance k - q is exact in f32 and
+  /// the bias and masks need no 64-bit lanes.
   Value fixScore(Value s, Value qp, Value slope, Value maskOffsets, Value j,
-                 Value k0, Value kCount) {
-    Value kp = g.splat(g.load(kPosTile, {j}));
+                 Value k0, Value kCount, Value base) {
     Value valid = g.cmp(arith::CmpIPredicate::slt, j, kCount);
+    if (base) {
+      Value kf = arith::SIToFPOp::create(g.b, g.f32(),
+                                         g.sub(g.load(kPosTile, {j}), base));
+      Value dist = g.fsub(g.splat(kf), qp); // k - q
+      if (p.alibi)
+        s = g.fma(slope, dist, s);
+      if (p.hasMask)
+        s = g.fadd(s, maskValue(maskOffsets, j, k0, valid));
+      Value masked = g.splat(arith::XOrIOp::create(
+          g.b, valid, arith::ConstantOp::create(g.b, g.b.getBoolAttr(true))));
+      auto orIf = [&](arith::CmpFPredicate pred, Value x, Value y) {
+        masked = arith::OrIOp::create(g.b, masked, arith::CmpFOp::create(g.b, pred, x, y));
+      };
+      if (p.causal)
+        orIf(arith::CmpFPredicate::OGT, dist, g.vsplat(0.0));
+      if (p.window) {
+        Value w = g.vsplat(double(*p.window));
+        orIf(arith::CmpFPredicate::OGE, arith::NegFOp::create(g.b, dist), w);
+        if (!p.causal)
+          orIf(arith::CmpFPredicate::OGE, dist, w);
+      }
+      return g.select(masked, g.splat(g.negInf()), s);
+    }
+    Value kp = g.splat(g.load(kPosTile, {j}));
     if (p.alibi) {
       // -slope (q - k) = slope (k - q).
       Value dist = arith::SIToFPOp::create(g.b, g.vf(), g.sub(kp, qp));
       s = g.fma(slope, dist, s);
     }
-    if (p.hasMask) {
-      Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
-      Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
-      auto type = VectorType::get({kLanes}, element);
-      Value pass = arith::ConstantOp::create(
-          g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
-      Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.c(0)},
-                                         index, g.splat(valid), pass);
-      s = g.fadd(s, g.toF32(m));
-    }
+    if (p.hasMask)
+      s = g.fadd(s, maskValue(maskOffsets, j, k0, valid));
     Value masked = g.splat(arith::XOrIOp::create(
         g.b, valid, arith::ConstantOp::create(g.b, g.b.getBoolAttr(true))));
     Value delta = g.sub(qp, kp); // q - k
@@ -383,15 +413,19 @@ struct Task {
     return g.select(masked, g.splat(g.negInf()), s);
   }
 
-  /// The online-softmax step over one score tile.
-  void softmax(Value needsFix, Value k0, Value kCount) {
+  /// The online-softmax step over one score tile. `near` (i1): the tile's
+  /// query and key positions lie within 2^24 of `base`'s range, so masks and
+  /// biases run on f32 distances.
+  void softmax(Value needsFix, Value k0, Value kCount, Value near, Value base) {
     Value bk = g.c(p.bk);
     g.loop(0, g.c(p.rows), kLanes, [&](Value r) {
       Value mOld = g.vload(mRow, {r});
-      auto maxOver = [&](bool fix) {
+      auto maxOver = [&](bool fix, bool f32Distances) {
         Value qp, slope, maskOffsets;
         if (fix) {
           qp = g.vloadI64(qPosRow, {r});
+          if (f32Distances)
+            qp = arith::SIToFPOp::create(g.b, g.vf(), g.sub(qp, g.splat(base)));
           if (p.alibi)
             slope = g.vload(slopeRow, {r});
           if (p.hasMask)
@@ -401,15 +435,21 @@ struct Task {
                       [&](Value j, ValueRange m) -> SmallVector<Value> {
                         Value s = g.vload(st, {j, r});
                         if (fix) {
-                          s = fixScore(s, qp, slope, maskOffsets, j, k0, kCount);
+                          s = fixScore(s, qp, slope, maskOffsets, j, k0, kCount,
+                                       f32Distances ? base : Value());
                           g.vstore(s, st, {j, r});
                         }
                         return {arith::MaxNumFOp::create(g.b, m[0], s)};
                       })[0];
       };
       Value mNew = g.ifElse(
-          needsFix, g.vf(), [&] { return maxOver(true); },
-          [&] { return maxOver(false); });
+          needsFix, g.vf(),
+          [&] {
+            return g.ifElse(
+                near, g.vf(), [&] { return maxOver(true, true); },
+                [&] { return maxOver(true, false); });
+          },
+          [&] { return maxOver(false, false); });
       // A row with no visible key yet has m = -inf: exponents use 0 instead,
       // so p = exp(-inf) = 0 and alpha = 0, never NaN.
       Value empty = arith::CmpFOp::create(g.b, arith::CmpFPredicate::OEQ, mNew,
@@ -777,13 +817,17 @@ void buildKernel(Gen &g, const Buffers &buf) {
           fix = arith::OrIOp::create(b, fix, g.cmp(P::sge, g.sub(kMax, qMin), w));
         }
       }
+      // Every distance exact in f32: hi - lo < 2^24 (as unsigned: the
+      // modular difference of i64 values is the true one).
+      Value lo = g.min(qMin, kMin), hi = g.max(qMax, kMax);
+      Value near = g.cmp(P::ult, g.sub(hi, lo), g.ci64(1 << 24));
       g.ifThen(arith::XOrIOp::create(b, skip, arith::ConstantOp::create(b, b.getBoolAttr(true))),
                [&] {
                  auto packed = [&](Value j, Value d) { return g.load(t.kr, {j, d}); };
                  if (p.amx) {
                    t.packKeys(k0, kCount);
                    t.scoresAmx(kCount);
-                   t.softmax(fix, k0, kCount);
+                   t.softmax(fix, k0, kCount, near, lo);
                    t.transposeProbabilities();
                    t.packValuesVnni(k0, kCount);
                    t.valuesAmx();
@@ -803,7 +847,7 @@ void buildKernel(Gen &g, const Buffers &buf) {
                    t.packKeys(k0, kCount);
                    t.scores(kCount, packed);
                  }
-                 t.softmax(fix, k0, kCount);
+                 t.softmax(fix, k0, kCount, near, lo);
                  // f32 values are read in place (only keys < kCount).
                  if (p.rowMajor) {
                    t.valuesRowMajor(kCount, [&](Value j, int64_t c) {
