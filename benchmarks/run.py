@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/run.py [--quick] [--out benchmarks/results]
 
 Every case is timed in one run as median (min, max) of >= 5 runs after a
-warm-up: the compiled code with fusion and the pe-tile-* kernels
+warm-up (short cases up to 50 runs): the compiled code with fusion and the pe-tile-* kernels
 (pe-cpu-pipeline defaults), the reference lowering (fuse=false,
 tile-attention=false, tile-rope=false: the pe-lower-to-linalg path), the
 float64 numpy reference, and PyTorch (scaled_dot_product_attention with the
@@ -60,7 +60,12 @@ ROPE_ATTR = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<
 
 
 def timeit(fn, repeat):
+    """Median (min, max) of at least `repeat` runs after a warm-up; short cases
+    run more often (up to 50 runs within about a second) to steady the median."""
+    start = time.perf_counter()
     fn()  # warm-up
+    first = time.perf_counter() - start
+    repeat = max(repeat, min(50, int(1.0 / max(first, 1e-6))))
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

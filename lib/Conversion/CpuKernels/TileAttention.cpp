@@ -12,6 +12,9 @@
 //   m, l, alpha      [rows] online-softmax statistics
 // Vectors run along the rows, so both matmuls are broadcast-FMA micro-tiles
 // of at most 24 accumulators and the softmax needs no horizontal reduction.
+// Decode (<= 8 rows) keeps Q and O row-major instead; with AMX, Q^T and V
+// are bf16 VNNI pairs, P is transposed to bf16 rows and O is row-major
+// (docs/compiling.md, "The flash-attention kernel").
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
