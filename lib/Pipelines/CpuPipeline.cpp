@@ -63,9 +63,10 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  // C interface wrappers (`_mlir_ciface_NAME`) for every function, requested
-  // before any conversion turns func.func into llvm.func.
-  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // C interface wrappers (`_mlir_ciface_NAME`) for public functions and
+  // declarations, requested before any conversion turns func.func into
+  // llvm.func.
+  pm.addNestedPass<func::FuncOp>(createPERequestCWrappers());
 
   // To the LLVM dialect (order matters: lower-affine after
   // expand-strided-metadata; ub lowering for vectorization's poison).

@@ -83,7 +83,7 @@ def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
            "code calls pe_runtime_enable_amx)">,
   ];
   let dependentDialects = [
-    "::mlir::amx::AMXDialect",
+    "::mlir::amx::AMXDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

@@ -85,4 +85,15 @@ def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def PERequestCWrappers : Pass<"pe-request-c-wrappers", "func::FuncOp"> {
+  let summary = "Request C interface wrappers for public functions and declarations";
+  let description = [{
+    Sets `llvm.emit_c_interface` on every public `func.func` (the entry
+    points, `_mlir_ciface_NAME`) and every external declaration (so calls to
+    the runtime go to its `_mlir_ciface_` names), but not on private
+    definitions such as the shared `pe_attention_kernel` functions, which
+    stay internal to the module.
+  }];
+}
+
 #endif // PE_TRANSFORMS_PASSES_TD

@@ -24,6 +24,7 @@
 #include "KernelBuilder.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
@@ -1027,6 +1028,9 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
         b, "pe_attention_kernel",
         FunctionType::get(b.getContext(), ValueRange(args).getTypes(), {}));
     kernel.setPrivate();
+    // Internal to the object file once lowered to LLVM.
+    kernel->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(b.getContext(), LLVM::Linkage::Internal));
     SymbolTable(module).insert(kernel); // uniques the name
     Block *entry = kernel.addEntryBlock();
     b.setInsertionPointToStart(entry);
