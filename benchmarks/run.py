@@ -172,15 +172,6 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
-def host_has_amx():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return "amx_bf16" in flags and "amx_tile" in flags
-
-
 def amx_gemm_ir(n):
     """C = A B, n x n x n, bf16 operands, f32 result, on AMX tiles: 32 x 32 blocks
     of C (2 x 2 tiles) over scf.parallel, the k loop unrolled (tiles stay in one
@@ -562,7 +553,7 @@ def report_notes(rows):
         "24 GB. PyTorch's ALiBi at S = 8192 would need the same 8.6 GB as its attn_mask.",
         ("bf16 prefill: the default kernel loads bf16 and computes with f32 AVX-512 FMAs. "
          + ("The AMX kernel (--amx=on) and an AMX GEMM through the same lowering are "
-            "measured above." if host_has_amx() else
+            "measured above." if runner.host_has_amx() else
             "This CPU has no AMX (no amx_bf16/amx_tile in /proc/cpuinfo), so the AMX kernel "
             "(--amx=on) and the AMX GEMM rate are not measured here.")),
     ]
@@ -609,7 +600,7 @@ def main():
     cases = [("rope", s, 0) for s in rope_s]
     cases += [("prefill-rope", s, hkv) for s in prefill_s for hkv in (8, 32)]
     cases += [("prefill-rope-bf16", prefill_s[min(1, len(prefill_s) - 1)], 8)]
-    if host_has_amx():
+    if runner.host_has_amx():
         cases += [("prefill-rope-bf16-amx", prefill_s[min(1, len(prefill_s) - 1)], 8),
                   ("amx-gemm", 512 if args.quick else 2048, 0)]
     cases += [("prefill-alibi", s, 32) for s in prefill_s]

@@ -158,6 +158,16 @@ def _to_descriptor(array: np.ndarray, ttype: TensorType):
     return desc, array
 
 
+def host_has_amx() -> bool:
+    """Whether this CPU has AMX bf16 tiles (code built with --amx=on runs here)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "amx_bf16" in flags and "amx_tile" in flags
+
+
 def _adopt(desc, ttype: TensorType):
     """The result buffer itself as an array that frees it when collected, for a
     dense row-major result of its own allocation (else None)."""

@@ -242,16 +242,7 @@ def test_threads_do_not_change_results():
     assert np.array_equal(one, two)
 
 
-def _host_has_amx():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return "amx_bf16" in flags and "amx_tile" in flags
-
-
-@pytest.mark.skipif(not _host_has_amx(), reason="the CPU has no AMX (amx_bf16, amx_tile)")
+@pytest.mark.skipif(not runner.host_has_amx(), reason="the CPU has no AMX (amx_bf16, amx_tile)")
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "gqa-prefill-interleaved-offset",
                                   "mha-window-causal", "alibi-causal", "mask-causal-rope",
@@ -282,7 +273,7 @@ mod.call("attn", q, k, k)
 """
 
 
-@pytest.mark.skipif(_host_has_amx(), reason="the CPU has AMX")
+@pytest.mark.skipif(runner.host_has_amx(), reason="the CPU has AMX")
 def test_amx_code_on_a_cpu_without_amx(tmp_path):
     """Code compiled with --amx=on (for an AMX machine) stops with a message on
     a CPU without AMX instead of faulting on its first tile instruction."""

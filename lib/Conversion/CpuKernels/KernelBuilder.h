@@ -221,6 +221,46 @@ struct KernelBuilder {
     return m;
   }
 
+  /// Lanes 0..15 of `a` and `b` zipped: a0 b0 a1 b1 ... (32 lanes).
+  Value zip(Value a, Value bv) {
+    SmallVector<int64_t> mask;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      mask.push_back(l);
+      mask.push_back(l + kLanes);
+    }
+    return vector::ShuffleOp::create(b, a, bv, mask);
+  }
+
+  /// Rotates the 16 pairs starting at pair `c` of one row with the f32 table
+  /// vectors `cs`, `sn`: pairs (c + i, c + i + half), or for interleaved
+  /// pairs (2(c + i), 2(c + i) + 1), split into even/odd members by shuffles
+  /// and zipped back. `load(channel, lanes)` reads f32 channels of the row,
+  /// `store(v, channel)` writes 16 of them.
+  void rotatePairs(Value cs, Value sn, int64_t c, int64_t half, bool interleaved,
+                   function_ref<Value(int64_t, int64_t)> load,
+                   function_ref<void(Value, int64_t)> store) {
+    if (!interleaved) {
+      auto [y0, y1] = rotate(load(c, kLanes), load(c + half, kLanes), cs, sn);
+      store(y0, c);
+      store(y1, c + half);
+      return;
+    }
+    SmallVector<int64_t> even, odd;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      even.push_back(2 * l);
+      odd.push_back(2 * l + 1);
+    }
+    Value x = load(2 * c, 2 * kLanes);
+    auto [y0, y1] = rotate(vector::ShuffleOp::create(b, x, x, even),
+                           vector::ShuffleOp::create(b, x, x, odd), cs, sn);
+    Value y = zip(y0, y1);
+    for (int64_t l = 0; l < 2; ++l)
+      store(vector::ExtractStridedSliceOp::create(b, y, ArrayRef<int64_t>{l * kLanes},
+                                                  ArrayRef<int64_t>{kLanes},
+                                                  ArrayRef<int64_t>{1}),
+            2 * c + l * kLanes);
+  }
+
   /// `tensor` as a read-only buffer of identity layout (null stays null).
   Value toBuffer(Value tensor) {
     if (!tensor)

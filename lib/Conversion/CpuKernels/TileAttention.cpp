@@ -252,29 +252,12 @@ struct Task {
         for (int64_t cc = 0; cc < p.half; cc += kLanes) {
           Value cs = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.c(cc)));
           Value sn = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.c(cc)));
-          if (p.interleaved) {
-            // Channels 2cc .. 2cc + 31 hold 16 pairs: split into even/odd
-            // members, rotate, interleave back.
-            Value x = g.vload(buf.k, {bi, kvh, kj, g.c(2 * cc)}, 2 * kLanes);
-            SmallVector<int64_t> even, odd, zip;
-            for (int64_t l = 0; l < kLanes; ++l) {
-              even.push_back(2 * l);
-              odd.push_back(2 * l + 1);
-              zip.push_back(l);
-              zip.push_back(l + kLanes);
-            }
-            Value x0 = vector::ShuffleOp::create(g.b, x, x, even);
-            Value x1 = vector::ShuffleOp::create(g.b, x, x, odd);
-            auto [y0, y1] = g.rotate(x0, x1, cs, sn);
-            g.storeAs(vector::ShuffleOp::create(g.b, y0, y1, zip), kr,
-                     {j, g.c(2 * cc)});
-          } else {
-            Value x0 = g.vload(buf.k, {bi, kvh, kj, g.c(cc)});
-            Value x1 = g.vload(buf.k, {bi, kvh, kj, g.c(cc + p.half)});
-            auto [y0, y1] = g.rotate(x0, x1, cs, sn);
-            g.storeAs(y0, kr, {j, g.c(cc)});
-            g.storeAs(y1, kr, {j, g.c(cc + p.half)});
-          }
+          g.rotatePairs(
+              cs, sn, cc, p.half, p.interleaved,
+              [&](int64_t channel, int64_t lanes) {
+                return g.vload(buf.k, {bi, kvh, kj, g.c(channel)}, lanes);
+              },
+              [&](Value v, int64_t channel) { g.storeAs(v, kr, {j, g.c(channel)}); });
         }
       } else if (p.rotary) {
         g.loop(0, g.c(p.half), 1, [&](Value cc) {
@@ -572,19 +555,27 @@ struct Task {
   amx::TileType tileBF16() { return amx::TileType::get({16, 32}, g.b.getBF16Type()); }
   amx::TileType tileF32() { return amx::TileType::get({16, 16}, g.f32()); }
 
+  /// acc += A B over a reduction of `extent`: A = rows [row, row + 16) of
+  /// `a` (columns k), B = VNNI pairs of `bPairs` at column `col` (rows k / 2).
+  Value tileProduct(Value acc, Value a, Value row, Value bPairs, Value col,
+                    int64_t extent) {
+    for (int64_t k0 = 0; k0 < extent; k0 += 32) {
+      Value at = amx::TileLoadOp::create(g.b, tileBF16(), a, ValueRange{row, g.c(k0)});
+      Value bt = amx::TileLoadOp::create(g.b, tileBF16(), bPairs,
+                                         ValueRange{g.c(k0 / 2), col});
+      acc = amx::TileMulFOp::create(g.b, tileF32(), at, bt, acc);
+    }
+    return acc;
+  }
+
   /// St[j, r] = sum_d Kr[j, d] Q[r, d]: A = 16 keys x 32 channels of Kr,
   /// B = the VNNI pairs of Q^T.
   void scoresAmx(Value kCount) {
     Value jEnd = g.mul(g.ceilDiv(kCount, g.c(16)), g.c(16));
     g.loop(g.c(0), jEnd, g.c(16), [&](Value j0) {
       g.loop(0, g.c(p.rows), 16, [&](Value r0) {
-        Value acc = amx::TileZeroOp::create(g.b, tileF32());
-        for (int64_t d0 = 0; d0 < p.d; d0 += 32) {
-          Value a = amx::TileLoadOp::create(g.b, tileBF16(), kr, ValueRange{j0, g.c(d0)});
-          Value bt = amx::TileLoadOp::create(g.b, tileBF16(), qt,
-                                             ValueRange{g.c(d0 / 2), g.mul(r0, g.c(2))});
-          acc = amx::TileMulFOp::create(g.b, tileF32(), a, bt, acc);
-        }
+        Value acc = tileProduct(amx::TileZeroOp::create(g.b, tileF32()), kr, j0, qt,
+                                g.mul(r0, g.c(2)), p.d);
         amx::TileStoreOp::create(g.b, st, ValueRange{j0, r0}, acc);
       });
     });
@@ -610,11 +601,6 @@ struct Task {
     Value pairs = g.ceilDiv(kCount, g.c(2));
     auto raw = VectorType::get({kLanes}, p.element);
     Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
-    SmallVector<int64_t> zip;
-    for (int64_t l = 0; l < kLanes; ++l) {
-      zip.push_back(l);
-      zip.push_back(l + kLanes);
-    }
     g.loop(0, pairs, 1, [&](Value jp) {
       Value j = g.mul(jp, g.c(2));
       Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.c(1)), kCount);
@@ -626,7 +612,7 @@ struct Task {
         Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
                                           ValueRange{bi, kvh, g.add(k0, j1), g.c(e0)});
         x1 = g.select(second, x1, zero);
-        g.vstore(vector::ShuffleOp::create(g.b, x0, x1, zip), vp, {jp, g.c(2 * e0)});
+        g.vstore(g.zip(x0, x1), vp, {jp, g.c(2 * e0)});
       }
     });
     g.zeroRows(vp, pairs, g.c(p.bk / 2));
@@ -642,12 +628,7 @@ struct Task {
     g.loop(0, g.c(p.rows), 16, [&](Value r0) {
       g.loop(0, g.c(p.dv), 16, [&](Value e0) {
         Value acc = amx::TileLoadOp::create(g.b, tileF32(), ot, ValueRange{r0, e0});
-        for (int64_t j0 = 0; j0 < p.bk; j0 += 32) {
-          Value a = amx::TileLoadOp::create(g.b, tileBF16(), pa, ValueRange{r0, g.c(j0)});
-          Value bt = amx::TileLoadOp::create(g.b, tileBF16(), vp,
-                                             ValueRange{g.c(j0 / 2), g.mul(e0, g.c(2))});
-          acc = amx::TileMulFOp::create(g.b, tileF32(), a, bt, acc);
-        }
+        acc = tileProduct(acc, pa, r0, vp, g.mul(e0, g.c(2)), p.bk);
         amx::TileStoreOp::create(g.b, ot, ValueRange{r0, e0}, acc);
       });
     });
@@ -1075,9 +1056,13 @@ LogicalResult tileAttention(RewriterBase &rewriter, AttentionOp op,
 struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (threads < 1 || rows < 1 || blockKeys < 1) {
+    // Bounded so that the tile arithmetic cannot overflow.
+    constexpr int64_t kMaxOption = int64_t(1) << 20;
+    if (threads < 1 || rows < 1 || blockKeys < 1 || threads > kMaxOption ||
+        rows > kMaxOption || blockKeys > kMaxOption) {
       getOperation()->emitError(
-          "pe-tile-attention: threads, rows and block-keys must be positive");
+          "pe-tile-attention: threads, rows and block-keys must be positive "
+          "(at most 2^20)");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

@@ -84,30 +84,10 @@ LogicalResult tileRope(RewriterBase &rewriter, RopeOp op, int64_t threads) {
         SmallVector<Value> t = batchTables ? SmallVector<Value>{bi, s, g.c(c)}
                                            : SmallVector<Value>{s, g.c(c)};
         Value cs = g.vload(cos, t), sn = g.vload(sin, t);
-        if (interleaved) {
-          // 16 pairs in 32 channels: even/odd members, rotated, re-zipped.
-          SmallVector<int64_t> even, odd, zip;
-          for (int64_t l = 0; l < kLanes; ++l) {
-            even.push_back(2 * l);
-            odd.push_back(2 * l + 1);
-            zip.push_back(l);
-            zip.push_back(l + kLanes);
-          }
-          Value v = g.vload(x, index(2 * c), 2 * kLanes);
-          auto [y0, y1] = g.rotate(vector::ShuffleOp::create(b, v, v, even),
-                                   vector::ShuffleOp::create(b, v, v, odd), cs, sn);
-          Value y = vector::ShuffleOp::create(b, y0, y1, zip);
-          for (int64_t l = 0; l < 2; ++l)
-            store(vector::ExtractStridedSliceOp::create(
-                      b, y, ArrayRef<int64_t>{l * kLanes}, ArrayRef<int64_t>{kLanes},
-                      ArrayRef<int64_t>{1}),
-                  index(2 * c + l * kLanes));
-        } else {
-          Value x0 = g.vload(x, index(c)), x1 = g.vload(x, index(c + half));
-          auto [y0, y1] = g.rotate(x0, x1, cs, sn);
-          store(y0, index(c));
-          store(y1, index(c + half));
-        }
+        g.rotatePairs(
+            cs, sn, c, half, interleaved,
+            [&](int64_t channel, int64_t lanes) { return g.vload(x, index(channel), lanes); },
+            [&](Value v, int64_t channel) { store(v, index(channel)); });
       }
       for (int64_t c = rotary; c < d; c += kLanes)
         store(g.vload(x, index(c)), index(c));

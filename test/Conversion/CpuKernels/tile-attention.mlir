@@ -2,6 +2,7 @@
 // RUN: pe-opt %s --pe-tile-attention="threads=2" -split-input-file | FileCheck %s --check-prefix=CHECK-THREADS
 // RUN: not pe-opt %s --pe-tile-attention="rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
 
+// RUN: not pe-opt %s --pe-tile-attention="block-keys=4611686018427387904" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
 // CHECK-BAD: pe-tile-attention: threads, rows and block-keys must be positive
 
 // GQA 8/2 with fused RoPE and a causal mask. Rows: 32 queries x 2 heads = 64
