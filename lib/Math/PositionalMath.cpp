@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mlir::pe::formula {
 
@@ -12,6 +13,30 @@ bool dependsOnSequenceLength(const RopeConfig &config) {
   return config.kind == ScalingKind::DynamicNtk ||
          (config.kind == ScalingKind::LongRope &&
           config.longRopeChoice == LongRopeChoice::Dynamic);
+}
+
+int64_t sequenceLength(int64_t maxPosition) {
+  return maxPosition == std::numeric_limits<int64_t>::max() ? maxPosition
+                                                            : maxPosition + 1;
+}
+
+double dynamicNtkTheta(const RopeConfig &config, int64_t seqLen) {
+  const double r = double(config.rotaryDim), s = config.factor;
+  const double lMax = double(config.originalMaxPositions);
+  const double l = std::max(double(seqLen), lMax);
+  return config.theta * std::pow(s * l / lMax - (s - 1.0), r / (r - 2.0));
+}
+
+bool longRopeUsesLong(const RopeConfig &config, std::optional<int64_t> seqLen) {
+  switch (config.longRopeChoice) {
+  case LongRopeChoice::Short:
+    return false;
+  case LongRopeChoice::Long:
+    return true;
+  case LongRopeChoice::Dynamic:
+    return seqLen && *seqLen > config.originalMaxPositions;
+  }
+  return false;
 }
 
 // theta^(-2i/r) for i < r/2.
@@ -54,16 +79,10 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
     return baseFrequencies(config.theta * std::pow(s, r / (r - 2.0)),
                            config.rotaryDim);
 
-  case ScalingKind::DynamicNtk: {
-    // L = max(seq_len, L_max); theta' = theta (s L / L_max - (s - 1))^(r/(r-2)).
-    const double lMax = double(config.originalMaxPositions);
-    if (!seqLen || double(*seqLen) <= lMax)
+  case ScalingKind::DynamicNtk:
+    if (!seqLen || *seqLen <= config.originalMaxPositions)
       return baseFrequencies(config.theta, config.rotaryDim);
-    const double l = double(*seqLen);
-    const double theta =
-        config.theta * std::pow(s * l / lMax - (s - 1.0), r / (r - 2.0));
-    return baseFrequencies(theta, config.rotaryDim);
-  }
+    return baseFrequencies(dynamicNtkTheta(config, *seqLen), config.rotaryDim);
 
   case ScalingKind::Yarn: {
     const int64_t half = config.rotaryDim / 2;
@@ -121,11 +140,9 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
   }
 
   case ScalingKind::LongRope: {
-    bool useLong = config.longRopeChoice == LongRopeChoice::Long;
-    if (config.longRopeChoice == LongRopeChoice::Dynamic)
-      useLong = seqLen && *seqLen > config.originalMaxPositions;
-    const std::vector<double> &ext =
-        useLong ? config.longFactor : config.shortFactor;
+    const std::vector<double> &ext = longRopeUsesLong(config, seqLen)
+                                         ? config.longFactor
+                                         : config.shortFactor;
     std::vector<double> invFreq(config.rotaryDim / 2);
     for (int64_t i = 0; i < config.rotaryDim / 2; ++i)
       invFreq[i] = 1.0 / (ext[i] * std::pow(config.theta, 2.0 * double(i) / r));
@@ -177,16 +194,34 @@ double reducedAngle(int64_t position, double invFreq) {
   return reduced;
 }
 
+int64_t alibiPowerOfTwoHeads(int64_t numHeads) {
+  int64_t n = 1;
+  while (n <= numHeads / 2)
+    n *= 2;
+  return n;
+}
+
 std::vector<double> alibiSlopes(int64_t numHeads, double maxBias) {
   std::vector<double> slopes(numHeads);
-  int64_t n = 1;
-  while (n * 2 <= numHeads)
-    n *= 2;
+  const int64_t n = alibiPowerOfTwoHeads(numHeads);
   for (int64_t h = 0; h < numHeads; ++h)
     slopes[h] = h < n ? std::exp2(-maxBias * double(h + 1) / double(n))
                       : std::exp2(-maxBias / 2.0 * double(2 * (h - n) + 1) /
                                   double(n));
   return slopes;
+}
+
+std::optional<double> alibiMaxBias(const std::vector<double> &slopes) {
+  if (slopes.empty() || !(slopes[0] > 0.0 && slopes[0] < 1.0))
+    return std::nullopt;
+  const int64_t heads = int64_t(slopes.size());
+  const double maxBias =
+      -double(alibiPowerOfTwoHeads(heads)) * std::log2(slopes[0]);
+  std::vector<double> want = alibiSlopes(heads, maxBias);
+  for (int64_t h = 0; h < heads; ++h)
+    if (!(std::abs(slopes[h] - want[h]) <= 1e-6 * want[h]))
+      return std::nullopt;
+  return maxBias;
 }
 
 std::vector<double> sinusoidalFrequencies(int64_t dim, double base,

@@ -2,6 +2,7 @@
 #ifndef PE_CONVERSION_PASSES_H
 #define PE_CONVERSION_PASSES_H
 
+#include "pe/Conversion/CpuKernels/CpuKernels.h"
 #include "pe/Conversion/PEToLinalg/PEToLinalg.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"

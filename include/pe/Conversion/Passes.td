@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
+def PELowerToLinalg : Pass<"pe-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower every pe op to linalg, tensor, arith and math on tensors";
   let description = [{
     The reference, unfused lowering. Frequencies and slopes become constants
@@ -92,7 +92,7 @@ def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
   ];
 }
 
-def PETileRope : Pass<"pe-tile-rope"> {
+def PETileRope : Pass<"pe-tile-rope", "::mlir::ModuleOp"> {
   let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
   let description = [{
     Every `pe.rope` whose rotated half (r/2) and pass-through channels

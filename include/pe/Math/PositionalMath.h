@@ -59,6 +59,21 @@ struct RopeConfig {
 /// (dynamic NTK, and LongRoPE with a dynamic choice of factor list).
 bool dependsOnSequenceLength(const RopeConfig &config);
 
+/// The sequence length that the sequence-length dependent scalings see for
+/// positions whose largest is `maxPosition`: maxPosition + 1, saturating at
+/// INT64_MAX (a position of INT64_MAX has no successor).
+int64_t sequenceLength(int64_t maxPosition);
+
+/// Dynamic NTK's base for a call of `seqLen` positions (Hugging Face
+/// `_compute_dynamic_ntk_parameters`): theta (s L / L_max - (s - 1))^(r/(r-2))
+/// with L = max(seqLen, L_max); theta itself while seqLen <= L_max.
+double dynamicNtkTheta(const RopeConfig &config, int64_t seqLen);
+
+/// Whether LongRoPE rotates with its long factors for a call of `seqLen`
+/// positions: seqLen > original_max_position_embeddings when the choice is
+/// dynamic (an unknown length picks the short factors).
+bool longRopeUsesLong(const RopeConfig &config, std::optional<int64_t> seqLen);
+
 /// The rotary_dim/2 inverse frequencies after scaling. `seqLen` is
 /// max(position) + 1 of the call; std::nullopt means "not known", which
 /// leaves dynamic NTK unscaled and picks LongRoPE's short factors (Hugging
@@ -88,6 +103,15 @@ double reducedAngle(int64_t position, double invFreq);
 /// is the paper): with n = 2^floor(log2 H), slope_h = 2^(-maxBias (h+1) / n)
 /// for h < n, else 2^(-maxBias/2 (2(h-n)+1) / n).
 std::vector<double> alibiSlopes(int64_t numHeads, double maxBias = 8.0);
+
+/// n = 2^floor(log2 H), the largest power of two <= numHeads (>= 1): the
+/// ALiBi head group whose slopes form one geometric sequence.
+int64_t alibiPowerOfTwoHeads(int64_t numHeads);
+
+/// The max_bias whose slopes for `slopes.size()` heads are `slopes` (each to
+/// a relative 1e-6), or std::nullopt. The first slope is 2^(-max_bias / n),
+/// so max_bias = -n log2(slope_0); every slope is then checked.
+std::optional<double> alibiMaxBias(const std::vector<double> &slopes);
 
 /// Frequencies w_k, k < dim/2, of a sinusoidal table: base^(-2k/dim) (paper),
 /// or exp(-k ln(base) / (dim/2 - 1)) (fairseq/tensor2tensor).

@@ -1,8 +1,9 @@
 //===- KernelBuilder.h - building CPU kernels on buffers --------*- C++ -*-===//
 //
 // Small helpers over an ImplicitLocOpBuilder for the hand-scheduled CPU
-// kernels (loops with carried values, vector loads that extend f16/bf16 to
-// f32, a polynomial exp, the RoPE rotation, task-parallel loops).
+// kernels: loops with carried values, vector loads that extend f16/bf16 to
+// f32, stack scratch, task-parallel loops. The positional math itself comes
+// from the shared builders (pe/Dialect/PE/Utils).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
@@ -10,11 +11,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <limits>
 
@@ -65,36 +68,6 @@ struct KernelBuilder {
   /// A constant of x's type (f32 or a vector of f32).
   Value like(Value x, double v) {
     return isa<VectorType>(x.getType()) ? vsplat(v) : cf(v);
-  }
-  /// exp(x) for x <= 0 (all the kernel needs: s - max, m_old - m_new), to
-  /// about 1 ulp: x = n ln2 + r, |r| <= ln2/2, exp(r) by the Cephes
-  /// polynomial, times 2^n built in the exponent bits. exp(-inf) and every
-  /// result below the normal range are 0 (masked keys weigh exactly 0).
-  Value exp(Value x) {
-    Type intType = b.getI32Type();
-    if (auto vt = dyn_cast<VectorType>(x.getType()))
-      intType = VectorType::get(vt.getShape(), b.getI32Type());
-    Value tiny = arith::CmpFOp::create(b, arith::CmpFPredicate::ULT, x,
-                                       like(x, -87.33654));
-    Value xc = arith::MaximumFOp::create(b, x, like(x, -87.33654));
-    Value n = math::RoundEvenOp::create(b, fmul(xc, like(x, 1.44269504088896341)));
-    Value r = fma(n, like(x, -0.693359375), xc);
-    r = fma(n, like(x, 2.12194440e-4), r);
-    Value poly = like(x, 1.9875691500e-4);
-    for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                               1.6666665459e-1, 5.0000001201e-1})
-      poly = fma(poly, r, like(x, coefficient));
-    Value y = fadd(fma(poly, fmul(r, r), r), like(x, 1.0));
-    // 2^n: (n + 127) << 23 as the bits of an f32.
-    Value bits = arith::FPToSIOp::create(b, intType, fadd(n, like(x, 127.0)));
-    Value shift = isa<VectorType>(intType)
-                      ? Value(arith::ConstantOp::create(
-                            b, DenseElementsAttr::get(cast<VectorType>(intType),
-                                                      b.getI32IntegerAttr(23))))
-                      : Value(arith::ConstantOp::create(b, b.getI32IntegerAttr(23)));
-    Value scale = arith::BitcastOp::create(
-        b, x.getType(), arith::ShLIOp::create(b, bits, shift));
-    return select(tiny, like(x, 0.0), fmul(y, scale));
   }
   /// f16/bf16 (scalar or vector) to f32.
   Value toF32(Value x) {
@@ -221,46 +194,6 @@ struct KernelBuilder {
     return m;
   }
 
-  /// Lanes 0..15 of `a` and `b` zipped: a0 b0 a1 b1 ... (32 lanes).
-  Value zip(Value a, Value bv) {
-    SmallVector<int64_t> mask;
-    for (int64_t l = 0; l < kLanes; ++l) {
-      mask.push_back(l);
-      mask.push_back(l + kLanes);
-    }
-    return vector::ShuffleOp::create(b, a, bv, mask);
-  }
-
-  /// Rotates the 16 pairs starting at pair `c` of one row with the f32 table
-  /// vectors `cs`, `sn`: pairs (c + i, c + i + half), or for interleaved
-  /// pairs (2(c + i), 2(c + i) + 1), split into even/odd members by shuffles
-  /// and zipped back. `load(channel, lanes)` reads f32 channels of the row,
-  /// `store(v, channel)` writes 16 of them.
-  void rotatePairs(Value cs, Value sn, int64_t c, int64_t half, bool interleaved,
-                   function_ref<Value(int64_t, int64_t)> load,
-                   function_ref<void(Value, int64_t)> store) {
-    if (!interleaved) {
-      auto [y0, y1] = rotate(load(c, kLanes), load(c + half, kLanes), cs, sn);
-      store(y0, c);
-      store(y1, c + half);
-      return;
-    }
-    SmallVector<int64_t> even, odd;
-    for (int64_t l = 0; l < kLanes; ++l) {
-      even.push_back(2 * l);
-      odd.push_back(2 * l + 1);
-    }
-    Value x = load(2 * c, 2 * kLanes);
-    auto [y0, y1] = rotate(vector::ShuffleOp::create(b, x, x, even),
-                           vector::ShuffleOp::create(b, x, x, odd), cs, sn);
-    Value y = zip(y0, y1);
-    for (int64_t l = 0; l < 2; ++l)
-      store(vector::ExtractStridedSliceOp::create(b, y, ArrayRef<int64_t>{l * kLanes},
-                                                  ArrayRef<int64_t>{kLanes},
-                                                  ArrayRef<int64_t>{1}),
-            2 * c + l * kLanes);
-  }
-
   /// `tensor` as a read-only buffer of identity layout (null stays null).
   Value toBuffer(Value tensor) {
     if (!tensor)
@@ -271,19 +204,11 @@ struct KernelBuilder {
         /*read_only=*/true);
   }
 
-  /// x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin (the pe.rope arithmetic).
-  std::pair<Value, Value> rotate(Value x0, Value x1, Value cs, Value sn) {
-    Value x1s = fmul(x1, sn);
-    Value y0 = fma(x0, cs, arith::NegFOp::create(b, x1s));
-    Value y1 = fma(x1, cs, fmul(x0, sn));
-    return {y0, y1};
-  }
-
   /// Runs `body(ivs)` for every point of [0, ubs): an scf.parallel (an
   /// allocation scope, which OpenMP outlines) with threads, else a nest of
   /// scf.for whose scratch the caller allocates once, before the nest.
   void parallel(int64_t threads, ArrayRef<Value> ubs,
-                  function_ref<void(ValueRange)> body) {
+                function_ref<void(ValueRange)> body) {
     OpBuilder::InsertionGuard guard(b);
     SmallVector<Value> ivs;
     if (threads > 1) {

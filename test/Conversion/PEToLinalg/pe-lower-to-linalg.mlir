@@ -116,13 +116,17 @@ func.func @sinusoidal(%p: tensor<?xi32>) -> tensor<?x64xf32> {
 
 // -----
 
-// ALiBi: slopes are constants; the causal bias is -m (q - k), -inf ahead.
+// ALiBi: slopes are constants; the causal bias is m (k - q), -inf ahead.
+// k - q is formed without i64 overflow: |k - q| as an unsigned number,
+// rounded once to f32, then its sign.
 // CHECK-LABEL: func.func @alibi
 // CHECK: arith.constant dense<[2.500000e-01, 6.250000e-02, 1.562500e-02, 3.906250e-03]> : tensor<4xf32>
 // CHECK: linalg.generic
-// CHECK: arith.subi
-// CHECK: arith.negf
-// CHECK: arith.cmpi sgt
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[K:.*]], %[[Q:.*]] : i64
+// CHECK: arith.uitofp {{.*}} : i64 to f32
+// CHECK: %[[D:.*]] = arith.select %[[GE]]
+// CHECK: math.fma %{{.*}}, %[[D]]
+// CHECK: arith.cmpi sgt, %[[K]], %[[Q]] : i64
 // CHECK: arith.select
 func.func @alibi(%q: tensor<8xi32>, %k: tensor<8xi32>) -> tensor<4x8x8xf32> {
   %s = pe.alibi_slopes : tensor<4xf32>
@@ -134,16 +138,24 @@ func.func @alibi(%q: tensor<8xi32>, %k: tensor<8xi32>) -> tensor<4x8x8xf32> {
 
 // Attention, GQA 32/8: query heads reshaped to (8, 4); QK^T over d with the
 // key indexed by the KV head; masks from positions; softmax with a zero-safe
-// max and sum; PV; collapsed back to 32 heads.
+// max and sum; PV where keys of weight 0 add nothing; collapsed back to 32
+// heads. Causal: k > q; window: q >= k and q - k >= W as unsigned (exact for
+// any i64 positions).
 // CHECK-LABEL: func.func @attention
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 8, 4, %{{.*}}, 64] : tensor<1x32x?x64xbf16> into tensor<1x8x4x?x64xbf16>
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]
 // CHECK: arith.extf {{.*}} : bf16 to f32
-// CHECK: arith.cmpi slt
-// CHECK: arith.cmpi sge
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sgt, %[[K:.*]], %[[Q:.*]] : i64
+// CHECK: %[[ORDERED:.*]] = arith.cmpi sge, %[[Q]], %[[K]] : i64
+// CHECK: %[[GAP:.*]] = arith.subi %[[Q]], %[[K]] : i64
+// CHECK: %[[FAR:.*]] = arith.cmpi uge, %[[GAP]], %{{.*}} : i64
+// CHECK: arith.andi %[[ORDERED]], %[[FAR]] : i1
 // CHECK: arith.maximumf
 // CHECK: arith.cmpf oeq
 // CHECK: math.exp
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.addf
 // CHECK: arith.divf
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x8x4x?x64xbf16> into tensor<1x32x?x64xbf16>
 func.func @attention(%q: tensor<1x32x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: tensor<1x8x?x64xbf16>) -> tensor<1x32x?x64xbf16> {

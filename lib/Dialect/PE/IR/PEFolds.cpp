@@ -50,13 +50,12 @@ constantPositions(Attribute attr, int64_t perPosition) {
   return positions;
 }
 
-/// max(p) + 1, the sequence length that dynamic scalings see.
+/// The sequence length that dynamic scalings see (0 for no positions).
 static int64_t sequenceLength(ArrayRef<int64_t> positions) {
   if (positions.empty())
     return 0;
-  int64_t last = *std::max_element(positions.begin(), positions.end());
-  // Saturates: a position of INT64_MAX has no successor.
-  return last == std::numeric_limits<int64_t>::max() ? last : last + 1;
+  return formula::sequenceLength(
+      *std::max_element(positions.begin(), positions.end()));
 }
 
 //===----------------------------------------------------------------------===//

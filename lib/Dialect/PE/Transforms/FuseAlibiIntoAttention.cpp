@@ -5,7 +5,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::pe {
@@ -34,8 +33,7 @@ static AlibiBiasOp biasOf(Value mask) {
 }
 
 /// The max_bias of `slopes` when they are the ALiBi slopes of `heads` heads:
-/// a pe.alibi_slopes, or the constant it folds to (slope 0 is
-/// 2^(-max_bias / n), n = 2^floor(log2 heads); every slope is checked).
+/// a pe.alibi_slopes, or the constant it folds to.
 static std::optional<double> alibiMaxBias(Value slopes, int64_t heads) {
   if (cast<RankedTensorType>(slopes.getType()).getDimSize(0) != heads)
     return std::nullopt;
@@ -44,20 +42,10 @@ static std::optional<double> alibiMaxBias(Value slopes, int64_t heads) {
   DenseFPElementsAttr values;
   if (!matchPattern(slopes, m_Constant(&values)))
     return std::nullopt;
-  SmallVector<double> got;
+  std::vector<double> got;
   for (const APFloat &v : values.getValues<APFloat>())
     got.push_back(v.convertToDouble());
-  int64_t n = 1;
-  while (n * 2 <= heads)
-    n *= 2;
-  if (!(got[0] > 0.0 && got[0] < 1.0))
-    return std::nullopt;
-  double maxBias = -double(n) * std::log2(got[0]);
-  std::vector<double> want = formula::alibiSlopes(heads, maxBias);
-  for (auto [g, w] : llvm::zip(got, want))
-    if (std::abs(g - w) > 1e-6 * w)
-      return std::nullopt;
-  return maxBias;
+  return formula::alibiMaxBias(got);
 }
 
 namespace {
@@ -104,9 +92,13 @@ struct FuseAlibiIntoAttentionPass
     : pe::impl::PEFuseAlibiIntoAttentionBase<FuseAlibiIntoAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseAlibi>(&getContext());
+    populateFuseAlibiIntoAttentionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void mlir::pe::populateFuseAlibiIntoAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseAlibi>(patterns.getContext());
+}

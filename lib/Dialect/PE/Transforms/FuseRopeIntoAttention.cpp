@@ -53,9 +53,13 @@ struct FuseRopeIntoAttentionPass
     : pe::impl::PEFuseRopeIntoAttentionBase<FuseRopeIntoAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseRope>(&getContext());
+    populateFuseRopeIntoAttentionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void mlir::pe::populateFuseRopeIntoAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseRope>(patterns.getContext());
+}

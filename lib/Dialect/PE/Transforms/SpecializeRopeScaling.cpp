@@ -12,26 +12,28 @@ using namespace mlir;
 using namespace mlir::pe;
 
 /// The same rotation with its sequence-length dependence decided for
-/// sequences of up to `maxSeqLen` positions.
-static RopeAttr specialize(RopeAttr rope, int64_t maxSeqLen) {
+/// sequences of up to `maxSeqLen` positions, or a null attribute (and a
+/// diagnostic) when the decided base is not a finite number.
+static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
   MLIRContext *context = rope.getContext();
-  if (auto dynamic = dyn_cast_if_present<DynamicNtkScalingAttr>(rope.getScaling())) {
-    // theta' = theta (s L / L_max - (s - 1))^(r/(r-2)), L = max(N, L_max).
-    double r = double(rope.getRotaryDim());
-    double s = dynamic.getFactor().convertToDouble();
-    double lMax = double(dynamic.getMaxPositionEmbeddings());
-    double l = std::max(double(maxSeqLen), lMax);
-    double theta = rope.getTheta().convertToDouble() * std::pow(s * l / lMax - (s - 1.0), r / (r - 2.0));
+  formula::RopeConfig config = rope.getConfig();
+  if (isa_and_present<DynamicNtkScalingAttr>(rope.getScaling())) {
+    double theta = formula::dynamicNtkTheta(config, maxSeqLen);
+    if (!(std::isfinite(theta) && theta > 1.0)) {
+      op->emitError() << "pe-specialize-rope-scaling: dynamic NTK at "
+                      << maxSeqLen << " positions gives theta = " << theta
+                      << ", which is not a finite number > 1";
+      return {};
+    }
     return RopeAttr::get(context, APFloat(theta), rope.getRotaryDim(), rope.getStyle(),
                          RopeScalingAttrInterface());
   }
   if (auto longrope = dyn_cast_if_present<LongRopeScalingAttr>(rope.getScaling())) {
     if (longrope.getSelect() != LongRopeSelect::dynamic)
       return rope;
-    LongRopeSelect select =
-        maxSeqLen > longrope.getOriginalMaxPositionEmbeddings()
-            ? LongRopeSelect::long_
-            : LongRopeSelect::short_;
+    LongRopeSelect select = formula::longRopeUsesLong(config, maxSeqLen)
+                                ? LongRopeSelect::long_
+                                : LongRopeSelect::short_;
     auto scaling = LongRopeScalingAttr::get(
         context, longrope.getShortFactor(), longrope.getLongFactor(),
         longrope.getOriginalMaxPositionEmbeddings(), longrope.getFactor(),
@@ -54,12 +56,21 @@ struct SpecializeRopeScalingPass
           << static_cast<int64_t>(maxSeqLen);
       return signalPassFailure();
     }
-    getOperation()->walk([&](Operation *op) {
-      for (NamedAttribute named : op->getAttrDictionary())
-        if (auto rope = dyn_cast<RopeAttr>(named.getValue()))
-          if (RopeAttr specialized = specialize(rope, maxSeqLen); specialized != rope)
-            op->setAttr(named.getName(), specialized);
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      for (NamedAttribute named : op->getAttrDictionary()) {
+        auto rope = dyn_cast<RopeAttr>(named.getValue());
+        if (!rope)
+          continue;
+        RopeAttr specialized = specialize(op, rope, maxSeqLen);
+        if (!specialized)
+          return WalkResult::interrupt();
+        if (specialized != rope)
+          op->setAttr(named.getName(), specialized);
+      }
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

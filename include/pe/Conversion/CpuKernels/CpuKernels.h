@@ -1,0 +1,37 @@
+//===- CpuKernels.h - hand-scheduled CPU kernels of pe ops ------*- C++ -*-===//
+#ifndef PE_CONVERSION_CPUKERNELS_CPUKERNELS_H
+#define PE_CONVERSION_CPUKERNELS_CPUKERNELS_H
+
+#include <cstdint>
+
+namespace mlir {
+class RewritePatternSet;
+namespace pe {
+
+struct TileAttentionOptions {
+  /// Threads the tasks run on (decides key splitting for decode).
+  int64_t threads = 1;
+  /// Query rows (queries x heads of a group) per task.
+  int64_t rows = 64;
+  /// Keys per streamed K/V tile.
+  int64_t blockKeys = 96;
+  /// bf16 attention on AMX tiles.
+  bool amx = false;
+};
+
+/// pe.attention -> a call of a flash-attention kernel function on buffers
+/// (pe-tile-attention). Ops whose plan fails keep for the reference
+/// lowering. Kernels are private functions of the enclosing symbol table,
+/// one per distinct kernel body; apply with a driver that does not revisit
+/// new ops (walkAndApplyPatterns).
+void populateTileAttentionPatterns(RewritePatternSet &patterns,
+                                   const TileAttentionOptions &options);
+
+/// pe.rope -> one streaming loop nest on buffers (pe-tile-rope), where the
+/// rotated half and the pass-through channels are whole vectors.
+void populateTileRopePatterns(RewritePatternSet &patterns, int64_t threads);
+
+} // namespace pe
+} // namespace mlir
+
+#endif // PE_CONVERSION_CPUKERNELS_CPUKERNELS_H

@@ -1,0 +1,144 @@
+//===- AttentionBuilders.h - attention's positional math as IR --*- C++ -*-===//
+//
+// The one home of the attention formulas that the compiler emits as IR:
+// which keys a query sees (causal, sliding window; per element and per tile),
+// the distance between positions, the ALiBi bias, and the steps of the online
+// softmax (as in IREE's attention decomposition, one step per builder):
+//
+//   m' = max(m, max_j s_j)                 buildRowMax
+//   base = m' == -inf ? 0 : m'              buildExponentBase
+//   p_j = exp(s_j - base), alpha = exp(m - base)   buildExpOfDifference
+//   l' = alpha l + sum_j p_j                buildRescaledSum
+//   acc' = alpha acc + sum_j p_j v_j        buildRescale, buildWeightedSum
+//                                           (buildWeightedTerm)
+//   out = l == 0 ? 0 : acc / l              buildNormalize
+//
+// Every builder works on scalars and on vectors alike.
+//
+// NaN and inf follow IEEE arithmetic on the visible keys: a NaN score (or a
+// +inf score, whose weight becomes inf - inf) makes its row NaN. A masked key
+// has weight exactly 0 and contributes nothing, whatever its key, value or
+// mask entry holds; a row without a visible key is 0.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_DIALECT_PE_UTILS_ATTENTIONBUILDERS_H
+#define PE_DIALECT_PE_UTILS_ATTENTIONBUILDERS_H
+
+#include "pe/Dialect/PE/IR/PE.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <optional>
+
+namespace mlir::pe {
+
+//===----------------------------------------------------------------------===//
+// Which keys a query sees
+//===----------------------------------------------------------------------===//
+
+/// The position-dependent masks of an attention: causal hides keys after the
+/// query (k > q); a window of W hides keys W or more positions before the
+/// query (q - k >= W) and, without causal, as far after it (k - q >= W).
+struct PositionMask {
+  bool causal = false;
+  std::optional<int64_t> window;
+
+  static PositionMask of(AttentionOp op) { return {op.getCausal(), op.getWindow()}; }
+  /// Whether any key can be hidden by position.
+  bool masksByPosition() const { return causal || window.has_value(); }
+};
+
+/// i1 (or vector of i1): a - b >= distance for i64 a, b and distance >= 0,
+/// exact for every pair of i64 values: a >= b and (a - b), which fits in 64
+/// unsigned bits when a >= b, is at least `distance` as an unsigned number.
+Value buildAtLeastApart(ImplicitLocOpBuilder &b, Value a, Value c, Value distance);
+
+/// i1 (or vector of i1): the key at i64 position `k` is hidden from the
+/// query at `q` by `mask` (false when it masks nothing).
+Value buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask, Value q,
+                    Value k);
+
+/// The same from the distance k - q held exactly in f32 (positions within
+/// 2^24 of each other).
+Value buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                              Value kMinusQ);
+
+/// k - q for i64 positions (scalars or vectors), rounded once to f32 (or to
+/// the element type of `floatLike` when given), without i64 overflow: the
+/// difference is formed as an unsigned magnitude with a sign.
+Value buildPositionDistance(ImplicitLocOpBuilder &b, Value k, Value q);
+
+/// Whether a tile of queries at positions [qMin, qMax] and keys at
+/// [kMin, kMax] needs masking (i64 scalars in, i1 out): `hidden` when every
+/// key is hidden from every query (the tile is skipped), `partial` when some
+/// key may be hidden from some query (the tile is masked per element).
+struct TileVisibility {
+  Value hidden;
+  Value partial;
+};
+TileVisibility buildTileVisibility(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                                   Value qMin, Value qMax, Value kMin, Value kMax);
+
+//===----------------------------------------------------------------------===//
+// ALiBi
+//===----------------------------------------------------------------------===//
+
+/// The f32 slopes of `heads` query heads (formula::alibiSlopes) as a
+/// tensor<heads x f32> constant.
+Value buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias);
+
+/// score + slope * distance as one FMA (f32 scalars or vectors), the ALiBi
+/// bias -slope (q - k) added to a score: distance is k - q
+/// (buildPositionDistance), or -|k - q| for the symmetric bias. A score of 0
+/// gives the bias itself.
+Value buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
+                      Value distance);
+
+//===----------------------------------------------------------------------===//
+// Online softmax
+//===----------------------------------------------------------------------===//
+
+/// exp(x) for x <= 0 (all the softmax needs) to about 1 ulp of f32: x = n
+/// ln2 + r with |r| <= ln2/2, exp(r) by the Cephes polynomial, times 2^n
+/// built in the exponent bits. exp(-inf) and every result below the normal
+/// range are 0 (a masked key weighs exactly 0); NaN stays NaN.
+Value buildExpNonPositive(ImplicitLocOpBuilder &b, Value x);
+
+/// The exponential the softmax steps use: math.exp, or buildExpNonPositive.
+using ExpBuilder = function_ref<Value(ImplicitLocOpBuilder &, Value)>;
+Value buildMathExp(ImplicitLocOpBuilder &b, Value x);
+
+/// m' = max(m, s), NaN-propagating (a NaN score makes its row NaN).
+Value buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s);
+
+/// base = m' == -inf ? 0 : m': what the exponents subtract. A row without a
+/// visible key yet has m' = -inf; subtracting 0 gives p = exp(-inf) = 0 and
+/// alpha = exp(-inf) = 0, never exp(-inf - -inf) = NaN.
+Value buildExponentBase(ImplicitLocOpBuilder &b, Value rowMax);
+
+/// exp(x - base): a key's weight p = exp(s - base), or the correction of the
+/// running sums alpha = exp(m_old - base).
+Value buildExpOfDifference(ImplicitLocOpBuilder &b, Value x, Value base,
+                           ExpBuilder exp);
+
+/// l' = alpha l + sum_j p_j.
+Value buildRescaledSum(ImplicitLocOpBuilder &b, Value l, Value alpha, Value rowSum);
+
+/// acc' = alpha acc.
+Value buildRescale(ImplicitLocOpBuilder &b, Value acc, Value alpha);
+
+/// acc + p v, where a key of weight p = 0 (every masked key) adds nothing,
+/// even when its value is NaN or inf: one FMA merged into acc under p != 0
+/// (a masked FMA on AVX-512).
+Value buildWeightedSum(ImplicitLocOpBuilder &b, Value acc, Value p, Value v);
+
+/// The term p v of that sum on its own, 0 for p = 0, for a reduction whose
+/// combiner must be a plain add (linalg's vectorizer).
+Value buildWeightedTerm(ImplicitLocOpBuilder &b, Value p, Value v);
+
+/// out = l == 0 ? 0 : acc / l (a row without a visible key is 0).
+Value buildNormalize(ImplicitLocOpBuilder &b, Value acc, Value l);
+
+} // namespace mlir::pe
+
+#endif // PE_DIALECT_PE_UTILS_ATTENTIONBUILDERS_H

@@ -1,0 +1,87 @@
+//===- OperandChecks.h - operands and run-time checks of pe ops -*- C++ -*-===//
+//
+// What every lowering of a pe op does before its math: sizes that the
+// verifier could not compare (dynamic dimensions) checked at run time, the
+// default positions of pe.attention, the tables of pe.rope, and the limits on
+// work done on the host at compile time. Tensor-level IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_DIALECT_PE_UTILS_OPERANDCHECKS_H
+#define PE_DIALECT_PE_UTILS_OPERANDCHECKS_H
+
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe-c/Runtime.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <utility>
+
+namespace mlir::pe {
+
+/// The runtime function that pe.learned calls for an out-of-range position:
+/// void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
+///                                      int64_t rows).
+inline constexpr char kLearnedOutOfRangeFn[] = "pe_runtime_learned_out_of_range";
+
+/// The runtime function for dynamic sizes that differ:
+/// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
+/// `check` one of `enum pe_size_check` (include/pe-c/Runtime.h).
+inline constexpr char kSizeMismatchFn[] = "pe_runtime_size_mismatch";
+
+/// Constant tables built on the host at compile time (frequencies, slopes)
+/// hold at most this many entries; larger ones are a diagnostic.
+inline constexpr int64_t kMaxConstantTableEntries = int64_t(1) << 20;
+
+/// The entries of the largest constant table that lowering `op` builds on
+/// the host (RoPE frequencies, ALiBi slopes, sinusoidal frequencies).
+int64_t largestConstantTable(Operation *op);
+
+/// Fails with a diagnostic when that table has more than
+/// kMaxConstantTableEntries entries.
+LogicalResult checkConstantTables(Operation *op);
+
+/// Declares `void name(i64, i64, i64)` once in the symbol table that holds
+/// `op` (a runtime function that generated code calls). `op` must have one.
+FlatSymbolRefAttr declareRuntimeFunction(OpBuilder &b, Operation *op,
+                                         StringRef name);
+
+/// Calls pe_runtime_size_mismatch(check, got, want) unless got == want
+/// (index values).
+void buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op, pe_size_check check,
+                    Value got, Value want);
+
+/// Checks at run time that dimension `da` of tensor `a` equals dimension
+/// `dc` of tensor `c`; nothing when both are static (the verifier compared
+/// them).
+void buildSameSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
+                        pe_size_check check, Value a, int64_t da, Value c,
+                        int64_t dc);
+
+/// Checks at run time that the static dimensions of the declared result
+/// `type` agree with `sizes` computed from the operands.
+void buildResultSizeChecks(ImplicitLocOpBuilder &b, Operation *op,
+                           pe_size_check check, RankedTensorType type,
+                           ArrayRef<OpFoldResult> sizes);
+
+/// The run-time size checks of pe.attention `op` on its (converted)
+/// operands, and its query and key positions: the given ones, or the
+/// defaults (keys 0..Skv-1, queries the last Sq of them).
+std::pair<Value, Value> prepareAttentionOperands(ImplicitLocOpBuilder &b,
+                                                 AttentionOp op, Value q,
+                                                 Value k, Value v, Value mask,
+                                                 Value qPos, Value kPos);
+
+/// The run-time size checks of pe.rope `op` (positions against the sequence,
+/// given tables against the positions) and its f32 tables: `cos`/`sin` when
+/// given (pe-share-rope-tables), else computed from the positions.
+std::pair<Value, Value> prepareRopeOperands(ImplicitLocOpBuilder &b, RopeOp op,
+                                            Value x, Value positions, Value cos,
+                                            Value sin);
+
+/// Checks at run time that `sizes` agree with the static dims of op's result.
+void checkAttentionResult(ImplicitLocOpBuilder &b, AttentionOp op,
+                          ArrayRef<OpFoldResult> sizes);
+
+} // namespace mlir::pe
+
+#endif // PE_DIALECT_PE_UTILS_OPERANDCHECKS_H

@@ -1,0 +1,193 @@
+//===- AmxKernel.cpp - the AMX variant of the attention kernel ------------===//
+//
+// bf16 prefill on AMX tiles (16 x 16 f32 accumulators of 16 x 32 bf16
+// operands); the softmax statistics stay f32.
+//   S^T = Kr Q^T      A = 16 keys x 32 channels of Kr, B = Q^T in VNNI pairs
+//                     Qv[d / 2][2 r + d % 2]
+//   O += P V          A = P transposed to bf16 rows Pa[r][j], B = V in VNNI
+//                     pairs Vv[j / 2][2 e + j % 2]
+// A tile product cannot skip keys of weight 0, so a value tile that holds a
+// NaN or inf takes a vector path that does (masked keys contribute nothing).
+// Tiles stay within one block: every loop whose body carries a tile is
+// unrolled at compile time.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionTask.h"
+
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+class AmxTask final : public AttentionTask {
+public:
+  using AttentionTask::AttentionTask;
+
+  void processTile(Value k0, Value kCount, const TileMasking &masking) override {
+    packKeys(k0, kCount);
+    computeScores(kCount);
+    softmax(k0, kCount, masking);
+    transposeWeights();
+    Value nonFinite = packValues(k0, kCount);
+    rescaleOutput();
+    auto branch = scf::IfOp::create(g.b, nonFinite, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(g.b);
+    g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    accumulateValuesSkippingZeroWeights(k0, kCount);
+    g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    accumulateValues();
+  }
+
+private:
+  /// V in VNNI pairs, and the weights P as bf16 rows.
+  Value values, weights;
+
+  Value allocateQueries() override {
+    return g.scratch({p.headDim / 2, 2 * p.rows}, g.b.getBF16Type());
+  }
+  Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
+  SmallVector<Value> queryIndex(Value d, Value r) override {
+    // Q^T in VNNI pairs: Qv[d / 2][2 r + d % 2].
+    return {arith::DivUIOp::create(g.b, d, g.c(2)),
+            g.add(g.mul(r, g.c(2)), arith::RemUIOp::create(g.b, d, g.c(2)))};
+  }
+  SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
+  Type keyTileType() override { return g.b.getBF16Type(); }
+  void allocateVariant() override {
+    values = g.scratch({p.keysPerTile / 2, 2 * p.valueDim}, g.b.getBF16Type());
+    weights = g.scratch({p.rows, p.keysPerTile}, g.b.getBF16Type());
+  }
+
+  amx::TileType bf16Tile() { return amx::TileType::get({16, 32}, g.b.getBF16Type()); }
+  amx::TileType f32Tile() { return amx::TileType::get({16, 16}, g.f32()); }
+
+  /// acc += A B over a reduction of `extent`: A = rows [row, row + 16) of
+  /// `a` (columns k), B = VNNI pairs of `bPairs` at column `col` (rows k / 2).
+  Value tileProduct(Value acc, Value a, Value row, Value bPairs, Value col,
+                    int64_t extent) {
+    for (int64_t k = 0; k < extent; k += 32) {
+      Value at = amx::TileLoadOp::create(g.b, bf16Tile(), a, ValueRange{row, g.c(k)});
+      Value bt = amx::TileLoadOp::create(g.b, bf16Tile(), bPairs,
+                                         ValueRange{g.c(k / 2), col});
+      acc = amx::TileMulFOp::create(g.b, f32Tile(), at, bt, acc);
+    }
+    return acc;
+  }
+
+  /// S^T[j][r] = sum_d Kr[j][d] Q[r][d], 16 x 16 tiles.
+  void computeScores(Value kCount) {
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(16)), g.c(16));
+    g.loop(g.c(0), jEnd, g.c(16), [&](Value j0) {
+      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+        Value acc = tileProduct(amx::TileZeroOp::create(g.b, f32Tile()), keys, j0,
+                                queries, g.mul(r0, g.c(2)), p.headDim);
+        amx::TileStoreOp::create(g.b, scores, ValueRange{j0, r0}, acc);
+      });
+    });
+  }
+
+  /// Pa[r][j] = bf16(P^T[j][r]), by 16 x 16 transposes.
+  void transposeWeights() {
+    g.loop(0, g.c(p.keysPerTile), 16, [&](Value j0) {
+      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < 16; ++i)
+          rows.push_back(g.vload(scores, {g.add(j0, g.c(i)), r0}));
+        SmallVector<Value> columns = g.transpose16(rows);
+        for (int64_t r = 0; r < 16; ++r)
+          g.storeAs(columns[r], weights, {g.add(r0, g.c(r)), j0});
+      });
+    });
+  }
+
+  /// Whether a bf16 vector holds a NaN or inf (all exponent bits set).
+  Value anyNonFinite(Value x) {
+    auto bitsType = VectorType::get({kLanes}, g.b.getI16Type());
+    Value bits = arith::BitcastOp::create(g.b, bitsType, x);
+    Value exponent = arith::ConstantOp::create(
+        g.b, DenseElementsAttr::get(bitsType, g.b.getI16IntegerAttr(0x7F80)));
+    Value special = g.cmp(arith::CmpIPredicate::eq,
+                          arith::AndIOp::create(g.b, bits, exponent), exponent);
+    return vector::ReductionOp::create(g.b, vector::CombiningKind::OR, special);
+  }
+
+  /// Vv[j / 2][2 e + j % 2] = v[bi, kvh, k0 + j, e] (zero past the keys):
+  /// rows j and j + 1 zipped. Returns whether a value is NaN or inf.
+  Value packValues(Value k0, Value kCount) {
+    Value pairs = g.ceilDiv(kCount, g.c(2));
+    auto raw = VectorType::get({kLanes}, p.element);
+    Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
+    Value none = arith::ConstantOp::create(g.b, g.b.getBoolAttr(false));
+    Value nonFinite = g.loop(
+        g.c(0), pairs, g.c(1), {none},
+        [&](Value jp, ValueRange found) -> SmallVector<Value> {
+          Value j = g.mul(jp, g.c(2));
+          Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.c(1)), kCount);
+          // The second row's index stays in bounds; past the keys it reads zeros.
+          Value j1 = g.min(g.add(j, g.c(1)), g.sub(kCount, g.c(1)));
+          Value any = found[0];
+          for (int64_t e = 0; e < p.valueDim; e += kLanes) {
+            Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
+                                              ValueRange{bi, kvh, g.add(k0, j), g.c(e)});
+            Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
+                                              ValueRange{bi, kvh, g.add(k0, j1), g.c(e)});
+            x1 = g.select(second, x1, zero);
+            any = arith::OrIOp::create(
+                g.b, any, arith::OrIOp::create(g.b, anyNonFinite(x0), anyNonFinite(x1)));
+            g.vstore(buildZip(g.b, x0, x1), values, {jp, g.c(2 * e)});
+          }
+          return {any};
+        })[0];
+    g.zeroRows(values, pairs, g.c(p.keysPerTile / 2));
+    return nonFinite;
+  }
+
+  /// O = alpha O.
+  void rescaleOutput() {
+    g.loop(0, g.c(p.rows), 1, [&](Value r) {
+      Value correction = g.splat(g.load(alpha, {r}));
+      for (int64_t e = 0; e < p.valueDim; e += kLanes)
+        g.vstore(buildRescale(g.b, g.vload(output, {r, g.c(e)}), correction), output,
+                 {r, g.c(e)});
+    });
+  }
+
+  /// O += Pa Vv on tiles.
+  void accumulateValues() {
+    g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+      g.loop(0, g.c(p.valueDim), 16, [&](Value e0) {
+        Value acc = amx::TileLoadOp::create(g.b, f32Tile(), output, ValueRange{r0, e0});
+        acc = tileProduct(acc, weights, r0, values, g.mul(e0, g.c(2)), p.keysPerTile);
+        amx::TileStoreOp::create(g.b, output, ValueRange{r0, e0}, acc);
+      });
+    });
+  }
+
+  /// O[r][e] += sum_j p_j v_j with f32 vectors, keys of weight 0 skipped.
+  void accumulateValuesSkippingZeroWeights(Value k0, Value kCount) {
+    g.loop(0, g.c(p.rows), 1, [&](Value r) {
+      for (int64_t e = 0; e < p.valueDim; e += kLanes) {
+        Value acc = g.loop(g.c(0), kCount, g.c(1), {g.vload(output, {r, g.c(e)})},
+                           [&](Value j, ValueRange a) -> SmallVector<Value> {
+                             Value weight = g.splat(g.load(scores, {j, r}));
+                             Value v = g.vload(buf.v, {bi, kvh, g.add(k0, j), g.c(e)});
+                             return {buildWeightedSum(g.b, a[0], weight, v)};
+                           })[0];
+        g.vstore(acc, output, {r, g.c(e)});
+      }
+    });
+  }
+};
+
+} // namespace
+
+std::unique_ptr<AttentionTask> mlir::pe::createAmxTask(KernelBuilder &g,
+                                                       const AttentionPlan &p,
+                                                       const AttentionBuffers &buf) {
+  return std::make_unique<AmxTask>(g, p, buf);
+}

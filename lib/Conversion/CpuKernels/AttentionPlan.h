@@ -1,0 +1,83 @@
+//===- AttentionPlan.h - the shape of a CPU attention kernel ----*- C++ -*-===//
+//
+// Everything the flash-attention kernel of pe-tile-attention is specialized
+// on: the variant, the task and tile sizes, and the attention's attributes.
+// Planning fails (the op keeps the reference lowering) where the kernel has
+// nothing to gain or its scratch would not fit a thread's stack.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONPLAN_H
+#define PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONPLAN_H
+
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+
+#include "KernelBuilder.h"
+
+#include <optional>
+
+namespace mlir::pe {
+
+/// The kernel variants.
+enum class AttentionKernelKind {
+  /// Prefill: Q^T and O^T with vectors along the rows; both products are
+  /// broadcast-FMA micro-tiles.
+  Tiled,
+  /// Decode (at most 8 rows): Q and O row-major; scores are dot products
+  /// along D and P V runs along Dv, so no lane holds a padding row.
+  Decode,
+  /// bf16 prefill on AMX tiles: Q^T and V in VNNI pairs, P transposed to
+  /// bf16 rows, O row-major.
+  Amx,
+};
+
+struct AttentionPlan {
+  AttentionKernelKind kind = AttentionKernelKind::Tiled;
+  int64_t queryHeads = 0, kvHeads = 0, group = 0;
+  int64_t headDim = 0, valueDim = 0;
+  /// Queries per task, and its rows (query, head of the group) rounded up to
+  /// whole vectors; `validRows` of them hold queries in a decode kernel.
+  int64_t queriesPerTask = 0, rows = 0, validRows = 0;
+  /// Keys per streamed K/V tile.
+  int64_t keysPerTile = 0;
+  /// A micro-tile of the Tiled kernel: `rowVectors` vectors of rows times
+  /// `keysPerMicroTile` keys (S^T = K Q^T) or `channelsPerMicroTile` value
+  /// channels (O^T += V^T P), at most 24 accumulators.
+  int64_t rowVectors = 0, keysPerMicroTile = 0, channelsPerMicroTile = 0;
+  /// Fused RoPE: the rotated channels (0: none) and the pairing.
+  int64_t rotaryDim = 0;
+  RopeStyle ropeStyle = RopeStyle::half;
+  Type element;
+  double scale = 1.0;
+  PositionMask positionMask;
+  std::optional<double> alibiMaxBias;
+  bool hasMask = false;
+  int64_t threads = 1;
+
+  int64_t rotaryHalf() const { return rotaryDim / 2; }
+  /// O and its partials row-major [rows][Dv] rather than [Dv][rows].
+  bool outputRowMajor() const { return kind != AttentionKernelKind::Tiled; }
+  /// The rows that O holds.
+  int64_t outputRows() const {
+    return kind == AttentionKernelKind::Decode ? validRows : rows;
+  }
+};
+
+/// Options of the planner (those of pe-tile-attention).
+struct AttentionPlanOptions {
+  int64_t threads = 1;
+  int64_t rows = 64;
+  int64_t blockKeys = 96;
+  bool amx = false;
+};
+
+/// The plan of the kernel for `op`, or std::nullopt when the op keeps the
+/// reference lowering: dynamic head dims, an empty head, heads wider than
+/// the kernel unrolls, or scratch above the stack budget. The arithmetic is
+/// overflow-checked.
+std::optional<AttentionPlan> planAttention(AttentionOp op,
+                                           const AttentionPlanOptions &options);
+
+} // namespace mlir::pe
+
+#endif // PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONPLAN_H

@@ -1,0 +1,285 @@
+//===- AttentionTask.cpp - the steps every kernel variant shares ----------===//
+#include "AttentionTask.h"
+
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pe;
+
+void AttentionTask::allocate() {
+  queries = allocateQueries();
+  scores = g.scratch({p.keysPerTile, p.rows}, g.f32());
+  output = allocateOutput();
+  keys = g.scratch({p.keysPerTile, p.headDim}, keyTileType());
+  rowMax = g.scratch({p.rows}, g.f32());
+  rowSum = g.scratch({p.rows}, g.f32());
+  alpha = g.scratch({p.rows}, g.f32());
+  rowPositions = g.scratch({p.rows}, g.i64());
+  keyPositionTile = g.scratch({p.keysPerTile}, g.i64());
+  if (p.alibiMaxBias)
+    rowSlopes = g.scratch({p.rows}, g.f32());
+  if (p.hasMask)
+    rowMaskOffsets = g.scratch({p.rows}, g.i64());
+  allocateVariant();
+}
+
+void AttentionTask::initialize() {
+  auto rowsOf = [&](Value buffer) {
+    return g.c(cast<MemRefType>(buffer.getType()).getDimSize(0));
+  };
+  g.zeroRows(queries, g.c(0), rowsOf(queries));
+  g.zeroRows(output, g.c(0), rowsOf(output));
+  g.zeroRows(scores, g.c(0), rowsOf(scores));
+  for (int64_t r = 0; r < p.rows; r += kLanes) {
+    g.vstore(g.splat(g.negInf()), rowMax, {g.c(r)});
+    g.vstore(g.vsplat(0.0), rowSum, {g.c(r)});
+    g.vstore(g.splat(g.ci64(0)), rowPositions, {g.c(r)});
+    if (p.alibiMaxBias)
+      g.vstore(g.vsplat(0.0), rowSlopes, {g.c(r)});
+    if (p.hasMask)
+      g.vstore(g.splat(g.ci64(0)), rowMaskOffsets, {g.c(r)});
+  }
+}
+
+/// Position `i` of batch row `bi` (positions [S] or [B, S]) as i64.
+static Value positionAt(KernelBuilder &g, Value positions, Value bi, Value i) {
+  bool batched = cast<MemRefType>(positions.getType()).getRank() == 2;
+  return extendToI64(g.b, batched ? g.load(positions, {bi, i}) : g.load(positions, {i}));
+}
+
+/// Indices of table entry (bi, i, c) for tables [S, r/2] or [B, S, r/2].
+static SmallVector<Value> tableIndex(Value table, Value bi, Value i, Value c) {
+  if (cast<MemRefType>(table.getType()).getRank() == 3)
+    return {bi, i, c};
+  return {i, c};
+}
+
+std::pair<Value, Value> AttentionTask::packQueries() {
+  SmallVector<Value> range = g.loop(
+      g.c(0), qCount, g.c(1),
+      {g.ci64(std::numeric_limits<int64_t>::max()),
+       g.ci64(std::numeric_limits<int64_t>::min())},
+      [&](Value i, ValueRange minMax) -> SmallVector<Value> {
+        Value qi = g.add(q0, i);
+        Value position = positionAt(g, buf.qPos, bi, qi);
+        g.loop(0, g.c(p.group), 1, [&](Value hg) {
+          Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+          Value r = g.add(g.mul(i, g.c(p.group)), hg);
+          g.store(position, rowPositions, {r});
+          if (p.alibiMaxBias)
+            g.store(g.load(buf.slopes, {h}), rowSlopes, {r});
+          if (p.hasMask) {
+            // Offset of row (b, h, qi) of the mask [B|1, Hq|1, Sq, Skv].
+            auto maskType = cast<MemRefType>(buf.mask.getType());
+            Value bm = maskType.getDimSize(0) == 1 ? g.c(0) : bi;
+            Value hm = maskType.getDimSize(1) == 1 ? g.c(0) : h;
+            Value heads = g.c(maskType.getDimSize(1) == 1 ? 1 : p.queryHeads);
+            Value row = g.add(g.mul(g.add(g.mul(bm, heads), hm), sq), qi);
+            g.store(g.toI64(g.mul(row, skv)), rowMaskOffsets, {r});
+          }
+          Value scale = g.cf(p.scale);
+          auto channel = [&](Value d) { return g.toF32(g.load(buf.q, {bi, h, qi, d})); };
+          if (p.rotaryDim) {
+            g.loop(0, g.c(p.rotaryHalf()), 1, [&](Value pair) {
+              auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
+              Value cos = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, pair));
+              Value sin = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, pair));
+              auto [y0, y1] = buildPairRotation(g.b, channel(d0), channel(d1), cos, sin);
+              g.storeAs(g.fmul(y0, scale), queries, queryIndex(d0, r));
+              g.storeAs(g.fmul(y1, scale), queries, queryIndex(d1, r));
+            });
+          }
+          g.loop(p.rotaryDim, g.c(p.headDim), 1, [&](Value d) {
+            g.storeAs(g.fmul(channel(d), scale), queries, queryIndex(d, r));
+          });
+        });
+        return {g.min(minMax[0], position), g.max(minMax[1], position)};
+      });
+  return {range[0], range[1]};
+}
+
+std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
+  SmallVector<Value> range = g.loop(
+      g.c(0), kCount, g.c(1),
+      {g.ci64(std::numeric_limits<int64_t>::max()),
+       g.ci64(std::numeric_limits<int64_t>::min())},
+      [&](Value j, ValueRange minMax) -> SmallVector<Value> {
+        Value position = positionAt(g, buf.kPos, bi, g.add(k0, j));
+        g.store(position, keyPositionTile, {j});
+        return {g.min(minMax[0], position), g.max(minMax[1], position)};
+      });
+  return {range[0], range[1]};
+}
+
+void AttentionTask::packKeys(Value k0, Value kCount) {
+  const int64_t half = p.rotaryHalf();
+  const bool vectorRope = p.rotaryDim && half % kLanes == 0;
+  const bool vectorRest = (p.headDim - p.rotaryDim) % kLanes == 0;
+  g.loop(0, kCount, 1, [&](Value j) {
+    Value kj = g.add(k0, j);
+    auto keyAt = [&](Value d) { return SmallVector<Value>{bi, kvh, kj, d}; };
+    if (vectorRope) {
+      for (int64_t pair = 0; pair < half; pair += kLanes) {
+        Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.c(pair)));
+        Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.c(pair)));
+        buildVectorPairRotation(
+            g.b, cos, sin, g.c(pair), p.ropeStyle, p.rotaryDim,
+            [&](Value d, int64_t lanes) { return g.vload(buf.k, keyAt(d), lanes); },
+            [&](Value v, Value d) { g.storeAs(v, keys, {j, d}); });
+      }
+    } else if (p.rotaryDim) {
+      g.loop(0, g.c(half), 1, [&](Value pair) {
+        auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
+        Value cos = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
+        Value sin = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
+        auto [y0, y1] = buildPairRotation(g.b, g.toF32(g.load(buf.k, keyAt(d0))),
+                                          g.toF32(g.load(buf.k, keyAt(d1))), cos, sin);
+        g.storeAs(y0, keys, {j, d0});
+        g.storeAs(y1, keys, {j, d1});
+      });
+    }
+    if (vectorRest) {
+      for (int64_t d = p.rotaryDim; d < p.headDim; d += kLanes)
+        g.storeAs(g.vload(buf.k, keyAt(g.c(d))), keys, {j, g.c(d)});
+    } else {
+      g.loop(p.rotaryDim, g.c(p.headDim), 1, [&](Value d) {
+        g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});
+      });
+    }
+  });
+  g.zeroRows(keys, kCount, g.c(p.keysPerTile));
+}
+
+Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid) {
+  Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
+  Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
+  auto type = VectorType::get({kLanes}, element);
+  Value pass = arith::ConstantOp::create(
+      g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
+  Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.c(0)},
+                                     index, g.splat(valid), pass);
+  return g.toF32(m);
+}
+
+Value AttentionTask::fixScore(Value s, Value rowQ, Value slope, Value maskOffsets,
+                              Value j, Value k0, Value kCount, Value base) {
+  Value valid = g.cmp(arith::CmpIPredicate::slt, j, kCount);
+  Value hidden = g.splat(arith::XOrIOp::create(
+      g.b, valid, arith::ConstantOp::create(g.b, g.b.getBoolAttr(true))));
+  Value kMinusQ, keyHidden;
+  if (base) {
+    // Offsets from `base` are exact in f32: so is k - q.
+    Value k = arith::SIToFPOp::create(g.b, g.f32(),
+                                      g.sub(g.load(keyPositionTile, {j}), base));
+    kMinusQ = g.fsub(g.splat(k), rowQ);
+    keyHidden = buildIsMaskedByDistance(g.b, p.positionMask, kMinusQ);
+  } else {
+    Value k = g.splat(g.load(keyPositionTile, {j}));
+    if (p.alibiMaxBias)
+      kMinusQ = buildPositionDistance(g.b, k, rowQ);
+    keyHidden = buildIsMasked(g.b, p.positionMask, rowQ, k);
+  }
+  if (p.alibiMaxBias)
+    s = buildAlibiScore(g.b, s, slope, kMinusQ);
+  if (p.hasMask)
+    s = g.fadd(s, maskValue(maskOffsets, j, k0, valid));
+  hidden = arith::OrIOp::create(g.b, hidden, keyHidden);
+  return g.select(hidden, g.splat(g.negInf()), s);
+}
+
+Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances,
+                                Value k0, Value kCount, Value base) {
+  Value rowQ, slope, maskOffsets;
+  if (fix) {
+    rowQ = g.vloadI64(rowPositions, {r});
+    if (f32Distances)
+      rowQ = arith::SIToFPOp::create(g.b, g.vf(), g.sub(rowQ, g.splat(base)));
+    if (p.alibiMaxBias)
+      slope = g.vload(rowSlopes, {r});
+    if (p.hasMask)
+      maskOffsets = g.vloadI64(rowMaskOffsets, {r});
+  }
+  return g.loop(g.c(0), g.c(p.keysPerTile), g.c(1), {mOld},
+                [&](Value j, ValueRange m) -> SmallVector<Value> {
+                  Value s = g.vload(scores, {j, r});
+                  if (fix) {
+                    s = fixScore(s, rowQ, slope, maskOffsets, j, k0, kCount,
+                                 f32Distances ? base : Value());
+                    g.vstore(s, scores, {j, r});
+                  }
+                  return {buildRowMax(g.b, m[0], s)};
+                })[0];
+}
+
+void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) {
+  g.loop(0, g.c(p.rows), kLanes, [&](Value r) {
+    Value mOld = g.vload(rowMax, {r});
+    // m' = max(m, max_j s_j), the scores fixed first where the tile needs it.
+    Value mNew = g.ifElse(
+        masking.partial, g.vf(),
+        [&] {
+          return g.ifElse(
+              masking.nearby, g.vf(),
+              [&] { return tileRowMax(r, mOld, true, true, k0, kCount, masking.base); },
+              [&] { return tileRowMax(r, mOld, true, false, k0, kCount, masking.base); });
+        },
+        [&] { return tileRowMax(r, mOld, false, false, k0, kCount, masking.base); });
+    // base = m', or 0 while the row has no visible key.
+    Value base = buildExponentBase(g.b, mNew);
+    // alpha = exp(m - base)
+    Value correction = buildExpOfDifference(g.b, mOld, base, buildExpNonPositive);
+    // p_j = exp(s_j - base), and their sum.
+    Value sum = g.loop(g.c(0), g.c(p.keysPerTile), g.c(1), {g.vsplat(0.0)},
+                       [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                         Value weight = buildExpOfDifference(
+                             g.b, g.vload(scores, {j, r}), base, buildExpNonPositive);
+                         g.vstore(weight, scores, {j, r});
+                         return {g.fadd(acc[0], weight)};
+                       })[0];
+    // l = alpha l + sum_j p_j
+    g.vstore(buildRescaledSum(g.b, g.vload(rowSum, {r}), correction, sum), rowSum, {r});
+    g.vstore(mNew, rowMax, {r});
+    g.vstore(correction, alpha, {r});
+  });
+}
+
+void AttentionTask::writeOutput() {
+  g.loop(0, qCount, 1, [&](Value i) {
+    g.loop(0, g.c(p.group), 1, [&](Value hg) {
+      Value r = g.add(g.mul(i, g.c(p.group)), hg);
+      Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+      Value l = g.load(rowSum, {r});
+      g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+        // out = O / l (0 for a row without a visible key), rounded once.
+        Value o = buildNormalize(g.b, g.load(output, outputIndex(e, r)), l);
+        g.storeAs(o, buf.out, {bi, h, g.add(q0, i), e});
+      });
+    });
+  });
+}
+
+void AttentionTask::writePartials(Value partials, Value slot) {
+  // Partials hold O as [Dv][rows], then m and l.
+  if (p.outputRowMajor()) {
+    g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+      for (int64_t r = 0; r < p.outputRows(); ++r)
+        g.store(g.load(output, {g.c(r), e}), partials,
+                {slot, g.add(g.mul(e, g.c(p.rows)), g.c(r))});
+    });
+  } else {
+    g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+      Value start = g.mul(e, g.c(p.rows));
+      for (int64_t r = 0; r < p.rows; r += kLanes)
+        g.vstore(g.vload(output, {e, g.c(r)}), partials, {slot, g.add(start, g.c(r))});
+    });
+  }
+  for (int64_t r = 0; r < p.rows; r += kLanes) {
+    g.vstore(g.vload(rowMax, {g.c(r)}), partials, {slot, g.c(p.valueDim * p.rows + r)});
+    g.vstore(g.vload(rowSum, {g.c(r)}), partials,
+             {slot, g.c((p.valueDim + 1) * p.rows + r)});
+  }
+}

@@ -1,0 +1,136 @@
+//===- AttentionTask.h - one task of the CPU attention kernel ---*- C++ -*-===//
+//
+// A task of the flash-attention kernel: the rows (query i, head g of the KV
+// head's group) of one block of queries, against a range of K/V tiles.
+// This class holds the steps every kernel variant shares; a variant
+// (TiledKernel.cpp, DecodeKernel.cpp, AmxKernel.cpp) decides the layout of
+// its query and output buffers and how one K/V tile is processed.
+//
+// Buffers of a task (f32 unless a variant says otherwise; rows padded to
+// whole vectors):
+//   St[Bk][rows]      scores, then weights, of one key tile (S^T)
+//   Kr[Bk][D]         the rotated key tile
+//   m, l, alpha[rows] online-softmax statistics
+//   Q and O           in the variant's layout
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONTASK_H
+#define PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONTASK_H
+
+#include "AttentionPlan.h"
+#include "KernelBuilder.h"
+
+#include <memory>
+
+namespace mlir::pe {
+
+/// The operands of a kernel, as buffers (null where absent).
+struct AttentionBuffers {
+  Value q, k, v, mask, maskFlat, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+};
+
+/// How one K/V tile must be masked.
+struct TileMasking {
+  /// i1: some score of the tile needs a fix (position masks, the key tail,
+  /// ALiBi, the mask operand); false: every key is visible to every row.
+  Value partial;
+  /// i1: every query and key position of the tile lies within 2^24 of
+  /// `base` (i64), so distances are exact in f32.
+  Value nearby;
+  Value base;
+};
+
+class AttentionTask {
+public:
+  AttentionTask(KernelBuilder &g, const AttentionPlan &p,
+                const AttentionBuffers &buf)
+      : g(g), p(p), buf(buf) {}
+  virtual ~AttentionTask() = default;
+
+  /// Allocates the task's scratch on the stack (before the task loops for
+  /// sequential code, in each task otherwise).
+  void allocate();
+  /// The sizes of the call: queries and keys.
+  void setSizes(Value queries, Value keys) {
+    sq = queries;
+    skv = keys;
+  }
+  /// The task: batch row, KV head, first query and query count.
+  void setTask(Value batchRow, Value kvHead, Value firstQuery, Value queryCount) {
+    bi = batchRow;
+    kvh = kvHead;
+    q0 = firstQuery;
+    qCount = queryCount;
+  }
+
+  /// Zeroes Q and O, m = -inf, l = 0.
+  void initialize();
+  /// Q = scale * rope(q) for the task's rows, in the variant's layout, with
+  /// each row's position, slope and mask offset. Returns (min, max) of the
+  /// task's query positions.
+  std::pair<Value, Value> packQueries();
+  /// Positions of keys [k0, k0 + kCount) into the tile; returns their range.
+  std::pair<Value, Value> keyPositions(Value k0, Value kCount);
+  /// The online-softmax update with the K/V tile [k0, k0 + kCount).
+  virtual void processTile(Value k0, Value kCount, const TileMasking &masking) = 0;
+  /// out[bi, h, q0 + i, :] = O / l for the task's rows.
+  void writeOutput();
+  /// partials[slot] = (O, m, l) flattened, for the key-split combine.
+  void writePartials(Value partials, Value slot);
+
+protected:
+  KernelBuilder &g;
+  const AttentionPlan &p;
+  const AttentionBuffers &buf;
+  Value sq, skv, bi, kvh, q0, qCount;
+  // Scratch.
+  Value queries, scores, output, keys, rowMax, rowSum, alpha, rowPositions,
+      rowSlopes, rowMaskOffsets, keyPositionTile;
+
+  /// Variant hooks: Q and O buffers and where element (channel, row) of
+  /// each lives; extra scratch.
+  virtual Value allocateQueries() = 0;
+  virtual Value allocateOutput() = 0;
+  virtual SmallVector<Value> queryIndex(Value d, Value r) = 0;
+  virtual SmallVector<Value> outputIndex(Value e, Value r) = 0;
+  virtual Type keyTileType() { return g.f32(); }
+  virtual void allocateVariant() {}
+
+  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys.
+  void packKeys(Value k0, Value kCount);
+  /// The online-softmax step over the scores of one tile: fixes, row max,
+  /// weights, sums and the correction alpha of the running output.
+  void softmax(Value k0, Value kCount, const TileMasking &masking);
+
+private:
+  /// Score s of key j (16 rows from row vector `r`) with ALiBi, the mask
+  /// operand and the position masks applied; `distances` holds either the
+  /// rows' positions (i64) or, on the f32 path, their offsets from `base`.
+  Value fixScore(Value s, Value rowPositionsOrOffsets, Value slope,
+                 Value maskOffsets, Value j, Value k0, Value kCount, Value base);
+  /// The mask operand's entries of key j for 16 rows (gathered).
+  Value maskValue(Value maskOffsets, Value j, Value k0, Value valid);
+  /// m' = max(m, max_j s_j) over the tile for 16 rows, fixing scores first.
+  Value tileRowMax(Value r, Value mOld, bool fix, bool f32Distances,
+                   Value k0, Value kCount, Value base);
+};
+
+/// The task of each variant.
+std::unique_ptr<AttentionTask> createTiledTask(KernelBuilder &g, const AttentionPlan &p,
+                                               const AttentionBuffers &buf);
+std::unique_ptr<AttentionTask> createDecodeTask(KernelBuilder &g, const AttentionPlan &p,
+                                                const AttentionBuffers &buf);
+std::unique_ptr<AttentionTask> createAmxTask(KernelBuilder &g, const AttentionPlan &p,
+                                             const AttentionBuffers &buf);
+
+/// The runtime function that enables AMX tiles (lib/Runtime).
+inline constexpr char kEnableAmxFn[] = "pe_runtime_enable_amx";
+
+/// The body of a kernel function: every task of the call, split along the
+/// keys when there are fewer tasks than 2 x threads, then the combine.
+void buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
+                          const AttentionBuffers &buf);
+
+} // namespace mlir::pe
+
+#endif // PE_LIB_CONVERSION_CPUKERNELS_ATTENTIONTASK_H

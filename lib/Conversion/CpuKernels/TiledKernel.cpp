@@ -1,0 +1,147 @@
+//===- TiledKernel.cpp - the prefill variant of the attention kernel ------===//
+//
+// Q^T[D][rows] (rotated, scaled) and O^T[Dv][rows]: vectors run along the
+// rows, so both products are broadcast-FMA micro-tiles of at most 24
+// accumulators and the softmax needs no horizontal reduction:
+//   S^T[j][r] = sum_d Kr[j][d] Q^T[d][r]
+//   O^T[e][r] = alpha[r] O^T[e][r] + sum_j V[j][e] P^T[j][r]
+// f32 values are read in place; f16/bf16 values are converted into a tile.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionTask.h"
+
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+class TiledTask final : public AttentionTask {
+public:
+  using AttentionTask::AttentionTask;
+
+  void processTile(Value k0, Value kCount, const TileMasking &masking) override {
+    packKeys(k0, kCount);
+    computeScores(kCount);
+    softmax(k0, kCount, masking);
+    if (p.element.isF32()) {
+      accumulateValues(kCount, [&](Value j, Value e) {
+        return g.load(buf.v, {bi, kvh, g.add(k0, j), e});
+      });
+      return;
+    }
+    packValues(k0, kCount);
+    accumulateValues(kCount, [&](Value j, Value e) { return g.load(values, {j, e}); });
+  }
+
+private:
+  /// V[j][e] as f32, for f16/bf16 values.
+  Value values;
+
+  Value allocateQueries() override { return g.scratch({p.headDim, p.rows}, g.f32()); }
+  Value allocateOutput() override { return g.scratch({p.valueDim, p.rows}, g.f32()); }
+  SmallVector<Value> queryIndex(Value d, Value r) override { return {d, r}; }
+  SmallVector<Value> outputIndex(Value e, Value r) override { return {e, r}; }
+  void allocateVariant() override {
+    if (!p.element.isF32())
+      values = g.scratch({p.keysPerTile, p.valueDim}, g.f32());
+  }
+
+  /// S^T = Kr Q^T for keys [0, kCount) rounded up to whole micro-tiles
+  /// (keysPerMicroTile keys x rowVectors row vectors).
+  void computeScores(Value kCount) {
+    const int64_t nj = p.keysPerMicroTile, cw = p.rowVectors;
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(nj)), g.c(nj));
+    g.loop(g.c(0), jEnd, g.c(nj), [&](Value j0) {
+      g.loop(0, g.c(p.rows), cw * kLanes, [&](Value r0) {
+        SmallVector<Value> init(nj * cw, g.vsplat(0.0));
+        SmallVector<Value> acc = g.loop(
+            g.c(0), g.c(p.headDim), g.c(1), init,
+            [&](Value d, ValueRange a) -> SmallVector<Value> {
+              SmallVector<Value> q, next;
+              for (int64_t v = 0; v < cw; ++v)
+                q.push_back(g.vload(queries, {d, g.add(r0, g.c(v * kLanes))}));
+              for (int64_t jj = 0; jj < nj; ++jj) {
+                Value k = g.splat(g.load(keys, {g.add(j0, g.c(jj)), d}));
+                for (int64_t v = 0; v < cw; ++v)
+                  next.push_back(g.fma(k, q[v], a[jj * cw + v]));
+              }
+              return next;
+            });
+        for (int64_t jj = 0; jj < nj; ++jj)
+          for (int64_t v = 0; v < cw; ++v)
+            g.vstore(acc[jj * cw + v], scores,
+                     {g.add(j0, g.c(jj)), g.add(r0, g.c(v * kLanes))});
+      });
+    });
+  }
+
+  /// V[j, :] = v[bi, kvh, k0 + j, :] in f32, zero rows past the keys.
+  void packValues(Value k0, Value kCount) {
+    g.loop(0, kCount, 1, [&](Value j) {
+      Value kj = g.add(k0, j);
+      if (p.valueDim % kLanes == 0) {
+        for (int64_t e = 0; e < p.valueDim; e += kLanes)
+          g.vstore(g.vload(buf.v, {bi, kvh, kj, g.c(e)}), values, {j, g.c(e)});
+      } else {
+        g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+          g.store(g.toF32(g.load(buf.v, {bi, kvh, kj, e})), values, {j, e});
+        });
+      }
+    });
+    g.zeroRows(values, kCount, g.c(p.keysPerTile));
+  }
+
+  /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r],
+  /// `value(j, e)` an f32 element of V.
+  void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value) {
+    const int64_t cw = p.rowVectors;
+    g.loop(0, g.c(p.rows), cw * kLanes, [&](Value r0) {
+      SmallVector<Value> correction;
+      for (int64_t v = 0; v < cw; ++v)
+        correction.push_back(g.vload(alpha, {g.add(r0, g.c(v * kLanes))}));
+      auto microTile = [&](Value e0, int64_t ne) {
+        // acc = alpha O
+        SmallVector<Value> init;
+        for (int64_t ee = 0; ee < ne; ++ee)
+          for (int64_t v = 0; v < cw; ++v)
+            init.push_back(buildRescale(
+                g.b, g.vload(output, {g.add(e0, g.c(ee)), g.add(r0, g.c(v * kLanes))}),
+                correction[v]));
+        // acc += p_j v_j
+        SmallVector<Value> acc = g.loop(
+            g.c(0), kCount, g.c(1), init,
+            [&](Value j, ValueRange a) -> SmallVector<Value> {
+              SmallVector<Value> weights, next;
+              for (int64_t v = 0; v < cw; ++v)
+                weights.push_back(g.vload(scores, {j, g.add(r0, g.c(v * kLanes))}));
+              for (int64_t ee = 0; ee < ne; ++ee) {
+                Value ve = g.splat(value(j, g.add(e0, g.c(ee))));
+                for (int64_t v = 0; v < cw; ++v)
+                  next.push_back(buildWeightedSum(g.b, a[ee * cw + v], weights[v], ve));
+              }
+              return next;
+            });
+        for (int64_t ee = 0; ee < ne; ++ee)
+          for (int64_t v = 0; v < cw; ++v)
+            g.vstore(acc[ee * cw + v], output,
+                     {g.add(e0, g.c(ee)), g.add(r0, g.c(v * kLanes))});
+      };
+      const int64_t ne = p.channelsPerMicroTile;
+      const int64_t whole = p.valueDim - p.valueDim % ne;
+      if (whole > 0)
+        g.loop(0, g.c(whole), ne, [&](Value e0) { microTile(e0, ne); });
+      if (p.valueDim % ne)
+        microTile(g.c(whole), p.valueDim % ne);
+    });
+  }
+};
+
+} // namespace
+
+std::unique_ptr<AttentionTask> mlir::pe::createTiledTask(KernelBuilder &g,
+                                                         const AttentionPlan &p,
+                                                         const AttentionBuffers &buf) {
+  return std::make_unique<TiledTask>(g, p, buf);
+}

@@ -1,0 +1,203 @@
+//===- AttentionBuilders.cpp - attention's positional math as IR ----------===//
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pe;
+
+using IntPredicate = arith::CmpIPredicate;
+using FloatPredicate = arith::CmpFPredicate;
+
+/// A constant i1 (or vector of i1) shaped like the integer or float `like`.
+static Value boolLike(ImplicitLocOpBuilder &b, Value like, bool value) {
+  Type type = withElementType(like.getType(), b.getI1Type());
+  auto attr = b.getBoolAttr(value);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vector, attr));
+  return arith::ConstantOp::create(b, attr);
+}
+
+static Value orOf(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::OrIOp::create(b, x, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Which keys a query sees
+//===----------------------------------------------------------------------===//
+
+Value pe::buildAtLeastApart(ImplicitLocOpBuilder &b, Value a, Value c,
+                            Value distance) {
+  Value ordered = arith::CmpIOp::create(b, IntPredicate::sge, a, c);
+  Value gap = arith::SubIOp::create(b, a, c); // exact as unsigned when a >= c
+  Value far = arith::CmpIOp::create(b, IntPredicate::uge, gap, distance);
+  return arith::AndIOp::create(b, ordered, far);
+}
+
+Value pe::buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                        Value q, Value k) {
+  Value masked = boolLike(b, q, false);
+  if (mask.causal) // k > q
+    masked = arith::CmpIOp::create(b, IntPredicate::sgt, k, q);
+  if (mask.window) {
+    Value w = intConstantLike(b, q, *mask.window);
+    masked = orOf(b, masked, buildAtLeastApart(b, q, k, w)); // q - k >= W
+    if (!mask.causal)
+      masked = orOf(b, masked, buildAtLeastApart(b, k, q, w)); // k - q >= W
+  }
+  return masked;
+}
+
+Value pe::buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                                  Value kMinusQ) {
+  Value masked = boolLike(b, kMinusQ, false);
+  if (mask.causal) // k - q > 0
+    masked = arith::CmpFOp::create(b, FloatPredicate::OGT, kMinusQ,
+                                   floatConstantLike(b, kMinusQ, 0.0));
+  if (mask.window) {
+    Value w = floatConstantLike(b, kMinusQ, double(*mask.window));
+    Value qMinusK = arith::NegFOp::create(b, kMinusQ);
+    masked = orOf(b, masked, arith::CmpFOp::create(b, FloatPredicate::OGE, qMinusK, w));
+    if (!mask.causal)
+      masked = orOf(b, masked, arith::CmpFOp::create(b, FloatPredicate::OGE, kMinusQ, w));
+  }
+  return masked;
+}
+
+Value pe::buildPositionDistance(ImplicitLocOpBuilder &b, Value k, Value q) {
+  // |k - q| as an unsigned 64-bit number, then its sign.
+  Value nonNegative = arith::CmpIOp::create(b, IntPredicate::sge, k, q);
+  Value magnitude =
+      arith::SelectOp::create(b, nonNegative, arith::SubIOp::create(b, k, q),
+                              arith::SubIOp::create(b, q, k));
+  Value rounded = arith::UIToFPOp::create(
+      b, withElementType(k.getType(), b.getF32Type()), magnitude);
+  return arith::SelectOp::create(b, nonNegative, rounded,
+                                 arith::NegFOp::create(b, rounded));
+}
+
+TileVisibility pe::buildTileVisibility(ImplicitLocOpBuilder &b,
+                                       const PositionMask &mask, Value qMin,
+                                       Value qMax, Value kMin, Value kMax) {
+  TileVisibility tile{boolLike(b, qMin, false), boolLike(b, qMin, false)};
+  if (mask.causal) {
+    // Every key after every query / some key after some query.
+    tile.hidden = arith::CmpIOp::create(b, IntPredicate::sgt, kMin, qMax);
+    tile.partial = arith::CmpIOp::create(b, IntPredicate::sgt, kMax, qMin);
+  }
+  if (mask.window) {
+    Value w = intConstantLike(b, qMin, *mask.window);
+    tile.hidden = orOf(b, tile.hidden, buildAtLeastApart(b, qMin, kMax, w));
+    tile.partial = orOf(b, tile.partial, buildAtLeastApart(b, qMax, kMin, w));
+    if (!mask.causal) {
+      tile.hidden = orOf(b, tile.hidden, buildAtLeastApart(b, kMin, qMax, w));
+      tile.partial = orOf(b, tile.partial, buildAtLeastApart(b, kMax, qMin, w));
+    }
+  }
+  return tile;
+}
+
+//===----------------------------------------------------------------------===//
+// ALiBi
+//===----------------------------------------------------------------------===//
+
+Value pe::buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias) {
+  std::vector<double> slopes = formula::alibiSlopes(heads, maxBias);
+  SmallVector<float> values(slopes.begin(), slopes.end());
+  auto type = RankedTensorType::get({heads}, b.getF32Type());
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+}
+
+Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
+                          Value distance) {
+  // -slope (q - k) = slope (k - q).
+  return math::FmaOp::create(b, slope, distance, score);
+}
+
+//===----------------------------------------------------------------------===//
+// Online softmax
+//===----------------------------------------------------------------------===//
+
+Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
+  auto c = [&](double v) { return floatConstantLike(b, x, v); };
+  auto fma = [&](Value p, Value q, Value r) { return math::FmaOp::create(b, p, q, r); };
+  constexpr double kLowest = -87.33654; // ln of the smallest normal f32
+  Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kLowest));
+  // NaN becomes kLowest here (every step stays defined) and is restored below.
+  Value xc = arith::MaxNumFOp::create(b, x, c(kLowest));
+  // x = n ln2 + r: n = round(x / ln2), r from a two-part ln2.
+  Value n = math::RoundEvenOp::create(
+      b, arith::MulFOp::create(b, xc, c(1.44269504088896341)));
+  Value r = fma(n, c(-0.693359375), xc);
+  r = fma(n, c(2.12194440e-4), r);
+  // exp(r) = 1 + r + r^2 P(r).
+  Value poly = c(1.9875691500e-4);
+  for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                             1.6666665459e-1, 5.0000001201e-1})
+    poly = fma(poly, r, c(coefficient));
+  Value y = arith::AddFOp::create(
+      b, fma(poly, arith::MulFOp::create(b, r, r), r), c(1.0));
+  // 2^n: (n + 127) << 23 as the bits of an f32.
+  Type intType = withElementType(x.getType(), b.getI32Type());
+  Value bits = arith::FPToSIOp::create(b, intType, arith::AddFOp::create(b, n, c(127.0)));
+  Value scale = arith::BitcastOp::create(
+      b, x.getType(), arith::ShLIOp::create(b, bits, intConstantLike(b, bits, 23)));
+  Value result =
+      arith::SelectOp::create(b, tiny, c(0.0), arith::MulFOp::create(b, y, scale));
+  Value isNaN = arith::CmpFOp::create(b, FloatPredicate::UNO, x, x);
+  return arith::SelectOp::create(b, isNaN, x, result);
+}
+
+Value pe::buildMathExp(ImplicitLocOpBuilder &b, Value x) {
+  return math::ExpOp::create(b, x);
+}
+
+Value pe::buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s) {
+  return arith::MaximumFOp::create(b, m, s);
+}
+
+Value pe::buildExponentBase(ImplicitLocOpBuilder &b, Value rowMax) {
+  Value none = arith::CmpFOp::create(
+      b, FloatPredicate::OEQ, rowMax,
+      floatConstantLike(b, rowMax, -std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, none, floatConstantLike(b, rowMax, 0.0), rowMax);
+}
+
+Value pe::buildExpOfDifference(ImplicitLocOpBuilder &b, Value x, Value base,
+                               ExpBuilder exp) {
+  return exp(b, arith::SubFOp::create(b, x, base));
+}
+
+Value pe::buildRescaledSum(ImplicitLocOpBuilder &b, Value l, Value alpha,
+                           Value rowSum) {
+  return math::FmaOp::create(b, l, alpha, rowSum);
+}
+
+Value pe::buildRescale(ImplicitLocOpBuilder &b, Value acc, Value alpha) {
+  return arith::MulFOp::create(b, acc, alpha);
+}
+
+Value pe::buildWeightedSum(ImplicitLocOpBuilder &b, Value acc, Value p, Value v) {
+  Value zero = arith::CmpFOp::create(b, FloatPredicate::OEQ, p,
+                                     floatConstantLike(b, p, 0.0));
+  return arith::SelectOp::create(b, zero, acc, math::FmaOp::create(b, p, v, acc));
+}
+
+Value pe::buildWeightedTerm(ImplicitLocOpBuilder &b, Value p, Value v) {
+  Value zero = floatConstantLike(b, p, 0.0);
+  Value none = arith::CmpFOp::create(b, FloatPredicate::OEQ, p, zero);
+  return arith::SelectOp::create(b, none, zero, arith::MulFOp::create(b, p, v));
+}
+
+Value pe::buildNormalize(ImplicitLocOpBuilder &b, Value acc, Value l) {
+  Value zero = floatConstantLike(b, acc, 0.0);
+  Value none = arith::CmpFOp::create(b, FloatPredicate::OEQ, l,
+                                     floatConstantLike(b, l, 0.0));
+  return arith::SelectOp::create(b, none, zero, arith::DivFOp::create(b, acc, l));
+}

@@ -1,0 +1,185 @@
+//===- OperandChecks.cpp - operands and run-time checks of pe ops ---------===//
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+
+int64_t pe::largestConstantTable(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case<RopeOp, RopeFrequenciesOp, RopeTablesOp>(
+          [](auto ropeOp) { return ropeOp.getRope().getRotaryDim() / 2; })
+      .Case([](SinusoidalOp sinusoidal) {
+        return sinusoidal.getType().getShape().back() / 2;
+      })
+      .Case([](AlibiSlopesOp slopes) { return slopes.getType().getDimSize(0); })
+      .Case([](AttentionOp attention) {
+        int64_t entries = 0;
+        if (RopeAttr rope = attention.getRopeAttr())
+          entries = rope.getRotaryDim() / 2;
+        if (attention.getAlibi())
+          entries = std::max(entries, attention.getQuery().getType().getDimSize(1));
+        return entries;
+      })
+      .Default([](Operation *) { return int64_t(0); });
+}
+
+LogicalResult pe::checkConstantTables(Operation *op) {
+  int64_t entries = largestConstantTable(op);
+  if (entries <= kMaxConstantTableEntries)
+    return success();
+  return op->emitOpError() << "needs a constant table of " << entries
+                           << " entries (frequencies or slopes), more than the "
+                           << kMaxConstantTableEntries
+                           << " that are built at compile time";
+}
+
+FlatSymbolRefAttr pe::declareRuntimeFunction(OpBuilder &b, Operation *op,
+                                             StringRef name) {
+  Operation *table = SymbolTable::getNearestSymbolTable(op);
+  assert(table && "runtime calls need an enclosing symbol table");
+  MLIRContext *ctx = b.getContext();
+  if (!SymbolTable::lookupSymbolIn(table, name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&table->getRegion(0).front());
+    Type i64 = b.getI64Type();
+    auto fn = func::FuncOp::create(b, op->getLoc(), name,
+                                   FunctionType::get(ctx, {i64, i64, i64}, {}));
+    fn.setPrivate();
+  }
+  return FlatSymbolRefAttr::get(ctx, name);
+}
+
+void pe::buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
+                        pe_size_check check, Value got, Value want) {
+  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, kSizeMismatchFn);
+  Value differ = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, got, want);
+  scf::IfOp::create(b, differ, [&](OpBuilder &tb, Location tloc) {
+    Type i64 = tb.getI64Type();
+    Value args[] = {arith::ConstantOp::create(tb, tloc, tb.getI64IntegerAttr(check)),
+                    arith::IndexCastOp::create(tb, tloc, i64, got),
+                    arith::IndexCastOp::create(tb, tloc, i64, want)};
+    func::CallOp::create(tb, tloc, fn, TypeRange{}, args);
+    scf::YieldOp::create(tb, tloc);
+  });
+}
+
+void pe::buildSameSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
+                            pe_size_check check, Value a, int64_t da, Value c,
+                            int64_t dc) {
+  auto ta = cast<RankedTensorType>(a.getType());
+  auto tc = cast<RankedTensorType>(c.getType());
+  if (!ta.isDynamicDim(da) && !tc.isDynamicDim(dc))
+    return;
+  buildSizeCheck(b, op, check, tensor::DimOp::create(b, a, da),
+                 tensor::DimOp::create(b, c, dc));
+}
+
+void pe::buildResultSizeChecks(ImplicitLocOpBuilder &b, Operation *op,
+                               pe_size_check check, RankedTensorType type,
+                               ArrayRef<OpFoldResult> sizes) {
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    auto dynamic = dyn_cast<Value>(size);
+    if (!dynamic || type.isDynamicDim(i))
+      continue;
+    buildSizeCheck(b, op, check, dynamic,
+                   arith::ConstantIndexOp::create(b, type.getDimSize(i)));
+  }
+}
+
+/// Positions offset + i for element i of dimension `seqDim` of `tensor`
+/// (i64; `offset` may be null for 0).
+static Value buildDefaultPositions(ImplicitLocOpBuilder &b, Value tensor,
+                                   int64_t seqDim, Value offset) {
+  MLIRContext *ctx = b.getContext();
+  Value init = tensor::EmptyOp::create(
+      b, ArrayRef<OpFoldResult>{tensor::getMixedSize(b, b.getLoc(), tensor, seqDim)},
+      b.getI64Type());
+  return linalg::GenericOp::create(
+             b, init.getType(), ValueRange{}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+             SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               Value i = linalg::IndexOp::create(nb, nloc, 0);
+               Value p = arith::IndexCastOp::create(nb, nloc, nb.getI64Type(), i);
+               if (offset)
+                 p = arith::AddIOp::create(nb, nloc, p, offset);
+               linalg::YieldOp::create(nb, nloc, ValueRange{p});
+             })
+      .getResult(0);
+}
+
+std::pair<Value, Value> pe::prepareAttentionOperands(ImplicitLocOpBuilder &b,
+                                                     AttentionOp op, Value q,
+                                                     Value k, Value v, Value mask,
+                                                     Value qPos, Value kPos) {
+  const int64_t hq = cast<RankedTensorType>(q.getType()).getDimSize(1);
+  // Sizes the verifier could not see (dynamic) must agree at run time.
+  buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_KEY_BATCH, k, 0, q, 0);
+  buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_VALUE_BATCH, v, 0, q, 0);
+  buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_VALUE_LENGTH, v, 2, k, 2);
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getDimSize(0) != 1)
+      buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_MASK_BATCH, mask, 0, q, 0);
+    if (maskType.isDynamicDim(1))
+      buildSizeCheck(b, op, PE_CHECK_ATTENTION_MASK_HEADS,
+                     tensor::DimOp::create(b, mask, 1),
+                     arith::ConstantIndexOp::create(b, hq));
+    buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_MASK_ROWS, mask, 2, q, 2);
+    buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_MASK_COLUMNS, mask, 3, k, 2);
+  }
+  for (auto [pos, x, check] :
+       {std::tuple{qPos, q, PE_CHECK_ATTENTION_Q_POSITIONS},
+        std::tuple{kPos, k, PE_CHECK_ATTENTION_K_POSITIONS}}) {
+    if (!pos)
+      continue;
+    auto posType = cast<RankedTensorType>(pos.getType());
+    buildSameSizeCheck(b, op, check, pos, posType.getRank() - 1, x, 2);
+    if (posType.getRank() == 2)
+      buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_POSITIONS_BATCH, pos, 0, x, 0);
+  }
+  if (!qPos) {
+    // q_pos[i] = Skv - Sq + i.
+    Type i64 = b.getI64Type();
+    Value skv = arith::IndexCastOp::create(b, i64, tensor::DimOp::create(b, k, 2));
+    Value sq = arith::IndexCastOp::create(b, i64, tensor::DimOp::create(b, q, 2));
+    qPos = buildDefaultPositions(b, q, 2, arith::SubIOp::create(b, skv, sq));
+  }
+  if (!kPos)
+    kPos = buildDefaultPositions(b, k, 2, nullptr);
+  return {qPos, kPos};
+}
+
+std::pair<Value, Value> pe::prepareRopeOperands(ImplicitLocOpBuilder &b,
+                                                RopeOp op, Value x,
+                                                Value positions, Value cos,
+                                                Value sin) {
+  int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
+  auto posType = cast<RankedTensorType>(positions.getType());
+  buildSameSizeCheck(b, op, PE_CHECK_ROPE_POSITIONS_LENGTH, positions,
+                     posType.getRank() - 1, x, seqDim);
+  if (posType.getRank() == 2)
+    buildSameSizeCheck(b, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
+  // Shared tables when given (pe-share-rope-tables), else our own.
+  if (!cos)
+    return buildRopeTables(b, op.getRope(), positions, b.getF32Type());
+  for (int64_t i = 0; i < posType.getRank(); ++i)
+    buildSameSizeCheck(b, op, PE_CHECK_ROPE_TABLES, cos, i, positions, i);
+  return {cos, sin};
+}
+
+void pe::checkAttentionResult(ImplicitLocOpBuilder &b, AttentionOp op,
+                              ArrayRef<OpFoldResult> sizes) {
+  buildResultSizeChecks(b, op, PE_CHECK_ATTENTION_RESULT, op.getType(), sizes);
+}
