@@ -19,6 +19,9 @@
 using namespace mlir;
 
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  // Folds first: constants, and chained rotations composed into one (a
+  // chain shares no tables and fuses as a single rotation).
+  pm.addPass(createCanonicalizerPass());
   // Positional encodings into the attention that uses them, tables shared.
   if (options.fuse) {
     pm.addPass(createPEFuseAlibiIntoAttention());
@@ -82,8 +85,8 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // Before scf-to-cf: OpenMP regions get memref.alloca_scope (see
-  // reference/toolchain.md).
+  // Before scf-to-cf: the OpenMP conversion wraps loop bodies in
+  // memref.alloca_scope, which finalize-memref-to-llvm must see first.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   if (options.threads > 1)

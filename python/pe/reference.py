@@ -1,7 +1,7 @@
 """Float64 reference implementations of the positional encodings of the `pe` dialect.
 
 This module is the oracle that compiled code is checked against. It is written from the
-formulas in ``reference/pe-variants.md`` and the op/attribute descriptions in ``PEOps.td`` /
+formulas in ``docs/variants.md`` and the op/attribute descriptions in ``PEOps.td`` /
 ``PEAttrs.td``; it deliberately shares no code with the C++ positional math in ``lib/Math``.
 Where upstream implementations differ, it follows Hugging Face transformers.
 

@@ -1,7 +1,6 @@
 """Unit tests of the float64 reference (pe.reference) itself.
 
-Golden values come from reference/pe-variants.md (stated there as checked against upstream
-code) or from closed forms; property tests check the structure (rotation invariants, layouts,
+Golden values come from docs/variants.md (values of the upstream implementations) or from closed forms; property tests check the structure (rotation invariants, layouts,
 masking) against straightforward loop implementations written here.
 """
 
@@ -19,7 +18,7 @@ RNG = np.random.default_rng(1234)
 
 
 # ---------------------------------------------------------------------------
-# Golden values from pe-variants.md
+# Golden values from docs/variants.md
 # ---------------------------------------------------------------------------
 
 def test_yarn_correction_range_golden():
@@ -194,7 +193,7 @@ def test_rope_tables_large_position_accuracy():
     np.testing.assert_allclose(cos[0] ** 2 + sin[0] ** 2, 1.0, rtol=1e-15)
     # Naive float64 product: error <= p f 2^-53 ~ 1e-10, so they agree to that level...
     np.testing.assert_allclose(cos[0], np.cos(p * f), atol=1e-9)
-    # ...while a float32 angle is off by far more (pe-variants.md section 7).
+    # ...while a float32 angle is off by far more (docs/variants.md, "Numerics").
     naive32 = np.cos((np.float32(p) * f.astype(np.float32)).astype(np.float64))
     assert np.max(np.abs(naive32 - cos[0])) > 1e-3
 

@@ -10,7 +10,7 @@ functions, and the compiled `pe.rope` with `LlamaRotaryEmbedding` +
 Tolerances. transformers evaluates in float32: its inverse frequencies carry
 a few float32 rounding errors (relative 4e-7; 2e-6 for the YaRN/llama3 blends),
 and its angles `p * inv_freq` are rounded in float32, an absolute error of up
-to about p * 2^-24 rad (reference/pe-variants.md, trap 1). Rotated values are
+to about p * 2^-24 rad (docs/variants.md, "Numerics"). Rotated values are
 therefore compared with `1e-6 + 4 * p_max * 2^-24 * max|x|`.
 
 Skipped when torch or transformers is not installed

@@ -15,7 +15,7 @@
 // CHECK: arith.constant dense<[2.500000e-01, 6.250000e-02, 1.562500e-02, 3.906250e-03, 5.000000e-01, 1.250000e-01]> : tensor<6xf32>
 func.func @slopes() -> tensor<6xf32> {
   // Six heads: 2^(-8(h+1)/4) for h < 4, then 2^(-4(2j+1)/4) for j < 2
-  // (reference/pe-variants.md gives [1/4, 1/16, 1/64, 1/256, 1/2, 1/8]).
+  // (docs/variants.md, "ALiBi", gives [1/4, 1/16, 1/64, 1/256, 1/2, 1/8]).
   %s = pe.alibi_slopes : tensor<6xf32>
   return %s : tensor<6xf32>
 }

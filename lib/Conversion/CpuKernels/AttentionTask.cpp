@@ -165,7 +165,7 @@ Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid
   return g.toF32(m);
 }
 
-Value AttentionTask::fixScore(Value s, Value rowQ, Value slope, Value maskOffsets,
+Value AttentionTask::scoreWithBiasAndMasks(Value s, Value rowQ, Value slope, Value maskOffsets,
                               Value j, Value k0, Value kCount, Value base) {
   Value valid = g.cmp(arith::CmpIPredicate::slt, j, kCount);
   Value hidden = g.splat(arith::XOrIOp::create(
@@ -207,7 +207,7 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances
                 [&](Value j, ValueRange m) -> SmallVector<Value> {
                   Value s = g.vload(scores, {j, r});
                   if (fix) {
-                    s = fixScore(s, rowQ, slope, maskOffsets, j, k0, kCount,
+                    s = scoreWithBiasAndMasks(s, rowQ, slope, maskOffsets, j, k0, kCount,
                                  f32Distances ? base : Value());
                     g.vstore(s, scores, {j, r});
                   }

@@ -106,7 +106,7 @@ private:
   /// Score s of key j (16 rows from row vector `r`) with ALiBi, the mask
   /// operand and the position masks applied; `distances` holds either the
   /// rows' positions (i64) or, on the f32 path, their offsets from `base`.
-  Value fixScore(Value s, Value rowPositionsOrOffsets, Value slope,
+  Value scoreWithBiasAndMasks(Value s, Value rowPositionsOrOffsets, Value slope,
                  Value maskOffsets, Value j, Value k0, Value kCount, Value base);
   /// The mask operand's entries of key j for 16 rows (gathered).
   Value maskValue(Value maskOffsets, Value j, Value k0, Value valid);

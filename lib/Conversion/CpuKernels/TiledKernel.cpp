@@ -51,28 +51,28 @@ private:
   /// S^T = Kr Q^T for keys [0, kCount) rounded up to whole micro-tiles
   /// (keysPerMicroTile keys x rowVectors row vectors).
   void computeScores(Value kCount) {
-    const int64_t nj = p.keysPerMicroTile, cw = p.rowVectors;
-    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(nj)), g.c(nj));
-    g.loop(g.c(0), jEnd, g.c(nj), [&](Value j0) {
-      g.loop(0, g.c(p.rows), cw * kLanes, [&](Value r0) {
-        SmallVector<Value> init(nj * cw, g.vsplat(0.0));
+    const int64_t microKeys = p.keysPerMicroTile, rowVectors = p.rowVectors;
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(microKeys)), g.c(microKeys));
+    g.loop(g.c(0), jEnd, g.c(microKeys), [&](Value j0) {
+      g.loop(0, g.c(p.rows), rowVectors * kLanes, [&](Value r0) {
+        SmallVector<Value> init(microKeys * rowVectors, g.vsplat(0.0));
         SmallVector<Value> acc = g.loop(
             g.c(0), g.c(p.headDim), g.c(1), init,
             [&](Value d, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> q, next;
-              for (int64_t v = 0; v < cw; ++v)
+              for (int64_t v = 0; v < rowVectors; ++v)
                 q.push_back(g.vload(queries, {d, g.add(r0, g.c(v * kLanes))}));
-              for (int64_t jj = 0; jj < nj; ++jj) {
-                Value k = g.splat(g.load(keys, {g.add(j0, g.c(jj)), d}));
-                for (int64_t v = 0; v < cw; ++v)
-                  next.push_back(g.fma(k, q[v], a[jj * cw + v]));
+              for (int64_t jk = 0; jk < microKeys; ++jk) {
+                Value k = g.splat(g.load(keys, {g.add(j0, g.c(jk)), d}));
+                for (int64_t v = 0; v < rowVectors; ++v)
+                  next.push_back(g.fma(k, q[v], a[jk * rowVectors + v]));
               }
               return next;
             });
-        for (int64_t jj = 0; jj < nj; ++jj)
-          for (int64_t v = 0; v < cw; ++v)
-            g.vstore(acc[jj * cw + v], scores,
-                     {g.add(j0, g.c(jj)), g.add(r0, g.c(v * kLanes))});
+        for (int64_t jk = 0; jk < microKeys; ++jk)
+          for (int64_t v = 0; v < rowVectors; ++v)
+            g.vstore(acc[jk * rowVectors + v], scores,
+                     {g.add(j0, g.c(jk)), g.add(r0, g.c(v * kLanes))});
       });
     });
   }
@@ -96,44 +96,44 @@ private:
   /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r],
   /// `value(j, e)` an f32 element of V.
   void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value) {
-    const int64_t cw = p.rowVectors;
-    g.loop(0, g.c(p.rows), cw * kLanes, [&](Value r0) {
+    const int64_t rowVectors = p.rowVectors;
+    g.loop(0, g.c(p.rows), rowVectors * kLanes, [&](Value r0) {
       SmallVector<Value> correction;
-      for (int64_t v = 0; v < cw; ++v)
+      for (int64_t v = 0; v < rowVectors; ++v)
         correction.push_back(g.vload(alpha, {g.add(r0, g.c(v * kLanes))}));
-      auto microTile = [&](Value e0, int64_t ne) {
+      auto microTile = [&](Value e0, int64_t microChannels) {
         // acc = alpha O
         SmallVector<Value> init;
-        for (int64_t ee = 0; ee < ne; ++ee)
-          for (int64_t v = 0; v < cw; ++v)
+        for (int64_t ec = 0; ec < microChannels; ++ec)
+          for (int64_t v = 0; v < rowVectors; ++v)
             init.push_back(buildRescale(
-                g.b, g.vload(output, {g.add(e0, g.c(ee)), g.add(r0, g.c(v * kLanes))}),
+                g.b, g.vload(output, {g.add(e0, g.c(ec)), g.add(r0, g.c(v * kLanes))}),
                 correction[v]));
         // acc += p_j v_j
         SmallVector<Value> acc = g.loop(
             g.c(0), kCount, g.c(1), init,
             [&](Value j, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> weights, next;
-              for (int64_t v = 0; v < cw; ++v)
+              for (int64_t v = 0; v < rowVectors; ++v)
                 weights.push_back(g.vload(scores, {j, g.add(r0, g.c(v * kLanes))}));
-              for (int64_t ee = 0; ee < ne; ++ee) {
-                Value ve = g.splat(value(j, g.add(e0, g.c(ee))));
-                for (int64_t v = 0; v < cw; ++v)
-                  next.push_back(buildWeightedSum(g.b, a[ee * cw + v], weights[v], ve));
+              for (int64_t ec = 0; ec < microChannels; ++ec) {
+                Value ve = g.splat(value(j, g.add(e0, g.c(ec))));
+                for (int64_t v = 0; v < rowVectors; ++v)
+                  next.push_back(buildWeightedSum(g.b, a[ec * rowVectors + v], weights[v], ve));
               }
               return next;
             });
-        for (int64_t ee = 0; ee < ne; ++ee)
-          for (int64_t v = 0; v < cw; ++v)
-            g.vstore(acc[ee * cw + v], output,
-                     {g.add(e0, g.c(ee)), g.add(r0, g.c(v * kLanes))});
+        for (int64_t ec = 0; ec < microChannels; ++ec)
+          for (int64_t v = 0; v < rowVectors; ++v)
+            g.vstore(acc[ec * rowVectors + v], output,
+                     {g.add(e0, g.c(ec)), g.add(r0, g.c(v * kLanes))});
       };
-      const int64_t ne = p.channelsPerMicroTile;
-      const int64_t whole = p.valueDim - p.valueDim % ne;
+      const int64_t microChannels = p.channelsPerMicroTile;
+      const int64_t whole = p.valueDim - p.valueDim % microChannels;
       if (whole > 0)
-        g.loop(0, g.c(whole), ne, [&](Value e0) { microTile(e0, ne); });
-      if (p.valueDim % ne)
-        microTile(g.c(whole), p.valueDim % ne);
+        g.loop(0, g.c(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
+      if (p.valueDim % microChannels)
+        microTile(g.c(whole), p.valueDim % microChannels);
     });
   }
 };
