@@ -40,7 +40,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # The stock mlir-opt must come from LLVM's tools directory, never ours.
 tool_dirs = [config.pe_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["pe-opt", "pe-compile", "pe-lsp-server"], tool_dirs)
+# Every pe-opt run also checks that its input and output print and parse
+# back (text, generic form, bytecode) to the same IR.
+from lit.llvm.subst import ToolSubst
+llvm_config.add_tool_substitutions(
+    [ToolSubst("pe-opt", extra_args=["--verify-roundtrip"]), "pe-compile", "pe-lsp-server"],
+    tool_dirs)
 llvm_config.add_tool_substitutions(["mlir-opt", "mlir-translate", "llc"], [config.llvm_tools_dir])
 config.substitutions.append(("%cc", config.c_compiler))
 

@@ -38,6 +38,8 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   if (options.tileRope)
     pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
   pm.addPass(createPELowerToLinalg());
+  // Elementwise arith on tensors (composed positions) as linalg.
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLinalgElementwiseOpFusionPass());
@@ -57,6 +59,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   // Buffers; inputs are never written, temporaries are freed, results are
   // returned to the caller.
   pm.addNestedPass<func::FuncOp>(createPEReadOnlyArguments());
+  pm.addNestedPass<func::FuncOp>(createPEDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -26,9 +26,11 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    if (vectorWidth < 1) {
-      func.emitError() << "pe-tile-and-vectorize needs vector-width >= 1, but "
-                          "got "
+    // Wider vectors than any CPU has only unroll into huge code.
+    constexpr int64_t kMaxVectorWidth = 64;
+    if (vectorWidth < 1 || vectorWidth > kMaxVectorWidth) {
+      func.emitError() << "pe-tile-and-vectorize needs 1 <= vector-width <= "
+                       << kMaxVectorWidth << ", but got "
                        << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }

@@ -138,6 +138,43 @@ def _descriptor(rank: int, element: str) -> type:
     return _DESCRIPTORS[key]
 
 
+_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+              "index": (-2**63, 2**63 - 1)}
+
+
+def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
+    """`value` as a C-contiguous array of the tensor's element type (float32
+    for bf16, rounded to bf16 at the call), converted only where no value
+    changes: floats and integers that the element type holds exactly, integers
+    within its range. A float for an integer tensor, a value out of range or
+    one that would round is an error naming the argument."""
+    array = np.asarray(value)
+    element = ttype.element
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: expected numbers for a tensor of {element}, got "
+                        f"{array.dtype}")
+    if element in _INT_RANGE:
+        if array.dtype.kind == "f":
+            raise TypeError(f"{where}: expected integers for a tensor of {element}, "
+                            f"got {array.dtype} values")
+        low, high = _INT_RANGE[element]
+        if array.size and (int(array.min()) < low or int(array.max()) > high):
+            bad = array[(array < low) | (array > high)].flat[0]
+            raise OverflowError(f"{where}: {int(bad)} is outside the range of {element} "
+                                f"[{low}, {high}]")
+        return np.ascontiguousarray(array, dtype=_NUMPY[element])
+    converted = (to_bf16_bits(array) if element == "bf16"
+                 else np.ascontiguousarray(array, dtype=_NUMPY[element]))
+    if array.dtype != (np.float32 if element == "bf16" else _NUMPY[element]):
+        back = (from_bf16_bits(converted) if element == "bf16" else converted).astype(np.float64)
+        exact = (back == array) | (np.isnan(back) & np.isnan(array.astype(np.float64)))
+        if not exact.all():
+            bad = array.flat[int(np.argmin(exact.ravel()))]
+            raise ValueError(f"{where}: {bad!r} ({array.dtype}) is not exactly a {element}; "
+                             f"round it explicitly")
+    return np.ascontiguousarray(array, dtype=np.float32 if element == "bf16" else _NUMPY[element])
+
+
 def _to_descriptor(array: np.ndarray, ttype: TensorType):
     if array.ndim != ttype.rank:
         raise ValueError(f"expected a rank-{ttype.rank} array, got shape {array.shape}")
@@ -156,6 +193,17 @@ def _to_descriptor(array: np.ndarray, ttype: TensorType):
         desc.sizes[i] = array.shape[i]
         desc.strides[i] = array.strides[i] // itemsize
     return desc, array
+
+
+def _checked_scalar(value, element: str, where: str) -> int:
+    """An integer argument, exactly: no float, no bool, within its range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{where}: expected an integer for {element}, got "
+                        f"{type(value).__name__} {value!r}")
+    low, high = _INT_RANGE[element]
+    if not low <= int(value) <= high:
+        raise OverflowError(f"{where}: {value} is outside the range of {element}")
+    return int(value)
 
 
 def host_has_amx() -> bool:
@@ -216,14 +264,15 @@ class Module:
         if len(args) != len(arg_types):
             raise TypeError(f"{name} takes {len(arg_types)} arguments, got {len(args)}")
         c_args, keep, inputs = [], [], set()
-        for value, t in zip(args, arg_types):
+        for i, (value, t) in enumerate(zip(args, arg_types)):
+            where = f"{name}: argument {i}"
             if isinstance(t, TensorType):
-                desc, array = _to_descriptor(np.asarray(value), t)
+                desc, array = _to_descriptor(_checked_array(value, t, where), t)
                 keep += [desc, array]
                 inputs.add(desc.allocated)
                 c_args.append(ctypes.byref(desc))
             else:
-                c_args.append(ctypes.c_int64(int(value)))
+                c_args.append(ctypes.c_int64(_checked_scalar(value, t, where)))
         descs = [_descriptor(t.rank, t.element)() for t in result_types]
         if len(descs) == 1:
             c_args.insert(0, ctypes.byref(descs[0]))
@@ -234,20 +283,29 @@ class Module:
         getattr(self._lib, "_mlir_ciface_" + name)(*c_args)
         if len(descs) > 1:
             descs = [getattr(packed, f"r{i}") for i in range(len(descs))]
-        outputs, freed = [], set()
-        for d, t in zip(descs, result_types):
-            owned = d.allocated and d.allocated not in inputs and d.allocated not in freed
-            adopted = _adopt(d, t) if owned else None
-            if adopted is not None:
-                # Zero-copy: the array owns (and frees) the result buffer.
-                freed.add(d.allocated)
-                outputs.append(adopted)
-                continue
-            outputs.append(_from_descriptor(d, t))
+        return _collect_results(descs, result_types, inputs)
+
+
+def _collect_results(descs, result_types, inputs) -> List[np.ndarray]:
+    """Every result as an array first, then the buffers freed: a buffer that
+    two results share (or that is an input) is read before anything is freed
+    and released once."""
+    outputs, adopted, to_free = [], set(), set()
+    for d, t in zip(descs, result_types):
+        owned = d.allocated and d.allocated not in inputs
+        array = None
+        if owned and d.allocated not in adopted and d.allocated not in to_free:
+            array = _adopt(d, t)  # zero-copy: the array frees the buffer
+        if array is not None:
+            adopted.add(d.allocated)
+        else:
+            array = _from_descriptor(d, t)
             if owned:
-                freed.add(d.allocated)
-                _libc.free(d.allocated)
-        return outputs
+                to_free.add(d.allocated)
+        outputs.append(array)
+    for pointer in to_free - adopted:
+        _libc.free(pointer)
+    return outputs
 
 
 def compile(ir: str, workdir: str | None = None, extra_args: Sequence[str] = ()) -> Module:

@@ -23,7 +23,7 @@
 // CHECK-OMP: omp.wsloop
 // CHECK-LLVM-NOT: omp.
 
-// CHECK-BADWIDTH: error: pe-tile-and-vectorize needs vector-width >= 1, but got 0
+// CHECK-BADWIDTH: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 0
 
 // CHECK-VEC-LABEL: func.func @rope
 // The tables first, once per (position, frequency): the angle reduction in

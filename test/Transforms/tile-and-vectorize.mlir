@@ -1,6 +1,8 @@
 // RUN: pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize),canonicalize)" | FileCheck %s
 // RUN: pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=8}),canonicalize)" | FileCheck %s --check-prefix=CHECK-W8
 // RUN: not pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=0}))" 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
+// A width of 2^40 is a diagnostic, not an allocation of that many lanes:
+// RUN: not pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=1099511627776}))" 2>&1 | FileCheck %s --check-prefix=CHECK-HUGE
 
 // What pe-tile-and-vectorize guarantees: every linalg op on tensors becomes
 // loops whose innermost body works on 1-D vectors of `vector-width`
@@ -83,4 +85,5 @@ func.func @ragged_row_sum(%x: tensor<4x20xf32>, %init: tensor<4xf32>) -> tensor<
   return %r : tensor<4xf32>
 }
 
-// CHECK-BAD: error: pe-tile-and-vectorize needs vector-width >= 1, but got 0
+// CHECK-BAD: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 0
+// CHECK-HUGE: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 1099511627776

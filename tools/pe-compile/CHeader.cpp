@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -32,6 +33,12 @@ static std::optional<std::pair<StringRef, StringRef>> cElement(Type type) {
   if (type.isInteger(64) || type.isIndex())
     return std::pair{"int64_t", "i64"};
   return std::nullopt;
+}
+
+/// [A-Za-z_][A-Za-z0-9_]*
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 namespace {
@@ -77,6 +84,11 @@ LogicalResult pe::emitCHeader(ModuleOp module, StringRef guard,
     if (fn.isPrivate() || fn.isExternal())
       continue;
     Location loc = fn.getLoc();
+    if (!isCIdentifier(fn.getSymName()))
+      return emitError(loc) << "the public function @\"" << fn.getSymName()
+                            << "\" has no C name (letters, digits and '_', "
+                               "not starting with a digit): rename it or make "
+                               "it private";
     FunctionType type = fn.getFunctionType();
     SmallVector<std::string> params;
     // Results first, through one pointer.

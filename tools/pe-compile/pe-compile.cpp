@@ -15,6 +15,7 @@
 
 #include "pe/InitPE.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
@@ -188,6 +189,24 @@ static std::string runtimeDirectory() {
   return dir;
 }
 
+/// --emit=jit calls `void main(void)`: the module must define it.
+static LogicalResult checkMain(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal()) {
+    fail("--emit=jit needs a function @main");
+    return failure();
+  }
+  if (main.getNumArguments() != 0 || main.getNumResults() != 0) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << main.getFunctionType();
+    fail("--emit=jit runs @main without arguments or results, but @main has type " +
+         type);
+    return failure();
+  }
+  return success();
+}
+
 /// JIT-compiles `module` (in the LLVM dialect) and runs its `main`, with the
 /// pe runtime and MLIR's runner utilities (printMemrefF32, ...) loaded.
 static int runMain(ModuleOp module) {
@@ -198,8 +217,6 @@ static int runMain(ModuleOp module) {
   std::string openmp = std::string(PE_MLIR_LIB_DIR) + "/libomp.so";
   if (threads > 1)
     libs.push_back(openmp);
-  if (!module.lookupSymbol("main"))
-    return fail("--emit=jit needs a function @main");
   ExecutionEngineOptions options;
   auto transformer = makeOptimizingTransformer(optLevel, 0, nullptr);
   options.transformer = transformer;
@@ -260,8 +277,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
 
-  if (vectorWidth < 1)
-    return fail("--vector-width must be >= 1, but got " + llvm::Twine(vectorWidth));
+  if (vectorWidth < 1 || vectorWidth > 64)
+    return fail("--vector-width must be in [1, 64], but got " + llvm::Twine(vectorWidth));
   if (attentionRows < 1 || attentionBlockKeys < 1)
     return fail("--attention-rows and --attention-block-keys must be >= 1");
   if (threads < 1)
@@ -290,14 +307,21 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (emit == Emit::Jit && failed(checkMain(*module)))
+    return 1;
+
   if (!headerFilename.empty()) {
     auto header = openOutputFile(headerFilename, &error);
     if (!header)
       return fail(error);
+    // An identifier: other characters become '_', a leading digit gets a
+    // prefix.
     std::string guard = llvm::sys::path::stem(headerFilename).upper() + "_H";
     for (char &c : guard)
       if (!llvm::isAlnum(c))
         c = '_';
+    if (llvm::isDigit(guard.front()))
+      guard = "PE_" + guard;
     if (failed(pe::emitCHeader(*module, guard, header->os())))
       return 1;
     header->keep();

@@ -68,6 +68,20 @@ def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
   }];
 }
 
+def PEDistinctResults : Pass<"pe-distinct-results", "func::FuncOp"> {
+  let summary = "Give every tensor result of a public function a buffer of its own";
+  let description = [{
+    A public function that returns one tensor value more than once would,
+    after bufferization, return one buffer in several results, and a C
+    caller that frees every result would free it twice. Each repeated result
+    becomes a copy (`bufferization.alloc_tensor() copy(...)`), so every
+    result owns its buffer. (Returned arguments and constants are already
+    copied by the buffer deallocation pipeline.) Private functions keep
+    their results.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
   let summary = "Set the target CPU and features of every LLVM function";
   let description = [{

@@ -203,17 +203,44 @@ func.func @not_identity(%x: tensor<1x2x3x8xf32>) -> (tensor<1x2x3x8xf32>, tensor
 
 // -----
 
-// rope(rope(x, p1), p2) = rope(x, p1 + p2) when the angles add.
+// rope(rope(x, p1), p2) = rope(x, p1 + p2) when the angles add; the sum of
+// i32 positions is formed in i64, where it cannot overflow.
 // CHECK-LABEL: func.func @compose
 // CHECK-SAME: (%[[X:.*]]: tensor<1x?x2x8xf32>, %[[P1:.*]]: tensor<?xi32>, %[[P2:.*]]: tensor<?xi32>)
-// CHECK: %[[SUM:.*]] = arith.addi %[[P1]], %[[P2]] : tensor<?xi32>
-// CHECK: %[[R:.*]] = pe.rope #pe.rope<rotary_dim = 8, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>> %[[X]], %[[SUM]] layout(bshd)
+// CHECK-DAG: %[[W1:.*]] = arith.extsi %[[P1]] : tensor<?xi32> to tensor<?xi64>
+// CHECK-DAG: %[[W2:.*]] = arith.extsi %[[P2]] : tensor<?xi32> to tensor<?xi64>
+// CHECK: %[[SUM:.*]] = arith.addi %[[W1]], %[[W2]] : tensor<?xi64>
+// CHECK: %[[R:.*]] = pe.rope #pe.rope<rotary_dim = 8, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> %[[X]], %[[SUM]] layout(bshd)
 // CHECK-NOT: pe.rope
 // CHECK: return %[[R]]
 func.func @compose(%x: tensor<1x?x2x8xf32>, %p1: tensor<?xi32>, %p2: tensor<?xi32>) -> tensor<1x?x2x8xf32> {
   %0 = pe.rope #pe.rope<rotary_dim = 8, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> %x, %p1 layout(bshd) : tensor<1x?x2x8xf32>, tensor<?xi32>
   %1 = pe.rope #pe.rope<rotary_dim = 8, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> %0, %p2 layout(bshd) : tensor<1x?x2x8xf32>, tensor<?xi32>
   return %1 : tensor<1x?x2x8xf32>
+}
+
+// -----
+
+// i64 positions could overflow when added (p1 + p2 wrapping changes the
+// angle): such chains stay, unless the positions are known to fit in 32
+// bits (extended from i32, or constants in range).
+// CHECK-LABEL: func.func @compose_i64
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x8xf32>, %[[P:.*]]: tensor<4xi64>, %[[Q:.*]]: tensor<4xi32>)
+// CHECK: %[[R0:.*]] = pe.rope #pe.rope<rotary_dim = 8> %[[X]], %[[P]]
+// CHECK: %[[R1:.*]] = pe.rope #pe.rope<rotary_dim = 8> %[[R0]], %[[P]]
+// CHECK: %[[W:.*]] = arith.extsi %[[Q]] : tensor<4xi32> to tensor<4xi64>
+// CHECK: %[[S:.*]] = arith.addi %[[W]], %{{.*}} : tensor<4xi64>
+// CHECK: %[[R2:.*]] = pe.rope #pe.rope<rotary_dim = 8> %[[X]], %[[S]]
+// CHECK-NOT: pe.rope
+// CHECK: return %[[R1]], %[[R2]]
+func.func @compose_i64(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi64>, %q: tensor<4xi32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %0 = pe.rope #pe.rope<rotary_dim = 8> %x, %p : tensor<1x2x4x8xf32>, tensor<4xi64>
+  %1 = pe.rope #pe.rope<rotary_dim = 8> %0, %p : tensor<1x2x4x8xf32>, tensor<4xi64>
+  %w = arith.extsi %q : tensor<4xi32> to tensor<4xi64>
+  %c = arith.constant dense<[1, 2, 3, 2147483647]> : tensor<4xi64>
+  %2 = pe.rope #pe.rope<rotary_dim = 8> %x, %w : tensor<1x2x4x8xf32>, tensor<4xi64>
+  %3 = pe.rope #pe.rope<rotary_dim = 8> %2, %c : tensor<1x2x4x8xf32>, tensor<4xi64>
+  return %1, %3 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
 
 // -----

@@ -840,10 +840,48 @@ func.func @attention_k_positions_batch(%q: tensor<2x8x16x64xf32>, %p: tensor<1x1
 
 // -----
 
-// attention: scale > 0.
+// attention: scale is a normal f32 > 0.
 func.func @attention_negative_scale(%q: tensor<1x8x16x64xf32>) {
-  // expected-error @+1 {{'pe.attention' op expects scale to be a finite number > 0, but got -1.250000e-01}}
+  // expected-error @+1 {{'pe.attention' op expects scale to be a normal f32 > 0 (scores are scaled in f32), but got -1.250000e-01}}
   %o = pe.attention %q, %q, %q scale(-0.125) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: scale is a normal f32 > 0 (1e300 would be inf in f32: every
+// score inf or NaN).
+func.func @attention_scale_beyond_f32(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects scale to be a normal f32 > 0 (scores are scaled in f32), but got 1.000000e+300}}
+  %o = pe.attention %q, %q, %q scale(1.0e300) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: scale is a normal f32 > 0 (1e-300 would be 0 in f32).
+func.func @attention_scale_below_f32(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects scale to be a normal f32 > 0 (scores are scaled in f32), but got 1.000000e-300}}
+  %o = pe.attention %q, %q, %q scale(1.0e-300) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: at least one query head (0 % Hkv == 0 would give GQA groups of
+// no head).
+func.func @attention_no_query_heads(%q: tensor<1x0x16x64xf32>, %k: tensor<1x2x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects at least one query head and a head dimension >= 1, but got 0 heads of dimension 64}}
+  %o = pe.attention %q, %k, %k : tensor<1x0x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x0x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: a head dimension >= 1 (the default scale is 1/sqrt(D)).
+func.func @attention_empty_head(%q: tensor<1x2x1x0xf32>, %v: tensor<1x2x1x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects at least one query head and a head dimension >= 1, but got 2 heads of dimension 0}}
+  %o = pe.attention %q, %q, %v : tensor<1x2x1x0xf32>, tensor<1x2x1x0xf32>, tensor<1x2x1x16xf32> -> tensor<1x2x1x16xf32>
   return
 }
 
@@ -1414,5 +1452,48 @@ func.func @attention_positions_batches(%q: tensor<?x2x4x16xf32>, %qp: tensor<2x4
 func.func @alibi_positions_batches(%s: tensor<4xf32>, %qp: tensor<2x8xi32>, %kp: tensor<3x8xi32>) {
   // expected-error @+1 {{'pe.alibi_bias' op expects q_positions and k_positions of one batch size, but got 2 and 3}}
   %b = pe.alibi_bias causal %s, %qp, %kp : tensor<4xf32>, tensor<2x8xi32>, tensor<3x8xi32> -> tensor<?x4x8x8xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: derived frequencies are finite. NTK with factor 1e-300: theta
+// s^(r/(r-2)) underflows to 0, so theta'^(-2i/r) = inf (inf * position 0 =
+// NaN).
+func.func @ntk_frequency_overflow() {
+  // expected-error @+1 {{'#pe.rope' derives inverse frequency 1 = inf from its parameters, which is not a finite number >= 0}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.ntk<factor = 1.0e-300>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: derived frequencies are finite (a subnormal linear factor divides
+// to inf).
+func.func @linear_frequency_overflow() {
+  // expected-error @+1 {{'#pe.rope' derives inverse frequency 0 = inf from its parameters, which is not a finite number >= 0}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.linear<factor = 1.0e-310>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: the attention factor is a finite f32 (the tables multiply by it
+// in f32).
+func.func @yarn_attention_factor_overflow() {
+  // expected-error @+1 {{'#pe.rope' derives the attention factor 1.000000e+300, which is not a finite f32 > 0}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 64, attention_factor = 1.0e300>> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// Numbers: an integer literal must be exactly a double (an i128 is not
+// truncated to 64 bits).
+func.func @inexact_integer_factor() {
+  // expected-error @+3 {{the integer 170141183460469231731687303715884105727 : i128 is not exactly a double: write it as a float}}
+  // expected-error @+2 {{failed to parse PE_LinearScalingAttr parameter 'factor'}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.linear<factor = 170141183460469231731687303715884105727 : i128>> -> tensor<2xf32>
   return
 }

@@ -7,13 +7,13 @@
 
 // CHECK-LABEL: func.func @frequencies
 func.func @frequencies(%n: index) -> (tensor<64xf32>, tensor<64xf64>, tensor<8xf32>) {
-  // CHECK: pe.rope_frequencies #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>> -> tensor<64xf32>
-  // GENERIC: "pe.rope_frequencies"() <{rope = #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>}> : () -> tensor<64xf32>
+  // CHECK: pe.rope_frequencies #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> -> tensor<64xf32>
+  // GENERIC: "pe.rope_frequencies"() <{rope = #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>}> : () -> tensor<64xf32>
   %0 = pe.rope_frequencies #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> -> tensor<64xf32>
-  // CHECK: pe.rope_frequencies #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.000000e+00, max_position_embeddings = 4096>> seq_len %{{.*}} -> tensor<64xf64>
-  // GENERIC: "pe.rope_frequencies"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.000000e+00, max_position_embeddings = 4096>>}> : (index) -> tensor<64xf64>
+  // CHECK: pe.rope_frequencies #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>> seq_len %{{.*}} -> tensor<64xf64>
+  // GENERIC: "pe.rope_frequencies"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>>}> : (index) -> tensor<64xf64>
   %1 = pe.rope_frequencies #pe.rope<rotary_dim = 128, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>> seq_len %n -> tensor<64xf64>
-  // CHECK: pe.rope_frequencies #pe.rope<theta = 1.000000e+06, rotary_dim = 16, style = interleaved, scaling = #pe.longrope<short_factor = [1.000000e+00, 1.000000e+00, 1.500000e+00, 2.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 4.000000e+00], long_factor = [1.000000e+00, 2.000000e+00, 4.000000e+00, 8.000000e+00, 1.600000e+01, 3.200000e+01, 6.400000e+01, 1.280000e+02], original_max_position_embeddings = 4096, factor = 3.200000e+01, attention_factor = 1.250000e+00, select = long>> -> tensor<8xf32>
+  // CHECK: pe.rope_frequencies #pe.rope<theta = 1000000.0, rotary_dim = 16, style = interleaved, scaling = #pe.longrope<short_factor = [1.0, 1.0, 1.5, 2.0, 2.0, 3.0, 4.0, 4.0], long_factor = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0], original_max_position_embeddings = 4096, factor = 32.0, attention_factor = 1.25, select = long>> -> tensor<8xf32>
   %2 = pe.rope_frequencies #pe.rope<theta = 1.0e6, rotary_dim = 16, style = interleaved,
          scaling = #pe.longrope<short_factor = [1.0, 1.0, 1.5, 2, 2, 3, 4, 4],
                                 long_factor = [1, 2, 4, 8, 16, 32, 64, 128],
@@ -24,15 +24,15 @@ func.func @frequencies(%n: index) -> (tensor<64xf32>, tensor<64xf64>, tensor<8xf
 
 // CHECK-LABEL: func.func @scalings
 func.func @scalings(%x: tensor<1x4x8x64xf32>, %p: tensor<8xi32>) -> (tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>) {
-  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.000000e+00>> %{{.*}}, %{{.*}} : tensor<1x4x8x64xf32>, tensor<8xi32>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.0>> %{{.*}}, %{{.*}} : tensor<1x4x8x64xf32>, tensor<8xi32>
   %0 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.linear<factor = 4.0>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
-  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.proportional<factor = 2.000000e+00, partial_rotary_factor = 2.500000e-01>>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>>
   %p4 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
-  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.500000e+00>>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.5>>
   %1 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.ntk<factor = 2.5>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
-  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.000000e+00, original_max_position_embeddings = 4096, beta_fast = 1.600000e+01, beta_slow = 2.000000e+00, mscale = 7.070000e-01, mscale_all_dim = 1.000000e+00, truncate = false>>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, beta_fast = 16.0, beta_slow = 2.0, mscale = 0.707, mscale_all_dim = 1.0, truncate = false>>
   %2 = pe.rope #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, beta_fast = 16.0, beta_slow = 2.0, mscale = 0.707, mscale_all_dim = 1.0, truncate = false>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
-  // CHECK: pe.rope #pe.rope<rotary_dim = 32, scaling = #pe.yarn<factor = 3.200000e+01, original_max_position_embeddings = 4096, attention_factor = 1.100000e+00>>
+  // CHECK: pe.rope #pe.rope<rotary_dim = 32, scaling = #pe.yarn<factor = 32.0, original_max_position_embeddings = 4096, attention_factor = 1.1>>
   %3 = pe.rope #pe.rope<rotary_dim = 32, scaling = #pe.yarn<factor = 32.0, original_max_position_embeddings = 4096, attention_factor = 1.1, truncate = true>> %x, %p : tensor<1x4x8x64xf32>, tensor<8xi32>
   return %0, %1, %2, %3 : tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>
 }
@@ -64,7 +64,7 @@ func.func @tables(%p: tensor<?xi32>, %bp: tensor<4x?xi64>) -> (tensor<?x32xf32>,
   // CHECK: %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %{{.*}} : tensor<?xi32> -> tensor<?x32xf32>
   // GENERIC: "pe.rope_tables"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<?xi32>) -> (tensor<?x32xf32>, tensor<?x32xf32>)
   %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<?xi32> -> tensor<?x32xf32>
-  // CHECK: pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.000000e+00, original_max_position_embeddings = 2048>> %{{.*}} : tensor<4x?xi64> -> tensor<4x?x8xbf16>
+  // CHECK: pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.0, original_max_position_embeddings = 2048>> %{{.*}} : tensor<4x?xi64> -> tensor<4x?x8xbf16>
   %c2, %s2 = pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.0, original_max_position_embeddings = 2048>> %bp : tensor<4x?xi64> -> tensor<4x?x8xbf16>
   return %cos, %c2 : tensor<?x32xf32>, tensor<4x?x8xbf16>
 }
@@ -114,8 +114,8 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}>
   %0 = pe.attention %q, %k, %v causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
-  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<1x1x?x?xf32>) q_positions(%{{.*}} : tensor<?xi32>) k_positions(%{{.*}} : tensor<?xi32>) scale(1.250000e-01) causal window(4096) rope(#pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>) : tensor<1x32x?x128xbf16>
-  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>, rope = #pe.rope<theta = 5.000000e+05, rotary_dim = 128, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>, scale = 1.250000e-01 : f64, window = 4096 : i64}>
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<1x1x?x?xf32>) q_positions(%{{.*}} : tensor<?xi32>) k_positions(%{{.*}} : tensor<?xi32>) scale(1.250000e-01) causal window(4096) rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>) : tensor<1x32x?x128xbf16>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>, rope = #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>, scale = 1.250000e-01 : f64, window = 4096 : i64}>
   %1 = pe.attention %q, %k, %v mask(%mask : tensor<1x1x?x?xf32>) q_positions(%qp : tensor<?xi32>) k_positions(%kp : tensor<?xi32>)
          scale(0.125) causal window(4096)
          rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)

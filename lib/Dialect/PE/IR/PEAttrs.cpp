@@ -3,9 +3,16 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pe;
@@ -23,7 +30,7 @@ using namespace mlir::pe;
 
 FailureOr<APFloat> param::parseF64(AsmParser &parser) {
   // Any number: a float (`1.5`, `-2.0`, `0x7FF0000000000000 : f64`) or an
-  // integer (`factor = 8` reads as 8.0).
+  // integer (`factor = 8` reads as 8.0) that a double holds exactly.
   SMLoc loc = parser.getCurrentLocation();
   Attribute attr;
   if (parser.parseAttribute(attr))
@@ -31,9 +38,56 @@ FailureOr<APFloat> param::parseF64(AsmParser &parser) {
   if (auto floatAttr = dyn_cast<FloatAttr>(attr))
     return APFloat(floatAttr.getValueAsDouble());
   if (auto intAttr = dyn_cast<IntegerAttr>(attr);
-      intAttr && intAttr.getType().isSignlessInteger())
-    return APFloat(double(intAttr.getValue().getSExtValue()));
+      intAttr && !intAttr.getType().isUnsignedInteger()) {
+    APFloat value(APFloat::IEEEdouble());
+    if (value.convertFromAPInt(intAttr.getValue(), /*IsSigned=*/true,
+                               APFloat::rmNearestTiesToEven) != APFloat::opOK)
+      return parser.emitError(loc, "the integer ")
+             << intAttr << " is not exactly a double: write it as a float";
+    return value;
+  }
   return parser.emitError(loc, "expected a number, but got ") << attr;
+}
+
+/// The shortest decimal digits that round-trip `v`, written as Python's
+/// repr writes floats: fixed notation for exponents in [-4, 16), else
+/// scientific; always a float literal (8.0, 0.1, 500000.0, 1.0e-05).
+static std::string formatF64(double v) {
+  char buffer[64];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), v,
+                                    std::chars_format::scientific);
+  (void)error;
+  std::string text(buffer, end); // [-]d[.ddd]e(+|-)xx
+  std::string sign = text.front() == '-' ? "-" : "";
+  size_t e = text.find('e');
+  std::string digits = text.substr(sign.size(), e - sign.size());
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  int exponent = std::stoi(text.substr(e + 1));
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0)
+      return sign + "0." + std::string(-exponent - 1, '0') + digits;
+    size_t whole = size_t(exponent) + 1;
+    if (digits.size() < whole)
+      digits.append(whole - digits.size(), '0');
+    std::string fraction = digits.substr(whole);
+    return sign + digits.substr(0, whole) + "." + (fraction.empty() ? "0" : fraction);
+  }
+  std::string mantissa = digits.substr(0, 1) + "." +
+                         (digits.size() > 1 ? digits.substr(1) : std::string("0"));
+  char exponentText[8];
+  std::snprintf(exponentText, sizeof(exponentText), "e%c%02d",
+                exponent < 0 ? '-' : '+', std::abs(exponent));
+  return sign + mantissa + exponentText;
+}
+
+void param::printF64(AsmPrinter &printer, const APFloat &value) {
+  const double v = value.convertToDouble();
+  if (!std::isfinite(v)) {
+    printer << llvm::format("0x%016" PRIX64, value.bitcastToAPInt().getZExtValue())
+            << " : f64";
+    return;
+  }
+  printer << formatF64(v);
 }
 
 FailureOr<std::optional<APFloat>> param::parseOptionalF64(AsmParser &parser) {
@@ -59,7 +113,7 @@ FailureOr<DenseF64ArrayAttr> param::parseF64List(AsmParser &parser) {
 void param::printF64List(AsmPrinter &printer, DenseF64ArrayAttr values) {
   printer << '[';
   llvm::interleaveComma(values.asArrayRef(), printer,
-                        [&](double v) { printer << APFloat(v); });
+                        [&](double v) { printF64(printer, APFloat(v)); });
   printer << ']';
 }
 
@@ -342,6 +396,42 @@ LogicalResult ProportionalScalingAttr::verifyForRotaryDim(EmitErrorFn,
 // #pe.rope
 //===----------------------------------------------------------------------===//
 
+/// The constants a rotation derives from its parameters: every inverse
+/// frequency finite (for LongRoPE, of both factor lists; positions multiply
+/// them, and inf * 0 is NaN) and the attention factor a finite f32 > 0.
+/// Checked where the frequencies are built at compile time (rotary_dim up to
+/// 2^21; larger rotations are not lowered).
+static LogicalResult verifyDerivedConstants(EmitErrorFn emitError, double theta,
+                                            int64_t rotaryDim,
+                                            RopeScalingAttrInterface scaling) {
+  if (rotaryDim > (int64_t(1) << 21))
+    return success();
+  formula::RopeConfig config;
+  config.theta = theta;
+  config.rotaryDim = rotaryDim;
+  if (scaling)
+    scaling.populateConfig(config);
+  SmallVector<formula::RopeConfig, 2> choices = {config};
+  if (config.kind == formula::ScalingKind::LongRope) {
+    choices[0].longRopeChoice = formula::LongRopeChoice::Short;
+    choices.push_back(config);
+    choices[1].longRopeChoice = formula::LongRopeChoice::Long;
+  }
+  for (const formula::RopeConfig &choice : choices)
+    for (auto [i, f] : llvm::enumerate(formula::inverseFrequencies(choice)))
+      if (!std::isfinite(f) || f < 0.0)
+        return emitError() << "'#pe.rope' derives inverse frequency " << i
+                           << " = " << (std::isnan(f) ? "nan" : f < 0 ? "-" : "")
+                           << (std::isinf(f) ? "inf" : std::isnan(f) ? "" : std::to_string(std::abs(f)))
+                           << " from its parameters, which is not a finite "
+                              "number >= 0";
+  double m = formula::attentionFactor(config);
+  if (!(m > 0.0 && m <= double(std::numeric_limits<float>::max())))
+    return emitError() << "'#pe.rope' derives the attention factor " << m
+                       << ", which is not a finite f32 > 0";
+  return success();
+}
+
 LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
                                int64_t rotaryDim, RopeStyle,
                                RopeScalingAttrInterface scaling) {
@@ -356,7 +446,7 @@ LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
                        << rotaryDim;
   if (scaling && failed(scaling.verifyForRotaryDim(emitError, rotaryDim)))
     return failure();
-  return success();
+  return verifyDerivedConstants(emitError, theta, rotaryDim, scaling);
 }
 
 formula::RopeConfig RopeAttr::getConfig() const {

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <algorithm>
 #include <cmath>
@@ -112,10 +113,39 @@ OpFoldResult RopeOp::fold(FoldAdaptor adaptor) {
   return getInput();
 }
 
+/// Whether every value of the integer tensor `positions` fits in 32 bits: a
+/// narrower element type, a sign or zero extension of one, or constants in
+/// range. The sum of two such positions is exact in i64.
+static bool hasNarrowPositions(Value positions) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  if (type.getElementTypeBitWidth() <= 32)
+    return true;
+  if (auto ext = positions.getDefiningOp<arith::ExtSIOp>())
+    return getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() <= 32;
+  if (auto ext = positions.getDefiningOp<arith::ExtUIOp>())
+    return getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() < 32;
+  DenseIntElementsAttr values;
+  if (!matchPattern(positions, m_Constant(&values)))
+    return false;
+  return llvm::all_of(values.getValues<APInt>(),
+                      [](const APInt &p) { return p.isSignedIntN(32); });
+}
+
+/// `positions` as i64.
+static Value toI64Positions(PatternRewriter &rewriter, Location loc, Value positions) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  if (type.getElementType().isInteger(64))
+    return positions;
+  return arith::ExtSIOp::create(rewriter, loc, type.clone(rewriter.getI64Type()),
+                                positions);
+}
+
 namespace {
 /// rope(rope(x, p1), p2) -> rope(x, p1 + p2): rotations by angles p1 f and
 /// p2 f compose to (p1 + p2) f when the frequencies f do not depend on the
 /// positions and no magnitude factor is applied (it would be applied twice).
+/// The sum is formed in i64 and only where it is exact (positions that fit
+/// in 32 bits); other chains stay as they are.
 struct ComposeRotations : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -128,14 +158,20 @@ struct ComposeRotations : OpRewritePattern<RopeOp> {
       return rewriter.notifyMatchFailure(op, "different rope configuration");
     if (inner.getCos() || op.getCos())
       return rewriter.notifyMatchFailure(op, "rotation by given tables");
-    if (inner.getPositions().getType() != op.getPositions().getType())
-      return rewriter.notifyMatchFailure(op, "positions of different types");
+    if (inner.getPositions().getType().getShape() !=
+        op.getPositions().getType().getShape())
+      return rewriter.notifyMatchFailure(op, "positions of different shapes");
     formula::RopeConfig config = op.getRope().getConfig();
     if (formula::dependsOnSequenceLength(config) ||
         formula::attentionFactor(config) != 1.0)
       return rewriter.notifyMatchFailure(op, "angles do not add");
-    Value sum = arith::AddIOp::create(rewriter, op.getLoc(),
-                                      inner.getPositions(), op.getPositions());
+    if (!hasNarrowPositions(inner.getPositions()) ||
+        !hasNarrowPositions(op.getPositions()))
+      return rewriter.notifyMatchFailure(op, "the sum of positions could overflow");
+    Location loc = op.getLoc();
+    Value sum = arith::AddIOp::create(rewriter, loc,
+                                      toI64Positions(rewriter, loc, inner.getPositions()),
+                                      toI64Positions(rewriter, loc, op.getPositions()));
     rewriter.replaceOpWithNewOp<RopeOp>(op, inner.getInput(), sum, op.getRope(),
                                         op.getLayout());
     return success();

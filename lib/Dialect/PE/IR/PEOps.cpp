@@ -12,6 +12,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pe;
@@ -357,6 +358,10 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "expects value to have " << dimStr(skv)
                          << " positions (the key's), but got "
                          << dimStr(v.getDimSize(2));
+  if (hq < 1 || d < 1)
+    return emitOpError() << "expects at least one query head and a head "
+                            "dimension >= 1, but got "
+                         << hq << " heads of dimension " << d;
   if (hkv < 1 || hq % hkv != 0)
     return emitOpError() << "expects the query head count (" << hq
                          << ") to be a multiple of the key/value head count ("
@@ -411,10 +416,12 @@ LogicalResult AttentionOp::verify() {
                                << dimStr(otherSize);
   }
   if (std::optional<APFloat> scale = getScale()) {
+    // Scores are scaled in f32.
     double s = scale->convertToDouble();
-    if (!(std::isfinite(s) && s > 0.0))
-      return emitOpError() << "expects scale to be a finite number > 0, but "
-                              "got "
+    if (!(s >= double(std::numeric_limits<float>::min()) &&
+          s <= double(std::numeric_limits<float>::max())))
+      return emitOpError() << "expects scale to be a normal f32 > 0 (scores "
+                              "are scaled in f32), but got "
                            << s;
   }
   if (std::optional<int64_t> window = getWindow(); window && *window < 1)

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @fuse
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x8x?x64xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[P:[a-z0-9]+]]: tensor<?xi32>)
 // CHECK-NOT: pe.rope #
-// CHECK: %[[O:.*]] = pe.attention %[[Q]], %[[K]], %[[V]] q_positions(%[[P]] : tensor<?xi32>) k_positions(%[[P]] : tensor<?xi32>) causal rope(#pe.rope<theta = 5.000000e+05, rotary_dim = 64, scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>>)
+// CHECK: %[[O:.*]] = pe.attention %[[Q]], %[[K]], %[[V]] q_positions(%[[P]] : tensor<?xi32>) k_positions(%[[P]] : tensor<?xi32>) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)
 // CHECK-NOT: pe.rope #
 // CHECK: return %[[O]]
 func.func @fuse(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<?xi32>) -> tensor<1x8x?x64xf32> {

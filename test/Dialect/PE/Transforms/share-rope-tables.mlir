@@ -7,7 +7,7 @@
 // computation, read by all eight rotations.
 // CHECK-LABEL: func.func @four_layers
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<1x4x?x32xf32>, %[[P:[a-z0-9]+]]: tensor<?xi32>, %[[P2:[a-z0-9]+]]: tensor<?xi32>)
-// CHECK: %[[COS:.*]], %[[SIN:.*]] = pe.rope_tables #pe.rope<theta = 5.000000e+05, rotary_dim = 32, {{.*}}> %[[P]] : tensor<?xi32> -> tensor<?x16xf32>
+// CHECK: %[[COS:.*]], %[[SIN:.*]] = pe.rope_tables #pe.rope<theta = 500000.0, rotary_dim = 32, {{.*}}> %[[P]] : tensor<?xi32> -> tensor<?x16xf32>
 // CHECK-NOT: pe.rope_tables
 // CHECK-COUNT-8: pe.rope #pe.rope<{{.*}}> %{{.*}}, %[[P]] tables(%[[COS]], %[[SIN]] : tensor<?x16xf32>, tensor<?x16xf32>)
 // A rotation with another configuration, and one at other positions, keep

@@ -8,9 +8,9 @@
 
 // LongRoPE switches to the long factors only beyond L0 = 4096.
 // CHECK-LONG-LABEL: func.func @longrope
-// CHECK-LONG: pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.000000e+00, 2.000000e+00], long_factor = [4.000000e+00, 8.000000e+00], original_max_position_embeddings = 4096, select = long>>
+// CHECK-LONG: pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 2.0], long_factor = [4.0, 8.0], original_max_position_embeddings = 4096, select = long>>
 // CHECK-SHORT-LABEL: func.func @longrope
-// CHECK-SHORT: pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.000000e+00, 2.000000e+00], long_factor = [4.000000e+00, 8.000000e+00], original_max_position_embeddings = 4096, select = short>>
+// CHECK-SHORT: pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1.0, 2.0], long_factor = [4.0, 8.0], original_max_position_embeddings = 4096, select = short>>
 func.func @longrope() -> tensor<2xf32> {
   %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.longrope<short_factor = [1, 2], long_factor = [4, 8], original_max_position_embeddings = 4096>> -> tensor<2xf32>
   return %f : tensor<2xf32>
@@ -40,7 +40,7 @@ func.func @dynamic_ntk(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>) -> tens
 
 // Other scalings are left alone.
 // CHECK-LONG-LABEL: func.func @static
-// CHECK-LONG: scaling = #pe.llama3<factor = 8.000000e+00, original_max_position_embeddings = 8192>
+// CHECK-LONG: scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>
 func.func @static(%p: tensor<4xi32>) -> tensor<4x4xf32> {
   %c, %s = pe.rope_tables #pe.rope<rotary_dim = 8, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>> %p : tensor<4xi32> -> tensor<4x4xf32>
   return %c : tensor<4x4xf32>

@@ -20,6 +20,9 @@
 namespace mlir::pe::param {
 // Parsers and printers of the attribute parameters declared in PEAttrs.td.
 FailureOr<llvm::APFloat> parseF64(AsmParser &parser);
+/// The shortest decimal that parses back to the same double (always with a
+/// `.`, so that it reads as a float); non-finite values as `0x... : f64`.
+void printF64(AsmPrinter &printer, const llvm::APFloat &value);
 FailureOr<std::optional<llvm::APFloat>> parseOptionalF64(AsmParser &parser);
 FailureOr<DenseF64ArrayAttr> parseF64List(AsmParser &parser);
 void printF64List(AsmPrinter &printer, DenseF64ArrayAttr values);

@@ -63,6 +63,7 @@ def PE_LongRopeSelect : I32EnumAttr<"LongRopeSelect",
 // shortest form that round-trips (held as an IEEE double).
 class PE_F64Param<string desc> : APFloatParameter<desc> {
   let parser = [{ ::mlir::pe::param::parseF64($_parser) }];
+  let printer = [{ ::mlir::pe::param::printF64($_printer, $_self) }];
 }
 class PE_DefaultF64Param<string value, string desc> : PE_F64Param<desc> {
   let defaultValue = "::llvm::APFloat(" # value # ")";
@@ -70,7 +71,7 @@ class PE_DefaultF64Param<string value, string desc> : PE_F64Param<desc> {
 class PE_OptionalF64Param<string desc>
     : AttrOrTypeParameter<"::std::optional<::llvm::APFloat>", desc> {
   let parser = [{ ::mlir::pe::param::parseOptionalF64($_parser) }];
-  let printer = [{ $_printer << *$_self }];
+  let printer = [{ ::mlir::pe::param::printF64($_printer, *$_self) }];
   let comparator = [{ ::mlir::pe::param::sameOptionalF64($_lhs, $_rhs) }];
   let defaultValue = "::std::nullopt";
 }
