@@ -309,8 +309,13 @@ def rope_attention_factor(scaling: Optional[Mapping] = None) -> float:
     return 1.0
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _seq_len_of(positions: np.ndarray) -> Optional[int]:
-    return int(positions.max()) + 1 if positions.size else None
+    """max(positions) + 1, saturating at INT64_MAX (a position of INT64_MAX has
+    no successor)."""
+    return min(int(positions.max()) + 1, _INT64_MAX) if positions.size else None
 
 
 def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
@@ -457,29 +462,57 @@ def alibi_slopes(num_heads: int, max_bias: float = 8.0) -> np.ndarray:
     return np.asarray(slopes, dtype=np.float64)
 
 
+def _distance(k, q) -> np.ndarray:
+    """k - q for int64 positions, exactly (whatever their size) and then rounded once to
+    float64: |k - q| is formed as an unsigned 64-bit number, which holds every difference
+    of two int64 values."""
+    k = np.asarray(k, dtype=np.int64)
+    q = np.asarray(q, dtype=np.int64)
+    k, q = np.broadcast_arrays(k, q)
+    ahead = k >= q
+    with np.errstate(over="ignore"):
+        magnitude = np.where(ahead, k.astype(np.uint64) - q.astype(np.uint64),
+                             q.astype(np.uint64) - k.astype(np.uint64))
+    value = magnitude.astype(np.float64)
+    return np.where(ahead, value, -value)
+
+
+def _at_least_apart(a, b, distance: int) -> np.ndarray:
+    """a - b >= distance for int64 a, b and distance >= 0, without overflow."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    a, b = np.broadcast_arrays(a, b)
+    with np.errstate(over="ignore"):
+        gap = a.astype(np.uint64) - b.astype(np.uint64)
+    return (a >= b) & (gap >= np.uint64(distance))
+
+
 def alibi_bias(slopes, q_pos, k_pos, mode: str = "causal") -> np.ndarray:
     """ALiBi bias ``[H, Sq, Skv]`` (or ``[B, H, Sq, Skv]`` if a positions tensor is ``[B, S]``).
 
-    causal: -slope (q - k), and -inf where k > q; symmetric: -slope |q - k|.
+    causal: -slope (q - k), and -inf where k > q; symmetric: -slope |q - k|. The distance
+    q - k is exact for any int64 positions.
     """
     slopes = np.asarray(slopes, dtype=np.float64)
     q = np.asarray(q_pos).astype(np.int64)
     k = np.asarray(k_pos).astype(np.int64)
     batched = q.ndim == 2 or k.ndim == 2
-    diff = (q[..., :, None] - k[..., None, :]).astype(np.float64)  # [Sq,Skv] or [B,Sq,Skv]
+    qq, kk = q[..., :, None], k[..., None, :]
+    kmq = _distance(kk, qq)  # [Sq,Skv] or [B,Sq,Skv]
+    future = kk > qq
     if batched:
-        if diff.ndim == 2:
-            diff = diff[None]
+        if kmq.ndim == 2:
+            kmq, future = kmq[None], future[None]
         sl = slopes[None, :, None, None]
-        diff = diff[:, None]
+        kmq, future = kmq[:, None], future[:, None]
     else:
         sl = slopes[:, None, None]
-        diff = diff[None]
+        kmq, future = kmq[None], future[None]
     if mode == "causal":
-        bias = -sl * diff
-        bias = np.where(diff < 0, -np.inf, bias)
+        bias = sl * kmq
+        bias = np.where(future, -np.inf, bias)
     elif mode == "symmetric":
-        bias = -sl * np.abs(diff)
+        bias = -sl * np.abs(kmq)
     else:
         raise ValueError(f"mode must be 'causal' or 'symmetric', got {mode!r}")
     return bias
@@ -508,7 +541,10 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     `apply_rope` keywords (theta, rotary_dim, scaling, style); Q and K are each rotated by
     their own positions, as two `pe.rope` ops would (layout bhsd). ``alibi`` is max_bias.
     Masked keys: causal (k_pos > q_pos), window (q_pos - k_pos >= W, and without causal also
-    k_pos - q_pos >= W), and -inf entries of the additive mask. A fully masked row gives 0.
+    k_pos - q_pos >= W), and -inf entries of the additive mask; distances are exact for any
+    int64 positions. A fully masked row gives 0. NaN and inf follow IEEE arithmetic on the
+    visible keys (a NaN score, or a +inf one, makes its row NaN); a key of weight 0 adds
+    nothing to the output, whatever its value holds.
     """
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
@@ -536,24 +572,32 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     k_full = np.repeat(k, group, axis=1)
     v_full = np.repeat(v, group, axis=1)
     scores = scale * np.einsum("bhid,bhjd->bhij", q, k_full)
-    diff = (qp[:, :, None] - kp[:, None, :]).astype(np.float64)  # [B,Sq,Skv]
+    qq, kk = qp[:, :, None], kp[:, None, :]
     if alibi is not None:
+        # -slope (q - k) = slope (k - q), the distance exact for any int64 positions.
         slopes = alibi_slopes(Hq, alibi)
-        scores = scores - slopes[None, :, None, None] * diff[:, None]
+        scores = scores + slopes[None, :, None, None] * _distance(kk, qq)[:, None]
     if mask is not None:
         scores = scores + np.asarray(mask, dtype=np.float64)
-    masked = np.zeros(diff.shape, dtype=bool)
+    masked = np.zeros((B, Sq, Skv), dtype=bool)
     if causal:
-        masked |= diff < 0
+        masked |= kk > qq
     if window is not None:
-        masked |= diff >= window
+        masked |= _at_least_apart(qq, kk, window)
         if not causal:
-            masked |= -diff >= window
+            masked |= _at_least_apart(kk, qq, window)
     scores = np.where(masked[:, None], -np.inf, scores)
-    row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # no keys: -inf
-    empty = np.isneginf(row_max)
-    w = np.exp(scores - np.where(empty, 0.0, row_max))
-    w = np.where(empty, 0.0, w)
+    # IEEE on the visible keys: a NaN score makes its row NaN (np.max propagates it).
+    row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)
+    empty = row_max == -np.inf  # no visible key
+    with np.errstate(invalid="ignore"):
+        w = np.exp(scores - np.where(empty, 0.0, row_max))
     denom = w.sum(axis=-1, keepdims=True)
-    probs = np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
-    return np.einsum("bhij,bhjd->bhid", probs, v_full)
+    with np.errstate(invalid="ignore"):
+        probs = np.divide(w, denom, out=np.zeros_like(w), where=denom != 0)
+    # A key of weight 0 (every masked key) adds nothing, even a NaN or inf value.
+    if np.isfinite(v_full).all():
+        return np.einsum("bhij,bhjd->bhid", probs, v_full)
+    p, vv = probs[..., None], v_full[:, :, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(p == 0.0, 0.0, p * vv).sum(axis=-2)

@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def PELowerToLinalg : Pass<"pe-lower-to-linalg", "::mlir::ModuleOp"> {
+def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
   let summary = "Lower every pe op to linalg, tensor, arith and math on tensors";
   let description = [{
     The reference, unfused lowering. Frequencies and slopes become constants
@@ -35,7 +35,7 @@ def PELowerToLinalg : Pass<"pe-lower-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
-def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
+def PETileAttention : Pass<"pe-tile-attention"> {
   let summary = "Lower pe.attention to a flash-attention loop nest on buffers (CPU)";
   let description = [{
     Every `pe.attention` with static head dims becomes a tiled kernel that
@@ -92,7 +92,7 @@ def PETileAttention : Pass<"pe-tile-attention", "::mlir::ModuleOp"> {
   ];
 }
 
-def PETileRope : Pass<"pe-tile-rope", "::mlir::ModuleOp"> {
+def PETileRope : Pass<"pe-tile-rope"> {
   let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
   let description = [{
     Every `pe.rope` whose rotated half (r/2) and pass-through channels

@@ -41,11 +41,14 @@ std::pair<Value, TileMasking> classifyTile(KernelBuilder &g, const AttentionPlan
   TileVisibility visibility =
       buildTileVisibility(g.b, p.positionMask, qMin, qMax, kMin, kMax);
   TileMasking masking;
+  Value always = arith::ConstantOp::create(g.b, g.b.getBoolAttr(true));
+  // Keys past the tail are never summed; the mask operand may hold -inf.
+  masking.maskedKeys = p.hasMask ? always : visibility.partial;
   // The key tail, ALiBi and the mask operand also need per-score fixes.
   masking.partial = arith::OrIOp::create(
       g.b, visibility.partial, g.cmp(IntPredicate::slt, kCount, g.c(p.keysPerTile)));
   if (p.alibiMaxBias || p.hasMask)
-    masking.partial = arith::ConstantOp::create(g.b, g.b.getBoolAttr(true));
+    masking.partial = always;
   // Every distance is exact in f32 when hi - lo < 2^24 (unsigned: the
   // modular difference of i64 values is the true one).
   masking.base = g.min(qMin, kMin);

@@ -34,6 +34,9 @@ struct TileMasking {
   /// i1: some score of the tile needs a fix (position masks, the key tail,
   /// ALiBi, the mask operand); false: every key is visible to every row.
   Value partial;
+  /// i1: some key of the tile may have weight 0 because it is masked (by
+  /// position or by the mask operand), so P V must skip weight-0 keys.
+  Value maskedKeys;
   /// i1: every query and key position of the tile lies within 2^24 of
   /// `base` (i64), so distances are exact in f32.
   Value nearby;

@@ -33,9 +33,16 @@ public:
       return g.vload(buf.k, {bi, kvh, g.add(k0, j), g.c(c)});
     });
     softmax(k0, kCount, masking);
-    accumulateValues(kCount, [&](Value j, int64_t c) {
+    auto value = [&](Value j, int64_t c) {
       return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.c(c)});
-    });
+    };
+    // Only a tile with masked keys needs the FMAs that skip weight-0 keys.
+    auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(g.b);
+    g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    accumulateValues(kCount, value, /*skipZeroWeights=*/true);
+    g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    accumulateValues(kCount, value, /*skipZeroWeights=*/false);
   }
 
 private:
@@ -65,8 +72,9 @@ private:
   }
 
   /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e], in chunks of
-  /// channels that keep rows x vectors <= 16 accumulators.
-  void accumulateValues(Value kCount, TileRow value) {
+  /// channels that keep rows x vectors <= 16 accumulators; with
+  /// `skipZeroWeights`, keys of weight 0 add nothing.
+  void accumulateValues(Value kCount, TileRow value, bool skipZeroWeights) {
     const int64_t vectors = p.valueDim / kLanes;
     const int64_t chunk = std::clamp<int64_t>(16 / p.validRows, 1, vectors);
     for (int64_t v0 = 0; v0 < vectors; v0 += chunk) {
@@ -89,7 +97,9 @@ private:
             for (int64_t r = 0; r < p.validRows; ++r) {
               Value weight = g.splat(g.load(scores, {j, g.c(r)}));
               for (int64_t v = 0; v < nv; ++v)
-                next.push_back(buildWeightedSum(g.b, a[r * nv + v], weight, vj[v]));
+                next.push_back(skipZeroWeights
+                                   ? buildWeightedSum(g.b, a[r * nv + v], weight, vj[v])
+                                   : g.fma(weight, vj[v], a[r * nv + v]));
             }
             return next;
           });

@@ -206,6 +206,8 @@ private:
 struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-tile-attention")))
+      return signalPassFailure();
     // Bounded so that the tile arithmetic cannot overflow.
     constexpr int64_t kMaxOption = int64_t(1) << 20;
     if (threads < 1 || rows < 1 || blockKeys < 1 || threads > kMaxOption ||

@@ -141,6 +141,8 @@ private:
 struct TileRopePass : pe::impl::PETileRopeBase<TileRopePass> {
   using Base::Base;
   void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-tile-rope")))
+      return signalPassFailure();
     if (threads < 1) {
       getOperation()->emitError("pe-tile-rope: threads must be positive");
       return signalPassFailure();

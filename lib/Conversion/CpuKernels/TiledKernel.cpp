@@ -25,14 +25,20 @@ public:
     packKeys(k0, kCount);
     computeScores(kCount);
     softmax(k0, kCount, masking);
-    if (p.element.isF32()) {
-      accumulateValues(kCount, [&](Value j, Value e) {
+    auto value = [&](Value j, Value e) {
+      if (p.element.isF32()) // in place
         return g.load(buf.v, {bi, kvh, g.add(k0, j), e});
-      });
-      return;
-    }
-    packValues(k0, kCount);
-    accumulateValues(kCount, [&](Value j, Value e) { return g.load(values, {j, e}); });
+      return g.load(values, {j, e});
+    };
+    if (!p.element.isF32())
+      packValues(k0, kCount);
+    // Only a tile with masked keys needs the FMAs that skip weight-0 keys.
+    auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(g.b);
+    g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    accumulateValues(kCount, value, /*skipZeroWeights=*/true);
+    g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    accumulateValues(kCount, value, /*skipZeroWeights=*/false);
   }
 
 private:
@@ -94,8 +100,10 @@ private:
   }
 
   /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r],
-  /// `value(j, e)` an f32 element of V.
-  void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value) {
+  /// `value(j, e)` an f32 element of V; with `skipZeroWeights`, keys of
+  /// weight 0 add nothing even where their value is NaN or inf.
+  void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value,
+                        bool skipZeroWeights) {
     const int64_t rowVectors = p.rowVectors;
     g.loop(0, g.c(p.rows), rowVectors * kLanes, [&](Value r0) {
       SmallVector<Value> correction;
@@ -119,7 +127,10 @@ private:
               for (int64_t ec = 0; ec < microChannels; ++ec) {
                 Value ve = g.splat(value(j, g.add(e0, g.c(ec))));
                 for (int64_t v = 0; v < rowVectors; ++v)
-                  next.push_back(buildWeightedSum(g.b, a[ec * rowVectors + v], weights[v], ve));
+                  next.push_back(
+                      skipZeroWeights
+                          ? buildWeightedSum(g.b, a[ec * rowVectors + v], weights[v], ve)
+                          : g.fma(weights[v], ve, a[ec * rowVectors + v]));
               }
               return next;
             });

@@ -685,6 +685,16 @@ namespace {
 struct LowerToLinalgPass
     : mlir::pe::impl::PELowerToLinalgBase<LowerToLinalgPass> {
   void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-lower-to-linalg")))
+      return signalPassFailure();
+    // Oversized constant tables are reported once each, before converting.
+    bool oversized = false;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<PEDialect>(op->getDialect()) && failed(checkConstantTables(op)))
+        oversized = true;
+    });
+    if (oversized)
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<PEDialect>();

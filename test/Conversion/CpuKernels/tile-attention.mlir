@@ -91,6 +91,29 @@ func.func @wide(%q: tensor<1x1x?x8192xf32>, %k: tensor<1x1x?x8192xf32>) -> tenso
 
 // -----
 
+// A head of 2^55 channels: the scratch size would overflow 64 bits; the plan
+// is overflow-checked and leaves the op to the reference lowering.
+// CHECK-LABEL: func.func @huge_head
+// CHECK: pe.attention
+func.func @huge_head(%q: tensor<1x1x1x36028797018963968xf32>) -> tensor<1x1x1x36028797018963968xf32> {
+  %o = pe.attention %q, %q, %q causal : tensor<1x1x1x36028797018963968xf32>, tensor<1x1x1x36028797018963968xf32>, tensor<1x1x1x36028797018963968xf32> -> tensor<1x1x1x36028797018963968xf32>
+  return %o : tensor<1x1x1x36028797018963968xf32>
+}
+
+// -----
+
+// Many query heads per KV head: the task's rows overflow the plan's
+// arithmetic, so the op keeps the reference lowering (no division by zero,
+// no overflow).
+// CHECK-LABEL: func.func @huge_group
+// CHECK: pe.attention
+func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1x16xf32>) -> tensor<1x36028797018963968x1x16xf32> {
+  %o = pe.attention %q, %k, %k : tensor<1x36028797018963968x1x16xf32>, tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32> -> tensor<1x36028797018963968x1x16xf32>
+  return %o : tensor<1x36028797018963968x1x16xf32>
+}
+
+// -----
+
 // bf16 on AMX tiles (amx=true): S^T = K Q^T and O = P V as tile products,
 // the AMX state requested first, P transposed by shuffles, V zipped into
 // VNNI pairs, O row-major.

@@ -52,3 +52,16 @@ func.func @narrow(%x: tensor<1x2x3x8xf32>, %p: tensor<3xi32>) -> tensor<1x2x3x8x
   %y = pe.rope #pe.rope<rotary_dim = 8> %x, %p : tensor<1x2x3x8xf32>, tensor<3xi32>
   return %y : tensor<1x2x3x8xf32>
 }
+
+// -----
+
+// A row of 2^21 channels is a loop over vectors of pairs, not 2^16 unrolled
+// rotations (compile time stays that of a small row).
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[HALF:.*]] step %[[LANES:.*]] {
+// CHECK: vector.load %{{.*}} : memref<?x1048576xf32>, vector<16xf32>
+// CHECK-COUNT-2: vector.store
+func.func @long_rows(%x: tensor<1x1x?x2097152xf32>, %p: tensor<?xi32>) -> tensor<1x1x?x2097152xf32> {
+  %y = pe.rope #pe.rope<rotary_dim = 2097152> %x, %p : tensor<1x1x?x2097152xf32>, tensor<?xi32>
+  return %y : tensor<1x1x?x2097152xf32>
+}

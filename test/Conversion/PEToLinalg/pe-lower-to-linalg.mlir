@@ -150,7 +150,7 @@ func.func @alibi(%q: tensor<8xi32>, %k: tensor<8xi32>) -> tensor<4x8x8xf32> {
 // CHECK: %[[GAP:.*]] = arith.subi %[[Q]], %[[K]] : i64
 // CHECK: %[[FAR:.*]] = arith.cmpi uge, %[[GAP]], %{{.*}} : i64
 // CHECK: arith.andi %[[ORDERED]], %[[FAR]] : i1
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: arith.cmpf oeq
 // CHECK: math.exp
 // CHECK: arith.cmpf oeq

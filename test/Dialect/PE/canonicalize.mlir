@@ -221,6 +221,25 @@ func.func @compose(%x: tensor<1x?x2x8xf32>, %p1: tensor<?xi32>, %p2: tensor<?xi3
 
 // -----
 
+// A chain of rotations by one p composes to one rotation by n p (a single
+// product, however long the chain).
+// CHECK-LABEL: func.func @compose_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x8xf32>, %[[P:.*]]: tensor<4xi32>)
+// CHECK-DAG: %[[N:.*]] = arith.constant dense<3> : tensor<4xi64>
+// CHECK-DAG: %[[W:.*]] = arith.extsi %[[P]] : tensor<4xi32> to tensor<4xi64>
+// CHECK: %[[NP:.*]] = arith.muli %[[W]], %[[N]] : tensor<4xi64>
+// CHECK: %[[R:.*]] = pe.rope #pe.rope<rotary_dim = 8> %[[X]], %[[NP]]
+// CHECK-NOT: pe.rope
+// CHECK: return %[[R]]
+func.func @compose_chain(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>) -> tensor<1x2x4x8xf32> {
+  %0 = pe.rope #pe.rope<rotary_dim = 8> %x, %p : tensor<1x2x4x8xf32>, tensor<4xi32>
+  %1 = pe.rope #pe.rope<rotary_dim = 8> %0, %p : tensor<1x2x4x8xf32>, tensor<4xi32>
+  %2 = pe.rope #pe.rope<rotary_dim = 8> %1, %p : tensor<1x2x4x8xf32>, tensor<4xi32>
+  return %2 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // i64 positions could overflow when added (p1 + p2 wrapping changes the
 // angle): such chains stay, unless the positions are known to fit in 32
 // bits (extended from i32, or constants in range).

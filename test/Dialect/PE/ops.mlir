@@ -127,3 +127,12 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
   %3 = pe.attention %q, %k, %v window(128) : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %0, %1, %2, %3 : tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>
 }
+
+// Real parameters print as the shortest decimal that reads back to the same
+// double (a hex form would read back as an integer).
+// CHECK-LABEL: func.func @exact_parameters
+// CHECK: #pe.rope<theta = 123456789.0, rotary_dim = 8, scaling = #pe.yarn<factor = 0.1, original_max_position_embeddings = 64, beta_fast = 1.0e+16, beta_slow = 1.0e-05, attention_factor = 0.30000000000000004>>
+func.func @exact_parameters() -> tensor<4xf32> {
+  %f = pe.rope_frequencies #pe.rope<theta = 123456789.0, rotary_dim = 8, scaling = #pe.yarn<factor = 0.1, original_max_position_embeddings = 64, beta_fast = 1.0e16, beta_slow = 0.00001, attention_factor = 0.30000000000000004>> -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}

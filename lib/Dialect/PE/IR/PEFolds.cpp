@@ -14,6 +14,8 @@
 #include <cmath>
 #include <limits>
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace mlir::pe;
 
@@ -113,22 +115,82 @@ OpFoldResult RopeOp::fold(FoldAdaptor adaptor) {
   return getInput();
 }
 
-/// Whether every value of the integer tensor `positions` fits in 32 bits: a
-/// narrower element type, a sign or zero extension of one, or constants in
-/// range. The sum of two such positions is exact in i64.
-static bool hasNarrowPositions(Value positions) {
-  auto type = cast<RankedTensorType>(positions.getType());
-  if (type.getElementTypeBitWidth() <= 32)
-    return true;
-  if (auto ext = positions.getDefiningOp<arith::ExtSIOp>())
-    return getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() <= 32;
-  if (auto ext = positions.getDefiningOp<arith::ExtUIOp>())
-    return getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() < 32;
-  DenseIntElementsAttr values;
-  if (!matchPattern(positions, m_Constant(&values)))
-    return false;
-  return llvm::all_of(values.getValues<APInt>(),
-                      [](const APInt &p) { return p.isSignedIntN(32); });
+/// `positions` as (p, k) with positions = k * p, p not itself such a
+/// multiple: k = 1 unless `positions` multiplies by an integer splat.
+static std::pair<Value, int64_t> multipleOf(Value positions) {
+  auto product = positions.getDefiningOp<arith::MulIOp>();
+  SplatElementsAttr factor;
+  if (!product || !matchPattern(product.getRhs(), m_Constant(&factor)))
+    return {positions, 1};
+  return {product.getLhs(), factor.getSplatValue<APInt>().getSExtValue()};
+}
+
+/// Bounds [lo, hi] on every element of the integer tensor `positions`, from
+/// how it is computed: the range of a narrower element type or of what was
+/// extended, sums (of composed rotations) and constants. std::nullopt when
+/// nothing is known or the bounds leave int64. Iterative: a chain of
+/// thousands of composed rotations sums thousands of positions.
+static std::optional<std::pair<int64_t, int64_t>> positionBounds(Value positions) {
+  using Bounds = std::pair<int64_t, int64_t>;
+  auto leaf = [](Value v) -> std::optional<Bounds> {
+    unsigned width = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+    if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+      width = getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth();
+    else if (auto ext = v.getDefiningOp<arith::ExtUIOp>())
+      width = getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() + 1;
+    if (width < 64)
+      return Bounds{-(int64_t(1) << (width - 1)), (int64_t(1) << (width - 1)) - 1};
+    DenseIntElementsAttr values;
+    if (!matchPattern(v, m_Constant(&values)) || values.empty())
+      return std::nullopt;
+    Bounds bounds{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+    for (const APInt &p : values.getValues<APInt>()) {
+      bounds.first = std::min(bounds.first, p.getSExtValue());
+      bounds.second = std::max(bounds.second, p.getSExtValue());
+    }
+    return bounds;
+  };
+  Bounds total{0, 0};
+  SmallVector<Value> pending = {positions};
+  while (!pending.empty()) {
+    Value v = pending.pop_back_val();
+    if (auto sum = v.getDefiningOp<arith::AddIOp>()) {
+      pending.append({sum.getLhs(), sum.getRhs()});
+      continue;
+    }
+    if (auto [base, times] = multipleOf(v); times != 1) {
+      std::optional<Bounds> bounds = leaf(base);
+      std::optional<int64_t> lo, hi;
+      if (bounds) {
+        lo = llvm::checkedMul(bounds->first, times);
+        hi = llvm::checkedMul(bounds->second, times);
+      }
+      if (!lo || !hi)
+        return std::nullopt;
+      std::optional<int64_t> newLo = llvm::checkedAdd(total.first, std::min(*lo, *hi));
+      std::optional<int64_t> newHi = llvm::checkedAdd(total.second, std::max(*lo, *hi));
+      if (!newLo || !newHi)
+        return std::nullopt;
+      total = {*newLo, *newHi};
+      continue;
+    }
+    std::optional<Bounds> bounds = leaf(v);
+    if (!bounds)
+      return std::nullopt;
+    std::optional<int64_t> lo = llvm::checkedAdd(total.first, bounds->first);
+    std::optional<int64_t> hi = llvm::checkedAdd(total.second, bounds->second);
+    if (!lo || !hi)
+      return std::nullopt;
+    total = {*lo, *hi};
+  }
+  return total;
+}
+
+/// Whether p1 + p2 is exact in i64 for every element.
+static bool sumFitsInt64(Value p1, Value p2) {
+  std::optional<std::pair<int64_t, int64_t>> a = positionBounds(p1), b = positionBounds(p2);
+  return a && b && llvm::checkedAdd(a->first, b->first) &&
+         llvm::checkedAdd(a->second, b->second);
 }
 
 /// `positions` as i64.
@@ -144,8 +206,9 @@ namespace {
 /// rope(rope(x, p1), p2) -> rope(x, p1 + p2): rotations by angles p1 f and
 /// p2 f compose to (p1 + p2) f when the frequencies f do not depend on the
 /// positions and no magnitude factor is applied (it would be applied twice).
-/// The sum is formed in i64 and only where it is exact (positions that fit
-/// in 32 bits); other chains stay as they are.
+/// The sum is formed in i64 and only where it is provably exact (positions
+/// bounded by their type, extensions, constants and earlier sums); other
+/// chains stay as they are.
 struct ComposeRotations : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -165,16 +228,39 @@ struct ComposeRotations : OpRewritePattern<RopeOp> {
     if (formula::dependsOnSequenceLength(config) ||
         formula::attentionFactor(config) != 1.0)
       return rewriter.notifyMatchFailure(op, "angles do not add");
-    if (!hasNarrowPositions(inner.getPositions()) ||
-        !hasNarrowPositions(op.getPositions()))
+    if (!sumFitsInt64(inner.getPositions(), op.getPositions()))
       return rewriter.notifyMatchFailure(op, "the sum of positions could overflow");
-    Location loc = op.getLoc();
-    Value sum = arith::AddIOp::create(rewriter, loc,
-                                      toI64Positions(rewriter, loc, inner.getPositions()),
-                                      toI64Positions(rewriter, loc, op.getPositions()));
-    rewriter.replaceOpWithNewOp<RopeOp>(op, inner.getInput(), sum, op.getRope(),
-                                        op.getLayout());
+    rewriter.replaceOpWithNewOp<RopeOp>(
+        op, inner.getInput(),
+        addPositions(rewriter, op.getLoc(), inner.getPositions(), op.getPositions()),
+        op.getRope(), op.getLayout());
     return success();
+  }
+
+private:
+  /// p1 + p2 in i64; k1 p + k2 p as (k1 + k2) p, so that a chain of n
+  /// rotations by one p stays one product n p.
+  static Value addPositions(PatternRewriter &rewriter, Location loc, Value p1, Value p2) {
+    auto [base1, k1] = multipleOf(p1);
+    auto [base2, k2] = multipleOf(p2);
+    base1 = toI64Base(base1);
+    base2 = toI64Base(base2);
+    if (base1 == base2 && llvm::checkedAdd(k1, k2)) {
+      Value base = toI64Positions(rewriter, loc, base1);
+      auto type = cast<RankedTensorType>(base.getType());
+      Value factor = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(type, rewriter.getI64IntegerAttr(k1 + k2)));
+      return arith::MulIOp::create(rewriter, loc, base, factor);
+    }
+    return arith::AddIOp::create(rewriter, loc, toI64Positions(rewriter, loc, p1),
+                                 toI64Positions(rewriter, loc, p2));
+  }
+
+  /// The positions an i64 value was extended from, else the value.
+  static Value toI64Base(Value positions) {
+    if (auto ext = positions.getDefiningOp<arith::ExtSIOp>())
+      return ext.getIn();
+    return positions;
   }
 };
 } // namespace

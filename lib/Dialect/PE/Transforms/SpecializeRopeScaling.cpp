@@ -2,6 +2,7 @@
 #include "pe/Dialect/PE/Transforms/Passes.h"
 
 #include <cmath>
+#include <string>
 
 namespace mlir::pe {
 #define GEN_PASS_DEF_PESPECIALIZEROPESCALING
@@ -21,7 +22,8 @@ static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
     double theta = formula::dynamicNtkTheta(config, maxSeqLen);
     if (!(std::isfinite(theta) && theta > 1.0)) {
       op->emitError() << "pe-specialize-rope-scaling: dynamic NTK at "
-                      << maxSeqLen << " positions gives theta = " << theta
+                      << maxSeqLen << " positions gives theta = "
+                      << (std::isinf(theta) ? "inf" : std::to_string(theta))
                       << ", which is not a finite number > 1";
       return {};
     }

@@ -159,7 +159,10 @@ Value pe::buildMathExp(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value pe::buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s) {
-  return arith::MaximumFOp::create(b, m, s);
+  // maxnum (one instruction) rather than IEEE maximum: a NaN score is left
+  // out of the max but still reaches its row, through exp(NaN - base) = NaN
+  // in the weights and the sum.
+  return arith::MaxNumFOp::create(b, m, s);
 }
 
 Value pe::buildExponentBase(ImplicitLocOpBuilder &b, Value rowMax) {
@@ -184,9 +187,11 @@ Value pe::buildRescale(ImplicitLocOpBuilder &b, Value acc, Value alpha) {
 }
 
 Value pe::buildWeightedSum(ImplicitLocOpBuilder &b, Value acc, Value p, Value v) {
-  Value zero = arith::CmpFOp::create(b, FloatPredicate::OEQ, p,
-                                     floatConstantLike(b, p, 0.0));
-  return arith::SelectOp::create(b, zero, acc, math::FmaOp::create(b, p, v, acc));
+  // The FMA where p != 0 (or NaN), acc elsewhere: an FMA merged into acc
+  // under a mask.
+  Value weighs = arith::CmpFOp::create(b, FloatPredicate::UNE, p,
+                                       floatConstantLike(b, p, 0.0));
+  return arith::SelectOp::create(b, weighs, math::FmaOp::create(b, p, v, acc), acc);
 }
 
 Value pe::buildWeightedTerm(ImplicitLocOpBuilder &b, Value p, Value v) {

@@ -44,6 +44,15 @@ LogicalResult pe::checkConstantTables(Operation *op) {
                            << " that are built at compile time";
 }
 
+LogicalResult pe::checkLoweringRoot(Operation *root, StringRef passName) {
+  if (root->hasTrait<OpTrait::SymbolTable>())
+    return success();
+  return root->emitError() << passName
+                           << " runs on a symbol table such as builtin.module "
+                              "(it declares functions there), not on '"
+                           << root->getName() << "'";
+}
+
 FlatSymbolRefAttr pe::declareRuntimeFunction(OpBuilder &b, Operation *op,
                                              StringRef name) {
   Operation *table = SymbolTable::getNearestSymbolTable(op);

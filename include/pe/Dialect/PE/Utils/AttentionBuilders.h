@@ -18,7 +18,9 @@
 // NaN and inf follow IEEE arithmetic on the visible keys: a NaN score (or a
 // +inf score, whose weight becomes inf - inf) makes its row NaN. A masked key
 // has weight exactly 0 and contributes nothing, whatever its key, value or
-// mask entry holds; a row without a visible key is 0.
+// mask entry holds; a row without a visible key is 0. (A visible key whose
+// weight underflows to 0 and whose value is inf or NaN may add nothing or
+// NaN: kernels guard only where keys can be masked.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef PE_DIALECT_PE_UTILS_ATTENTIONBUILDERS_H
@@ -108,7 +110,8 @@ Value buildExpNonPositive(ImplicitLocOpBuilder &b, Value x);
 using ExpBuilder = function_ref<Value(ImplicitLocOpBuilder &, Value)>;
 Value buildMathExp(ImplicitLocOpBuilder &b, Value x);
 
-/// m' = max(m, s), NaN-propagating (a NaN score makes its row NaN).
+/// m' = max(m, s), ignoring NaN: a NaN score makes its row NaN through its
+/// weight exp(NaN - base) = NaN (the exponentials must propagate NaN).
 Value buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s);
 
 /// base = m' == -inf ? 0 : m': what the exponents subtract. A row without a
@@ -129,7 +132,8 @@ Value buildRescale(ImplicitLocOpBuilder &b, Value acc, Value alpha);
 
 /// acc + p v, where a key of weight p = 0 (every masked key) adds nothing,
 /// even when its value is NaN or inf: one FMA merged into acc under p != 0
-/// (a masked FMA on AVX-512).
+/// (a masked FMA on AVX-512). Where no key can be masked, a plain FMA
+/// p v + acc is the same sum.
 Value buildWeightedSum(ImplicitLocOpBuilder &b, Value acc, Value p, Value v);
 
 /// The term p v of that sum on its own, 0 for p = 0, for a reduction whose

@@ -40,6 +40,12 @@ int64_t largestConstantTable(Operation *op);
 /// kMaxConstantTableEntries entries.
 LogicalResult checkConstantTables(Operation *op);
 
+/// Fails with a diagnostic unless `root` (the op a lowering pass runs on) is
+/// a symbol table such as a module: lowerings declare runtime functions and
+/// kernels in it, which must not happen from passes running on functions in
+/// parallel.
+LogicalResult checkLoweringRoot(Operation *root, StringRef passName);
+
 /// Declares `void name(i64, i64, i64)` once in the symbol table that holds
 /// `op` (a runtime function that generated code calls). `op` must have one.
 FlatSymbolRefAttr declareRuntimeFunction(OpBuilder &b, Operation *op,
