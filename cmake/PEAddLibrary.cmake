@@ -14,6 +14,11 @@ function(pe_add_library name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  if(PE_BUILD_FUZZER)
+    # Coverage counters for libFuzzer (its runtime comes with pe-fuzz; the
+    # sanitizer runtime of the other tools provides the callbacks).
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
   install(TARGETS ${name} EXPORT PETargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

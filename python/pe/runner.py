@@ -3,9 +3,12 @@
     mod = runner.compile(ir_text)
     (y,) = mod.call("rope", x, positions)
 
-The shared library's C interface (see tools/pe-compile/CHeader.cpp) takes
-strided memref descriptors; this module builds them with ctypes from
-C-contiguous arrays, copies the results out and frees their buffers.
+The shared library's C interface (docs/c-abi.md) takes strided memref
+descriptors; this module builds them with ctypes from C-contiguous arrays,
+adopts or copies every result and only then frees their buffers.
+Arguments are converted only where no value changes (an error names the
+argument otherwise): float arrays whose values the element type holds
+exactly, integers within range, never a float for an integer tensor.
 bf16 arrays are held as float32 here and converted to and from bf16 bits
 (round to nearest even) at the call boundary.
 """

@@ -1,0 +1,232 @@
+//===- Differential.cpp - run a program two ways and compare --------------===//
+#include "Differential.h"
+
+#include "pe/Pipelines/Pipelines.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::pe::fuzz;
+
+namespace {
+
+/// A tensor's bytes and its strided memref descriptor (MLIR's C interface:
+/// allocated, aligned, offset, sizes[rank], strides[rank]).
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  std::vector<int64_t> descriptor;
+};
+
+size_t elementBytes(const std::string &element) {
+  if (element == "f16" || element == "bf16")
+    return 2;
+  return element == "i64" ? 8 : 4;
+}
+
+const llvm::fltSemantics &semantics(const std::string &element) {
+  if (element == "f16")
+    return llvm::APFloat::IEEEhalf();
+  if (element == "bf16")
+    return llvm::APFloat::BFloat();
+  return llvm::APFloat::IEEEsingle();
+}
+
+void describe(Buffer &buffer, const std::vector<int64_t> &shape) {
+  auto address = int64_t(reinterpret_cast<intptr_t>(buffer.bytes.data()));
+  buffer.descriptor = {address, address, 0};
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  buffer.descriptor.insert(buffer.descriptor.end(), shape.begin(), shape.end());
+  buffer.descriptor.insert(buffer.descriptor.end(), strides.begin(), strides.end());
+}
+
+/// The input for `spec`, drawn from `rng`.
+Buffer makeInput(const TensorSpec &spec, std::mt19937_64 &rng) {
+  Buffer buffer;
+  int64_t n = spec.elements();
+  size_t width = elementBytes(spec.element);
+  buffer.bytes.resize(std::max<int64_t>(n, 1) * width);
+  for (int64_t i = 0; i < n; ++i) {
+    uint8_t *at = buffer.bytes.data() + i * width;
+    if (spec.values != Values::Floats) {
+      int64_t low = spec.values == Values::TableRows ? 0 : spec.low;
+      std::uniform_int_distribution<int64_t> pick(low, spec.high);
+      int64_t p = pick(rng);
+      if (width == 8) {
+        std::memcpy(at, &p, 8);
+      } else {
+        auto p32 = int32_t(std::clamp<int64_t>(p, INT32_MIN, INT32_MAX));
+        std::memcpy(at, &p32, 4);
+      }
+      continue;
+    }
+    double x = std::normal_distribution<double>(0.0, 1.0)(rng);
+    if (spec.nonFinite && rng() % 97 == 0) {
+      const double special[] = {NAN, INFINITY, -INFINITY};
+      x = special[rng() % 3];
+    }
+    llvm::APFloat value(x);
+    bool losesInfo;
+    value.convert(semantics(spec.element), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    uint64_t bits = value.bitcastToAPInt().getZExtValue();
+    std::memcpy(at, &bits, width);
+  }
+  describe(buffer, spec.runShape);
+  return buffer;
+}
+
+/// Element `i` of a result buffer as a double.
+double elementAt(const uint8_t *data, const std::string &element, int64_t i) {
+  size_t width = elementBytes(element);
+  uint64_t bits = 0;
+  std::memcpy(&bits, data + i * width, width);
+  llvm::APFloat value(semantics(element), llvm::APInt(width * 8, bits));
+  bool losesInfo;
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.convertToDouble();
+}
+
+/// The JIT-compiled program, or null when it does not compile.
+std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t threads) {
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  PassManager pm(module.getContext());
+  pe::CpuPipelineOptions options;
+  options.fuse = kernels;
+  options.tileAttention = kernels;
+  options.tileRope = kernels;
+  options.threads = threads;
+  pe::buildCpuPipeline(pm, options);
+  if (failed(pm.run(*copy)))
+    return nullptr;
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  engineOptions.transformer = transformer;
+  std::string runtime = std::string(PE_RUNTIME_BUILD_DIR) + "/libpe_runtime.so";
+  std::string openmp = std::string(PE_MLIR_LIB_DIR) + "/libomp.so";
+  SmallVector<StringRef> libs = {runtime};
+  if (threads > 1)
+    libs.push_back(openmp);
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*copy, engineOptions);
+  if (!engine) {
+    llvm::consumeError(engine.takeError());
+    return nullptr;
+  }
+  return std::move(*engine);
+}
+
+/// Calls `_mlir_ciface_f(result, args...)`; returns the result's descriptor.
+std::vector<int64_t> run(ExecutionEngine &engine, std::vector<Buffer> &inputs, size_t rank) {
+  auto symbol = engine.lookup("_mlir_ciface_f");
+  if (!symbol) {
+    llvm::consumeError(symbol.takeError());
+    return {};
+  }
+  std::vector<int64_t> result(3 + 2 * rank, 0);
+  std::vector<void *> args = {result.data()};
+  for (Buffer &input : inputs)
+    args.push_back(input.descriptor.data());
+  using P = void *;
+  void *fn = *symbol;
+  switch (args.size()) {
+  case 2:
+    reinterpret_cast<void (*)(P, P)>(fn)(args[0], args[1]);
+    break;
+  case 3:
+    reinterpret_cast<void (*)(P, P, P)>(fn)(args[0], args[1], args[2]);
+    break;
+  case 4:
+    reinterpret_cast<void (*)(P, P, P, P)>(fn)(args[0], args[1], args[2], args[3]);
+    break;
+  case 5:
+    reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3], args[4]);
+    break;
+  case 6:
+    reinterpret_cast<void (*)(P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
+                                                     args[4], args[5]);
+    break;
+  case 7:
+    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
+                                                        args[4], args[5], args[6]);
+    break;
+  default:
+    return {};
+  }
+  return result;
+}
+
+/// Relative tolerance of a result of `element` against max(1, max |reference|).
+double tolerance(const std::string &element) {
+  if (element == "f16")
+    return 4e-3;
+  if (element == "bf16")
+    return 3e-2;
+  return 1e-4;
+}
+
+[[noreturn]] void report(const Program &program, const std::string &what) {
+  llvm::errs() << "pe-fuzz: the pe kernels and the reference lowering differ: " << what
+               << "\n" << program.ir;
+  std::abort();
+}
+
+} // namespace
+
+void mlir::pe::fuzz::checkDifferential(const Program &program, ModuleOp module, uint64_t seed,
+                                 int64_t threads) {
+  static const bool verbose = std::getenv("PE_FUZZ_VERBOSE") != nullptr;
+  std::unique_ptr<ExecutionEngine> kernels = compile(module, true, threads);
+  std::unique_ptr<ExecutionEngine> reference = compile(module, false, 1);
+  if (!kernels || !reference) {
+    if (verbose)
+      llvm::errs() << "pe-fuzz: not compiled\n" << program.ir;
+    return;
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<Buffer> inputs;
+  for (const TensorSpec &spec : program.arguments)
+    inputs.push_back(makeInput(spec, rng));
+  const TensorSpec &spec = program.result;
+  std::vector<int64_t> got = run(*kernels, inputs, spec.shape.size());
+  std::vector<int64_t> want = run(*reference, inputs, spec.shape.size());
+  if (got.empty() || want.empty()) {
+    if (verbose)
+      llvm::errs() << "pe-fuzz: not called\n" << program.ir;
+    return;
+  }
+  // aligned + offset elements.
+  size_t width = elementBytes(spec.element);
+  auto data = [&](const std::vector<int64_t> &d) {
+    return reinterpret_cast<const uint8_t *>(intptr_t(d[1])) + d[2] * width;
+  };
+  const uint8_t *a = data(got), *b = data(want);
+  int64_t n = spec.elements();
+  double scale = 1.0;
+  for (int64_t i = 0; i < n; ++i)
+    if (double w = std::abs(elementAt(b, spec.element, i)); std::isfinite(w))
+      scale = std::max(scale, w);
+  for (int64_t i = 0; i < n; ++i) {
+    double x = elementAt(a, spec.element, i), y = elementAt(b, spec.element, i);
+    bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
+                (std::isfinite(x) && std::isfinite(y) &&
+                 std::abs(x - y) <= tolerance(spec.element) * scale);
+    if (!same)
+      report(program, "element " + std::to_string(i) + ": " + std::to_string(x) +
+                          " (kernels) vs " + std::to_string(y) + " (reference)");
+  }
+  if (verbose)
+    llvm::errs() << "pe-fuzz: " << n << " elements agree\n" << program.ir;
+  std::free(reinterpret_cast<void *>(intptr_t(got[0])));
+  std::free(reinterpret_cast<void *>(intptr_t(want[0])));
+}
