@@ -43,8 +43,10 @@ struct DistributeOverThreadsPass
       return;
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // An empty iteration space (a static extent 0) has nothing to split
+      // (and the upstream tiling does not expect it).
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
-          !isa<linalg::FillOp>(op))
+          !isa<linalg::FillOp>(op) && !llvm::is_contained(op.getStaticLoopRanges(), 0))
         ops.push_back(op);
     });
     MLIRContext *ctx = &getContext();

@@ -37,7 +37,9 @@ struct TileAndVectorizePass
 
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
+      // An empty iteration space (a static extent 0) has nothing to tile.
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
+          !llvm::is_contained(op.getStaticLoopRanges(), 0))
         ops.push_back(op);
     });
 

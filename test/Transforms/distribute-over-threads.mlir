@@ -68,3 +68,18 @@ func.func @unsplittable(%x: tensor<64xf32>, %init: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// An empty iteration space (a static extent 0) is left as it is.
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+func.func @empty(%x: tensor<?x8x0xf32>, %init: tensor<?x8x0xf32>) -> tensor<?x8x0xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x8x0xf32>) outs(%init : tensor<?x8x0xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<?x8x0xf32>
+  return %r : tensor<?x8x0xf32>
+}

@@ -85,5 +85,18 @@ func.func @ragged_row_sum(%x: tensor<4x20xf32>, %init: tensor<4xf32>) -> tensor<
   return %r : tensor<4xf32>
 }
 
+// An empty iteration space (a static extent 0) is left as it is.
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @empty(%x: tensor<0x64xf32>, %init: tensor<0x64xf32>) -> tensor<0x64xf32> {
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<0x64xf32>) outs(%init : tensor<0x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<0x64xf32>
+  return %r : tensor<0x64xf32>
+}
+
 // CHECK-BAD: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 0
 // CHECK-HUGE: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 1099511627776

@@ -5,7 +5,7 @@
 //     the CPU pipeline run;
 //   - a first byte of 0xFF: the rest decodes to a valid pe program
 //     (ProgramGenerator.h), which runs through the same passes and pipelines
-//     (kernels and reference lowering, 1 and 2 threads) and, with
+//     (kernels or reference lowering, 1 or 2 threads, ...) and, with
 //     PE_FUZZ_EXECUTE=1, is JIT-compiled and run both ways on generated
 //     inputs, the results compared (Differential.h).
 // Any crash, sanitizer report, hang or difference is a bug: bad input must
@@ -28,6 +28,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -60,26 +61,49 @@ void runOnCopy(ModuleOp module, function_ref<void(OpPassManager &)> build) {
   (void)pm.run(*copy);
 }
 
-/// The pe passes and every pipeline configuration on `module`.
+/// The pe passes on `module`, in the configuration `variant` picks; one
+/// input in 16 also runs the whole CPU pipeline down to the LLVM dialect
+/// (the upstream passes after the pe lowerings cost far more than the pe
+/// code the fuzzer explores).
 void compileEveryWay(ModuleOp module, uint8_t variant) {
-  runOnCopy(module, [](OpPassManager &pm) {
+  const int64_t threads = 1 + variant % 2;
+  const bool amx = variant & 2, smallTiles = variant & 4, kernels = !(variant & 8);
+  runOnCopy(module, [&](OpPassManager &pm) {
     pm.addPass(createCanonicalizerPass());
-    pe::PESpecializeRopeScalingOptions options;
-    options.maxSeqLen = 4096;
-    pm.addPass(pe::createPESpecializeRopeScaling(options));
+    pe::PESpecializeRopeScalingOptions specialize;
+    specialize.maxSeqLen = variant & 16 ? 4096 : int64_t(1) << 40;
+    pm.addPass(pe::createPESpecializeRopeScaling(specialize));
+    pm.addPass(pe::createPEFuseAlibiIntoAttention());
+    pm.addPass(pe::createPEFuseRopeIntoAttention());
+    pm.addPass(pe::createPEShareRopeTables());
+    pm.addPass(createCanonicalizerPass());
+    if (kernels) {
+      pm.addPass(pe::createPETileAttention(pe::PETileAttentionOptions{
+          threads, smallTiles ? 48 : 96, smallTiles ? 16 : 64, amx}));
+      pm.addPass(pe::createPETileRope(pe::PETileRopeOptions{threads}));
+    }
+    pm.addPass(pe::createPELowerToLinalg());
     pm.addPass(createCanonicalizerPass());
   });
+  if (variant % 16 != 15)
+    return;
   pe::CpuPipelineOptions options;
-  options.threads = 1 + variant % 2;
-  options.amx = variant & 2;
-  if (variant & 4) {
+  options.threads = threads;
+  options.amx = amx;
+  options.fuse = options.tileAttention = options.tileRope = kernels;
+  if (smallTiles) {
     options.attentionRows = 16;
     options.attentionBlockKeys = 48;
   }
   runOnCopy(module, [&](OpPassManager &pm) { pe::buildCpuPipeline(pm, options); });
-  pe::CpuPipelineOptions reference;
-  reference.fuse = reference.tileAttention = reference.tileRope = false;
-  runOnCopy(module, [&](OpPassManager &pm) { pe::buildCpuPipeline(pm, reference); });
+}
+
+/// One byte of the input that picks the configuration.
+uint8_t variantOf(const uint8_t *data, size_t size) {
+  uint8_t variant = 0;
+  for (size_t i = 0; i < size; i += 7)
+    variant = uint8_t(variant * 31 + data[i]);
+  return variant;
 }
 
 bool executeEnabled() {
@@ -112,6 +136,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     text.assign(reinterpret_cast<const char *>(data), size);
   }
+  // PE_FUZZ_PRINT=1 shows the program of a reproducer.
+  static const bool print = std::getenv("PE_FUZZ_PRINT") != nullptr;
+  if (print)
+    llvm::errs() << text << "\n";
   // The lexer relies on the buffer's terminating NUL, as every file-backed
   // MemoryBuffer has: copy the bytes into one.
   llvm::SourceMgr sourceMgr;
@@ -120,7 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))
     return 0;
-  uint8_t variant = generated ? data[size - 1] : 0;
+  uint8_t variant = variantOf(data, size);
   compileEveryWay(*module, variant);
   if (generated && executeEnabled())
     pe::fuzz::checkDifferential(program, *module, variant * 0x9E3779B97F4A7C15ull + size,
