@@ -58,9 +58,15 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     as 0 while a row is fully masked, so no NaN appears and such a row ends
     as 0). The output is O / l, rounded once to the element type.
 
-    Each distinct kernel (plan and operand types) is a private function
-    `pe_attention_kernel*` on buffers, called by every attention that uses it:
-    a model whose layers share a shape compiles one kernel.
+    Each kernel is a private function `pe_attention_kernel*` on buffers; an
+    attention whose kernel body and type equal an existing kernel's calls that
+    one, so a model whose layers share a shape compiles one kernel.
+
+    NaN and inf follow docs/dialect.md: a NaN score makes its row NaN, a
+    masked key adds nothing whatever its value holds (the P V FMAs are
+    masked by p != 0 in tiles where keys can be masked).
+
+    Runs on a symbol table (a module), where it adds the kernels.
 
     With `amx`, bf16 prefill computes both products on AMX tiles (16 x 16
     f32 accumulators of 16 x 32 bf16 operands): S^T = K Q^T with Q^T in

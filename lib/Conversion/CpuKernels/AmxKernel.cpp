@@ -53,8 +53,8 @@ private:
   Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
   SmallVector<Value> queryIndex(Value d, Value r) override {
     // Q^T in VNNI pairs: Qv[d / 2][2 r + d % 2].
-    return {arith::DivUIOp::create(g.b, d, g.c(2)),
-            g.add(g.mul(r, g.c(2)), arith::RemUIOp::create(g.b, d, g.c(2)))};
+    return {arith::DivUIOp::create(g.b, d, g.index(2)),
+            g.add(g.mul(r, g.index(2)), arith::RemUIOp::create(g.b, d, g.index(2)))};
   }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
   Type keyTileType() override { return g.b.getBF16Type(); }
@@ -71,9 +71,9 @@ private:
   Value tileProduct(Value acc, Value a, Value row, Value bPairs, Value col,
                     int64_t extent) {
     for (int64_t k = 0; k < extent; k += 32) {
-      Value at = amx::TileLoadOp::create(g.b, bf16Tile(), a, ValueRange{row, g.c(k)});
+      Value at = amx::TileLoadOp::create(g.b, bf16Tile(), a, ValueRange{row, g.index(k)});
       Value bt = amx::TileLoadOp::create(g.b, bf16Tile(), bPairs,
-                                         ValueRange{g.c(k / 2), col});
+                                         ValueRange{g.index(k / 2), col});
       acc = amx::TileMulFOp::create(g.b, f32Tile(), at, bt, acc);
     }
     return acc;
@@ -81,11 +81,11 @@ private:
 
   /// S^T[j][r] = sum_d Kr[j][d] Q[r][d], 16 x 16 tiles.
   void computeScores(Value kCount) {
-    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(16)), g.c(16));
-    g.loop(g.c(0), jEnd, g.c(16), [&](Value j0) {
-      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.index(16)), g.index(16));
+    g.loop(g.index(0), jEnd, g.index(16), [&](Value j0) {
+      g.loop(0, g.index(p.rows), 16, [&](Value r0) {
         Value acc = tileProduct(amx::TileZeroOp::create(g.b, f32Tile()), keys, j0,
-                                queries, g.mul(r0, g.c(2)), p.headDim);
+                                queries, g.mul(r0, g.index(2)), p.headDim);
         amx::TileStoreOp::create(g.b, scores, ValueRange{j0, r0}, acc);
       });
     });
@@ -93,14 +93,14 @@ private:
 
   /// Pa[r][j] = bf16(P^T[j][r]), by 16 x 16 transposes.
   void transposeWeights() {
-    g.loop(0, g.c(p.keysPerTile), 16, [&](Value j0) {
-      g.loop(0, g.c(p.rows), 16, [&](Value r0) {
+    g.loop(0, g.index(p.keysPerTile), 16, [&](Value j0) {
+      g.loop(0, g.index(p.rows), 16, [&](Value r0) {
         SmallVector<Value> rows;
         for (int64_t i = 0; i < 16; ++i)
-          rows.push_back(g.vload(scores, {g.add(j0, g.c(i)), r0}));
+          rows.push_back(g.vload(scores, {g.add(j0, g.index(i)), r0}));
         SmallVector<Value> columns = g.transpose16(rows);
         for (int64_t r = 0; r < 16; ++r)
-          g.storeAs(columns[r], weights, {g.add(r0, g.c(r)), j0});
+          g.storeAs(columns[r], weights, {g.add(r0, g.index(r)), j0});
       });
     });
   }
@@ -119,50 +119,50 @@ private:
   /// Vv[j / 2][2 e + j % 2] = v[bi, kvh, k0 + j, e] (zero past the keys):
   /// rows j and j + 1 zipped. Returns whether a value is NaN or inf.
   Value packValues(Value k0, Value kCount) {
-    Value pairs = g.ceilDiv(kCount, g.c(2));
+    Value pairs = g.ceilDiv(kCount, g.index(2));
     auto raw = VectorType::get({kLanes}, p.element);
     Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
     Value none = arith::ConstantOp::create(g.b, g.b.getBoolAttr(false));
     Value nonFinite = g.loop(
-        g.c(0), pairs, g.c(1), {none},
+        g.index(0), pairs, g.index(1), {none},
         [&](Value jp, ValueRange found) -> SmallVector<Value> {
-          Value j = g.mul(jp, g.c(2));
-          Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.c(1)), kCount);
+          Value j = g.mul(jp, g.index(2));
+          Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.index(1)), kCount);
           // The second row's index stays in bounds; past the keys it reads zeros.
-          Value j1 = g.min(g.add(j, g.c(1)), g.sub(kCount, g.c(1)));
+          Value j1 = g.min(g.add(j, g.index(1)), g.sub(kCount, g.index(1)));
           Value any = found[0];
           for (int64_t e = 0; e < p.valueDim; e += kLanes) {
             Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
-                                              ValueRange{bi, kvh, g.add(k0, j), g.c(e)});
+                                              ValueRange{bi, kvh, g.add(k0, j), g.index(e)});
             Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
-                                              ValueRange{bi, kvh, g.add(k0, j1), g.c(e)});
+                                              ValueRange{bi, kvh, g.add(k0, j1), g.index(e)});
             x1 = g.select(second, x1, zero);
             any = arith::OrIOp::create(
                 g.b, any, arith::OrIOp::create(g.b, anyNonFinite(x0), anyNonFinite(x1)));
-            g.vstore(buildZip(g.b, x0, x1), values, {jp, g.c(2 * e)});
+            g.vstore(buildZip(g.b, x0, x1), values, {jp, g.index(2 * e)});
           }
           return {any};
         })[0];
-    g.zeroRows(values, pairs, g.c(p.keysPerTile / 2));
+    g.zeroRows(values, pairs, g.index(p.keysPerTile / 2));
     return nonFinite;
   }
 
   /// O = alpha O.
   void rescaleOutput() {
-    g.loop(0, g.c(p.rows), 1, [&](Value r) {
+    g.loop(0, g.index(p.rows), 1, [&](Value r) {
       Value correction = g.splat(g.load(alpha, {r}));
       for (int64_t e = 0; e < p.valueDim; e += kLanes)
-        g.vstore(buildRescale(g.b, g.vload(output, {r, g.c(e)}), correction), output,
-                 {r, g.c(e)});
+        g.vstore(buildRescale(g.b, g.vload(output, {r, g.index(e)}), correction), output,
+                 {r, g.index(e)});
     });
   }
 
   /// O += Pa Vv on tiles.
   void accumulateValues() {
-    g.loop(0, g.c(p.rows), 16, [&](Value r0) {
-      g.loop(0, g.c(p.valueDim), 16, [&](Value e0) {
+    g.loop(0, g.index(p.rows), 16, [&](Value r0) {
+      g.loop(0, g.index(p.valueDim), 16, [&](Value e0) {
         Value acc = amx::TileLoadOp::create(g.b, f32Tile(), output, ValueRange{r0, e0});
-        acc = tileProduct(acc, weights, r0, values, g.mul(e0, g.c(2)), p.keysPerTile);
+        acc = tileProduct(acc, weights, r0, values, g.mul(e0, g.index(2)), p.keysPerTile);
         amx::TileStoreOp::create(g.b, output, ValueRange{r0, e0}, acc);
       });
     });
@@ -170,15 +170,15 @@ private:
 
   /// O[r][e] += sum_j p_j v_j with f32 vectors, keys of weight 0 skipped.
   void accumulateValuesSkippingZeroWeights(Value k0, Value kCount) {
-    g.loop(0, g.c(p.rows), 1, [&](Value r) {
+    g.loop(0, g.index(p.rows), 1, [&](Value r) {
       for (int64_t e = 0; e < p.valueDim; e += kLanes) {
-        Value acc = g.loop(g.c(0), kCount, g.c(1), {g.vload(output, {r, g.c(e)})},
+        Value acc = g.loop(g.index(0), kCount, g.index(1), {g.vload(output, {r, g.index(e)})},
                            [&](Value j, ValueRange a) -> SmallVector<Value> {
                              Value weight = g.splat(g.load(scores, {j, r}));
-                             Value v = g.vload(buf.v, {bi, kvh, g.add(k0, j), g.c(e)});
+                             Value v = g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(e)});
                              return {buildWeightedSum(g.b, a[0], weight, v)};
                            })[0];
-        g.vstore(acc, output, {r, g.c(e)});
+        g.vstore(acc, output, {r, g.index(e)});
       }
     });
   }

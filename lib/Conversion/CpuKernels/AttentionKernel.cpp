@@ -46,7 +46,7 @@ std::pair<Value, TileMasking> classifyTile(KernelBuilder &g, const AttentionPlan
   masking.maskedKeys = p.hasMask ? always : visibility.partial;
   // The key tail, ALiBi and the mask operand also need per-score fixes.
   masking.partial = arith::OrIOp::create(
-      g.b, visibility.partial, g.cmp(IntPredicate::slt, kCount, g.c(p.keysPerTile)));
+      g.b, visibility.partial, g.cmp(IntPredicate::slt, kCount, g.index(p.keysPerTile)));
   if (p.alibiMaxBias || p.hasMask)
     masking.partial = always;
   // Every distance is exact in f32 when hi - lo < 2^24 (unsigned: the
@@ -54,7 +54,7 @@ std::pair<Value, TileMasking> classifyTile(KernelBuilder &g, const AttentionPlan
   masking.base = g.min(qMin, kMin);
   Value hi = g.max(qMax, kMax);
   masking.nearby = g.cmp(IntPredicate::ult, g.sub(hi, masking.base),
-                         g.ci64(int64_t(1) << 24));
+                         g.i64Constant(int64_t(1) << 24));
   return {visibility.hidden, masking};
 }
 
@@ -65,16 +65,16 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
              Value partials, Value slot0, Value nsplit, Value bi, Value kvh,
              Value q0, Value qCount) {
   g.loop(0, qCount, 1, [&](Value i) {
-    g.loop(0, g.c(p.group), 1, [&](Value hg) {
-      Value r = g.add(g.mul(i, g.c(p.group)), hg);
-      Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
-      Value mAt = g.add(g.c(p.valueDim * p.rows), r);
-      Value lAt = g.add(g.c((p.valueDim + 1) * p.rows), r);
+    g.loop(0, g.index(p.group), 1, [&](Value hg) {
+      Value r = g.add(g.mul(i, g.index(p.group)), hg);
+      Value h = g.add(g.mul(kvh, g.index(p.group)), hg);
+      Value mAt = g.add(g.index(p.valueDim * p.rows), r);
+      Value lAt = g.add(g.index((p.valueDim + 1) * p.rows), r);
       auto partial = [&](Value s, Value at) {
         return g.load(partials, {g.add(slot0, s), at});
       };
       auto sumOverSplits = [&](Value init, function_ref<Value(Value, Value)> step) {
-        return g.loop(g.c(0), nsplit, g.c(1), {init},
+        return g.loop(g.index(0), nsplit, g.index(1), {init},
                       [&](Value s, ValueRange acc) -> SmallVector<Value> {
                         return {step(s, acc[0])};
                       })[0];
@@ -88,13 +88,13 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
         return buildExpOfDifference(g.b, partial(s, mAt), base, buildExpNonPositive);
       };
       // l = sum_s w_s l_s
-      Value l = sumOverSplits(g.cf(0.0), [&](Value s, Value acc) {
+      Value l = sumOverSplits(g.f32Constant(0.0), [&](Value s, Value acc) {
         return g.fma(weight(s), partial(s, lAt), acc);
       });
-      g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
-        Value at = g.add(g.mul(e, g.c(p.rows)), r);
+      g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
+        Value at = g.add(g.mul(e, g.index(p.rows)), r);
         // O = sum_s w_s O_s
-        Value o = sumOverSplits(g.cf(0.0), [&](Value s, Value acc) {
+        Value o = sumOverSplits(g.f32Constant(0.0), [&](Value s, Value acc) {
           return g.fma(weight(s), partial(s, at), acc);
         });
         g.storeAs(buildNormalize(g.b, o, l), buf.out, {bi, h, g.add(q0, i), e});
@@ -113,30 +113,30 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value sq = memref::DimOp::create(b, buf.q, 2);
   Value skv = memref::DimOp::create(b, buf.k, 2);
-  Value queryBlocks = g.ceilDiv(sq, g.c(p.queriesPerTask));
-  Value keyBlocks = g.ceilDiv(skv, g.c(p.keysPerTile));
-  Value tasks = g.mul(g.mul(batch, g.c(p.kvHeads)), queryBlocks);
+  Value queryBlocks = g.ceilDiv(sq, g.index(p.queriesPerTask));
+  Value keyBlocks = g.ceilDiv(skv, g.index(p.keysPerTile));
+  Value tasks = g.mul(g.mul(batch, g.index(p.kvHeads)), queryBlocks);
   // Fewer tasks than 2 x threads: split the key blocks too.
-  Value nsplit = g.c(1);
+  Value nsplit = g.index(1);
   if (p.threads > 1) {
-    nsplit = g.ceilDiv(g.c(2 * p.threads), g.max(tasks, g.c(1)));
-    nsplit = g.max(g.c(1), g.min(nsplit, keyBlocks));
+    nsplit = g.ceilDiv(g.index(2 * p.threads), g.max(tasks, g.index(1)));
+    nsplit = g.max(g.index(1), g.min(nsplit, keyBlocks));
   }
   Value perSplit = g.ceilDiv(keyBlocks, nsplit);
-  Value split = g.cmp(IntPredicate::sgt, nsplit, g.c(1));
-  Value slots = g.select(split, g.mul(tasks, nsplit), g.c(0));
+  Value split = g.cmp(IntPredicate::sgt, nsplit, g.index(1));
+  Value slots = g.select(split, g.mul(tasks, nsplit), g.index(0));
   Value partials = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic, (p.valueDim + 2) * p.rows}, g.f32()),
       ValueRange{slots});
 
   // Query block of iteration `it`: 0, n-1, 1, n-2, ...
   auto queryBlock = [&](Value it) {
-    Value half = arith::DivUIOp::create(b, it, g.c(2));
-    Value odd = g.cmp(IntPredicate::ne, arith::RemUIOp::create(b, it, g.c(2)), g.c(0));
-    return g.select(odd, g.sub(g.sub(queryBlocks, g.c(1)), half), half);
+    Value half = arith::DivUIOp::create(b, it, g.index(2));
+    Value odd = g.cmp(IntPredicate::ne, arith::RemUIOp::create(b, it, g.index(2)), g.index(0));
+    return g.select(odd, g.sub(g.sub(queryBlocks, g.index(1)), half), half);
   };
   auto taskIndex = [&](Value bi, Value kvh, Value qb) {
-    return g.add(g.mul(g.add(g.mul(bi, g.c(p.kvHeads)), kvh), queryBlocks), qb);
+    return g.add(g.mul(g.add(g.mul(bi, g.index(p.kvHeads)), kvh), queryBlocks), qb);
   };
 
   std::unique_ptr<AttentionTask> task = createTask(g, p, buf);
@@ -144,19 +144,19 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
   // Scratch once for sequential code, per iteration of the parallel loop.
   if (p.threads == 1)
     task->allocate();
-  g.parallel(p.threads, {batch, g.c(p.kvHeads), queryBlocks, nsplit}, [&](ValueRange ivs) {
+  g.parallel(p.threads, {batch, g.index(p.kvHeads), queryBlocks, nsplit}, [&](ValueRange ivs) {
     Value bi = ivs[0], kvh = ivs[1], qb = queryBlock(ivs[2]), s = ivs[3];
-    Value q0 = g.mul(qb, g.c(p.queriesPerTask));
-    task->setTask(bi, kvh, q0, g.min(g.c(p.queriesPerTask), g.sub(sq, q0)));
+    Value q0 = g.mul(qb, g.index(p.queriesPerTask));
+    task->setTask(bi, kvh, q0, g.min(g.index(p.queriesPerTask), g.sub(sq, q0)));
     if (p.threads > 1)
       task->allocate();
     task->initialize();
     auto [qMin, qMax] = task->packQueries();
     Value kbBegin = g.mul(s, perSplit);
     Value kbEnd = g.min(keyBlocks, g.add(kbBegin, perSplit));
-    g.loop(kbBegin, kbEnd, g.c(1), [&](Value kb) {
-      Value k0 = g.mul(kb, g.c(p.keysPerTile));
-      Value kCount = g.min(g.c(p.keysPerTile), g.sub(skv, k0));
+    g.loop(kbBegin, kbEnd, g.index(1), [&](Value kb) {
+      Value k0 = g.mul(kb, g.index(p.keysPerTile));
+      Value kCount = g.min(g.index(p.keysPerTile), g.sub(skv, k0));
       auto [kMin, kMax] = task->keyPositions(k0, kCount);
       auto [hidden, masking] = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
       Value visible = arith::XOrIOp::create(
@@ -173,11 +173,11 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
   });
 
   g.ifThen(split, [&] {
-    g.parallel(p.threads, {batch, g.c(p.kvHeads), queryBlocks}, [&](ValueRange ivs) {
+    g.parallel(p.threads, {batch, g.index(p.kvHeads), queryBlocks}, [&](ValueRange ivs) {
       Value bi = ivs[0], kvh = ivs[1], qb = ivs[2];
-      Value q0 = g.mul(qb, g.c(p.queriesPerTask));
+      Value q0 = g.mul(qb, g.index(p.queriesPerTask));
       combine(g, p, buf, partials, g.mul(taskIndex(bi, kvh, qb), nsplit), nsplit, bi,
-              kvh, q0, g.min(g.c(p.queriesPerTask), g.sub(sq, q0)));
+              kvh, q0, g.min(g.index(p.queriesPerTask), g.sub(sq, q0)));
     });
   });
 }

@@ -29,19 +29,19 @@ void AttentionTask::allocate() {
 
 void AttentionTask::initialize() {
   auto rowsOf = [&](Value buffer) {
-    return g.c(cast<MemRefType>(buffer.getType()).getDimSize(0));
+    return g.index(cast<MemRefType>(buffer.getType()).getDimSize(0));
   };
-  g.zeroRows(queries, g.c(0), rowsOf(queries));
-  g.zeroRows(output, g.c(0), rowsOf(output));
-  g.zeroRows(scores, g.c(0), rowsOf(scores));
+  g.zeroRows(queries, g.index(0), rowsOf(queries));
+  g.zeroRows(output, g.index(0), rowsOf(output));
+  g.zeroRows(scores, g.index(0), rowsOf(scores));
   for (int64_t r = 0; r < p.rows; r += kLanes) {
-    g.vstore(g.splat(g.negInf()), rowMax, {g.c(r)});
-    g.vstore(g.vsplat(0.0), rowSum, {g.c(r)});
-    g.vstore(g.splat(g.ci64(0)), rowPositions, {g.c(r)});
+    g.vstore(g.splat(g.negInf()), rowMax, {g.index(r)});
+    g.vstore(g.f32Splat(0.0), rowSum, {g.index(r)});
+    g.vstore(g.splat(g.i64Constant(0)), rowPositions, {g.index(r)});
     if (p.alibiMaxBias)
-      g.vstore(g.vsplat(0.0), rowSlopes, {g.c(r)});
+      g.vstore(g.f32Splat(0.0), rowSlopes, {g.index(r)});
     if (p.hasMask)
-      g.vstore(g.splat(g.ci64(0)), rowMaskOffsets, {g.c(r)});
+      g.vstore(g.splat(g.i64Constant(0)), rowMaskOffsets, {g.index(r)});
   }
 }
 
@@ -60,31 +60,31 @@ static SmallVector<Value> tableIndex(Value table, Value bi, Value i, Value c) {
 
 std::pair<Value, Value> AttentionTask::packQueries() {
   SmallVector<Value> range = g.loop(
-      g.c(0), qCount, g.c(1),
-      {g.ci64(std::numeric_limits<int64_t>::max()),
-       g.ci64(std::numeric_limits<int64_t>::min())},
+      g.index(0), qCount, g.index(1),
+      {g.i64Constant(std::numeric_limits<int64_t>::max()),
+       g.i64Constant(std::numeric_limits<int64_t>::min())},
       [&](Value i, ValueRange minMax) -> SmallVector<Value> {
         Value qi = g.add(q0, i);
         Value position = positionAt(g, buf.qPos, bi, qi);
-        g.loop(0, g.c(p.group), 1, [&](Value hg) {
-          Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
-          Value r = g.add(g.mul(i, g.c(p.group)), hg);
+        g.loop(0, g.index(p.group), 1, [&](Value hg) {
+          Value h = g.add(g.mul(kvh, g.index(p.group)), hg);
+          Value r = g.add(g.mul(i, g.index(p.group)), hg);
           g.store(position, rowPositions, {r});
           if (p.alibiMaxBias)
             g.store(g.load(buf.slopes, {h}), rowSlopes, {r});
           if (p.hasMask) {
             // Offset of row (b, h, qi) of the mask [B|1, Hq|1, Sq, Skv].
             auto maskType = cast<MemRefType>(buf.mask.getType());
-            Value bm = maskType.getDimSize(0) == 1 ? g.c(0) : bi;
-            Value hm = maskType.getDimSize(1) == 1 ? g.c(0) : h;
-            Value heads = g.c(maskType.getDimSize(1) == 1 ? 1 : p.queryHeads);
+            Value bm = maskType.getDimSize(0) == 1 ? g.index(0) : bi;
+            Value hm = maskType.getDimSize(1) == 1 ? g.index(0) : h;
+            Value heads = g.index(maskType.getDimSize(1) == 1 ? 1 : p.queryHeads);
             Value row = g.add(g.mul(g.add(g.mul(bm, heads), hm), sq), qi);
             g.store(g.toI64(g.mul(row, skv)), rowMaskOffsets, {r});
           }
-          Value scale = g.cf(p.scale);
+          Value scale = g.f32Constant(p.scale);
           auto channel = [&](Value d) { return g.toF32(g.load(buf.q, {bi, h, qi, d})); };
           if (p.rotaryDim) {
-            g.loop(0, g.c(p.rotaryHalf()), 1, [&](Value pair) {
+            g.loop(0, g.index(p.rotaryHalf()), 1, [&](Value pair) {
               auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
               Value cos = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, pair));
               Value sin = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, pair));
@@ -93,7 +93,7 @@ std::pair<Value, Value> AttentionTask::packQueries() {
               g.storeAs(g.fmul(y1, scale), queries, queryIndex(d1, r));
             });
           }
-          g.loop(p.rotaryDim, g.c(p.headDim), 1, [&](Value d) {
+          g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
             g.storeAs(g.fmul(channel(d), scale), queries, queryIndex(d, r));
           });
         });
@@ -104,9 +104,9 @@ std::pair<Value, Value> AttentionTask::packQueries() {
 
 std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
   SmallVector<Value> range = g.loop(
-      g.c(0), kCount, g.c(1),
-      {g.ci64(std::numeric_limits<int64_t>::max()),
-       g.ci64(std::numeric_limits<int64_t>::min())},
+      g.index(0), kCount, g.index(1),
+      {g.i64Constant(std::numeric_limits<int64_t>::max()),
+       g.i64Constant(std::numeric_limits<int64_t>::min())},
       [&](Value j, ValueRange minMax) -> SmallVector<Value> {
         Value position = positionAt(g, buf.kPos, bi, g.add(k0, j));
         g.store(position, keyPositionTile, {j});
@@ -124,15 +124,15 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
     auto keyAt = [&](Value d) { return SmallVector<Value>{bi, kvh, kj, d}; };
     if (vectorRope) {
       for (int64_t pair = 0; pair < half; pair += kLanes) {
-        Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.c(pair)));
-        Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.c(pair)));
+        Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.index(pair)));
+        Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.index(pair)));
         buildVectorPairRotation(
-            g.b, cos, sin, g.c(pair), p.ropeStyle, p.rotaryDim,
+            g.b, cos, sin, g.index(pair), p.ropeStyle, p.rotaryDim,
             [&](Value d, int64_t lanes) { return g.vload(buf.k, keyAt(d), lanes); },
             [&](Value v, Value d) { g.storeAs(v, keys, {j, d}); });
       }
     } else if (p.rotaryDim) {
-      g.loop(0, g.c(half), 1, [&](Value pair) {
+      g.loop(0, g.index(half), 1, [&](Value pair) {
         auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
         Value cos = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
         Value sin = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
@@ -144,14 +144,14 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
     }
     if (vectorRest) {
       for (int64_t d = p.rotaryDim; d < p.headDim; d += kLanes)
-        g.storeAs(g.vload(buf.k, keyAt(g.c(d))), keys, {j, g.c(d)});
+        g.storeAs(g.vload(buf.k, keyAt(g.index(d))), keys, {j, g.index(d)});
     } else {
-      g.loop(p.rotaryDim, g.c(p.headDim), 1, [&](Value d) {
+      g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
         g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});
       });
     }
   });
-  g.zeroRows(keys, kCount, g.c(p.keysPerTile));
+  g.zeroRows(keys, kCount, g.index(p.keysPerTile));
 }
 
 Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid) {
@@ -160,7 +160,7 @@ Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid
   auto type = VectorType::get({kLanes}, element);
   Value pass = arith::ConstantOp::create(
       g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
-  Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.c(0)},
+  Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.index(0)},
                                      index, g.splat(valid), pass);
   return g.toF32(m);
 }
@@ -197,13 +197,13 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances
   if (fix) {
     rowQ = g.vloadI64(rowPositions, {r});
     if (f32Distances)
-      rowQ = arith::SIToFPOp::create(g.b, g.vf(), g.sub(rowQ, g.splat(base)));
+      rowQ = arith::SIToFPOp::create(g.b, g.f32Vector(), g.sub(rowQ, g.splat(base)));
     if (p.alibiMaxBias)
       slope = g.vload(rowSlopes, {r});
     if (p.hasMask)
       maskOffsets = g.vloadI64(rowMaskOffsets, {r});
   }
-  return g.loop(g.c(0), g.c(p.keysPerTile), g.c(1), {mOld},
+  return g.loop(g.index(0), g.index(p.keysPerTile), g.index(1), {mOld},
                 [&](Value j, ValueRange m) -> SmallVector<Value> {
                   Value s = g.vload(scores, {j, r});
                   if (fix) {
@@ -216,14 +216,14 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances
 }
 
 void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) {
-  g.loop(0, g.c(p.rows), kLanes, [&](Value r) {
+  g.loop(0, g.index(p.rows), kLanes, [&](Value r) {
     Value mOld = g.vload(rowMax, {r});
     // m' = max(m, max_j s_j), the scores fixed first where the tile needs it.
     Value mNew = g.ifElse(
-        masking.partial, g.vf(),
+        masking.partial, g.f32Vector(),
         [&] {
           return g.ifElse(
-              masking.nearby, g.vf(),
+              masking.nearby, g.f32Vector(),
               [&] { return tileRowMax(r, mOld, true, true, k0, kCount, masking.base); },
               [&] { return tileRowMax(r, mOld, true, false, k0, kCount, masking.base); });
         },
@@ -233,7 +233,7 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
     // alpha = exp(m - base)
     Value correction = buildExpOfDifference(g.b, mOld, base, buildExpNonPositive);
     // p_j = exp(s_j - base), and their sum.
-    Value sum = g.loop(g.c(0), g.c(p.keysPerTile), g.c(1), {g.vsplat(0.0)},
+    Value sum = g.loop(g.index(0), g.index(p.keysPerTile), g.index(1), {g.f32Splat(0.0)},
                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
                          Value weight = buildExpOfDifference(
                              g.b, g.vload(scores, {j, r}), base, buildExpNonPositive);
@@ -249,11 +249,11 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
 
 void AttentionTask::writeOutput() {
   g.loop(0, qCount, 1, [&](Value i) {
-    g.loop(0, g.c(p.group), 1, [&](Value hg) {
-      Value r = g.add(g.mul(i, g.c(p.group)), hg);
-      Value h = g.add(g.mul(kvh, g.c(p.group)), hg);
+    g.loop(0, g.index(p.group), 1, [&](Value hg) {
+      Value r = g.add(g.mul(i, g.index(p.group)), hg);
+      Value h = g.add(g.mul(kvh, g.index(p.group)), hg);
       Value l = g.load(rowSum, {r});
-      g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+      g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
         // out = O / l (0 for a row without a visible key), rounded once.
         Value o = buildNormalize(g.b, g.load(output, outputIndex(e, r)), l);
         g.storeAs(o, buf.out, {bi, h, g.add(q0, i), e});
@@ -265,21 +265,21 @@ void AttentionTask::writeOutput() {
 void AttentionTask::writePartials(Value partials, Value slot) {
   // Partials hold O as [Dv][rows], then m and l.
   if (p.outputRowMajor()) {
-    g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+    g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
       for (int64_t r = 0; r < p.outputRows(); ++r)
-        g.store(g.load(output, {g.c(r), e}), partials,
-                {slot, g.add(g.mul(e, g.c(p.rows)), g.c(r))});
+        g.store(g.load(output, {g.index(r), e}), partials,
+                {slot, g.add(g.mul(e, g.index(p.rows)), g.index(r))});
     });
   } else {
-    g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
-      Value start = g.mul(e, g.c(p.rows));
+    g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
+      Value start = g.mul(e, g.index(p.rows));
       for (int64_t r = 0; r < p.rows; r += kLanes)
-        g.vstore(g.vload(output, {e, g.c(r)}), partials, {slot, g.add(start, g.c(r))});
+        g.vstore(g.vload(output, {e, g.index(r)}), partials, {slot, g.add(start, g.index(r))});
     });
   }
   for (int64_t r = 0; r < p.rows; r += kLanes) {
-    g.vstore(g.vload(rowMax, {g.c(r)}), partials, {slot, g.c(p.valueDim * p.rows + r)});
-    g.vstore(g.vload(rowSum, {g.c(r)}), partials,
-             {slot, g.c((p.valueDim + 1) * p.rows + r)});
+    g.vstore(g.vload(rowMax, {g.index(r)}), partials, {slot, g.index(p.valueDim * p.rows + r)});
+    g.vstore(g.vload(rowSum, {g.index(r)}), partials,
+             {slot, g.index((p.valueDim + 1) * p.rows + r)});
   }
 }

@@ -29,20 +29,15 @@ public:
       packKeys(k0, kCount);
     computeScores(kCount, [&](Value j, int64_t c) {
       if (packed)
-        return g.vload(keys, {j, g.c(c)});
-      return g.vload(buf.k, {bi, kvh, g.add(k0, j), g.c(c)});
+        return g.vload(keys, {j, g.index(c)});
+      return g.vload(buf.k, {bi, kvh, g.add(k0, j), g.index(c)});
     });
     softmax(k0, kCount, masking);
-    auto value = [&](Value j, int64_t c) {
-      return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.c(c)});
-    };
-    // Only a tile with masked keys needs the FMAs that skip weight-0 keys.
-    auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(g.b);
-    g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    accumulateValues(kCount, value, /*skipZeroWeights=*/true);
-    g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    accumulateValues(kCount, value, /*skipZeroWeights=*/false);
+    // Every tile skips weight-0 keys: the masked FMAs cost nothing here
+    // (decode streams K and V from memory).
+    accumulateValues(kCount, [&](Value j, int64_t c) {
+      return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(c)});
+    });
   }
 
 private:
@@ -61,20 +56,20 @@ private:
       for (int64_t c = 0; c < p.headDim; c += kLanes)
         k.push_back(key(j, c));
       for (int64_t r = 0; r < p.validRows; ++r) {
-        Value acc = g.fmul(g.vload(queries, {g.c(r), g.c(0)}), k[0]);
+        Value acc = g.fmul(g.vload(queries, {g.index(r), g.index(0)}), k[0]);
         for (int64_t c = kLanes; c < p.headDim; c += kLanes)
-          acc = g.fma(g.vload(queries, {g.c(r), g.c(c)}), k[c / kLanes], acc);
+          acc = g.fma(g.vload(queries, {g.index(r), g.index(c)}), k[c / kLanes], acc);
         auto sum = vector::ReductionOp::create(g.b, vector::CombiningKind::ADD, acc);
         sum.setFastmath(arith::FastMathFlags::reassoc);
-        g.store(sum, scores, {j, g.c(r)});
+        g.store(sum, scores, {j, g.index(r)});
       }
     });
   }
 
   /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e], in chunks of
-  /// channels that keep rows x vectors <= 16 accumulators; with
-  /// `skipZeroWeights`, keys of weight 0 add nothing.
-  void accumulateValues(Value kCount, TileRow value, bool skipZeroWeights) {
+  /// channels that keep rows x vectors <= 16 accumulators; keys of weight 0
+  /// add nothing.
+  void accumulateValues(Value kCount, TileRow value) {
     const int64_t vectors = p.valueDim / kLanes;
     const int64_t chunk = std::clamp<int64_t>(16 / p.validRows, 1, vectors);
     for (int64_t v0 = 0; v0 < vectors; v0 += chunk) {
@@ -82,30 +77,28 @@ private:
       // acc = alpha O
       SmallVector<Value> init;
       for (int64_t r = 0; r < p.validRows; ++r) {
-        Value correction = g.splat(g.load(alpha, {g.c(r)}));
+        Value correction = g.splat(g.load(alpha, {g.index(r)}));
         for (int64_t v = 0; v < nv; ++v)
           init.push_back(buildRescale(
-              g.b, g.vload(output, {g.c(r), g.c((v0 + v) * kLanes)}), correction));
+              g.b, g.vload(output, {g.index(r), g.index((v0 + v) * kLanes)}), correction));
       }
       // acc += p_j v_j
       SmallVector<Value> acc = g.loop(
-          g.c(0), kCount, g.c(1), init,
+          g.index(0), kCount, g.index(1), init,
           [&](Value j, ValueRange a) -> SmallVector<Value> {
             SmallVector<Value> vj, next;
             for (int64_t v = 0; v < nv; ++v)
               vj.push_back(value(j, (v0 + v) * kLanes));
             for (int64_t r = 0; r < p.validRows; ++r) {
-              Value weight = g.splat(g.load(scores, {j, g.c(r)}));
+              Value weight = g.splat(g.load(scores, {j, g.index(r)}));
               for (int64_t v = 0; v < nv; ++v)
-                next.push_back(skipZeroWeights
-                                   ? buildWeightedSum(g.b, a[r * nv + v], weight, vj[v])
-                                   : g.fma(weight, vj[v], a[r * nv + v]));
+                next.push_back(buildWeightedSum(g.b, a[r * nv + v], weight, vj[v]));
             }
             return next;
           });
       for (int64_t r = 0; r < p.validRows; ++r)
         for (int64_t v = 0; v < nv; ++v)
-          g.vstore(acc[r * nv + v], output, {g.c(r), g.c((v0 + v) * kLanes)});
+          g.vstore(acc[r * nv + v], output, {g.index(r), g.index((v0 + v) * kLanes)});
     }
   }
 };

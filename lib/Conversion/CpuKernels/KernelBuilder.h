@@ -9,6 +9,8 @@
 #ifndef PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 #define PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,21 +33,21 @@ struct KernelBuilder {
 
   Type f32() { return b.getF32Type(); }
   Type i64() { return b.getI64Type(); }
-  VectorType vf() { return VectorType::get({kLanes}, f32()); }
-  VectorType vi() { return VectorType::get({kLanes}, i64()); }
+  VectorType f32Vector() { return VectorType::get({kLanes}, f32()); }
+  VectorType i64Vector() { return VectorType::get({kLanes}, i64()); }
 
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value ci64(int64_t v) {
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value i64Constant(int64_t v) {
     return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
   }
-  Value cf(double v) {
+  Value f32Constant(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   }
-  Value vsplat(double v) {
+  Value f32Splat(double v) {
     return arith::ConstantOp::create(
-        b, DenseElementsAttr::get(vf(), b.getF32FloatAttr(float(v))));
+        b, DenseElementsAttr::get(f32Vector(), b.getF32FloatAttr(float(v))));
   }
-  Value negInf() { return cf(-std::numeric_limits<double>::infinity()); }
+  Value negInf() { return f32Constant(-std::numeric_limits<double>::infinity()); }
 
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
@@ -65,20 +67,8 @@ struct KernelBuilder {
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
-  /// A constant of x's type (f32 or a vector of f32).
-  Value like(Value x, double v) {
-    return isa<VectorType>(x.getType()) ? vsplat(v) : cf(v);
-  }
   /// f16/bf16 (scalar or vector) to f32.
-  Value toF32(Value x) {
-    Type type = getElementTypeOrSelf(x.getType());
-    if (type.isF32())
-      return x;
-    Type target = f32();
-    if (auto vt = dyn_cast<VectorType>(x.getType()))
-      target = VectorType::get(vt.getShape(), f32());
-    return arith::ExtFOp::create(b, target, x);
-  }
+  Value toF32(Value x) { return extendToF32(b, x); }
 
   Value load(Value mem, ValueRange ids) { return memref::LoadOp::create(b, mem, ids); }
   void store(Value v, Value mem, ValueRange ids) { memref::StoreOp::create(b, v, mem, ids); }
@@ -87,7 +77,7 @@ struct KernelBuilder {
     return toF32(vector::LoadOp::create(b, VectorType::get({lanes}, element), mem, ids));
   }
   Value vloadI64(Value mem, ValueRange ids) {
-    return vector::LoadOp::create(b, vi(), mem, ids);
+    return vector::LoadOp::create(b, i64Vector(), mem, ids);
   }
   void vstore(Value v, Value mem, ValueRange ids) { vector::StoreOp::create(b, v, mem, ids); }
   Value splat(Value scalar) {
@@ -107,7 +97,7 @@ struct KernelBuilder {
     body(op.getInductionVar());
   }
   void loop(int64_t lb, Value ub, int64_t step, function_ref<void(Value)> body) {
-    loop(c(lb), ub, c(step), body);
+    loop(index(lb), ub, index(step), body);
   }
   /// The same with loop-carried values.
   SmallVector<Value>
@@ -140,13 +130,7 @@ struct KernelBuilder {
   /// Stores an f32 scalar or vector into `mem`, rounded once to its element
   /// type.
   void storeAs(Value v, Value mem, ValueRange ids) {
-    Type element = cast<MemRefType>(mem.getType()).getElementType();
-    if (getElementTypeOrSelf(v.getType()) != element) {
-      Type target = element;
-      if (auto vt = dyn_cast<VectorType>(v.getType()))
-        target = VectorType::get(vt.getShape(), element);
-      v = arith::TruncFOp::create(b, target, v);
-    }
+    v = convertFloat(b, v, cast<MemRefType>(mem.getType()).getElementType());
     if (isa<VectorType>(v.getType()))
       vstore(v, mem, ids);
     else
@@ -159,14 +143,14 @@ struct KernelBuilder {
     int64_t width = type.getDimSize(1);
     Type element = type.getElementType();
     auto vt = VectorType::get({kLanes}, element);
-    loop(from, to, c(1), [&](Value j) {
+    loop(from, to, index(1), [&](Value j) {
       if (width % kLanes == 0) {
         Value zero = arith::ConstantOp::create(b, b.getZeroAttr(vt));
         for (int64_t x = 0; x < width; x += kLanes)
-          vstore(zero, buf, {j, c(x)});
+          vstore(zero, buf, {j, index(x)});
       } else {
         Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
-        loop(0, c(width), 1, [&](Value x) { store(zero, buf, {j, x}); });
+        loop(0, index(width), 1, [&](Value x) { store(zero, buf, {j, x}); });
       }
     });
   }
@@ -212,13 +196,13 @@ struct KernelBuilder {
     OpBuilder::InsertionGuard guard(b);
     SmallVector<Value> ivs;
     if (threads > 1) {
-      SmallVector<Value> lbs(ubs.size(), c(0)), steps(ubs.size(), c(1));
+      SmallVector<Value> lbs(ubs.size(), index(0)), steps(ubs.size(), index(1));
       auto par = scf::ParallelOp::create(b, lbs, ubs, steps);
       b.setInsertionPoint(par.getBody()->getTerminator());
       llvm::append_range(ivs, par.getInductionVars());
     } else {
       for (Value ub : ubs) {
-        auto loop = scf::ForOp::create(b, c(0), ub, c(1));
+        auto loop = scf::ForOp::create(b, index(0), ub, index(1));
         b.setInsertionPoint(loop.getBody()->getTerminator());
         ivs.push_back(loop.getInductionVar());
       }

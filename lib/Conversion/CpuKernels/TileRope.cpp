@@ -38,10 +38,10 @@ void forEachVector(KernelBuilder &g, int64_t from, int64_t to,
                    function_ref<void(Value)> body) {
   if ((to - from) / kLanes <= kMaxUnrolledVectors) {
     for (int64_t c = from; c < to; c += kLanes)
-      body(g.c(c));
+      body(g.index(c));
     return;
   }
-  g.loop(from, g.c(to), kLanes, body);
+  g.loop(from, g.index(to), kLanes, body);
 }
 
 struct TileRope : OpRewritePattern<RopeOp> {
@@ -83,10 +83,10 @@ struct TileRope : OpRewritePattern<RopeOp> {
     Value batch = memref::DimOp::create(b, x, 0);
     Value seq = memref::DimOp::create(b, x, seqDim);
     Value heads = memref::DimOp::create(b, x, headDim);
-    Value blocks = g.ceilDiv(seq, g.c(kBlock));
+    Value blocks = g.ceilDiv(seq, g.index(kBlock));
     g.parallel(threads, {batch, blocks}, [&](ValueRange ivs) {
-      Value bi = ivs[0], s0 = g.mul(ivs[1], g.c(kBlock));
-      Value sEnd = g.min(seq, g.add(s0, g.c(kBlock)));
+      Value bi = ivs[0], s0 = g.mul(ivs[1], g.index(kBlock));
+      Value sEnd = g.min(seq, g.add(s0, g.index(kBlock)));
       auto row = [&](Value s, Value h) {
         auto at = [&](Value channel) {
           return bhsd ? SmallVector<Value>{bi, h, s, channel}
@@ -106,10 +106,10 @@ struct TileRope : OpRewritePattern<RopeOp> {
       // bshd: positions outside heads (a position's heads are contiguous).
       if (bhsd) {
         g.loop(0, heads, 1, [&](Value h) {
-          g.loop(s0, sEnd, g.c(1), [&](Value s) { row(s, h); });
+          g.loop(s0, sEnd, g.index(1), [&](Value s) { row(s, h); });
         });
       } else {
-        g.loop(s0, sEnd, g.c(1), [&](Value s) {
+        g.loop(s0, sEnd, g.index(1), [&](Value s) {
           g.loop(0, heads, 1, [&](Value h) { row(s, h); });
         });
       }

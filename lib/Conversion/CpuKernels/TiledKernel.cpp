@@ -58,18 +58,18 @@ private:
   /// (keysPerMicroTile keys x rowVectors row vectors).
   void computeScores(Value kCount) {
     const int64_t microKeys = p.keysPerMicroTile, rowVectors = p.rowVectors;
-    Value jEnd = g.mul(g.ceilDiv(kCount, g.c(microKeys)), g.c(microKeys));
-    g.loop(g.c(0), jEnd, g.c(microKeys), [&](Value j0) {
-      g.loop(0, g.c(p.rows), rowVectors * kLanes, [&](Value r0) {
-        SmallVector<Value> init(microKeys * rowVectors, g.vsplat(0.0));
+    Value jEnd = g.mul(g.ceilDiv(kCount, g.index(microKeys)), g.index(microKeys));
+    g.loop(g.index(0), jEnd, g.index(microKeys), [&](Value j0) {
+      g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
+        SmallVector<Value> init(microKeys * rowVectors, g.f32Splat(0.0));
         SmallVector<Value> acc = g.loop(
-            g.c(0), g.c(p.headDim), g.c(1), init,
+            g.index(0), g.index(p.headDim), g.index(1), init,
             [&](Value d, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> q, next;
               for (int64_t v = 0; v < rowVectors; ++v)
-                q.push_back(g.vload(queries, {d, g.add(r0, g.c(v * kLanes))}));
+                q.push_back(g.vload(queries, {d, g.add(r0, g.index(v * kLanes))}));
               for (int64_t jk = 0; jk < microKeys; ++jk) {
-                Value k = g.splat(g.load(keys, {g.add(j0, g.c(jk)), d}));
+                Value k = g.splat(g.load(keys, {g.add(j0, g.index(jk)), d}));
                 for (int64_t v = 0; v < rowVectors; ++v)
                   next.push_back(g.fma(k, q[v], a[jk * rowVectors + v]));
               }
@@ -78,7 +78,7 @@ private:
         for (int64_t jk = 0; jk < microKeys; ++jk)
           for (int64_t v = 0; v < rowVectors; ++v)
             g.vstore(acc[jk * rowVectors + v], scores,
-                     {g.add(j0, g.c(jk)), g.add(r0, g.c(v * kLanes))});
+                     {g.add(j0, g.index(jk)), g.add(r0, g.index(v * kLanes))});
       });
     });
   }
@@ -89,14 +89,14 @@ private:
       Value kj = g.add(k0, j);
       if (p.valueDim % kLanes == 0) {
         for (int64_t e = 0; e < p.valueDim; e += kLanes)
-          g.vstore(g.vload(buf.v, {bi, kvh, kj, g.c(e)}), values, {j, g.c(e)});
+          g.vstore(g.vload(buf.v, {bi, kvh, kj, g.index(e)}), values, {j, g.index(e)});
       } else {
-        g.loop(0, g.c(p.valueDim), 1, [&](Value e) {
+        g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
           g.store(g.toF32(g.load(buf.v, {bi, kvh, kj, e})), values, {j, e});
         });
       }
     });
-    g.zeroRows(values, kCount, g.c(p.keysPerTile));
+    g.zeroRows(values, kCount, g.index(p.keysPerTile));
   }
 
   /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r],
@@ -105,27 +105,27 @@ private:
   void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value,
                         bool skipZeroWeights) {
     const int64_t rowVectors = p.rowVectors;
-    g.loop(0, g.c(p.rows), rowVectors * kLanes, [&](Value r0) {
+    g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
       SmallVector<Value> correction;
       for (int64_t v = 0; v < rowVectors; ++v)
-        correction.push_back(g.vload(alpha, {g.add(r0, g.c(v * kLanes))}));
+        correction.push_back(g.vload(alpha, {g.add(r0, g.index(v * kLanes))}));
       auto microTile = [&](Value e0, int64_t microChannels) {
         // acc = alpha O
         SmallVector<Value> init;
         for (int64_t ec = 0; ec < microChannels; ++ec)
           for (int64_t v = 0; v < rowVectors; ++v)
             init.push_back(buildRescale(
-                g.b, g.vload(output, {g.add(e0, g.c(ec)), g.add(r0, g.c(v * kLanes))}),
+                g.b, g.vload(output, {g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))}),
                 correction[v]));
         // acc += p_j v_j
         SmallVector<Value> acc = g.loop(
-            g.c(0), kCount, g.c(1), init,
+            g.index(0), kCount, g.index(1), init,
             [&](Value j, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> weights, next;
               for (int64_t v = 0; v < rowVectors; ++v)
-                weights.push_back(g.vload(scores, {j, g.add(r0, g.c(v * kLanes))}));
+                weights.push_back(g.vload(scores, {j, g.add(r0, g.index(v * kLanes))}));
               for (int64_t ec = 0; ec < microChannels; ++ec) {
-                Value ve = g.splat(value(j, g.add(e0, g.c(ec))));
+                Value ve = g.splat(value(j, g.add(e0, g.index(ec))));
                 for (int64_t v = 0; v < rowVectors; ++v)
                   next.push_back(
                       skipZeroWeights
@@ -137,14 +137,14 @@ private:
         for (int64_t ec = 0; ec < microChannels; ++ec)
           for (int64_t v = 0; v < rowVectors; ++v)
             g.vstore(acc[ec * rowVectors + v], output,
-                     {g.add(e0, g.c(ec)), g.add(r0, g.c(v * kLanes))});
+                     {g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))});
       };
       const int64_t microChannels = p.channelsPerMicroTile;
       const int64_t whole = p.valueDim - p.valueDim % microChannels;
       if (whole > 0)
-        g.loop(0, g.c(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
+        g.loop(0, g.index(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
       if (p.valueDim % microChannels)
-        microTile(g.c(whole), p.valueDim % microChannels);
+        microTile(g.index(whole), p.valueDim % microChannels);
     });
   }
 };

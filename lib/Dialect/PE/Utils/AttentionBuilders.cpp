@@ -128,13 +128,13 @@ Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
   auto c = [&](double v) { return floatConstantLike(b, x, v); };
   auto fma = [&](Value p, Value q, Value r) { return math::FmaOp::create(b, p, q, r); };
   constexpr double kLowest = -87.33654; // ln of the smallest normal f32
+  // Below kLowest (and for -inf) the result is 0 whatever the steps below
+  // compute there, so x needs no clamp; NaN is restored at the end.
   Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kLowest));
-  // NaN becomes kLowest here (every step stays defined) and is restored below.
-  Value xc = arith::MaxNumFOp::create(b, x, c(kLowest));
   // x = n ln2 + r: n = round(x / ln2), r from a two-part ln2.
   Value n = math::RoundEvenOp::create(
-      b, arith::MulFOp::create(b, xc, c(1.44269504088896341)));
-  Value r = fma(n, c(-0.693359375), xc);
+      b, arith::MulFOp::create(b, x, c(1.44269504088896341)));
+  Value r = fma(n, c(-0.693359375), x);
   r = fma(n, c(2.12194440e-4), r);
   // exp(r) = 1 + r + r^2 P(r).
   Value poly = c(1.9875691500e-4);
