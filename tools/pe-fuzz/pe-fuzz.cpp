@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 
 using namespace mlir;
 
@@ -124,9 +125,16 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // A fresh context per input keeps uniqued attributes from accumulating.
-  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
-  context.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  // One context for a batch of inputs: loading the dialects costs more than
+  // the pe code on a small program; a fresh one now and then keeps uniqued
+  // attributes from accumulating.
+  static std::unique_ptr<MLIRContext> shared;
+  static int64_t inputs = 0;
+  if (!shared || ++inputs % 1000 == 0) {
+    shared = std::make_unique<MLIRContext>(registry(), MLIRContext::Threading::DISABLED);
+    shared->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  }
+  MLIRContext &context = *shared;
   const bool generated = size > 1 && data[0] == kGeneratedProgram;
   pe::fuzz::Program program;
   std::string text;
