@@ -7,8 +7,6 @@
 
 namespace mlir::pe::formula {
 
-static constexpr double kPi = 3.14159265358979323846;
-
 bool dependsOnSequenceLength(const RopeConfig &config) {
   return config.kind == ScalingKind::DynamicNtk ||
          (config.kind == ScalingKind::LongRope &&
@@ -180,11 +178,9 @@ double reducedAngle(int64_t position, double invFreq) {
   const double p = double(position);
   const double hi = p * invFreq;
   const double lo = std::fma(p, invFreq, -hi);
-  // 2 pi = kTwoPiHi + kTwoPiLo to about 2^-106; fma(-k, kTwoPiHi, hi) is
-  // rounded once on a result of size <= pi, so the reduction adds an error of
-  // about |k| 2^-106 * 8 + ulp(pi), far below float precision.
-  static constexpr double kTwoPiHi = 6.283185307179586232;
-  static constexpr double kTwoPiLo = 2.449293598294706414e-16;
+  // fma(-k, kTwoPiHi, hi) is rounded once on a result of size <= pi, so the
+  // reduction adds an error of about |k| 2^-106 * 8 + ulp(pi), far below
+  // float precision.
   const double k = std::nearbyint(hi / kTwoPiHi);
   double reduced = std::fma(-k, kTwoPiHi, hi) - k * kTwoPiLo + lo;
   if (reduced > kPi)
@@ -199,6 +195,16 @@ int64_t alibiPowerOfTwoHeads(int64_t numHeads) {
   while (n <= numHeads / 2)
     n *= 2;
   return n;
+}
+
+std::pair<double, double> rotationTableEntry(int64_t position, double invFreq,
+                                             double magnitude) {
+  const double angle = reducedAngle(position, invFreq);
+  return {magnitude * std::cos(angle), magnitude * std::sin(angle)};
+}
+
+double defaultAttentionScale(int64_t headDim) {
+  return 1.0 / std::sqrt(double(headDim));
 }
 
 std::vector<double> alibiSlopes(int64_t numHeads, double maxBias) {

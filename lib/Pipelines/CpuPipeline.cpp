@@ -31,10 +31,14 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   }
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.
-  if (options.tileAttention)
-    pm.addPass(createPETileAttention(PETileAttentionOptions{
-        options.threads, options.attentionBlockKeys, options.attentionRows,
-        options.amx}));
+  if (options.tileAttention) {
+    PETileAttentionOptions tiles;
+    tiles.threads = options.threads;
+    tiles.rows = options.attentionRows;
+    tiles.blockKeys = options.attentionBlockKeys;
+    tiles.amx = options.amx;
+    pm.addPass(createPETileAttention(tiles));
+  }
   if (options.tileRope)
     pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
   pm.addPass(createPELowerToLinalg());

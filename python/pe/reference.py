@@ -578,7 +578,9 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
         slopes = alibi_slopes(Hq, alibi)
         scores = scores + slopes[None, :, None, None] * _distance(kk, qq)[:, None]
     if mask is not None:
-        scores = scores + np.asarray(mask, dtype=np.float64)
+        # A -inf entry hides its key whatever the score holds (NaN + -inf is NaN).
+        m = np.asarray(mask, dtype=np.float64)
+        scores = np.where(np.isneginf(m), -np.inf, scores + m)
     masked = np.zeros((B, Sq, Skv), dtype=bool)
     if causal:
         masked |= kk > qq

@@ -146,18 +146,20 @@ _INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
 
 
 def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
-    """`value` as a C-contiguous array of the tensor's element type (float32
-    for bf16, rounded to bf16 at the call), converted only where no value
-    changes: floats and integers that the element type holds exactly, integers
-    within its range. A float for an integer tensor, a value out of range or
-    one that would round is an error naming the argument."""
+    """`value` as a C-contiguous array of the tensor's element type, converted
+    only where no value changes: floats and integers that the element type
+    holds exactly, integers within its range. A float or bool for an integer
+    tensor, a value out of range or one that would round is an error naming
+    the argument. bf16 tensors take float32 arrays, which are rounded to
+    nearest even at the call (the documented bf16 convention); other dtypes
+    must hold bf16 values exactly."""
     array = np.asarray(value)
     element = ttype.element
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{where}: expected numbers for a tensor of {element}, got "
                         f"{array.dtype}")
     if element in _INT_RANGE:
-        if array.dtype.kind == "f":
+        if array.dtype.kind in "fb":
             raise TypeError(f"{where}: expected integers for a tensor of {element}, "
                             f"got {array.dtype} values")
         low, high = _INT_RANGE[element]
@@ -169,8 +171,14 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
     converted = (to_bf16_bits(array) if element == "bf16"
                  else np.ascontiguousarray(array, dtype=_NUMPY[element]))
     if array.dtype != (np.float32 if element == "bf16" else _NUMPY[element]):
-        back = (from_bf16_bits(converted) if element == "bf16" else converted).astype(np.float64)
-        exact = (back == array) | (np.isnan(back) & np.isnan(array.astype(np.float64)))
+        back = from_bf16_bits(converted) if element == "bf16" else converted
+        if array.dtype.kind in "iu":  # compared as integers: float64 rounds above 2^53
+            with np.errstate(invalid="ignore"):
+                exact = np.isfinite(back) & (back.astype(np.float64) == array.astype(np.float64))
+                exact &= back.astype(np.float64).astype(array.dtype) == array
+        else:
+            back = back.astype(np.float64)
+            exact = (back == array) | (np.isnan(back) & np.isnan(array.astype(np.float64)))
         if not exact.all():
             bad = array.flat[int(np.argmin(exact.ravel()))]
             raise ValueError(f"{where}: {bad!r} ({array.dtype}) is not exactly a {element}; "

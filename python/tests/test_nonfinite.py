@@ -104,6 +104,16 @@ def _poison_v_inf(q, k, v, m):
     v[0, 1, 30, 6] = -np.inf
 
 
+def _poison_hidden_by_mask(q, k, v, m):
+    # Keys hidden only by -inf mask entries, with NaN or inf in their key or value:
+    # the rows that do not see them stay finite.
+    m[0, :, :, 5] = -np.inf
+    k[0, 0, 5, :] = np.nan
+    v[0, 1, 5, :] = np.inf
+    m[0, 2, 12, 13] = -np.inf
+    k[0, 1, 13, 0] = np.inf
+
+
 def _poison_mask(q, k, v, m):
     m[0, 0, 20, 3] = np.inf       # a +inf score: the row is NaN
     m[0, 2, 30, 30] = np.nan      # a NaN score: the row is NaN
@@ -117,6 +127,7 @@ PREFILL = {
     "nan-value-masked-for-early-rows": (4, 2, 40, 40, dict(causal=True), _poison_v_nan),
     "inf-values": (4, 2, 40, 40, dict(causal=True), _poison_v_inf),
     "mask-inf-nan": (4, 2, 40, 40, dict(causal=True, mask=True), _poison_mask),
+    "hidden-by-mask": (4, 2, 40, 40, dict(mask=True), _poison_hidden_by_mask),
     "alibi-nan-key": (4, 2, 40, 40, dict(causal=True, alibi=8.0), _poison_k),
     "alibi-nan-value": (4, 4, 40, 40, dict(causal=True, alibi=8.0), _poison_v_nan),
     "window-nan-value": (4, 2, 40, 40, dict(causal=True, window=4), _poison_v_nan),
@@ -138,7 +149,11 @@ def test_prefill_nonfinite(name, lowering):
     (got,) = mod.call("attn", *args)
     want = reference.attention(q, k, v, mask=m, causal=attrs.get("causal", False),
                                window=attrs.get("window"), alibi=attrs.get("alibi"))
-    assert np.isnan(want).any() or np.isinf(want).any() or name == "mask-inf-nan"
+    if name == "hidden-by-mask":
+        # Heads 0 and 1 read KV head 0, whose NaN key 5 every row masks.
+        assert np.isfinite(want[0, :2]).all()
+    else:
+        assert np.isnan(want).any() or np.isinf(want).any() or name == "mask-inf-nan"
     assert_matches(got, want, "f32", f"{name} on {lowering}")
 
 

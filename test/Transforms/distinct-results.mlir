@@ -21,6 +21,21 @@ func.func @twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf
   return %y, %y, %y, %x : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+// Views of one buffer (casts, reshapes) count as that buffer.
+// CHECK-LABEL: func.func @views
+// CHECK: %[[Y:.*]] = arith.addf
+// CHECK: %[[CAST:.*]] = tensor.cast %[[Y]]
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[Y]]
+// CHECK: %[[COPY1:.*]] = bufferization.alloc_tensor() copy(%[[CAST]])
+// CHECK: %[[COPY2:.*]] = bufferization.alloc_tensor() copy(%[[FLAT]])
+// CHECK: return %[[Y]], %[[COPY1]], %[[COPY2]]
+func.func @views(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<?x4xf32>, tensor<8xf32>) {
+  %y = arith.addf %x, %x : tensor<2x4xf32>
+  %c = tensor.cast %y : tensor<2x4xf32> to tensor<?x4xf32>
+  %f = tensor.collapse_shape %y [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  return %y, %c, %f : tensor<2x4xf32>, tensor<?x4xf32>, tensor<8xf32>
+}
+
 // CHECK-LABEL: func.func private @helper
 // CHECK-NOT: alloc_tensor
 // CHECK: return %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>

@@ -349,7 +349,7 @@ private:
       attrs += " k_positions(" + kp + " : " + program.arguments.end()[-1].type() + ")";
     }
     bool causal = chance(60);
-    if (chance(40) && seqQ.first > 0)
+    if (chance(40))
       attrs += " scale(" + number({"0.125", "1.0", "0.01"}) + ")";
     if (causal || (alibi && fuseByPass))
       attrs += " causal";

@@ -62,11 +62,12 @@ void runOnCopy(ModuleOp module, function_ref<void(OpPassManager &)> build) {
   (void)pm.run(*copy);
 }
 
-/// The pe passes on `module`, in the configuration `variant` picks; one
-/// input in 16 also runs the whole CPU pipeline down to the LLVM dialect
-/// (the upstream passes after the pe lowerings cost far more than the pe
-/// code the fuzzer explores).
-void compileEveryWay(ModuleOp module, uint8_t variant) {
+/// The pe passes on `module`, in the configuration the low bits of `hash`
+/// pick; one input in 16 (other bits) also runs the whole CPU pipeline down
+/// to the LLVM dialect (the upstream passes after the pe lowerings cost far
+/// more than the pe code the fuzzer explores).
+void compileEveryWay(ModuleOp module, uint32_t hash) {
+  const uint32_t variant = hash & 0xFF;
   const int64_t threads = 1 + variant % 2;
   const bool amx = variant & 2, smallTiles = variant & 4, kernels = !(variant & 8);
   runOnCopy(module, [&](OpPassManager &pm) {
@@ -79,14 +80,18 @@ void compileEveryWay(ModuleOp module, uint8_t variant) {
     pm.addPass(pe::createPEShareRopeTables());
     pm.addPass(createCanonicalizerPass());
     if (kernels) {
-      pm.addPass(pe::createPETileAttention(pe::PETileAttentionOptions{
-          threads, smallTiles ? 48 : 96, smallTiles ? 16 : 64, amx}));
+      pe::PETileAttentionOptions tiles;
+      tiles.threads = threads;
+      tiles.rows = smallTiles ? 16 : 64;
+      tiles.blockKeys = smallTiles ? 48 : 96;
+      tiles.amx = amx;
+      pm.addPass(pe::createPETileAttention(tiles));
       pm.addPass(pe::createPETileRope(pe::PETileRopeOptions{threads}));
     }
     pm.addPass(pe::createPELowerToLinalg());
     pm.addPass(createCanonicalizerPass());
   });
-  if (variant % 16 != 15)
+  if ((hash >> 8) % 16 != 0)
     return;
   pe::CpuPipelineOptions options;
   options.threads = threads;
@@ -99,12 +104,12 @@ void compileEveryWay(ModuleOp module, uint8_t variant) {
   runOnCopy(module, [&](OpPassManager &pm) { pe::buildCpuPipeline(pm, options); });
 }
 
-/// One byte of the input that picks the configuration.
-uint8_t variantOf(const uint8_t *data, size_t size) {
-  uint8_t variant = 0;
-  for (size_t i = 0; i < size; i += 7)
-    variant = uint8_t(variant * 31 + data[i]);
-  return variant;
+/// A hash of the input that picks the configuration.
+uint32_t hashOf(const uint8_t *data, size_t size) {
+  uint32_t hash = 2166136261u; // FNV-1a
+  for (size_t i = 0; i < size; ++i)
+    hash = (hash ^ data[i]) * 16777619u;
+  return hash;
 }
 
 bool executeEnabled() {
@@ -156,10 +161,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))
     return 0;
-  uint8_t variant = variantOf(data, size);
-  compileEveryWay(*module, variant);
+  uint32_t hash = hashOf(data, size);
+  compileEveryWay(*module, hash);
   if (generated && executeEnabled())
-    pe::fuzz::checkDifferential(program, *module, variant * 0x9E3779B97F4A7C15ull + size,
-                                1 + variant % 2);
+    pe::fuzz::checkDifferential(program, *module, hash, 1 + (hash >> 12) % 2);
   return 0;
 }

@@ -81,7 +81,7 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the tasks run on (decides key splitting for decode)">,
     Option<"blockKeys", "block-keys", "int64_t", /*default=*/"96",
-           "Keys per streamed K/V tile (a multiple of 24)">,
+           "Keys per streamed K/V tile (rounded up to a multiple of 48; 96 with amx)">,
     Option<"rows", "rows", "int64_t", /*default=*/"64",
            "Query rows (queries x heads of a group) per task, a multiple of 16">,
     Option<"amx", "amx", "bool", /*default=*/"false",

@@ -15,9 +15,16 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace mlir::pe::formula {
+
+/// pi, and 2 pi split into two doubles (kTwoPiHi + kTwoPiLo = 2 pi to about
+/// 2^-106) for the exact angle reduction; the IR builders use the same.
+inline constexpr double kPi = 3.14159265358979323846;
+inline constexpr double kTwoPiHi = 6.283185307179586232;
+inline constexpr double kTwoPiLo = 2.449293598294706414e-16;
 
 enum class ScalingKind {
   None,
@@ -98,6 +105,16 @@ double yarnCorrectionDim(double numRotations, int64_t rotaryDim, double theta,
 /// three-part 2*pi, so the result is accurate to a few ulp of double for
 /// positions up to 2^40.
 double reducedAngle(int64_t position, double invFreq);
+
+/// (m cos a, m sin a) of the reduced angle a of (position, invFreq): one
+/// entry of a RoPE table (m the attention factor) or, with m = 1, of a
+/// sinusoidal table.
+std::pair<double, double> rotationTableEntry(int64_t position, double invFreq,
+                                             double magnitude = 1.0);
+
+/// The default softmax scale of attention with head dimension `headDim`:
+/// 1 / sqrt(D).
+double defaultAttentionScale(int64_t headDim);
 
 /// ALiBi slopes for `numHeads` heads (ggml's generalisation with `maxBias`; 8
 /// is the paper): with n = 2^floor(log2 H), slope_h = 2^(-maxBias (h+1) / n)

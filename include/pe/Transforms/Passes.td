@@ -73,9 +73,10 @@ def PEDistinctResults : Pass<"pe-distinct-results", "func::FuncOp"> {
   let description = [{
     A public function that returns one tensor value more than once would,
     after bufferization, return one buffer in several results, and a C
-    caller that frees every result would free it twice. Each repeated result
-    becomes a copy (`bufferization.alloc_tensor() copy(...)`), so every
-    result owns its buffer. (Returned arguments and constants are already
+    caller that frees every result would free it twice. A result whose buffer
+    an earlier result already holds (the same value, or a cast, reshape or
+    slice of it) becomes a copy (`bufferization.alloc_tensor() copy(...)`),
+    so every result owns its buffer. (Returned arguments and constants are already
     copied by the buffer deallocation pipeline.) Private functions keep
     their results.
   }];

@@ -26,7 +26,8 @@ std::optional<int64_t> roundUp(int64_t x, int64_t m) {
   return *sum / m * m;
 }
 
-/// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2)).
+/// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2)),
+/// and for AMX the bf16 weight rows, 2 rows Bk.
 std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   std::optional<int64_t> perRow = llvm::checkedAdd(p.headDim + p.valueDim, p.keysPerTile + 8);
   std::optional<int64_t> perKey = llvm::checkedAdd(p.headDim, p.valueDim + 2);
@@ -37,7 +38,13 @@ std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   if (!rowBytes || !keyBytes)
     return std::nullopt;
   std::optional<int64_t> total = llvm::checkedAdd(*rowBytes, *keyBytes);
-  return total ? llvm::checkedMul(*total, int64_t(4)) : std::nullopt;
+  std::optional<int64_t> bytes = total ? llvm::checkedMul(*total, int64_t(4)) : std::nullopt;
+  if (!bytes || p.kind != AttentionKernelKind::Amx)
+    return bytes;
+  // AMX also holds the weights as bf16 rows: rows x Bk x 2 bytes.
+  std::optional<int64_t> weights = llvm::checkedMul(p.rows, p.keysPerTile);
+  weights = weights ? llvm::checkedMul(*weights, int64_t(2)) : std::nullopt;
+  return weights ? llvm::checkedAdd(*bytes, *weights) : std::nullopt;
 }
 
 /// Rows per task: the requested count in whole vectors, fewer when the

@@ -165,8 +165,9 @@ Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid
   return g.toF32(m);
 }
 
-Value AttentionTask::scoreWithBiasAndMasks(Value s, Value rowQ, Value slope, Value maskOffsets,
-                              Value j, Value k0, Value kCount, Value base) {
+Value AttentionTask::scoreWithBiasAndMasks(Value s, Value rowQ, Value slope,
+                                           Value maskOffsets, Value j, Value k0,
+                                           Value kCount, Value base) {
   Value valid = g.cmp(arith::CmpIPredicate::slt, j, kCount);
   Value hidden = g.splat(arith::XOrIOp::create(
       g.b, valid, arith::ConstantOp::create(g.b, g.b.getBoolAttr(true))));
@@ -186,17 +187,18 @@ Value AttentionTask::scoreWithBiasAndMasks(Value s, Value rowQ, Value slope, Val
   if (p.alibiMaxBias)
     s = buildAlibiScore(g.b, s, slope, kMinusQ);
   if (p.hasMask)
-    s = g.fadd(s, maskValue(maskOffsets, j, k0, valid));
+    s = buildAddMask(g.b, s, maskValue(maskOffsets, j, k0, valid));
   hidden = arith::OrIOp::create(g.b, hidden, keyHidden);
   return g.select(hidden, g.splat(g.negInf()), s);
 }
 
-Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances,
-                                Value k0, Value kCount, Value base) {
+Value AttentionTask::tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0,
+                                Value kCount, Value base) {
   Value rowQ, slope, maskOffsets;
-  if (fix) {
+  const bool exact = fix == ScoreFix::ExactDistances;
+  if (fix != ScoreFix::None) {
     rowQ = g.vloadI64(rowPositions, {r});
-    if (f32Distances)
+    if (exact)
       rowQ = arith::SIToFPOp::create(g.b, g.f32Vector(), g.sub(rowQ, g.splat(base)));
     if (p.alibiMaxBias)
       slope = g.vload(rowSlopes, {r});
@@ -206,9 +208,9 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, bool fix, bool f32Distances
   return g.loop(g.index(0), g.index(p.keysPerTile), g.index(1), {mOld},
                 [&](Value j, ValueRange m) -> SmallVector<Value> {
                   Value s = g.vload(scores, {j, r});
-                  if (fix) {
+                  if (fix != ScoreFix::None) {
                     s = scoreWithBiasAndMasks(s, rowQ, slope, maskOffsets, j, k0, kCount,
-                                 f32Distances ? base : Value());
+                                              exact ? base : Value());
                     g.vstore(s, scores, {j, r});
                   }
                   return {buildRowMax(g.b, m[0], s)};
@@ -224,10 +226,14 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
         [&] {
           return g.ifElse(
               masking.nearby, g.f32Vector(),
-              [&] { return tileRowMax(r, mOld, true, true, k0, kCount, masking.base); },
-              [&] { return tileRowMax(r, mOld, true, false, k0, kCount, masking.base); });
+              [&] {
+                return tileRowMax(r, mOld, ScoreFix::ExactDistances, k0, kCount, masking.base);
+              },
+              [&] {
+                return tileRowMax(r, mOld, ScoreFix::Int64Positions, k0, kCount, masking.base);
+              });
         },
-        [&] { return tileRowMax(r, mOld, false, false, k0, kCount, masking.base); });
+        [&] { return tileRowMax(r, mOld, ScoreFix::None, k0, kCount, masking.base); });
     // base = m', or 0 while the row has no visible key.
     Value base = buildExponentBase(g.b, mNew);
     // alpha = exp(m - base)

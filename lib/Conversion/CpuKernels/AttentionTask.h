@@ -106,16 +106,23 @@ protected:
   void softmax(Value k0, Value kCount, const TileMasking &masking);
 
 private:
-  /// Score s of key j (16 rows from row vector `r`) with ALiBi, the mask
-  /// operand and the position masks applied; `distances` holds either the
-  /// rows' positions (i64) or, on the f32 path, their offsets from `base`.
-  Value scoreWithBiasAndMasks(Value s, Value rowPositionsOrOffsets, Value slope,
-                 Value maskOffsets, Value j, Value k0, Value kCount, Value base);
+  /// How the scores of a tile are fixed before the row max.
+  enum class ScoreFix {
+    None,            // every key visible: scores as they are
+    ExactDistances,  // masks and ALiBi on f32 distances (positions near `base`)
+    Int64Positions,  // masks and ALiBi on 64-bit positions
+  };
+  /// Score s of key j for 16 rows with ALiBi, the mask operand and the
+  /// position masks applied; `rowQ` holds the rows' positions (i64), or with
+  /// `base` their offsets from it (f32, exact).
+  Value scoreWithBiasAndMasks(Value s, Value rowQ, Value slope, Value maskOffsets,
+                              Value j, Value k0, Value kCount, Value base);
   /// The mask operand's entries of key j for 16 rows (gathered).
   Value maskValue(Value maskOffsets, Value j, Value k0, Value valid);
-  /// m' = max(m, max_j s_j) over the tile for 16 rows, fixing scores first.
-  Value tileRowMax(Value r, Value mOld, bool fix, bool f32Distances,
-                   Value k0, Value kCount, Value base);
+  /// m' = max(m, max_j s_j) over the tile for the 16 rows from `r`, the
+  /// scores fixed first as `fix` says.
+  Value tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0, Value kCount,
+                   Value base);
 };
 
 /// The task of each variant.

@@ -130,8 +130,12 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
     if (!symbolTable)
       return rewriter.notifyMatchFailure(op, "not inside a symbol table");
-    std::optional<AttentionPlan> plan = planAttention(
-        op, {options.threads, options.rows, options.blockKeys, options.amx});
+    AttentionPlanOptions planOptions;
+    planOptions.threads = options.threads;
+    planOptions.rows = options.rows;
+    planOptions.blockKeys = options.blockKeys;
+    planOptions.amx = options.amx;
+    std::optional<AttentionPlan> plan = planAttention(op, planOptions);
     if (!plan)
       return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
     if (largestConstantTable(op) > kMaxConstantTableEntries)
@@ -218,8 +222,12 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTileAttentionPatterns(patterns,
-                                  TileAttentionOptions{threads, rows, blockKeys, amx});
+    TileAttentionOptions options;
+    options.threads = threads;
+    options.rows = rows;
+    options.blockKeys = blockKeys;
+    options.amx = amx;
+    populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };

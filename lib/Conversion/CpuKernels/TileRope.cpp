@@ -12,7 +12,6 @@
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
-#include "AttentionPlan.h"
 #include "KernelBuilder.h"
 
 #include "mlir/IR/SymbolTable.h"

@@ -36,14 +36,6 @@ using utils::IteratorType;
 
 namespace {
 
-/// The map from `rank` loops to the loops `dims`.
-AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d : dims)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
-}
-
 /// Loops 0 .. n-1.
 SmallVector<int64_t> leadingLoops(int64_t n) {
   SmallVector<int64_t> loops;
@@ -369,18 +361,9 @@ struct LowerAlibiSlopes : OpConversionPattern<AlibiSlopesOp> {
       return failure();
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RankedTensorType type = op.getType();
-    std::vector<double> slopes = formula::alibiSlopes(
-        type.getDimSize(0), op.getMaxBias().convertToDouble());
-    SmallVector<APFloat> values;
-    for (double slope : slopes) {
-      APFloat value(slope);
-      bool losesInfo;
-      value.convert(cast<FloatType>(type.getElementType()).getFloatSemantics(),
-                    APFloat::rmNearestTiesToEven, &losesInfo);
-      values.push_back(value);
-    }
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, DenseElementsAttr::get(type, values));
+    rewriter.replaceOp(op, buildAlibiSlopes(b, type.getDimSize(0),
+                                            op.getMaxBias().convertToDouble(),
+                                            type.getElementType()));
     return success();
   }
 };
@@ -575,7 +558,7 @@ private:
           if (alibi)
             s = buildAlibiScore(n, s, args[next++], buildPositionDistance(n, k, q));
           if (mask)
-            s = arith::AddFOp::create(n, s, extendToF32(n, args[next++]));
+            s = buildAddMask(n, s, extendToF32(n, args[next++]));
           Value negInf = floatConstantLike(n, s, -std::numeric_limits<double>::infinity());
           return {arith::SelectOp::create(n, buildIsMasked(n, positionMask, q, k),
                                           negInf, s)};

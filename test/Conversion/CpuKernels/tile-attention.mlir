@@ -131,7 +131,16 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // CHECK-AMX-COUNT-2: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // CHECK-AMX: amx.tile_store
 // CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// Packing V looks for NaN/inf (all exponent bits set): such a tile takes
+// the vector P V that skips weight-0 keys, others the tile product.
+// CHECK-AMX: %[[NONFINITE:.*]] = scf.for {{.*}} -> (i1)
+// CHECK-AMX: arith.andi %{{.*}}, %{{.*}} : vector<16xi16>
+// CHECK-AMX: vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
 // CHECK-AMX: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18,
+// CHECK-AMX: scf.if %[[NONFINITE]] {
+// CHECK-AMX: arith.cmpf une
+// CHECK-AMX: math.fma
+// CHECK-AMX: } else {
 // CHECK-AMX: amx.tile_load %{{.*}} : memref<64x64xf32> into !amx.tile<16x16xf32>
 // CHECK-AMX-COUNT-3: amx.tile_mulf
 // CHECK-AMX-LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"

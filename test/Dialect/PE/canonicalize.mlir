@@ -264,6 +264,26 @@ func.func @compose_i64(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi64>, %q: tensor<4x
 
 // -----
 
+// An i32 product or sum of positions may have wrapped in i32: it counts as
+// an arbitrary i32 value (never as k p), and the sum of the two rotations'
+// positions is formed in i64 from the wrapped values.
+// CHECK-LABEL: func.func @compose_narrow_product
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x8xf32>, %[[P:.*]]: tensor<4xi32>)
+// CHECK: %[[TRIPLE:.*]] = arith.muli %[[P]], %{{.*}} : tensor<4xi32>
+// CHECK-DAG: %[[W1:.*]] = arith.extsi %[[TRIPLE]] : tensor<4xi32> to tensor<4xi64>
+// CHECK-DAG: %[[W2:.*]] = arith.extsi %[[P]] : tensor<4xi32> to tensor<4xi64>
+// CHECK: arith.addi %[[W1]], %[[W2]] : tensor<4xi64>
+// CHECK-NOT: dense<4>
+func.func @compose_narrow_product(%x: tensor<1x2x4x8xf32>, %p: tensor<4xi32>) -> tensor<1x2x4x8xf32> {
+  %three = arith.constant dense<3> : tensor<4xi32>
+  %q = arith.muli %p, %three : tensor<4xi32>
+  %0 = pe.rope #pe.rope<rotary_dim = 8> %x, %q : tensor<1x2x4x8xf32>, tensor<4xi32>
+  %1 = pe.rope #pe.rope<rotary_dim = 8> %0, %p : tensor<1x2x4x8xf32>, tensor<4xi32>
+  return %1 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // Angles do not add under a magnitude factor (m^2 != m), a sequence-length
 // dependent scaling, different configurations, or when the inner rotation is
 // also used elsewhere.

@@ -132,7 +132,9 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
 // double (a hex form would read back as an integer).
 // CHECK-LABEL: func.func @exact_parameters
 // CHECK: #pe.rope<theta = 123456789.0, rotary_dim = 8, scaling = #pe.yarn<factor = 0.1, original_max_position_embeddings = 64, beta_fast = 1.0e+16, beta_slow = 1.0e-05, attention_factor = 0.30000000000000004>>
-func.func @exact_parameters() -> tensor<4xf32> {
+// CHECK: #pe.rope<theta = 1.0e+300, rotary_dim = 8, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 64, beta_fast = 9999999999999998.0, beta_slow = 5.0e-324, mscale = -0.0, mscale_all_dim = 0.0001>>
+func.func @exact_parameters() -> (tensor<4xf32>, tensor<4xf32>) {
   %f = pe.rope_frequencies #pe.rope<theta = 123456789.0, rotary_dim = 8, scaling = #pe.yarn<factor = 0.1, original_max_position_embeddings = 64, beta_fast = 1.0e16, beta_slow = 0.00001, attention_factor = 0.30000000000000004>> -> tensor<4xf32>
-  return %f : tensor<4xf32>
+  %g = pe.rope_frequencies #pe.rope<theta = 1.0e300, rotary_dim = 8, scaling = #pe.yarn<factor = 4, original_max_position_embeddings = 64, beta_fast = 9999999999999998.0, beta_slow = 4.9406564584124654e-324, mscale = -0.0, mscale_all_dim = 0.0001>> -> tensor<4xf32>
+  return %f, %g : tensor<4xf32>, tensor<4xf32>
 }

@@ -95,9 +95,9 @@ LogicalResult RopeTablesOp::fold(FoldAdaptor adaptor,
   sinValues.reserve(positions->size() * half);
   for (int64_t p : *positions)
     for (double f : invFreq) {
-      double angle = formula::reducedAngle(p, f);
-      cosValues.push_back(m * std::cos(angle));
-      sinValues.push_back(m * std::sin(angle));
+      auto [cos, sin] = formula::rotationTableEntry(p, f, m);
+      cosValues.push_back(cos);
+      sinValues.push_back(sin);
     }
   results.push_back(denseFloats(getCos().getType(), cosValues));
   results.push_back(denseFloats(getSin().getType(), sinValues));
@@ -118,7 +118,10 @@ OpFoldResult RopeOp::fold(FoldAdaptor adaptor) {
 /// `positions` as (p, k) with positions = k * p, p not itself such a
 /// multiple: k = 1 unless `positions` multiplies by an integer splat.
 static std::pair<Value, int64_t> multipleOf(Value positions) {
+  // Only i64 products: a narrower one may have wrapped.
   auto product = positions.getDefiningOp<arith::MulIOp>();
+  if (product && !getElementTypeOrSelf(positions.getType()).isInteger(64))
+    return {positions, 1};
   SplatElementsAttr factor;
   if (!product || !matchPattern(product.getRhs(), m_Constant(&factor)))
     return {positions, 1};
@@ -154,7 +157,10 @@ static std::optional<std::pair<int64_t, int64_t>> positionBounds(Value positions
   SmallVector<Value> pending = {positions};
   while (!pending.empty()) {
     Value v = pending.pop_back_val();
-    if (auto sum = v.getDefiningOp<arith::AddIOp>()) {
+    // Only i64 sums are looked through: a narrower one may have wrapped, so
+    // its type bounds it.
+    auto sum = v.getDefiningOp<arith::AddIOp>();
+    if (sum && getElementTypeOrSelf(v.getType()).isInteger(64)) {
       pending.append({sum.getLhs(), sum.getRhs()});
       continue;
     }
@@ -290,9 +296,9 @@ OpFoldResult SinusoidalOp::fold(FoldAdaptor adaptor) {
   for (auto [row, p] : llvm::enumerate(*positions)) {
     double *e = values.data() + row * dim;
     for (int64_t k = 0; k < half; ++k) {
-      double angle = formula::reducedAngle(p, freqs[k]);
-      e[interleaved ? 2 * k : k] = std::sin(angle);
-      e[interleaved ? 2 * k + 1 : half + k] = std::cos(angle);
+      auto [cos, sin] = formula::rotationTableEntry(p, freqs[k]);
+      e[interleaved ? 2 * k : k] = sin;
+      e[interleaved ? 2 * k + 1 : half + k] = cos;
     }
   }
   return denseFloats(type, values);

@@ -314,7 +314,7 @@ LogicalResult AlibiBiasOp::verify() {
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
-  return 1.0 / std::sqrt(double(getQuery().getType().getDimSize(3)));
+  return formula::defaultAttentionScale(getQuery().getType().getDimSize(3));
 }
 
 LogicalResult AttentionOp::verify() {

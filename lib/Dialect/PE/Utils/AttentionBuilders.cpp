@@ -31,42 +31,58 @@ static Value orOf(ImplicitLocOpBuilder &b, Value x, Value y) {
 // Which keys a query sees
 //===----------------------------------------------------------------------===//
 
-Value pe::buildAtLeastApart(ImplicitLocOpBuilder &b, Value a, Value c,
+Value pe::buildAtLeastApart(ImplicitLocOpBuilder &b, Value ahead, Value behind,
                             Value distance) {
-  Value ordered = arith::CmpIOp::create(b, IntPredicate::sge, a, c);
-  Value gap = arith::SubIOp::create(b, a, c); // exact as unsigned when a >= c
+  Value ordered = arith::CmpIOp::create(b, IntPredicate::sge, ahead, behind);
+  // Exact as an unsigned number when ahead >= behind.
+  Value gap = arith::SubIOp::create(b, ahead, behind);
   Value far = arith::CmpIOp::create(b, IntPredicate::uge, gap, distance);
   return arith::AndIOp::create(b, ordered, far);
 }
 
-Value pe::buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask,
-                        Value q, Value k) {
-  Value masked = boolLike(b, q, false);
-  if (mask.causal) // k > q
-    masked = arith::CmpIOp::create(b, IntPredicate::sgt, k, q);
+/// The rule of PositionMask, for any representation of positions (exact
+/// i64 positions, or distances held exactly in f32) given by how it answers
+/// three questions: `keyAfterQuery` (k > q), `queryAhead(w)` (q - k >= w)
+/// and `keyAhead(w)` (k - q >= w). Causal hides k > q; a window of W hides
+/// q - k >= W and, without causal, k - q >= W.
+static Value buildMaskRule(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                           Value noneMasked, function_ref<Value()> keyAfterQuery,
+                           function_ref<Value(int64_t)> queryAhead,
+                           function_ref<Value(int64_t)> keyAhead) {
+  Value masked = noneMasked;
+  if (mask.causal)
+    masked = keyAfterQuery();
   if (mask.window) {
-    Value w = intConstantLike(b, q, *mask.window);
-    masked = orOf(b, masked, buildAtLeastApart(b, q, k, w)); // q - k >= W
+    masked = orOf(b, masked, queryAhead(*mask.window));
     if (!mask.causal)
-      masked = orOf(b, masked, buildAtLeastApart(b, k, q, w)); // k - q >= W
+      masked = orOf(b, masked, keyAhead(*mask.window));
   }
   return masked;
 }
 
+Value pe::buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                        Value q, Value k) {
+  return buildMaskRule(
+      b, mask, boolLike(b, q, false),
+      [&] { return Value(arith::CmpIOp::create(b, IntPredicate::sgt, k, q)); },
+      [&](int64_t w) { return buildAtLeastApart(b, q, k, intConstantLike(b, q, w)); },
+      [&](int64_t w) { return buildAtLeastApart(b, k, q, intConstantLike(b, q, w)); });
+}
+
 Value pe::buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
                                   Value kMinusQ) {
-  Value masked = boolLike(b, kMinusQ, false);
-  if (mask.causal) // k - q > 0
-    masked = arith::CmpFOp::create(b, FloatPredicate::OGT, kMinusQ,
-                                   floatConstantLike(b, kMinusQ, 0.0));
-  if (mask.window) {
-    Value w = floatConstantLike(b, kMinusQ, double(*mask.window));
-    Value qMinusK = arith::NegFOp::create(b, kMinusQ);
-    masked = orOf(b, masked, arith::CmpFOp::create(b, FloatPredicate::OGE, qMinusK, w));
-    if (!mask.causal)
-      masked = orOf(b, masked, arith::CmpFOp::create(b, FloatPredicate::OGE, kMinusQ, w));
-  }
-  return masked;
+  auto atLeast = [&](Value x, int64_t w) {
+    return Value(arith::CmpFOp::create(b, FloatPredicate::OGE, x,
+                                       floatConstantLike(b, kMinusQ, double(w))));
+  };
+  return buildMaskRule(
+      b, mask, boolLike(b, kMinusQ, false),
+      [&] {
+        return Value(arith::CmpFOp::create(b, FloatPredicate::OGT, kMinusQ,
+                                           floatConstantLike(b, kMinusQ, 0.0)));
+      },
+      [&](int64_t w) { return atLeast(arith::NegFOp::create(b, kMinusQ), w); },
+      [&](int64_t w) { return atLeast(kMinusQ, w); });
 }
 
 Value pe::buildPositionDistance(ImplicitLocOpBuilder &b, Value k, Value q) {
@@ -106,12 +122,25 @@ TileVisibility pe::buildTileVisibility(ImplicitLocOpBuilder &b,
 // ALiBi
 //===----------------------------------------------------------------------===//
 
-Value pe::buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias) {
-  std::vector<double> slopes = formula::alibiSlopes(heads, maxBias);
-  SmallVector<float> values(slopes.begin(), slopes.end());
-  auto type = RankedTensorType::get({heads}, b.getF32Type());
-  return arith::ConstantOp::create(
-      b, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+Value pe::buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias,
+                          Type element) {
+  auto floatType = cast<FloatType>(element ? element : b.getF32Type());
+  SmallVector<APFloat> values;
+  for (double slope : formula::alibiSlopes(heads, maxBias)) {
+    APFloat value(slope);
+    bool losesInfo;
+    value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+    values.push_back(value);
+  }
+  auto type = RankedTensorType::get({heads}, floatType);
+  return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
+}
+
+Value pe::buildAddMask(ImplicitLocOpBuilder &b, Value score, Value maskEntry) {
+  Value negInf = floatConstantLike(b, score, -std::numeric_limits<double>::infinity());
+  Value hides = arith::CmpFOp::create(b, FloatPredicate::OEQ, maskEntry, negInf);
+  return arith::SelectOp::create(b, hides, negInf,
+                                 arith::AddFOp::create(b, score, maskEntry));
 }
 
 Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,

@@ -16,12 +16,11 @@ using namespace mlir;
 using namespace mlir::pe;
 using utils::IteratorType;
 
-namespace {
-constexpr double kPi = 3.14159265358979323846;
-// 2 pi = kTwoPiHi + kTwoPiLo to about 2^-106.
-constexpr double kTwoPiHi = 6.283185307179586232;
-constexpr double kTwoPiLo = 2.449293598294706414e-16;
+using formula::kPi;
+using formula::kTwoPiHi;
+using formula::kTwoPiLo;
 
+namespace {
 Value f64Constant(ImplicitLocOpBuilder &b, double value) {
   return arith::ConstantOp::create(b, b.getF64FloatAttr(value));
 }
@@ -31,13 +30,6 @@ Value denseF64(ImplicitLocOpBuilder &b, ArrayRef<double> values) {
   return arith::ConstantOp::create(b, DenseElementsAttr::get(type, values));
 }
 
-/// The map from `rank` loops to the loops `dims`.
-AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d : dims)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
-}
 } // namespace
 
 Value pe::buildReducedAngle(ImplicitLocOpBuilder &b, Value position,

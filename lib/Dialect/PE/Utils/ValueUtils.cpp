@@ -53,3 +53,10 @@ Value pe::extendToI64(ImplicitLocOpBuilder &b, Value x) {
     return arith::IndexCastOp::create(b, type, x);
   return arith::ExtSIOp::create(b, type, x);
 }
+
+AffineMap pe::loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}

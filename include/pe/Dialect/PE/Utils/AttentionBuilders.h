@@ -46,14 +46,14 @@ struct PositionMask {
   std::optional<int64_t> window;
 
   static PositionMask of(AttentionOp op) { return {op.getCausal(), op.getWindow()}; }
-  /// Whether any key can be hidden by position.
-  bool masksByPosition() const { return causal || window.has_value(); }
 };
 
-/// i1 (or vector of i1): a - b >= distance for i64 a, b and distance >= 0,
-/// exact for every pair of i64 values: a >= b and (a - b), which fits in 64
-/// unsigned bits when a >= b, is at least `distance` as an unsigned number.
-Value buildAtLeastApart(ImplicitLocOpBuilder &b, Value a, Value c, Value distance);
+/// i1 (or vector of i1): ahead - behind >= distance for i64 positions and
+/// distance >= 0, exact for every pair of i64 values: ahead >= behind and
+/// (ahead - behind), which fits in 64 unsigned bits then, is at least
+/// `distance` as an unsigned number.
+Value buildAtLeastApart(ImplicitLocOpBuilder &b, Value ahead, Value behind,
+                        Value distance);
 
 /// i1 (or vector of i1): the key at i64 position `k` is hidden from the
 /// query at `q` by `mask` (false when it masks nothing).
@@ -65,9 +65,9 @@ Value buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask, Value q,
 Value buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
                               Value kMinusQ);
 
-/// k - q for i64 positions (scalars or vectors), rounded once to f32 (or to
-/// the element type of `floatLike` when given), without i64 overflow: the
-/// difference is formed as an unsigned magnitude with a sign.
+/// k - q for i64 positions (scalars or vectors), rounded once to f32,
+/// without i64 overflow: the difference is formed as an unsigned magnitude
+/// with a sign.
 Value buildPositionDistance(ImplicitLocOpBuilder &b, Value k, Value q);
 
 /// Whether a tile of queries at positions [qMin, qMax] and keys at
@@ -85,9 +85,16 @@ TileVisibility buildTileVisibility(ImplicitLocOpBuilder &b, const PositionMask &
 // ALiBi
 //===----------------------------------------------------------------------===//
 
-/// The f32 slopes of `heads` query heads (formula::alibiSlopes) as a
-/// tensor<heads x f32> constant.
-Value buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias);
+/// The slopes of `heads` query heads (formula::alibiSlopes), each rounded
+/// once to `element` (f32 by default), as a tensor<heads x element>
+/// constant.
+Value buildAlibiSlopes(ImplicitLocOpBuilder &b, int64_t heads, double maxBias,
+                       Type element = {});
+
+/// score + mask for an entry of an additive mask, and -inf where the entry
+/// is -inf: a key the mask hides is masked whatever its score holds (NaN
+/// + -inf would be NaN).
+Value buildAddMask(ImplicitLocOpBuilder &b, Value score, Value maskEntry);
 
 /// score + slope * distance as one FMA (f32 scalars or vectors), the ALiBi
 /// bias -slope (q - k) added to a score: distance is k - q

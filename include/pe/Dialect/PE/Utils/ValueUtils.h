@@ -35,6 +35,10 @@ Value convertFloat(ImplicitLocOpBuilder &b, Value x, Type element);
 /// An i32/i64 (scalar or vector) sign-extended to i64; an index is cast.
 Value extendToI64(ImplicitLocOpBuilder &b, Value x);
 
+/// The indexing map from `rank` loops to the loops `dims` (for the
+/// linalg.generic ops the builders emit).
+AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
+
 } // namespace mlir::pe
 
 #endif // PE_DIALECT_PE_UTILS_VALUEUTILS_H
