@@ -48,6 +48,8 @@ llvm_config.add_tool_substitutions(
     tool_dirs)
 llvm_config.add_tool_substitutions(["mlir-opt", "mlir-translate", "llc"], [config.llvm_tools_dir])
 config.substitutions.append(("%cc", config.c_compiler))
+import sys
+config.substitutions.append(("%python", sys.executable))
 
 # Code generated for the host needs AVX-512 to be checked for zmm registers
 # (the pe-compile --mcpu tests do not).
@@ -57,3 +59,25 @@ try:
             config.available_features.add("avx512")
 except OSError:
     pass
+
+# GPU binaries (cubin, fatbin) and their validation need ptxas from a CUDA
+# toolkit (CUDA_ROOT, CUDA_HOME, CUDA_PATH, PATH, then /usr/local/cuda); PTX
+# itself needs no CUDA. PE_HIDE_CUDA=1 runs the suite as on a machine
+# without CUDA. The toolkit is passed to pe-compile explicitly
+# (%cuda_toolkit), since tests run with a minimal environment.
+import shutil
+def find_ptxas():
+    for var in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
+            return os.path.join(root, "bin", "ptxas")
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    default = "/usr/local/cuda/bin/ptxas"
+    return default if os.access(default, os.X_OK) else None
+ptxas = None if os.environ.get("PE_HIDE_CUDA") == "1" else find_ptxas()
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_toolkit", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))

@@ -115,11 +115,3 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
     pm.addPass(createPESetLLVMTarget(
         PESetLLVMTargetOptions{options.targetCpu, options.targetFeatures}));
 }
-
-void pe::registerPipelines() {
-  PassPipelineRegistration<CpuPipelineOptions>(
-      "pe-cpu-pipeline",
-      "Lower pe IR to the LLVM dialect for the CPU: pe -> linalg -> tiling + "
-      "vectorization -> bufferization -> LLVM",
-      buildCpuPipeline);
-}

@@ -8,14 +8,22 @@
 //   --emit=shared  a shared library linked with the pe runtime
 //   --emit=jit     nothing: JIT-compiles the module and runs its `main`
 // and, with --header=FILE, a C header declaring the C interface of every
-// public function (see CHeader.cpp for the ABI).
+// public function (see CHeader.cpp for the ABI). With --target=gpu (after
+// pe-gpu-pipeline) it writes the kernels of every function as
+//   --emit=ptx     PTX text (no CUDA needed)
+//   --emit=cubin   a cubin for --chip (needs ptxas)
+//   --emit=fatbin  a fatbin (needs ptxas and fatbinary)
+//   --emit=mlir    the module after pe-gpu-pipeline
+// and, with --manifest=FILE, their JSON manifest (GpuManifest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "CHeader.h"
+#include "GpuManifest.h"
 
 #include "pe/InitPE.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
@@ -26,6 +34,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -50,7 +59,8 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Jit };
+enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Jit, Ptx, Cubin, Fatbin };
+enum class Target { Cpu, Gpu };
 } // namespace
 
 static cl::OptionCategory category("pe-compile options");
@@ -66,8 +76,35 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Asm, "asm", "assembly"),
                clEnumValN(Emit::Obj, "obj", "an object file"),
                clEnumValN(Emit::Shared, "shared", "a shared library"),
-               clEnumValN(Emit::Jit, "jit", "run `main` (no arguments, no results)")),
+               clEnumValN(Emit::Jit, "jit", "run `main` (no arguments, no results)"),
+               clEnumValN(Emit::Ptx, "ptx", "PTX of the GPU kernels (--target=gpu)"),
+               clEnumValN(Emit::Cubin, "cubin", "a cubin of the GPU kernels (--target=gpu)"),
+               clEnumValN(Emit::Fatbin, "fatbin", "a fatbin of the GPU kernels (--target=gpu)")),
     cl::cat(category));
+static cl::opt<Target> target(
+    "target", cl::desc("What the code runs on"), cl::init(Target::Cpu),
+    cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (pe-cpu-pipeline)"),
+               clEnumValN(Target::Gpu, "gpu", "an NVIDIA GPU (pe-gpu-pipeline)")),
+    cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("GPU the kernels are for (--target=gpu): "
+                                          "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, "
+                                          "sm_100, sm_100a, sm_120, sm_120a"),
+                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string> ptxFeatures(
+    "ptx-features", cl::desc("PTX version as a target feature, e.g. +ptx85 "
+                             "(default: the one --chip needs)"),
+    cl::cat(category));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit", cl::desc("CUDA toolkit for ptxas, fatbinary and libdevice "
+                             "(default: CUDA_ROOT, CUDA_HOME, CUDA_PATH, then PATH)"),
+    cl::cat(category));
+static cl::opt<int64_t> gpuBlockSize("gpu-block-size",
+                                     cl::desc("Threads per block of the GPU kernels"),
+                                     cl::init(256), cl::cat(category));
+static cl::opt<std::string> manifestFilename(
+    "manifest", cl::desc("Also write the JSON manifest of the GPU kernels (--target=gpu)"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> headerFilename(
     "header", cl::desc("Also write the C header of the public functions"),
     cl::value_desc("file"), cl::cat(category));
@@ -267,6 +304,66 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
   return success();
 }
 
+/// --target=gpu: pe-gpu-pipeline in two halves (the manifest is read between
+/// them, while the host code is still in the gpu dialect), then the
+/// gpu.binary's object or the module written out.
+static int compileForGpu(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  pe::GpuPipelineOptions options;
+  options.chip = chip;
+  options.features = ptxFeatures;
+  options.toolkit = cudaToolkit;
+  options.blockSize = gpuBlockSize;
+  options.fuse = fuse;
+  options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
+  llvm::Expected<std::string> features = pe::gpuTargetFeatures(options);
+  if (!features)
+    return fail(llvm::toString(features.takeError()));
+  if (gpuBlockSize < 1 || gpuBlockSize > 1024)
+    return fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize));
+
+  PassManager kernels(context);
+  if (failed(applyPassManagerCLOptions(kernels)))
+    return 1;
+  pe::buildGpuKernelPipeline(kernels, options);
+  if (failed(kernels.run(module)))
+    return 1;
+  std::string error;
+  if (!manifestFilename.empty()) {
+    auto manifest = openOutputFile(manifestFilename, &error);
+    if (!manifest)
+      return fail(error);
+    pe::GpuManifestTarget described{chip, *features, options.format,
+                                    llvm::sys::path::filename(outputFilename).str()};
+    if (failed(pe::writeGpuManifest(module, described, manifest->os())))
+      return 1;
+    manifest->keep();
+  }
+
+  PassManager binary(context);
+  if (failed(applyPassManagerCLOptions(binary)))
+    return 1;
+  pe::buildGpuBinaryPipeline(binary, options);
+  if (failed(binary.run(module)))
+    return 1;
+
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  if (emit == Emit::Mlir) {
+    module.print(output->os());
+    output->keep();
+    return 0;
+  }
+  auto kernelsBinary = module.lookupSymbol<gpu::BinaryOp>("pe_kernels");
+  if (!kernelsBinary)
+    return fail("the module has no GPU kernels (every op folded away?)");
+  auto object = cast<gpu::ObjectAttr>(kernelsBinary.getObjects()[0]);
+  output->os() << object.getObject().getValue();
+  output->keep();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
@@ -285,6 +382,16 @@ int main(int argc, char **argv) {
     return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
+  if (target == Target::Gpu && emit.getNumOccurrences() == 0)
+    emit = Emit::Ptx;
+  bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
+  if (target == Target::Cpu && gpuEmit)
+    return fail("--emit=ptx, cubin and fatbin need --target=gpu");
+  if (target == Target::Gpu && !gpuEmit && emit != Emit::Mlir)
+    return fail("--target=gpu writes --emit=ptx, cubin, fatbin or mlir (a host "
+                "library that launches the kernels is not available yet)");
+  if (target == Target::Cpu && !manifestFilename.empty())
+    return fail("--manifest describes GPU kernels: it needs --target=gpu");
   if (emit == Emit::Shared && outputFilename == "-")
     return fail("--emit=shared needs an output file (-o)");
 
@@ -292,6 +399,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   pe::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
@@ -326,6 +434,9 @@ int main(int argc, char **argv) {
       return 1;
     header->keep();
   }
+
+  if (target == Target::Gpu)
+    return compileForGpu(*module);
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))

@@ -3,6 +3,11 @@
 #define PE_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir {
 class OpPassManager;
@@ -66,7 +71,61 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// Public functions get C interface wrappers (`_mlir_ciface_<name>`).
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
-/// Registers `pe-cpu-pipeline`.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA GPU the code is generated for: sm_80, sm_86, sm_87, "
+                     "sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX target features (e.g. +ptx85); default: the PTX "
+                     "version the chip needs"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the gpu.binary holds: isa (PTX text, needs no CUDA), "
+                     "bin (cubin, needs ptxas), fatbin (needs ptxas and fatbinary)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory for ptxas, fatbinary and libdevice "
+                     "(default: CUDA_ROOT, CUDA_HOME, CUDA_PATH, then PATH)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the elementwise kernels"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
+                     "before lowering"),
+      llvm::cl::init(true)};
+};
+
+/// The PTX ISA version (x10, e.g. 78 = PTX 7.8) that `chip` needs at least,
+/// or std::nullopt for a chip the pipeline does not support.
+std::optional<int> minimumPtxVersion(llvm::StringRef chip);
+
+/// Checks the chip, features and format of `options`; returns the target
+/// features to use (the chip's PTX version when none is given), or an error
+/// saying what is wrong.
+llvm::Expected<std::string> gpuTargetFeatures(const GpuPipelineOptions &options);
+
+/// pe fusions -> linalg -> buffers in GPU memory -> every parallel loop a
+/// kernel (`pe-gpu-map-parallel-loops`) -> one outlined `gpu.module`
+/// `@pe_kernels`; host functions stay in the func/gpu dialects.
+void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// After buildGpuKernelPipeline: the kernels -> NVVM -> `gpu.binary`, host
+/// code -> the LLVM dialect (launches as calls of the mgpu* runtime).
+void buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// Both halves: pe IR -> `gpu.binary` + host code in the LLVM dialect.
+/// Invalid options make the first pass fail with a diagnostic.
+void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// Registers `pe-cpu-pipeline` and `pe-gpu-pipeline`.
 void registerPipelines();
 
 } // namespace pe

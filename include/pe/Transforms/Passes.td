@@ -111,4 +111,93 @@ def PERequestCWrappers : Pass<"pe-request-c-wrappers", "func::FuncOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU code generation
+//===----------------------------------------------------------------------===//
+
+def PEGpuMapParallelLoops : Pass<"pe-gpu-map-parallel-loops", "func::FuncOp"> {
+  let summary = "Run every outermost scf.parallel as a GPU kernel over one linear index";
+  let description = [{
+    Each outermost `scf.parallel` of a host function (as
+    `convert-linalg-to-parallel-loops` leaves them: parallel dimensions only,
+    reductions as `scf.for` inside) becomes a `gpu.launch` of 1-D blocks of
+    `block-size` threads. The iteration space, whatever its rank and however
+    dynamic its bounds, is numbered by one linear index `t` in
+    `[0, N)` with `N` the product of the trip counts; a thread takes
+    `t = blockIdx.x * block-size + threadIdx.x` and then every `t` a grid
+    apart (a grid-stride loop, so grids stay within the hardware limit for
+    any `N`), and recovers the loop indices with
+    `affine.delinearize_index` (the innermost dimension fastest, so
+    neighbouring threads touch neighbouring elements). The grid is
+    `min(ceil(N / block-size), max-blocks)`; an empty iteration space
+    launches nothing (CUDA rejects empty grids).
+
+    The upstream `gpu-map-parallel-loops` + `convert-parallel-loops-to-gpu`
+    map at most three dimensions and need constant inner bounds; the pe
+    lowerings produce up to five dynamic ones.
+
+    Host work that reads or writes buffers outside parallel loops runs on
+    the GPU too, so that host code never dereferences a device pointer: an
+    outermost `scf.for` or `memref.store` that touches memory becomes a
+    one-thread launch (a reduction to a scalar, for example), and a scalar
+    `memref.load` copies its element to a device scratch buffer in a
+    one-thread launch and from there to a host stack slot (`gpu.memcpy`).
+
+    Every launch names its kernel `@pe_kernels::@<function>_kernel_<n>`, so
+    that `gpu-kernel-outlining` puts all kernels of a module in one GPU
+    module (one PTX file). Module-level constants a kernel reads
+    (`memref.get_global`) are rematerialized inside the launch, so that
+    outlining copies the global into the GPU module.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (1 to 1024)">,
+    Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"65536",
+           "Most blocks per launch (1 to 2^31 - 1); more work loops in the grid">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def PEGpuDeviceMemory : Pass<"pe-gpu-device-memory", "func::FuncOp"> {
+  let summary = "Place the buffers of host functions in GPU memory";
+  let description = [{
+    After `pe-gpu-map-parallel-loops`, the host functions of a GPU module
+    work on device memory: their memref arguments are device pointers, and
+    so are the buffers they allocate. This pass rewrites, outside
+    `gpu.launch`:
+    - `memref.alloc` -> `gpu.alloc`, `memref.dealloc` -> `gpu.dealloc`;
+    - `memref.copy` between identity layouts -> `gpu.memcpy` (strided
+      copies are loops by then: `pe-lower-strided-copies`).
+    Host code then never dereferences a device pointer: every other access
+    runs in a kernel (`pe-gpu-map-parallel-loops`).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def PEGpuLowerMath : Pass<"pe-gpu-lower-math", "gpu::GPUModuleOp"> {
+  let summary = "Math in GPU kernels as PTX instructions and polynomials, not libdevice calls";
+  let description = [{
+    The NVVM conversion turns every `math` op into a call of libdevice
+    (`__nv_fmaf`, `__nv_sinf`, ...), which only a CUDA toolkit provides; PTX
+    written without one would not load. This pass, on each GPU module:
+    - writes `math.fma` as the LLVM intrinsic (PTX `fma.rn`), and
+      `roundeven`, `floor`, `ceil`, `trunc`, `absf`, `copysign` on scalars
+      exactly in arith (adding and subtracting copysign(2^p, x) rounds to
+      nearest even; sign operations on the bits);
+    - computes f16/bf16 math in f32, and f32 transcendentals (`sin`, `cos`,
+      `exp`, `log`, `tanh`, `erf`, ...) with upstream's polynomial
+      approximations (`populateMathPolynomialApproximationPatterns`).
+    What remains (f64 transcendentals, `sqrt`) is left to libdevice, which
+    `gpu-module-to-binary` links when it finds a CUDA toolkit.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // PE_TRANSFORMS_PASSES_TD

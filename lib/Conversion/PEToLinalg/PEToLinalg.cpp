@@ -229,6 +229,14 @@ struct LowerSinusoidal : OpConversionPattern<SinusoidalOp> {
     Type element = type.getElementType();
     const int64_t rank = type.getRank();
     const int64_t dim = type.getShape().back(), half = dim / 2;
+    if (llvm::is_contained(type.getShape(), 0)) {
+      // No element to compute (and upstream rejects slices at offset 0 of
+      // an empty dimension).
+      SmallVector<OpFoldResult> sizes = sizesOf(b, positions);
+      sizes.push_back(b.getIndexAttr(dim));
+      rewriter.replaceOp(op, emptyTensor(b, sizes, element));
+      return success();
+    }
     std::vector<double> frequencies = formula::sinusoidalFrequencies(
         dim, op.getBase().convertToDouble(),
         op.getSpacing() == SinusoidalSpacing::fairseq);

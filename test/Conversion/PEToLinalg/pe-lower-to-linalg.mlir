@@ -162,3 +162,15 @@ func.func @attention(%q: tensor<1x32x?x64xbf16>, %k: tensor<1x8x?x64xbf16>, %v: 
   %o = pe.attention %q, %k, %v causal window(128) : tensor<1x32x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16> -> tensor<1x32x?x64xbf16>
   return %o : tensor<1x32x?x64xbf16>
 }
+
+// -----
+
+// An empty sinusoidal table is an empty tensor (no slices of an empty
+// dimension, which upstream's verifier rejects).
+// CHECK-LABEL: func.func @sinusoidal_empty
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4611686018427387904x0x64xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @sinusoidal_empty(%p: tensor<4611686018427387904x0xi32>) -> tensor<4611686018427387904x0x64xf32> {
+  %e = pe.sinusoidal %p : tensor<4611686018427387904x0xi32> -> tensor<4611686018427387904x0x64xf32>
+  return %e : tensor<4611686018427387904x0x64xf32>
+}

@@ -1,0 +1,187 @@
+//===- GpuPipeline.cpp - pe-gpu-pipeline ----------------------------------===//
+#include "pe/Pipelines/Pipelines.h"
+
+#include "pe/Conversion/Passes.h"
+#include "pe/Dialect/PE/Transforms/Passes.h"
+#include "pe/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+std::optional<int> pe::minimumPtxVersion(StringRef chip) {
+  return llvm::StringSwitch<std::optional<int>>(chip)
+      .Case("sm_80", 70)
+      .Case("sm_86", 71)
+      .Case("sm_87", 74)
+      .Case("sm_89", 78)
+      .Case("sm_90", 78)
+      .Case("sm_90a", 80)
+      .Cases("sm_100", "sm_100a", 86)
+      .Cases("sm_120", "sm_120a", 87)
+      .Default(std::nullopt);
+}
+
+/// The PTX versions the NVPTX back end of LLVM 22 knows (x10).
+static bool knownPtxVersion(int version) {
+  static constexpr int kVersions[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76,
+                                      77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+  return llvm::is_contained(kVersions, version);
+}
+
+llvm::Expected<std::string> pe::gpuTargetFeatures(const GpuPipelineOptions &options) {
+  auto error = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  std::optional<int> minimum = minimumPtxVersion(options.chip);
+  if (!minimum)
+    return error("unsupported GPU chip '" + options.chip +
+                 "' (expected sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, "
+                 "sm_100a, sm_120 or sm_120a)");
+  if (options.format != "isa" && options.format != "bin" && options.format != "fatbin")
+    return error("unknown GPU binary format '" + options.format +
+                 "' (expected isa, bin or fatbin)");
+  if (options.features.empty())
+    return "+ptx" + std::to_string(*minimum);
+  // A PTX version below the chip's makes the NVPTX back end abort the
+  // process: refuse it here with a diagnostic instead.
+  SmallVector<StringRef> features;
+  StringRef(options.features).split(features, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : features) {
+    int version = 0;
+    StringRef digits = feature;
+    if (!digits.consume_front("+ptx") || digits.getAsInteger(10, version) ||
+        !knownPtxVersion(version))
+      return error("unsupported GPU target feature '" + feature +
+                   "' (expected +ptxNN, a PTX version such as +ptx80)");
+    if (version < *minimum)
+      return error("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
+                   " is too old for " + options.chip + ", which needs PTX " +
+                   Twine(*minimum / 10) + "." + Twine(*minimum % 10) + " or newer");
+  }
+  return options.features.getValue();
+}
+
+namespace {
+/// Fails on the module with a message: how an invalid pipeline option
+/// reaches the user as a diagnostic (pipeline builders cannot fail).
+struct InvalidOptionPass : PassWrapper<InvalidOptionPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InvalidOptionPass)
+  explicit InvalidOptionPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "pe-invalid-pipeline-option"; }
+  void runOnOperation() override {
+    // At the module's location, without printing the module.
+    mlir::emitError(getOperation()->getLoc(), "pe-gpu-pipeline: ") << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+/// Adds a pass that reports the first invalid option; true if there is one.
+static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
+  std::string message;
+  if (llvm::Expected<std::string> features = pe::gpuTargetFeatures(options); !features)
+    message = llvm::toString(features.takeError());
+  else if (options.blockSize < 1 || options.blockSize > 1024)
+    message = "block-size must be in [1, 1024], got " + std::to_string(options.blockSize);
+  if (message.empty())
+    return false;
+  pm.addPass(std::make_unique<InvalidOptionPass>(message));
+  return true;
+}
+
+void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, options))
+    return;
+  pm.addPass(createCanonicalizerPass());
+  if (options.fuse) {
+    pm.addPass(pe::createPEFuseAlibiIntoAttention());
+    pm.addPass(pe::createPEFuseRopeIntoAttention());
+    pm.addPass(pe::createPEShareRopeTables());
+    pm.addPass(createCanonicalizerPass());
+  }
+  pm.addPass(pe::createPELowerToLinalg());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Buffers with the CPU pipeline's guarantees (inputs unmodified, every
+  // result its own buffer), then in device memory.
+  pm.addNestedPass<func::FuncOp>(pe::createPEReadOnlyArguments());
+  pm.addNestedPass<func::FuncOp>(pe::createPEDistinctResults());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuMapParallelLoops(
+      pe::PEGpuMapParallelLoopsOptions{options.blockSize}));
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuDeviceMemory());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+}
+
+void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, options))
+    return;
+  std::string features = cantFail(gpuTargetFeatures(options));
+  // Math as instructions and polynomials, so that PTX needs no libdevice.
+  pm.addNestedPass<gpu::GPUModuleOp>(pe::createPEGpuLowerMath());
+  // Host memory operations must be asynchronous for the runtime calls.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void pe::buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, options))
+    return;
+  buildGpuKernelPipeline(pm, options);
+  buildGpuBinaryPipeline(pm, options);
+}

@@ -1,0 +1,132 @@
+//===- GpuLowerMath.cpp - pe-gpu-lower-math -------------------------------===//
+//
+// Math in GPU kernels without libdevice where the hardware, exact arith or a
+// polynomial does it: fma as the PTX instruction, rounding and sign
+// operations in arith, f32 (and narrower) transcendentals as upstream's
+// polynomial approximations.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPULOWERMATH
+#include "pe/Transforms/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+
+namespace {
+/// math.fma -> llvm.intr.fma, which the NVPTX back end selects as fma.rn
+/// (the NVVM conversion would call libdevice's __nv_fma).
+struct FmaToIntrinsic : OpRewritePattern<math::FmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::FmaOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::FMAOp>(op, op.getType(), op.getA(), op.getB(), op.getC());
+    return success();
+  }
+};
+
+/// A float constant of `x`'s type.
+static Value floatLike(ImplicitLocOpBuilder &b, Value x, double value) {
+  return arith::ConstantOp::create(b, FloatAttr::get(getElementTypeOrSelf(x), value));
+}
+
+/// roundeven(x) exactly in arith: with t = copysign(2^p, x) (p = mantissa
+/// bits), x + t rounds to an integer in the current (nearest-even) mode and
+/// (x + t) - t is exact; |x| >= 2^p (or NaN/inf) is already integral.
+static Value buildRoundEven(ImplicitLocOpBuilder &b, Value x) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(x));
+  double big = std::ldexp(1.0, type.getFPMantissaWidth() - 1);
+  Value magnitude = math::AbsFOp::create(b, x);
+  Value t = math::CopySignOp::create(b, floatLike(b, x, big), x);
+  Value rounded = arith::SubFOp::create(b, arith::AddFOp::create(b, x, t), t);
+  // Keep the sign of zero: roundeven(-0.3) = -0.
+  rounded = math::CopySignOp::create(b, rounded, x);
+  Value small = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, magnitude,
+                                      floatLike(b, x, big));
+  return arith::SelectOp::create(b, small, rounded, x);
+}
+
+/// |x| and copysign(x, y) on the bits (sign bit cleared / copied): exact,
+/// NaN payloads kept.
+static Value buildSignBits(ImplicitLocOpBuilder &b, Value x, Value signSource) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(x));
+  auto intType = b.getIntegerType(type.getWidth());
+  APInt signBit = APInt::getSignMask(type.getWidth());
+  Value sign = arith::ConstantOp::create(b, b.getIntegerAttr(intType, signBit));
+  Value rest = arith::ConstantOp::create(b, b.getIntegerAttr(intType, ~signBit));
+  Value bits = arith::AndIOp::create(b, arith::BitcastOp::create(b, intType, x), rest);
+  if (signSource) {
+    Value s = arith::AndIOp::create(b, arith::BitcastOp::create(b, intType, signSource), sign);
+    bits = arith::OrIOp::create(b, bits, s);
+  }
+  return arith::BitcastOp::create(b, type, bits);
+}
+
+/// math.roundeven, floor, ceil, trunc, absf and copysign on scalar floats
+/// in arith (the NVVM conversion would call libdevice for each).
+struct RoundingInArith : RewritePattern {
+  RoundingInArith(MLIRContext *ctx, PatternBenefit benefit)
+      : RewritePattern(MatchAnyOpTypeTag(), benefit, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!isa<math::RoundEvenOp, math::FloorOp, math::CeilOp, math::TruncOp, math::AbsFOp,
+             math::CopySignOp>(op) ||
+        !isa<FloatType>(op->getResult(0).getType()))
+      return failure();
+    ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+    Value x = op->getOperand(0);
+    Value result;
+    if (isa<math::AbsFOp>(op)) {
+      result = buildSignBits(b, x, nullptr);
+    } else if (isa<math::CopySignOp>(op)) {
+      result = buildSignBits(b, x, op->getOperand(1));
+    } else {
+      Value r = buildRoundEven(b, x);
+      Value one = floatLike(b, x, 1.0);
+      // floor = r - (r > x), ceil = r + (r < x), trunc = floor or ceil
+      // toward zero; NaN compares false and stays NaN.
+      Value floor = arith::SelectOp::create(
+          b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, r, x),
+          arith::SubFOp::create(b, r, one), r);
+      Value ceil = arith::SelectOp::create(
+          b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, r, x),
+          arith::AddFOp::create(b, r, one), r);
+      if (isa<math::RoundEvenOp>(op))
+        result = r;
+      else if (isa<math::FloorOp>(op))
+        result = floor;
+      else if (isa<math::CeilOp>(op))
+        result = ceil;
+      else
+        result = arith::SelectOp::create(
+            b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x, floatLike(b, x, 0.0)),
+            ceil, floor);
+      // An integral result keeps the sign of x (floor(-0.0) = -0.0, ...).
+      result = buildSignBits(b, result, x);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GpuLowerMathPass : pe::impl::PEGpuLowerMathBase<GpuLowerMathPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<FmaToIntrinsic, RoundingInArith>(ctx, /*benefit=*/2);
+    auto all = [](StringRef) { return true; };
+    // f16/bf16 math in f32, then f32 transcendentals as polynomials.
+    populateMathF32ExpansionPatterns(patterns, all);
+    populateMathPolynomialApproximationPatterns(patterns, all);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

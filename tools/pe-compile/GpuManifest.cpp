@@ -1,0 +1,291 @@
+//===- GpuManifest.cpp - JSON description of compiled GPU kernels ---------===//
+//
+// The manifest lets a host without LLVM (CuPy, cuda-python, PyTorch) load
+// the binary, find each kernel and launch it with the right parameters:
+//
+// {"format": "pe-gpu-manifest", "version": 1, "chip": ..., "features": ...,
+//  "binary": {"file": ..., "format": "isa" | "bin" | "fatbin"},
+//  "kernels": [{"name": ..., "block": [x, y, z],
+//               "params": [{"kind": "memref", "element": "f32", "rank": 4},
+//                          {"kind": "scalar", "type": "i64"}, ...]}],
+//  "functions": [{"name": ..., "arguments": [T], "results": [T],
+//                 "replayable": bool, "steps": [...], "returns": [B]}]}
+//
+// T = {"element": "f32", "shape": [1, 32, null, 128]} (null: dynamic).
+// A memref parameter is passed as NVVM's memref descriptor: allocated
+// pointer, aligned pointer, offset, sizes[rank], strides[rank] (pointers
+// and i64s). Steps, in order:
+//   {"op": "alloc", "buffer": k, "bytes": n}     device allocation #k
+//   {"op": "free", "buffer": k}
+//   {"op": "copy", "to": B, "from": B, "bytes": n}
+//   {"op": "launch", "kernel": name, "grid": [x, y, z], "block": [x, y, z],
+//    "args": [B | {"value": number}]}
+// B = {"argument": i} | {"buffer": k}, with "offset" (elements), "sizes"
+// and "strides" of the view the kernel sees. A function is replayable when
+// every size, grid and scalar is a compile-time constant (static shapes);
+// otherwise its steps are omitted and only the C entry point can run it.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuManifest.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+namespace json = llvm::json;
+
+static std::string typeName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  if (type.isIndex())
+    os << "i64"; // index is 64-bit on both sides
+  else
+    type.print(os);
+  return name;
+}
+
+static json::Value shapeJson(ArrayRef<int64_t> shape) {
+  json::Array dims;
+  for (int64_t dim : shape)
+    dims.push_back(ShapedType::isDynamic(dim) ? json::Value(nullptr) : json::Value(dim));
+  return dims;
+}
+
+static json::Value tensorJson(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return json::Object{{"element", typeName(type)}, {"shape", json::Array()}};
+  return json::Object{{"element", typeName(shaped.getElementType())},
+                      {"shape", shapeJson(shaped.getShape())}};
+}
+
+static json::Value kernelJson(gpu::GPUFuncOp kernel) {
+  json::Array params;
+  for (Type type : kernel.getArgumentTypes()) {
+    if (auto memref = dyn_cast<MemRefType>(type))
+      params.push_back(json::Object{{"kind", "memref"},
+                                    {"element", typeName(memref.getElementType())},
+                                    {"rank", memref.getRank()}});
+    else
+      params.push_back(json::Object{{"kind", "scalar"}, {"type", typeName(type)}});
+  }
+  json::Array block{1, 1, 1};
+  if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize())
+    block = json::Array(*known);
+  return json::Object{{"name", kernel.getName()}, {"block", std::move(block)},
+                      {"params", std::move(params)}};
+}
+
+namespace {
+/// Replays a host function's ops into manifest steps; gives up (not
+/// replayable) at the first value not known at compile time.
+class StepRecorder {
+public:
+  explicit StepRecorder(func::FuncOp func) {
+    for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+      bases[arg] = json::Object{{"argument", static_cast<int64_t>(i)}};
+  }
+
+  /// The steps and returns, or std::nullopt when the function is not
+  /// replayable.
+  std::optional<std::pair<json::Array, json::Array>> record(func::FuncOp func) {
+    for (Operation &op : func.getBody().front())
+      if (failed(step(op)))
+        return std::nullopt;
+    return std::make_pair(std::move(steps), std::move(returns));
+  }
+
+private:
+  LogicalResult step(Operation &op) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value value : ret.getOperands()) {
+        std::optional<json::Value> view = viewJson(value);
+        if (!view)
+          return failure();
+        returns.push_back(std::move(*view));
+      }
+      return success();
+    }
+    if (isa<arith::ConstantOp>(op) || isMemoryFree(op))
+      return success();
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op))
+      return recordAlloc(alloc);
+    if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+      std::optional<int64_t> id = bufferId(dealloc.getMemref());
+      if (!id)
+        return failure();
+      steps.push_back(json::Object{{"op", "free"}, {"buffer", *id}});
+      return success();
+    }
+    if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+      return recordCopy(copy);
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
+      return recordLaunch(launch);
+    if (isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
+            memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
+      // A view of the same memory: its offset and strides come from its type.
+      if (auto base = baseOf(op.getOperand(0))) {
+        bases[op.getResult(0)] = std::move(*base);
+        return success();
+      }
+    }
+    return failure(); // control flow, host loads, run-time checks: dynamic
+  }
+
+  static bool isMemoryFree(Operation &op) {
+    return isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
+           !isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
+                memref::ExpandShapeOp, memref::CollapseShapeOp>(op);
+  }
+
+  LogicalResult recordAlloc(gpu::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || alloc.getAsyncToken())
+      return failure();
+    int64_t id = nextBuffer++;
+    bases[alloc.getMemref()] = json::Object{{"buffer", id}};
+    steps.push_back(json::Object{{"op", "alloc"}, {"buffer", id}, {"bytes", bytes(type)}});
+    return success();
+  }
+
+  LogicalResult recordCopy(gpu::MemcpyOp copy) {
+    auto type = cast<MemRefType>(copy.getSrc().getType());
+    std::optional<json::Value> to = viewJson(copy.getDst());
+    std::optional<json::Value> from = viewJson(copy.getSrc());
+    if (!type.hasStaticShape() || !to || !from)
+      return failure();
+    steps.push_back(json::Object{
+        {"op", "copy"}, {"to", std::move(*to)}, {"from", std::move(*from)}, {"bytes", bytes(type)}});
+    return success();
+  }
+
+  LogicalResult recordLaunch(gpu::LaunchFuncOp launch) {
+    auto constants = [](ValueRange values) -> std::optional<json::Array> {
+      json::Array out;
+      for (Value value : values) {
+        APInt constant;
+        if (!matchPattern(value, m_ConstantInt(&constant)))
+          return std::nullopt;
+        out.push_back(constant.getSExtValue());
+      }
+      return out;
+    };
+    gpu::KernelDim3 g = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 b = launch.getBlockSizeOperandValues();
+    std::optional<json::Array> grid = constants({g.x, g.y, g.z});
+    std::optional<json::Array> block = constants({b.x, b.y, b.z});
+    if (!grid || !block || launch.getDynamicSharedMemorySize())
+      return failure();
+    json::Array args;
+    for (Value operand : launch.getKernelOperands()) {
+      if (isa<MemRefType>(operand.getType())) {
+        std::optional<json::Value> view = viewJson(operand);
+        if (!view)
+          return failure();
+        args.push_back(std::move(*view));
+        continue;
+      }
+      Attribute constant;
+      if (!matchPattern(operand, m_Constant(&constant)))
+        return failure();
+      if (auto integer = dyn_cast<IntegerAttr>(constant))
+        args.push_back(json::Object{{"value", integer.getValue().getSExtValue()}});
+      else if (auto real = dyn_cast<FloatAttr>(constant))
+        args.push_back(json::Object{{"value", real.getValueAsDouble()}});
+      else
+        return failure();
+    }
+    steps.push_back(json::Object{{"op", "launch"},
+                                 {"kernel", launch.getKernelName().getValue()},
+                                 {"grid", std::move(*grid)},
+                                 {"block", std::move(*block)},
+                                 {"args", std::move(args)}});
+    return success();
+  }
+
+  std::optional<json::Object> baseOf(Value memref) const {
+    auto it = bases.find(memref);
+    if (it == bases.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  std::optional<int64_t> bufferId(Value memref) const {
+    std::optional<json::Object> base = baseOf(memref);
+    if (!base)
+      return std::nullopt;
+    return base->getInteger("buffer");
+  }
+
+  /// The base buffer of `memref` with the offset, sizes and strides of the
+  /// view (all static), as a kernel's memref descriptor needs them.
+  std::optional<json::Value> viewJson(Value memref) const {
+    std::optional<json::Object> base = baseOf(memref);
+    auto type = cast<MemRefType>(memref.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!base || !type.hasStaticShape() || failed(type.getStridesAndOffset(strides, offset)) ||
+        llvm::any_of(strides, ShapedType::isDynamic) || ShapedType::isDynamic(offset))
+      return std::nullopt;
+    json::Object view = std::move(*base);
+    view["offset"] = offset;
+    view["sizes"] = shapeJson(type.getShape());
+    view["strides"] = shapeJson(strides);
+    return json::Value(std::move(view));
+  }
+
+  static int64_t bytes(MemRefType type) {
+    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+
+  DenseMap<Value, json::Object> bases;
+  json::Array steps;
+  json::Array returns;
+  int64_t nextBuffer = 0;
+};
+} // namespace
+
+static json::Value functionJson(func::FuncOp func) {
+  json::Array arguments, results;
+  for (Type type : func.getArgumentTypes())
+    arguments.push_back(tensorJson(type));
+  for (Type type : func.getResultTypes())
+    results.push_back(tensorJson(type));
+  json::Object out{{"name", func.getName()},
+                   {"arguments", std::move(arguments)},
+                   {"results", std::move(results)}};
+  std::optional<std::pair<json::Array, json::Array>> replay = StepRecorder(func).record(func);
+  out["replayable"] = replay.has_value();
+  if (replay) {
+    out["steps"] = std::move(replay->first);
+    out["returns"] = std::move(replay->second);
+  }
+  return out;
+}
+
+LogicalResult pe::writeGpuManifest(ModuleOp module, const GpuManifestTarget &target,
+                                   llvm::raw_ostream &os) {
+  json::Array kernels, functions;
+  module.walk([&](gpu::GPUFuncOp func) {
+    if (func.isKernel())
+      kernels.push_back(kernelJson(func));
+  });
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      functions.push_back(functionJson(func));
+  json::Object manifest{
+      {"format", "pe-gpu-manifest"},
+      {"version", 1},
+      {"chip", target.chip},
+      {"features", target.features},
+      {"binary", json::Object{{"file", target.binary}, {"format", target.format}}},
+      {"kernels", std::move(kernels)},
+      {"functions", std::move(functions)}};
+  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  return success();
+}
