@@ -178,12 +178,14 @@ def PEGpuDeviceMemory : Pass<"pe-gpu-device-memory", "func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
-def PEGpuLowerMath : Pass<"pe-gpu-lower-math", "gpu::GPUModuleOp"> {
+def PEGpuLowerMath : Pass<"pe-gpu-lower-math"> {
   let summary = "Math in GPU kernels as PTX instructions and polynomials, not libdevice calls";
   let description = [{
     The NVVM conversion turns every `math` op into a call of libdevice
     (`__nv_fmaf`, `__nv_sinf`, ...), which only a CUDA toolkit provides; PTX
-    written without one would not load. This pass, on each GPU module:
+    written without one would not load. This pass (which `pe-gpu-pipeline`
+    runs on each GPU module; on any op it rewrites the math inside, so the
+    same numerics can be checked on the CPU):
     - writes `math.fma` as the LLVM intrinsic (PTX `fma.rn`), and
       `roundeven`, `floor`, `ceil`, `trunc`, `absf`, `copysign` on scalars
       exactly in arith (adding and subtracting copysign(2^p, x) rounds to
