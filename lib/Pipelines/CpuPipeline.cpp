@@ -1,6 +1,8 @@
 //===- CpuPipeline.cpp - pe-cpu-pipeline ----------------------------------===//
 #include "pe/Pipelines/Pipelines.h"
 
+#include "Stages.h"
+
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
 #include "pe/Transforms/Passes.h"
@@ -19,16 +21,7 @@
 using namespace mlir;
 
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
-  // Folds first: constants, and chained rotations composed into one (a
-  // chain shares no tables and fuses as a single rotation).
-  pm.addPass(createCanonicalizerPass());
-  // Positional encodings into the attention that uses them, tables shared.
-  if (options.fuse) {
-    pm.addPass(createPEFuseAlibiIntoAttention());
-    pm.addPass(createPEFuseRopeIntoAttention());
-    pm.addPass(createPEShareRopeTables());
-    pm.addPass(createCanonicalizerPass());
-  }
+  addFoldsAndFusions(pm, options.fuse);
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.
   if (options.tileAttention) {
@@ -42,12 +35,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   if (options.tileRope)
     pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
   pm.addPass(createPELowerToLinalg());
-  // Elementwise arith on tensors (composed positions) as linalg.
-  pm.addPass(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
+  addLinalgFusion(pm);
 
   // One outer parallel loop per op split over threads, then tiles of one
   // vector along the innermost loop.
@@ -60,19 +48,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // Buffers; inputs are never written, temporaries are freed, results are
-  // returned to the caller.
-  pm.addNestedPass<func::FuncOp>(createPEReadOnlyArguments());
-  pm.addNestedPass<func::FuncOp>(createPEDistinctResults());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferization(pm);
   // C interface wrappers (`_mlir_ciface_NAME`) for public functions and
   // declarations, requested before any conversion turns func.func into
   // llvm.func.

@@ -1,6 +1,8 @@
 //===- GpuPipeline.cpp - pe-gpu-pipeline ----------------------------------===//
 #include "pe/Pipelines/Pipelines.h"
 
+#include "Stages.h"
+
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
 #include "pe/Transforms/Passes.h"
@@ -25,8 +27,8 @@ std::optional<int> pe::minimumPtxVersion(StringRef chip) {
       .Case("sm_89", 78)
       .Case("sm_90", 78)
       .Case("sm_90a", 80)
-      .Cases("sm_100", "sm_100a", 86)
-      .Cases("sm_120", "sm_120a", 87)
+      .Cases({"sm_100", "sm_100a"}, 86)
+      .Cases({"sm_120", "sm_120a"}, 87)
       .Default(std::nullopt);
 }
 
@@ -102,33 +104,11 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
 void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   if (reportInvalidOptions(pm, options))
     return;
-  pm.addPass(createCanonicalizerPass());
-  if (options.fuse) {
-    pm.addPass(pe::createPEFuseAlibiIntoAttention());
-    pm.addPass(pe::createPEFuseRopeIntoAttention());
-    pm.addPass(pe::createPEShareRopeTables());
-    pm.addPass(createCanonicalizerPass());
-  }
+  addFoldsAndFusions(pm, options.fuse);
   pm.addPass(pe::createPELowerToLinalg());
-  pm.addPass(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
-
-  // Buffers with the CPU pipeline's guarantees (inputs unmodified, every
-  // result its own buffer), then in device memory.
-  pm.addNestedPass<func::FuncOp>(pe::createPEReadOnlyArguments());
-  pm.addNestedPass<func::FuncOp>(pe::createPEDistinctResults());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addLinalgFusion(pm);
+  // Buffers with the CPU pipeline's guarantees, then in device memory.
+  addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -317,19 +317,21 @@ double AttentionOp::getEffectiveScale() {
   return formula::defaultAttentionScale(getQuery().getType().getDimSize(3));
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
-                   v = getValue().getType(), out = getType();
+/// Ranks, element types and the [B, H, S, D] shapes of query, key, value
+/// and result.
+static LogicalResult verifyAttentionShapes(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
+                   v = op.getValue().getType(), out = op.getType();
   for (auto [name, type] : {std::pair{"query", q}, std::pair{"key", k},
                             std::pair{"value", v}, std::pair{"result", out}})
     if (type.getRank() != 4)
-      return emitOpError() << "expects a rank-4 " << name
+      return op.emitOpError() << "expects a rank-4 " << name
                            << " ([B, H, S, D]), but got rank "
                            << type.getRank();
   Type element = q.getElementType();
   if (k.getElementType() != element || v.getElementType() != element ||
       out.getElementType() != element)
-    return emitOpError() << "expects query, key, value and result to share "
+    return op.emitOpError() << "expects query, key, value and result to share "
                             "one element type, but got "
                          << q.getElementType() << ", " << k.getElementType()
                          << ", " << v.getElementType() << ", "
@@ -338,45 +340,54 @@ LogicalResult AttentionOp::verify() {
   int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
           d = q.getDimSize(3), hkv = k.getDimSize(1), skv = k.getDimSize(2),
           dv = v.getDimSize(3);
-  if (failed(verifyStatic(*this, "query head count", hq)) ||
-      failed(verifyStatic(*this, "key/value head count", hkv)) ||
-      failed(verifyStatic(*this, "head dimension", d)) ||
-      failed(verifyStatic(*this, "value head dimension", dv)))
+  if (failed(verifyStatic(op, "query head count", hq)) ||
+      failed(verifyStatic(op, "key/value head count", hkv)) ||
+      failed(verifyStatic(op, "head dimension", d)) ||
+      failed(verifyStatic(op, "value head dimension", dv)))
     return failure();
   if (!compatible(k.getDimSize(0), batch) || !compatible(v.getDimSize(0), batch))
-    return emitOpError() << "expects query, key and value to share the batch "
+    return op.emitOpError() << "expects query, key and value to share the batch "
                             "size, but got "
                          << dimStr(batch) << ", " << dimStr(k.getDimSize(0))
                          << ", " << dimStr(v.getDimSize(0));
   if (k.getDimSize(3) != d)
-    return emitOpError() << "expects key head dimension " << d
+    return op.emitOpError() << "expects key head dimension " << d
                          << " (the query's), but got " << dimStr(k.getDimSize(3));
   if (v.getDimSize(1) != hkv)
-    return emitOpError() << "expects value to have " << hkv
+    return op.emitOpError() << "expects value to have " << hkv
                          << " heads (the key's), but got " << dimStr(v.getDimSize(1));
   if (!compatible(v.getDimSize(2), skv))
-    return emitOpError() << "expects value to have " << dimStr(skv)
+    return op.emitOpError() << "expects value to have " << dimStr(skv)
                          << " positions (the key's), but got "
                          << dimStr(v.getDimSize(2));
   if (hq < 1 || d < 1)
-    return emitOpError() << "expects at least one query head and a head "
+    return op.emitOpError() << "expects at least one query head and a head "
                             "dimension >= 1, but got "
                          << hq << " heads of dimension " << d;
   if (hkv < 1 || hq % hkv != 0)
-    return emitOpError() << "expects the query head count (" << hq
+    return op.emitOpError() << "expects the query head count (" << hq
                          << ") to be a multiple of the key/value head count ("
                          << hkv << ")";
   SmallVector<int64_t> expected = {batch, hq, sq, dv};
   for (int64_t i = 0; i < 4; ++i)
     if (!compatible(out.getDimSize(i), expected[i]))
-      return emitOpError() << "expects result dimension " << i << " to be "
+      return op.emitOpError() << "expects result dimension " << i << " to be "
                            << dimStr(expected[i]) << " ([B, Hq, Sq, Dv]), but "
                            << "got " << dimStr(out.getDimSize(i));
+  return success();
+}
 
-  if (Value mask = getMask()) {
+/// The mask and the position operands fit the attention's shapes, with one
+/// batch size among all operands.
+static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
+                   v = op.getValue().getType();
+  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
+          skv = k.getDimSize(2);
+  if (Value mask = op.getMask()) {
     auto m = cast<RankedTensorType>(mask.getType());
     if (m.getRank() != 4)
-      return emitOpError() << "expects a rank-4 mask ([B|1, Hq|1, Sq, Skv]), "
+      return op.emitOpError() << "expects a rank-4 mask ([B|1, Hq|1, Sq, Skv]), "
                               "but got rank "
                            << m.getRank();
     auto broadcastable = [](int64_t dim, int64_t full) {
@@ -385,17 +396,17 @@ LogicalResult AttentionOp::verify() {
     if (!broadcastable(m.getDimSize(0), batch) ||
         !broadcastable(m.getDimSize(1), hq) ||
         !compatible(m.getDimSize(2), sq) || !compatible(m.getDimSize(3), skv))
-      return emitOpError() << "expects a mask of shape [" << dimStr(batch)
+      return op.emitOpError() << "expects a mask of shape [" << dimStr(batch)
                            << "|1, " << hq << "|1, " << dimStr(sq) << ", "
                            << dimStr(skv) << "], but got " << m;
   }
-  if (Value qPos = getQPositions())
-    if (failed(verifyPositionsShape(*this, "q_positions",
+  if (Value qPos = op.getQPositions())
+    if (failed(verifyPositionsShape(op, "q_positions",
                                     cast<RankedTensorType>(qPos.getType()),
                                     batch, sq, "Sq")))
       return failure();
-  if (Value kPos = getKPositions())
-    if (failed(verifyPositionsShape(*this, "k_positions",
+  if (Value kPos = op.getKPositions())
+    if (failed(verifyPositionsShape(op, "k_positions",
                                     cast<RankedTensorType>(kPos.getType()),
                                     batch, skv, "Skv")))
       return failure();
@@ -404,39 +415,51 @@ LogicalResult AttentionOp::verify() {
   {
     SmallVector<std::pair<StringRef, int64_t>> batches = {
         {"query", batch}, {"key", k.getDimSize(0)}, {"value", v.getDimSize(0)}};
-    for (auto [name, pos] : {std::pair{"q_positions", getQPositions()},
-                             std::pair{"k_positions", getKPositions()}})
+    for (auto [name, pos] : {std::pair{"q_positions", op.getQPositions()},
+                             std::pair{"k_positions", op.getKPositions()}})
       if (pos && cast<RankedTensorType>(pos.getType()).getRank() == 2)
         batches.push_back({name, cast<RankedTensorType>(pos.getType()).getDimSize(0)});
     for (auto [name, size] : batches)
       for (auto [otherName, otherSize] : batches)
         if (!compatible(size, otherSize))
-          return emitOpError() << "expects one batch size, but " << name << " has "
+          return op.emitOpError() << "expects one batch size, but " << name << " has "
                                << dimStr(size) << " and " << otherName << " has "
                                << dimStr(otherSize);
   }
-  if (std::optional<APFloat> scale = getScale()) {
+  return success();
+}
+
+/// scale, window, rope and alibi parameters.
+static LogicalResult verifyAttentionParameters(AttentionOp op) {
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  if (std::optional<APFloat> scale = op.getScale()) {
     // Scores are scaled in f32.
     double s = scale->convertToDouble();
     if (!(s >= double(std::numeric_limits<float>::min()) &&
           s <= double(std::numeric_limits<float>::max())))
-      return emitOpError() << "expects scale to be a normal f32 > 0 (scores "
+      return op.emitOpError() << "expects scale to be a normal f32 > 0 (scores "
                               "are scaled in f32), but got "
                            << s;
   }
-  if (std::optional<int64_t> window = getWindow(); window && *window < 1)
-    return emitOpError() << "expects window >= 1 (the number of visible "
+  if (std::optional<int64_t> window = op.getWindow(); window && *window < 1)
+    return op.emitOpError() << "expects window >= 1 (the number of visible "
                             "positions), but got "
                          << *window;
-  if (RopeAttr rope = getRopeAttr())
-    if (failed(verifyRotaryDimFits(*this, rope, d)))
+  if (RopeAttr rope = op.getRopeAttr())
+    if (failed(verifyRotaryDimFits(op, rope, d)))
       return failure();
-  if (std::optional<APFloat> alibi = getAlibi()) {
+  if (std::optional<APFloat> alibi = op.getAlibi()) {
     double maxBias = alibi->convertToDouble();
     if (!(std::isfinite(maxBias) && maxBias > 0.0))
-      return emitOpError() << "expects alibi max_bias to be a finite number "
+      return op.emitOpError() << "expects alibi max_bias to be a finite number "
                               "> 0, but got "
                            << maxBias;
   }
   return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return failure(failed(verifyAttentionShapes(*this)) ||
+                 failed(verifyAttentionMaskAndPositions(*this)) ||
+                 failed(verifyAttentionParameters(*this)));
 }

@@ -1,0 +1,26 @@
+//===- Stages.h - pipeline stages shared by the CPU and GPU pipelines -----===//
+#ifndef PE_LIB_PIPELINES_STAGES_H
+#define PE_LIB_PIPELINES_STAGES_H
+
+namespace mlir {
+class OpPassManager;
+namespace pe {
+
+/// Folds first (constants; chained rotations composed into one, so a chain
+/// shares no tables and fuses as a single rotation), then, with `fuse`,
+/// positional encodings fused into the attention that uses them and RoPE
+/// tables shared.
+void addFoldsAndFusions(OpPassManager &pm, bool fuse);
+
+/// After pe-lower-to-linalg: elementwise arith on tensors (composed
+/// positions) as linalg, cleaned up, elementwise chains fused.
+void addLinalgFusion(OpPassManager &pm);
+
+/// Tensors -> buffers: inputs are never written, every result owns its
+/// buffer, temporaries are freed, results are returned to the caller.
+void addBufferization(OpPassManager &pm);
+
+} // namespace pe
+} // namespace mlir
+
+#endif // PE_LIB_PIPELINES_STAGES_H
