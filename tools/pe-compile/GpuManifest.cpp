@@ -145,11 +145,11 @@ private:
 
   LogicalResult recordAlloc(gpu::AllocOp alloc) {
     MemRefType type = alloc.getType();
-    if (!type.hasStaticShape() || alloc.getAsyncToken())
+    if (!type.hasStaticShape() || !bytes(type) || alloc.getAsyncToken())
       return failure();
     int64_t id = nextBuffer++;
     bases[alloc.getMemref()] = json::Object{{"buffer", id}};
-    steps.push_back(json::Object{{"op", "alloc"}, {"buffer", id}, {"bytes", bytes(type)}});
+    steps.push_back(json::Object{{"op", "alloc"}, {"buffer", id}, {"bytes", *bytes(type)}});
     return success();
   }
 
@@ -157,10 +157,12 @@ private:
     auto type = cast<MemRefType>(copy.getSrc().getType());
     std::optional<json::Value> to = viewJson(copy.getDst());
     std::optional<json::Value> from = viewJson(copy.getSrc());
-    if (!type.hasStaticShape() || !to || !from)
+    if (!type.hasStaticShape() || !bytes(type) || !to || !from)
       return failure();
-    steps.push_back(json::Object{
-        {"op", "copy"}, {"to", std::move(*to)}, {"from", std::move(*from)}, {"bytes", bytes(type)}});
+    steps.push_back(json::Object{{"op", "copy"},
+                                 {"to", std::move(*to)},
+                                 {"from", std::move(*from)},
+                                 {"bytes", *bytes(type)}});
     return success();
   }
 
@@ -226,10 +228,11 @@ private:
   /// view (all static), as a kernel's memref descriptor needs them.
   std::optional<json::Value> viewJson(Value memref) const {
     std::optional<json::Object> base = baseOf(memref);
-    auto type = cast<MemRefType>(memref.getType());
+    auto type = dyn_cast<MemRefType>(memref.getType());
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (!base || !type.hasStaticShape() || failed(type.getStridesAndOffset(strides, offset)) ||
+    if (!base || !type || !type.hasStaticShape() || !bytes(type) ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
         llvm::any_of(strides, ShapedType::isDynamic) || ShapedType::isDynamic(offset))
       return std::nullopt;
     json::Object view = std::move(*base);
@@ -239,7 +242,10 @@ private:
     return json::Value(std::move(view));
   }
 
-  static int64_t bytes(MemRefType type) {
+  /// The size of a static buffer of ints or floats, else std::nullopt.
+  static std::optional<int64_t> bytes(MemRefType type) {
+    if (!type.getElementType().isIntOrFloat())
+      return std::nullopt;
     return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
   }
 
