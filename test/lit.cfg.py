@@ -81,3 +81,8 @@ if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
     config.substitutions.append(("%cuda_toolkit", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
+
+# GPU libraries (pe-compile --target=gpu --emit=shared) link the CUDA launch
+# runtime, built when CUDA headers were found at configure time.
+if os.path.exists(os.path.join(config.pe_libs_dir, "libpe_cuda_runtime.so")):
+    config.available_features.add("cuda-runtime")

@@ -123,6 +123,10 @@ void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   if (reportInvalidOptions(pm, options))
     return;
   std::string features = cantFail(gpuTargetFeatures(options));
+  if (options.hostBuffers)
+    pm.addNestedPass<func::FuncOp>(pe::createPEGpuHostBuffers());
+  // `_mlir_ciface_<name>` for C callers, as on the CPU.
+  pm.addNestedPass<func::FuncOp>(pe::createPERequestCWrappers());
   // Math as instructions and polynomials, so that PTX needs no libdevice.
   pm.addNestedPass<gpu::GPUModuleOp>(pe::createPEGpuLowerMath());
   // Host memory operations must be asynchronous for the runtime calls.

@@ -14,7 +14,11 @@
 //   --emit=cubin   a cubin for --chip (needs ptxas)
 //   --emit=fatbin  a fatbin (needs ptxas and fatbinary)
 //   --emit=mlir    the module after pe-gpu-pipeline
-// and, with --manifest=FILE, their JSON manifest (GpuManifest.cpp).
+// or the host code that launches them (--emit=llvm, asm, obj, shared; the
+// kernels embedded as a fatbin when a CUDA toolkit is found, else as PTX),
+// with the same C interface as the CPU build, linked with
+// libpe_cuda_runtime; and, with --manifest=FILE, the kernels' JSON manifest
+// (GpuManifest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "CHeader.h"
@@ -102,6 +106,25 @@ static cl::opt<std::string> cudaToolkit(
 static cl::opt<int64_t> gpuBlockSize("gpu-block-size",
                                      cl::desc("Threads per block of the GPU kernels"),
                                      cl::init(256), cl::cat(category));
+enum class GpuBinary { Auto, Ptx, Cubin, Fatbin };
+static cl::opt<GpuBinary> gpuBinary(
+    "gpu-binary", cl::desc("How a GPU library (--emit=shared, obj, asm, llvm) embeds its kernels"),
+    cl::values(clEnumValN(GpuBinary::Auto, "auto",
+                          "fatbin when a CUDA toolkit is found, else ptx (default)"),
+               clEnumValN(GpuBinary::Ptx, "ptx", "PTX, compiled by the driver when loaded"),
+               clEnumValN(GpuBinary::Cubin, "cubin", "SASS for --chip only (needs ptxas)"),
+               clEnumValN(GpuBinary::Fatbin, "fatbin",
+                          "SASS for --chip and PTX for newer chips (needs ptxas, fatbinary)")),
+    cl::init(GpuBinary::Auto), cl::cat(category));
+enum class GpuMemory { Host, Device };
+static cl::opt<GpuMemory> gpuMemory(
+    "gpu-memory", cl::desc("Where the buffers of a GPU library's functions live"),
+    cl::values(clEnumValN(GpuMemory::Host, "host",
+                          "host memory, copied to and from the GPU by each call "
+                          "(the CPU build's interface; default)"),
+               clEnumValN(GpuMemory::Device, "device",
+                          "GPU memory: arguments and results are device pointers")),
+    cl::init(GpuMemory::Host), cl::cat(category));
 static cl::opt<std::string> manifestFilename(
     "manifest", cl::desc("Also write the JSON manifest of the GPU kernels (--target=gpu)"),
     cl::value_desc("file"), cl::cat(category));
@@ -266,7 +289,8 @@ static int runMain(ModuleOp module) {
   return 0;
 }
 
-/// Links `object` into a shared library next to the pe runtime.
+/// Links `object` into a shared library next to the pe runtime (and the
+/// CUDA launch runtime for GPU host code).
 static LogicalResult linkShared(StringRef object, StringRef output) {
   std::string driver = linker;
   if (driver.empty()) {
@@ -285,13 +309,27 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
   }
   std::string runtimeDir = runtimeDirectory();
   std::string mlirLibDir = PE_MLIR_LIB_DIR;
-  SmallVector<std::string> args = {
-      driver,           "-shared",       "-o",
-      output.str(),     object.str(),    "-L" + runtimeDir,
-      "-lpe_runtime",   "-L" + mlirLibDir, "-lmlir_c_runner_utils",
-      "-Wl,-rpath," + runtimeDir, "-Wl,-rpath," + mlirLibDir, "-lm"};
+  // Libraries the code does not call are dropped (--as-needed); the
+  // runtimes are found next to the library first ($ORIGIN), so that a
+  // library and the runtimes copied into one folder travel together.
+  SmallVector<std::string> args = {driver,
+                                   "-shared",
+                                   "-Wl,--as-needed",
+                                   "-o",
+                                   output.str(),
+                                   object.str(),
+                                   "-L" + runtimeDir,
+                                   "-lpe_runtime",
+                                   "-L" + mlirLibDir,
+                                   "-lmlir_c_runner_utils",
+                                   "-Wl,-rpath,$ORIGIN",
+                                   "-Wl,-rpath," + runtimeDir,
+                                   "-Wl,-rpath," + mlirLibDir,
+                                   "-lm"};
   if (threads > 1)
     args.push_back("-lomp"); // __kmpc_* of the OpenMP lowering
+  if (target == Target::Gpu)
+    args.push_back("-lpe_cuda_runtime"); // mgpu* of the gpu-to-llvm lowering
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int status = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
@@ -304,10 +342,40 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
   return success();
 }
 
+/// True for what --target=gpu writes from the host code (the kernels
+/// embedded) rather than the kernels alone.
+static bool emitsHostCode() {
+  return emit == Emit::Llvm || emit == Emit::Asm || emit == Emit::Obj ||
+         emit == Emit::Shared;
+}
+
+/// The CUDA toolkit to assemble with: --cuda-toolkit, else CUDA_ROOT,
+/// CUDA_HOME, CUDA_PATH, the folder above `ptxas` on PATH, /usr/local/cuda;
+/// std::nullopt if none has bin/ptxas and bin/fatbinary.
+static std::optional<std::string> findCudaToolkit() {
+  auto complete = [](StringRef dir) {
+    return llvm::sys::fs::can_execute(dir + "/bin/ptxas") &&
+           llvm::sys::fs::can_execute(dir + "/bin/fatbinary");
+  };
+  if (!cudaToolkit.empty())
+    return complete(cudaToolkit) ? std::optional<std::string>(cudaToolkit) : std::nullopt;
+  SmallVector<std::string> candidates;
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *value = std::getenv(variable); value && *value)
+      candidates.push_back(value);
+  if (auto ptxas = llvm::sys::findProgramByName("ptxas"))
+    candidates.push_back(llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas)).str());
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &dir : candidates)
+    if (complete(dir))
+      return dir;
+  return std::nullopt;
+}
+
 /// --target=gpu: pe-gpu-pipeline in two halves (the manifest is read between
-/// them, while the host code is still in the gpu dialect), then the
-/// gpu.binary's object or the module written out.
-static int compileForGpu(ModuleOp module) {
+/// them, while the host code is still in the gpu dialect). Leaves the host
+/// code in the LLVM dialect with the kernels in a gpu.binary.
+static LogicalResult lowerForGpu(ModuleOp module) {
   MLIRContext *context = module.getContext();
   pe::GpuPipelineOptions options;
   options.chip = chip;
@@ -316,51 +384,124 @@ static int compileForGpu(ModuleOp module) {
   options.blockSize = gpuBlockSize;
   options.fuse = fuse;
   options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
+  if (emitsHostCode()) {
+    std::optional<std::string> toolkit = findCudaToolkit();
+    if (toolkit)
+      options.toolkit = *toolkit;
+    switch (gpuBinary) {
+    case GpuBinary::Auto: // SASS + PTX when it can, PTX alone otherwise
+      options.format = toolkit ? "fatbin" : "isa";
+      break;
+    case GpuBinary::Ptx:
+      options.format = "isa";
+      break;
+    case GpuBinary::Cubin:
+      options.format = "bin";
+      break;
+    case GpuBinary::Fatbin:
+      options.format = "fatbin";
+      break;
+    }
+    options.hostBuffers = gpuMemory == GpuMemory::Host;
+  }
   llvm::Expected<std::string> features = pe::gpuTargetFeatures(options);
   if (!features)
-    return fail(llvm::toString(features.takeError()));
+    return failure(fail(llvm::toString(features.takeError())));
   if (gpuBlockSize < 1 || gpuBlockSize > 1024)
-    return fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize));
+    return failure(fail("--gpu-block-size must be in [1, 1024], but got " +
+                        llvm::Twine(gpuBlockSize)));
 
   PassManager kernels(context);
   if (failed(applyPassManagerCLOptions(kernels)))
-    return 1;
+    return failure();
   pe::buildGpuKernelPipeline(kernels, options);
   if (failed(kernels.run(module)))
-    return 1;
+    return failure();
   std::string error;
   if (!manifestFilename.empty()) {
     auto manifest = openOutputFile(manifestFilename, &error);
     if (!manifest)
-      return fail(error);
+      return failure(fail(error));
     pe::GpuManifestTarget described{chip, *features, options.format,
                                     llvm::sys::path::filename(outputFilename).str()};
     if (failed(pe::writeGpuManifest(module, described, manifest->os())))
-      return 1;
+      return failure();
     manifest->keep();
   }
 
   PassManager binary(context);
   if (failed(applyPassManagerCLOptions(binary)))
-    return 1;
+    return failure();
   pe::buildGpuBinaryPipeline(binary, options);
-  if (failed(binary.run(module)))
-    return 1;
+  return binary.run(module);
+}
 
-  auto output = openOutputFile(outputFilename, &error);
-  if (!output)
-    return fail(error);
-  if (emit == Emit::Mlir) {
-    module.print(output->os());
-    output->keep();
-    return 0;
-  }
+/// --emit=ptx, cubin, fatbin: the kernels' binary alone.
+static int writeGpuKernels(ModuleOp module) {
   auto kernelsBinary = module.lookupSymbol<gpu::BinaryOp>("pe_kernels");
   if (!kernelsBinary)
     return fail("the module has no GPU kernels (every op folded away?)");
+  std::string error;
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
   auto object = cast<gpu::ObjectAttr>(kernelsBinary.getObjects()[0]);
   output->os() << object.getObject().getValue();
   output->keep();
+  return 0;
+}
+
+/// The module, in the LLVM dialect, as LLVM IR, assembly, an object or a
+/// shared library for the host (with AMX features if `amx`).
+static int emitHostCode(ModuleOp module, bool amx) {
+  std::string error;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(amx);
+  if (failed(machine))
+    return 1;
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (llvm::Error err =
+          makeOptimizingTransformer(optLevel, 0, machine->get())(llvmModule.get()))
+    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+
+  switch (emit) {
+  case Emit::Llvm: {
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output)
+      return fail(error);
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  case Emit::Asm:
+    return failed(writeMachineCode(*llvmModule, **machine,
+                                   llvm::CodeGenFileType::AssemblyFile,
+                                   outputFilename));
+  case Emit::Obj:
+    return failed(writeMachineCode(*llvmModule, **machine,
+                                   llvm::CodeGenFileType::ObjectFile,
+                                   outputFilename));
+  case Emit::Shared: {
+    SmallString<128> object;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("pe-compile", "o", object))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::FileRemover removeObject(object);
+    if (failed(writeMachineCode(*llvmModule, **machine,
+                                llvm::CodeGenFileType::ObjectFile, object)) ||
+        failed(linkShared(object, outputFilename)))
+      return 1;
+    return 0;
+  }
+  default: // --emit=mlir, jit and the kernel binaries are written earlier
+    break;
+  }
   return 0;
 }
 
@@ -387,9 +528,13 @@ int main(int argc, char **argv) {
   bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
   if (target == Target::Cpu && gpuEmit)
     return fail("--emit=ptx, cubin and fatbin need --target=gpu");
-  if (target == Target::Gpu && !gpuEmit && emit != Emit::Mlir)
-    return fail("--target=gpu writes --emit=ptx, cubin, fatbin or mlir (a host "
-                "library that launches the kernels is not available yet)");
+  if (target == Target::Gpu && emit == Emit::Jit)
+    return fail("--emit=jit runs on the CPU: it needs --target=cpu");
+  if (target == Target::Gpu && emit == Emit::Shared &&
+      !llvm::sys::fs::exists(runtimeDirectory() + "/libpe_cuda_runtime.so"))
+    return fail("--target=gpu --emit=shared links libpe_cuda_runtime, which this "
+                "pe-mlir was built without (no CUDA headers were found when it was "
+                "configured); --emit=ptx, cubin, fatbin and obj need no runtime");
   if (target == Target::Cpu && !manifestFilename.empty())
     return fail("--manifest describes GPU kernels: it needs --target=gpu");
   if (emit == Emit::Shared && outputFilename == "-")
@@ -430,13 +575,27 @@ int main(int argc, char **argv) {
         c = '_';
     if (llvm::isDigit(guard.front()))
       guard = "PE_" + guard;
-    if (failed(pe::emitCHeader(*module, guard, header->os())))
+    bool deviceBuffers = target == Target::Gpu && gpuMemory == GpuMemory::Device;
+    if (failed(pe::emitCHeader(*module, guard, header->os(), deviceBuffers)))
       return 1;
     header->keep();
   }
 
-  if (target == Target::Gpu)
-    return compileForGpu(*module);
+  if (target == Target::Gpu) {
+    if (failed(lowerForGpu(*module)))
+      return 1;
+    if (gpuEmit)
+      return writeGpuKernels(*module);
+    if (emit == Emit::Mlir) {
+      auto output = openOutputFile(outputFilename, &error);
+      if (!output)
+        return fail(error);
+      module->print(output->os());
+      output->keep();
+      return 0;
+    }
+    return emitHostCode(*module, /*amx=*/false);
+  }
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -479,53 +638,5 @@ int main(int argc, char **argv) {
     return runMain(*module);
   }
 
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext);
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(options.amx);
-  if (failed(machine))
-    return 1;
-  llvmModule->setDataLayout((*machine)->createDataLayout());
-  llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (llvm::Error err =
-          makeOptimizingTransformer(optLevel, 0, machine->get())(llvmModule.get()))
-    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
-
-  switch (emit) {
-  case Emit::Llvm: {
-    auto output = openOutputFile(outputFilename, &error);
-    if (!output)
-      return fail(error);
-    llvmModule->print(output->os(), nullptr);
-    output->keep();
-    return 0;
-  }
-  case Emit::Asm:
-    return failed(writeMachineCode(*llvmModule, **machine,
-                                   llvm::CodeGenFileType::AssemblyFile,
-                                   outputFilename));
-  case Emit::Obj:
-    return failed(writeMachineCode(*llvmModule, **machine,
-                                   llvm::CodeGenFileType::ObjectFile,
-                                   outputFilename));
-  case Emit::Shared: {
-    SmallString<128> object;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("pe-compile", "o", object))
-      return fail("cannot create a temporary file: " + ec.message());
-    llvm::FileRemover removeObject(object);
-    if (failed(writeMachineCode(*llvmModule, **machine,
-                                llvm::CodeGenFileType::ObjectFile, object)) ||
-        failed(linkShared(object, outputFilename)))
-      return 1;
-    return 0;
-  }
-  case Emit::Mlir:
-  case Emit::Jit:
-    break;
-  }
-  return 0;
+  return emitHostCode(*module, options.amx);
 }

@@ -101,6 +101,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
                      "before lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> hostBuffers{
+      *this, "host-buffers",
+      llvm::cl::desc("Public functions take and return host memory, copied to "
+                     "and from the GPU, as their CPU builds do (off: device "
+                     "pointers)"),
+      llvm::cl::init(false)};
 };
 
 /// The PTX ISA version (x10, e.g. 78 = PTX 7.8) that `chip` needs at least,

@@ -178,6 +178,22 @@ def PEGpuDeviceMemory : Pass<"pe-gpu-device-memory", "func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def PEGpuHostBuffers : Pass<"pe-gpu-host-buffers", "func::FuncOp"> {
+  let summary = "Public host functions of a GPU module take and return host memory";
+  let description = [{
+    After `pe-gpu-device-memory` the functions of a GPU module work on device
+    pointers, which suits callers whose tensors already live on the GPU
+    (PyTorch, CuPy). For a caller that should switch from the CPU build to
+    the GPU build and change nothing else, this pass makes each public
+    function copy its memref arguments to new device buffers on entry and
+    its memref results to new host buffers (`memref.alloc`, which the caller
+    frees as it frees the CPU build's results) before it returns, freeing
+    every device buffer it made. Buffers at the boundary must have the
+    identity layout.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def PEGpuLowerMath : Pass<"pe-gpu-lower-math"> {
   let summary = "Math in GPU kernels as PTX instructions and polynomials, not libdevice calls";
   let description = [{

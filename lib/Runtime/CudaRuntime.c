@@ -1,0 +1,326 @@
+/*===- CudaRuntime.c - launch entry points over the CUDA driver API --------===*
+ *
+ * The functions that MLIR's gpu-to-llvm lowering calls (mgpuModuleLoad,
+ * mgpuLaunchKernel, mgpuMemAlloc, ...), implemented over the CUDA driver API.
+ * The driver is opened with dlopen on first use, so a library that links this
+ * one loads, and its CPU code runs, on a machine without a GPU or a driver:
+ * only a call that launches a kernel needs them.
+ *
+ * Environment: PE_CUDA_DRIVER names the driver library (default
+ * libcuda.so.1); PE_CUDA_DEVICE the device ordinal when the calling thread
+ * has no current context (default 0; otherwise the caller's context, e.g.
+ * PyTorch's, is used as it is).
+ *
+ * A driver error is reported on stderr with the failing call and ends the
+ * process, like the other run-time checks of generated code.
+ *
+ *===----------------------------------------------------------------------===*/
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PE_EXPORT __attribute__((visibility("default")))
+
+/*===--- The driver entry points this file uses ---------------------------===*/
+
+/* Each entry: the member, then the exported (versioned) symbol name. */
+#define PE_DRIVER_FUNCTIONS(X)                                                 \
+  X(cuInit, "cuInit", CUresult, (unsigned))                                    \
+  X(cuGetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **)) \
+  X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                   \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult,            \
+    (CUcontext *, CUdevice))                                                   \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult, (CUcontext *))               \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                 \
+  X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *, const void *)) \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                        \
+    (CUmodule *, const void *, unsigned, CUjit_option *, void **))             \
+  X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                    \
+  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult,                      \
+    (CUfunction *, CUmodule, const char *))                                    \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult,                        \
+    (CUfunction, CUfunction_attribute, int))                                   \
+  X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,    \
+     unsigned, CUstream, void **, void **))                                    \
+  X(cuStreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned))        \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", CUresult, (CUstream))               \
+  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))          \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUresult,                          \
+    (CUstream, CUevent, unsigned))                                             \
+  X(cuEventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned))           \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                  \
+  X(cuEventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))             \
+  X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent))             \
+  X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))            \
+  X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                          \
+    (CUdeviceptr *, size_t, unsigned))                                         \
+  X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                        \
+  X(cuMemcpyAsync, "cuMemcpyAsync", CUresult,                                  \
+    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+  X(cuMemsetD32Async, "cuMemsetD32Async", CUresult,                            \
+    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
+  X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
+    (CUdeviceptr, unsigned short, size_t, CUstream))
+
+/* Stream-ordered allocation (CUDA 11.2 drivers and newer): used when present. */
+#define PE_OPTIONAL_DRIVER_FUNCTIONS(X)                                        \
+  X(cuMemAllocAsync, "cuMemAllocAsync", CUresult,                              \
+    (CUdeviceptr *, size_t, CUstream))                                         \
+  X(cuMemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))
+
+#define PE_MEMBER(name, symbol, result, params) result(*name) params;
+static struct {
+  PE_DRIVER_FUNCTIONS(PE_MEMBER)
+  PE_OPTIONAL_DRIVER_FUNCTIONS(PE_MEMBER)
+  CUcontext context; /* used when the calling thread has none */
+  int defaultDevice;
+} driver = {.defaultDevice = -1};
+#undef PE_MEMBER
+
+static pthread_once_t driverOnce = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *what, const char *detail) {
+  fprintf(stderr, "pe GPU runtime: %s%s%s\n", what, detail ? ": " : "",
+          detail ? detail : "");
+  fflush(stderr);
+  exit(1);
+}
+
+/* Every driver call goes through check(): an error ends with its name. */
+static void check(CUresult result, const char *call) {
+  if (result == CUDA_SUCCESS)
+    return;
+  const char *text = NULL;
+  if (driver.cuGetErrorString == NULL ||
+      driver.cuGetErrorString(result, &text) != CUDA_SUCCESS || text == NULL)
+    text = result == CUDA_ERROR_STUB_LIBRARY ? "the CUDA driver is the toolkit's stub, "
+                                               "not an NVIDIA driver"
+           : result == CUDA_ERROR_NO_DEVICE  ? "no CUDA-capable device"
+                                             : "unknown error";
+  char message[256];
+  snprintf(message, sizeof message, "%s failed with CUDA error %d", call,
+           (int)result);
+  die(message, text);
+}
+#define CHECK(call) check(driver.call, #call)
+
+static void loadDriver(void) {
+  const char *path = getenv("PE_CUDA_DRIVER");
+  if (path == NULL || *path == '\0')
+    path = "libcuda.so.1";
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL)
+    die("cannot load the CUDA driver (a GPU kernel needs an NVIDIA driver)",
+        dlerror());
+#define PE_LOAD(name, symbol, result, params)                                  \
+  *(void **)&driver.name = dlsym(library, symbol);                             \
+  if (driver.name == NULL)                                                     \
+    die("the CUDA driver lacks " symbol, path);
+  PE_DRIVER_FUNCTIONS(PE_LOAD)
+#undef PE_LOAD
+#define PE_LOAD_OPTIONAL(name, symbol, result, params)                         \
+  *(void **)&driver.name = dlsym(library, symbol);
+  PE_OPTIONAL_DRIVER_FUNCTIONS(PE_LOAD_OPTIONAL)
+#undef PE_LOAD_OPTIONAL
+  CHECK(cuInit(0));
+}
+
+/* The driver, and a current context on the calling thread: the caller's if
+ * it has one, else the primary context of the default device. */
+static void ensureContext(void) {
+  pthread_once(&driverOnce, loadDriver);
+  CUcontext current = NULL;
+  CHECK(cuCtxGetCurrent(&current));
+  if (current != NULL)
+    return;
+  pthread_mutex_lock(&lock);
+  if (driver.context == NULL) {
+    int ordinal = driver.defaultDevice;
+    const char *env = getenv("PE_CUDA_DEVICE");
+    if (ordinal < 0)
+      ordinal = env != NULL ? atoi(env) : 0;
+    CUdevice device;
+    CHECK(cuDeviceGet(&device, ordinal));
+    CHECK(cuDevicePrimaryCtxRetain(&driver.context, device));
+  }
+  pthread_mutex_unlock(&lock);
+  CHECK(cuCtxSetCurrent(driver.context));
+}
+
+/*===--- Modules: loaded on first use -------------------------------------===*/
+
+/* What mgpuModuleLoad returns. The global constructor of a kernel library
+ * calls it when the library is loaded: the driver is only touched when a
+ * kernel of the module is first looked up. */
+typedef struct {
+  const void *data;
+  int jit;      /* PTX to compile with the driver's JIT */
+  int optLevel; /* its optimization level */
+  CUmodule module;
+  pthread_mutex_t lock;
+} PeModule;
+
+static PeModule *newModule(const void *data, int jit, int optLevel) {
+  PeModule *module = calloc(1, sizeof(PeModule));
+  if (module == NULL)
+    die("out of memory", NULL);
+  module->data = data;
+  module->jit = jit;
+  module->optLevel = optLevel;
+  pthread_mutex_init(&module->lock, NULL);
+  return module;
+}
+
+PE_EXPORT void *mgpuModuleLoad(void *data, size_t size) {
+  (void)size; /* a cubin or fatbin carries its size */
+  return newModule(data, 0, 0);
+}
+
+PE_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return newModule(data, 1, optLevel);
+}
+
+static CUmodule loadedModule(PeModule *module) {
+  ensureContext();
+  pthread_mutex_lock(&module->lock);
+  if (module->module == NULL) {
+    if (module->jit) {
+      CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
+      void *values[] = {(void *)(intptr_t)module->optLevel};
+      CHECK(cuModuleLoadDataEx(&module->module, module->data, 1, options, values));
+    } else {
+      CHECK(cuModuleLoadData(&module->module, module->data));
+    }
+  }
+  pthread_mutex_unlock(&module->lock);
+  return module->module;
+}
+
+PE_EXPORT void mgpuModuleUnload(void *handle) {
+  PeModule *module = handle;
+  /* At process exit the driver may be gone already: no error check. */
+  if (module->module != NULL && driver.cuModuleUnload != NULL)
+    driver.cuModuleUnload(module->module);
+  pthread_mutex_destroy(&module->lock);
+  free(module);
+}
+
+PE_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  CUmodule loaded = loadedModule(module);
+  CUfunction function = NULL;
+  CHECK(cuModuleGetFunction(&function, loaded, name));
+  return function;
+}
+
+/*===--- Launches, streams, events ----------------------------------------===*/
+
+static unsigned dimension(intptr_t value, const char *what) {
+  if (value < 1 || value > (intptr_t)UINT32_MAX)
+    die("a kernel launch has an invalid size", what);
+  return (unsigned)value;
+}
+
+PE_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                intptr_t gridZ, intptr_t blockX,
+                                intptr_t blockY, intptr_t blockZ,
+                                int32_t sharedMemory, void *stream,
+                                void **params, void **extra,
+                                size_t paramsCount) {
+  (void)paramsCount;
+  ensureContext();
+  if (sharedMemory > 48 * 1024)
+    CHECK(cuFuncSetAttribute(function,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             sharedMemory));
+  CHECK(cuLaunchKernel(function, dimension(gridX, "grid x"),
+                       dimension(gridY, "grid y"), dimension(gridZ, "grid z"),
+                       dimension(blockX, "block x"), dimension(blockY, "block y"),
+                       dimension(blockZ, "block z"), (unsigned)sharedMemory,
+                       stream, params, extra));
+}
+
+PE_EXPORT void *mgpuStreamCreate(void) {
+  ensureContext();
+  CUstream stream = NULL;
+  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+PE_EXPORT void mgpuStreamDestroy(void *stream) { CHECK(cuStreamDestroy(stream)); }
+
+PE_EXPORT void mgpuStreamSynchronize(void *stream) {
+  CHECK(cuStreamSynchronize(stream));
+}
+
+PE_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+  CHECK(cuStreamWaitEvent(stream, event, 0));
+}
+
+PE_EXPORT void *mgpuEventCreate(void) {
+  ensureContext();
+  CUevent event = NULL;
+  CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+PE_EXPORT void mgpuEventDestroy(void *event) { CHECK(cuEventDestroy(event)); }
+
+PE_EXPORT void mgpuEventSynchronize(void *event) { CHECK(cuEventSynchronize(event)); }
+
+PE_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  CHECK(cuEventRecord(event, stream));
+}
+
+PE_EXPORT void mgpuSetDefaultDevice(int32_t device) { driver.defaultDevice = device; }
+
+/*===--- Memory -----------------------------------------------------------===*/
+
+PE_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared) {
+  if (bytes == 0)
+    return NULL;
+  ensureContext();
+  CUdeviceptr pointer = 0;
+  if (isHostShared)
+    CHECK(cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL));
+  else if (driver.cuMemAllocAsync != NULL && stream != NULL)
+    CHECK(cuMemAllocAsync(&pointer, bytes, stream));
+  else
+    CHECK(cuMemAlloc(&pointer, bytes));
+  return (void *)pointer;
+}
+
+PE_EXPORT void mgpuMemFree(void *pointer, void *stream) {
+  if (pointer == NULL)
+    return;
+  if (driver.cuMemFreeAsync != NULL && stream != NULL)
+    CHECK(cuMemFreeAsync((CUdeviceptr)pointer, stream));
+  else
+    CHECK(cuMemFree((CUdeviceptr)pointer));
+}
+
+/* Unified addressing: the driver infers the direction from the pointers. */
+PE_EXPORT void mgpuMemcpy(void *destination, void *source, size_t bytes,
+                          void *stream) {
+  if (bytes == 0)
+    return;
+  CHECK(cuMemcpyAsync((CUdeviceptr)destination, (CUdeviceptr)source, bytes, stream));
+}
+
+PE_EXPORT void mgpuMemset32(void *destination, unsigned value, size_t count,
+                            void *stream) {
+  if (count != 0)
+    CHECK(cuMemsetD32Async((CUdeviceptr)destination, value, count, stream));
+}
+
+PE_EXPORT void mgpuMemset16(void *destination, unsigned short value,
+                            size_t count, void *stream) {
+  if (count != 0)
+    CHECK(cuMemsetD16Async((CUdeviceptr)destination, value, count, stream));
+}
