@@ -37,6 +37,7 @@ enum pe_size_check {
   PE_CHECK_ATTENTION_MASK_HEADS,      /* pe.attention: mask heads vs Hq */
   PE_CHECK_ROPE_TABLES,               /* pe.rope: given tables vs positions */
   PE_CHECK_ATTENTION_RESULT,          /* pe.attention: operands vs result */
+  PE_CHECK_GPU_ALIGNMENT,             /* GPU kernels: buffer address mod 16 */
 };
 
 /* Called by generated code when the sizes of check `check` differ: prints

@@ -49,44 +49,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createCSEPass());
 
   addBufferization(pm);
-  // C interface wrappers (`_mlir_ciface_NAME`) for public functions and
-  // declarations, requested before any conversion turns func.func into
-  // llvm.func.
-  pm.addNestedPass<func::FuncOp>(createPERequestCWrappers());
-
-  // To the LLVM dialect (order matters: lower-affine after
-  // expand-strided-metadata; ub lowering for vectorization's poison).
-  pm.addNestedPass<func::FuncOp>(createPELowerStridedCopies());
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertVectorToSCFPass());
-  if (options.threads > 1) {
-    // scf.forall -> scf.parallel -> OpenMP (libomp at run time).
-    pm.addPass(createForallToParallelLoopPass());
-    ConvertSCFToOpenMPPassOptions openmp;
-    openmp.numThreads = options.threads;
-    pm.addPass(createConvertSCFToOpenMPPass(openmp));
-  }
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  // Before scf-to-cf: the OpenMP conversion wraps loop bodies in
-  // memref.alloca_scope, which finalize-memref-to-llvm must see first.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
-  if (options.threads > 1)
-    pm.addPass(createConvertOpenMPToLLVMPass());
-  ConvertVectorToLLVMPassOptions vectorToLLVM;
-  vectorToLLVM.amx = options.amx;
-  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  addCpuLowering(pm, options.threads, options.amx);
   if (!options.targetCpu.empty() || !options.targetFeatures.empty())
     pm.addPass(createPESetLLVMTarget(
         PESetLLVMTargetOptions{options.targetCpu, options.targetFeatures}));

@@ -95,28 +95,49 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
     message = llvm::toString(features.takeError());
   else if (options.blockSize < 1 || options.blockSize > 1024)
     message = "block-size must be in [1, 1024], got " + std::to_string(options.blockSize);
+  else if (options.maxBlocks < 1 || options.maxBlocks > std::numeric_limits<int32_t>::max())
+    message = "max-blocks must be in [1, 2^31 - 1], got " + std::to_string(options.maxBlocks);
   if (message.empty())
     return false;
   pm.addPass(std::make_unique<InvalidOptionPass>(message));
   return true;
 }
 
-void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
-  if (reportInvalidOptions(pm, options))
-    return;
-  addFoldsAndFusions(pm, options.fuse);
+/// pe IR -> every parallel loop a gpu.launch on device buffers, not yet
+/// outlined (what the GPU and the on-CPU pipelines share).
+static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
+  pe::addFoldsAndFusions(pm, options.fuse);
+  if (options.tileRope)
+    pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());
-  addLinalgFusion(pm);
+  pe::addLinalgFusion(pm);
   // Buffers with the CPU pipeline's guarantees, then in device memory.
-  addBufferization(pm);
+  pe::addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuMapParallelLoops(
-      pe::PEGpuMapParallelLoopsOptions{options.blockSize}));
+      pe::PEGpuMapParallelLoopsOptions{options.blockSize, options.maxBlocks}));
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuDeviceMemory());
   pm.addPass(createCanonicalizerPass());
+}
+
+void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, options))
+    return;
+  addGpuSchedule(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
+}
+
+void pe::buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, options))
+    return;
+  addGpuSchedule(pm, options);
+  // The kernels' math as the GPU computes it, their threads in sequence.
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuLowerMath());
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuLaunchToLoops());
+  pm.addPass(createCanonicalizerPass());
+  pe::addCpuLowering(pm, /*threads=*/1, /*amx=*/false);
 }
 
 void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {

@@ -17,4 +17,10 @@ void pe::registerPipelines() {
       "kernels -> NVVM -> gpu.binary (PTX, cubin or fatbin) + host code in "
       "the LLVM dialect",
       buildGpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "pe-gpu-on-cpu-pipeline",
+      "Run the GPU schedule of pe IR on the CPU to check it: pe-gpu-pipeline's "
+      "kernels as sequential loops over their blocks and threads, lowered to "
+      "the LLVM dialect for the host",
+      buildGpuOnCpuPipeline);
 }

@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -43,4 +45,45 @@ void pe::addBufferization(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
+  // C interface wrappers (`_mlir_ciface_NAME`) for public functions and
+  // declarations, requested before any conversion turns func.func into
+  // llvm.func.
+  pm.addNestedPass<func::FuncOp>(createPERequestCWrappers());
+
+  // To the LLVM dialect (order matters: lower-affine after
+  // expand-strided-metadata; ub lowering for vectorization's poison).
+  pm.addNestedPass<func::FuncOp>(createPELowerStridedCopies());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  if (threads > 1) {
+    // scf.forall -> scf.parallel -> OpenMP (libomp at run time).
+    pm.addPass(createForallToParallelLoopPass());
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = threads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  }
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: the OpenMP conversion wraps loop bodies in
+  // memref.alloca_scope, which finalize-memref-to-llvm must see first.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  if (threads > 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.amx = amx;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
 }

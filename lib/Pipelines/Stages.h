@@ -2,6 +2,8 @@
 #ifndef PE_LIB_PIPELINES_STAGES_H
 #define PE_LIB_PIPELINES_STAGES_H
 
+#include <cstdint>
+
 namespace mlir {
 class OpPassManager;
 namespace pe {
@@ -19,6 +21,11 @@ void addLinalgFusion(OpPassManager &pm);
 /// Tensors -> buffers: inputs are never written, every result owns its
 /// buffer, temporaries are freed, results are returned to the caller.
 void addBufferization(OpPassManager &pm);
+
+/// Host code on buffers -> the LLVM dialect for the CPU: C interface
+/// wrappers for public functions, loops, vectors, math (libm), with
+/// OpenMP for `threads` > 1 and AMX tile ops with `amx`.
+void addCpuLowering(OpPassManager &pm, int64_t threads, bool amx);
 
 } // namespace pe
 } // namespace mlir

@@ -67,6 +67,8 @@ static const char *describe(int64_t check) {
     return "pe.rope: the tables do not match the positions";
   case PE_CHECK_ATTENTION_RESULT:
     return "pe.attention: the operands do not match the result shape";
+  case PE_CHECK_GPU_ALIGNMENT:
+    return "pe GPU kernel: a buffer is not 16-byte aligned (its address modulo 16)";
   default:
     return "pe: sizes differ";
   }

@@ -181,6 +181,11 @@ class ModuleGroup:
         return self.shared.library
 
 
+# pe-compile arguments of every module compiled here: none (the CPU build); the GPU
+# schedule run on the CPU in test_gpu_schedule.py.
+TARGET_ARGS: Tuple[str, ...] = ()
+
+
 def compile_module(funcs: Sequence[str], extra_args: Sequence[str] = ()) -> runner.Module:
     """`runner.compile` of the concatenated functions, with a time limit.
 
@@ -194,7 +199,8 @@ def compile_module(funcs: Sequence[str], extra_args: Sequence[str] = ()) -> runn
     with open(src, "w") as f:
         f.write(text)
     try:
-        proc = subprocess.run([runner.PE_COMPILE, src, "--emit=shared", "-o", lib, *extra_args],
+        proc = subprocess.run([runner.PE_COMPILE, src, "--emit=shared", "-o", lib,
+                               *TARGET_ARGS, *extra_args],
                               capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"pe-compile did not finish within {COMPILE_TIMEOUT_S} s on {src}")

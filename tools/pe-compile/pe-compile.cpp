@@ -64,7 +64,7 @@ namespace cl = llvm::cl;
 
 namespace {
 enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Jit, Ptx, Cubin, Fatbin };
-enum class Target { Cpu, Gpu };
+enum class Target { Cpu, Gpu, GpuOnCpu };
 } // namespace
 
 static cl::OptionCategory category("pe-compile options");
@@ -88,7 +88,10 @@ static cl::opt<Emit> emit(
 static cl::opt<Target> target(
     "target", cl::desc("What the code runs on"), cl::init(Target::Cpu),
     cl::values(clEnumValN(Target::Cpu, "cpu", "the host CPU (pe-cpu-pipeline)"),
-               clEnumValN(Target::Gpu, "gpu", "an NVIDIA GPU (pe-gpu-pipeline)")),
+               clEnumValN(Target::Gpu, "gpu", "an NVIDIA GPU (pe-gpu-pipeline)"),
+               clEnumValN(Target::GpuOnCpu, "gpu-on-cpu",
+                          "the GPU kernels' schedule run in sequence on the CPU, "
+                          "to check it without a GPU (pe-gpu-on-cpu-pipeline)")),
     cl::cat(category));
 static cl::opt<std::string> chip("chip",
                                  cl::desc("GPU the kernels are for (--target=gpu): "
@@ -125,6 +128,10 @@ static cl::opt<GpuMemory> gpuMemory(
                clEnumValN(GpuMemory::Device, "device",
                           "GPU memory: arguments and results are device pointers")),
     cl::init(GpuMemory::Host), cl::cat(category));
+static cl::opt<int64_t> gpuMaxBlocks(
+    "gpu-max-blocks",
+    cl::desc("Most blocks per GPU kernel launch; threads loop over the rest"),
+    cl::init(65536), cl::cat(category));
 static cl::opt<std::string> manifestFilename(
     "manifest", cl::desc("Also write the JSON manifest of the GPU kernels (--target=gpu)"),
     cl::value_desc("file"), cl::cat(category));
@@ -382,6 +389,7 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   options.features = ptxFeatures;
   options.toolkit = cudaToolkit;
   options.blockSize = gpuBlockSize;
+  options.maxBlocks = gpuMaxBlocks;
   options.fuse = fuse;
   options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
   if (emitsHostCode()) {
@@ -407,9 +415,6 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   llvm::Expected<std::string> features = pe::gpuTargetFeatures(options);
   if (!features)
     return failure(fail(llvm::toString(features.takeError())));
-  if (gpuBlockSize < 1 || gpuBlockSize > 1024)
-    return failure(fail("--gpu-block-size must be in [1, 1024], but got " +
-                        llvm::Twine(gpuBlockSize)));
 
   PassManager kernels(context);
   if (failed(applyPassManagerCLOptions(kernels)))
@@ -523,10 +528,16 @@ int main(int argc, char **argv) {
     return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
+  if (target != Target::Cpu && (gpuBlockSize < 1 || gpuBlockSize > 1024))
+    return fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize));
+  if (target != Target::Cpu &&
+      (gpuMaxBlocks < 1 || gpuMaxBlocks > std::numeric_limits<int32_t>::max()))
+    return fail("--gpu-max-blocks must be in [1, 2^31 - 1], but got " +
+                llvm::Twine(gpuMaxBlocks));
   if (target == Target::Gpu && emit.getNumOccurrences() == 0)
     emit = Emit::Ptx;
   bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
-  if (target == Target::Cpu && gpuEmit)
+  if (target != Target::Gpu && gpuEmit)
     return fail("--emit=ptx, cubin and fatbin need --target=gpu");
   if (target == Target::Gpu && emit == Emit::Jit)
     return fail("--emit=jit runs on the CPU: it needs --target=cpu");
@@ -535,7 +546,7 @@ int main(int argc, char **argv) {
     return fail("--target=gpu --emit=shared links libpe_cuda_runtime, which this "
                 "pe-mlir was built without (no CUDA headers were found when it was "
                 "configured); --emit=ptx, cubin, fatbin and obj need no runtime");
-  if (target == Target::Cpu && !manifestFilename.empty())
+  if (target != Target::Gpu && !manifestFilename.empty())
     return fail("--manifest describes GPU kernels: it needs --target=gpu");
   if (emit == Emit::Shared && outputFilename == "-")
     return fail("--emit=shared needs an output file (-o)");
@@ -617,7 +628,18 @@ int main(int argc, char **argv) {
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;
-  pe::buildCpuPipeline(pm, options);
+  if (target == Target::GpuOnCpu) {
+    // The GPU kernels' loop nests, run in sequence on the CPU.
+    pe::GpuPipelineOptions gpuOptions;
+    gpuOptions.blockSize = gpuBlockSize;
+    gpuOptions.maxBlocks = gpuMaxBlocks;
+    gpuOptions.fuse = fuse;
+    gpuOptions.tileRope = tileRope;
+    options.amx = false;
+    pe::buildGpuOnCpuPipeline(pm, gpuOptions);
+  } else {
+    pe::buildCpuPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     return 1;
 

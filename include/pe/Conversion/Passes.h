@@ -3,6 +3,7 @@
 #define PE_CONVERSION_PASSES_H
 
 #include "pe/Conversion/CpuKernels/CpuKernels.h"
+#include "pe/Conversion/GpuKernels/GpuKernels.h"
 #include "pe/Conversion/PEToLinalg/PEToLinalg.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"

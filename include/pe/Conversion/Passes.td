@@ -98,6 +98,33 @@ def PETileAttention : Pass<"pe-tile-attention"> {
   ];
 }
 
+def PEGpuTileRope : Pass<"pe-gpu-tile-rope"> {
+  let summary = "Lower pe.rope to one parallel loop over 16-byte chunks of its rows (GPU)";
+  let description = [{
+    Every `pe.rope` whose rotated half (r/2) and pass-through channels
+    (D - r) are whole chunks of 16 bytes (4 f32, 8 f16 or bf16 elements)
+    becomes one `scf.parallel` over (batch, position, head, chunk) on
+    buffers, the chunk index innermost so that neighbouring GPU threads
+    touch neighbouring bytes: a thread reads its chunk of x and the partner
+    chunk (half pairs: r/2 channels apart; interleaved pairs: the chunk
+    itself, split into even and odd members) with 16-byte aligned vector
+    loads (`ld.global.v4`), rotates in f32 with the cos/sin chunk of its
+    position (tables shared through `tables(...)` or computed once per
+    (position, frequency) with the exact angle reduction), and writes the
+    result chunks once with 16-byte stores; pass-through chunks are copied.
+    x is read and the result written exactly once. A run-time check
+    reports a buffer that is not 16-byte aligned. Other shapes are left to
+    pe-lower-to-linalg.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def PETileRope : Pass<"pe-tile-rope"> {
   let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
   let description = [{

@@ -96,10 +96,20 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of the elementwise kernels"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> maxBlocks{
+      *this, "max-blocks",
+      llvm::cl::desc("Most blocks per kernel launch; threads loop over the rest "
+                     "(grid-stride)"),
+      llvm::cl::init(65536)};
   PassOptions::Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
                      "before lowering"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> tileRope{
+      *this, "tile-rope",
+      llvm::cl::desc("pe.rope as one pass over 16-byte chunks (pe-gpu-tile-rope; "
+                     "off: the reference linalg lowering)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> hostBuffers{
       *this, "host-buffers",
@@ -126,6 +136,13 @@ void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options
 /// After buildGpuKernelPipeline: the kernels -> NVVM -> `gpu.binary`, host
 /// code -> the LLVM dialect (launches as calls of the mgpu* runtime).
 void buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// The GPU schedule run on the CPU, to check its numerics without a GPU:
+/// buildGpuKernelPipeline up to the launches, the kernels' math as on the
+/// GPU (pe-gpu-lower-math), every launch as loops over its blocks and
+/// threads (pe-gpu-launch-to-loops), then the CPU pipeline's lowering to
+/// the LLVM dialect (same C interface as the CPU build).
+void buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
 
 /// Both halves: pe IR -> `gpu.binary` + host code in the LLVM dialect.
 /// Invalid options make the first pass fail with a diagnostic.

@@ -194,6 +194,22 @@ def PEGpuHostBuffers : Pass<"pe-gpu-host-buffers", "func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def PEGpuLaunchToLoops : Pass<"pe-gpu-launch-to-loops", "func::FuncOp"> {
+  let summary = "Run GPU launches as sequential loops on the CPU (checking a GPU schedule)";
+  let description = [{
+    Every `gpu.launch` (before outlining) becomes scf.for loops over its
+    blocks and threads running the kernel body in sequence, with the block
+    and thread ids and the grid and block sizes bound; `gpu.alloc`,
+    `gpu.dealloc` and `gpu.memcpy` become memref ops. The result compiles
+    with the CPU pipeline's lowering, so the index arithmetic, guards,
+    vector accesses and deferred error reports of the GPU kernels run - and
+    are checked against a reference - without a GPU (`pe-gpu-on-cpu-pipeline`,
+    `pe-compile --target=gpu-on-cpu`). Kernels with barriers or dynamic
+    shared memory, whose threads cannot run one after another, are refused.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def PEGpuLowerMath : Pass<"pe-gpu-lower-math"> {
   let summary = "Math in GPU kernels as PTX instructions and polynomials, not libdevice calls";
   let description = [{

@@ -1,0 +1,17 @@
+//===- GpuKernels.h - GPU kernels of pe ops ---------------------*- C++ -*-===//
+#ifndef PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
+#define PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
+
+namespace mlir {
+class RewritePatternSet;
+namespace pe {
+
+/// pe.rope -> one parallel loop over 16-byte chunks of its rows
+/// (pe-gpu-tile-rope), where the rotated half and the pass-through
+/// channels are whole chunks.
+void populateGpuTileRopePatterns(RewritePatternSet &patterns);
+
+} // namespace pe
+} // namespace mlir
+
+#endif // PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
