@@ -20,6 +20,8 @@
 //   {"op": "copy", "to": B, "from": B, "bytes": n}
 //   {"op": "launch", "kernel": name, "grid": [x, y, z], "block": [x, y, z],
 //    "args": [B | {"value": number}]}
+//   {"op": "check_aligned", "to": B, "bytes": 16}  the host checks that the
+//                                      view's first element is so aligned
 // B = {"argument": i} | {"buffer": k}, with "offset" (elements), "sizes"
 // and "strides" of the view the kernel sees. A function is replayable when
 // every size, grid and scalar is a compile-time constant (static shapes);
@@ -28,10 +30,13 @@
 //===----------------------------------------------------------------------===//
 #include "GpuManifest.h"
 
+#include "pe-c/Runtime.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/JSON.h"
@@ -126,6 +131,8 @@ private:
       return recordCopy(copy);
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
       return recordLaunch(launch);
+    if (auto check = dyn_cast<scf::IfOp>(op))
+      return recordAlignmentCheck(check);
     if (isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
             memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
       // A view of the same memory: its offset and strides come from its type.
@@ -141,6 +148,42 @@ private:
     return isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
            !isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
                 memref::ExpandShapeOp, memref::CollapseShapeOp>(op);
+  }
+
+  /// if (address(buffer) % 16 != 0) pe_runtime_size_mismatch(GPU_ALIGNMENT,
+  /// ...): the host checks the alignment of the buffer's first element.
+  LogicalResult recordAlignmentCheck(scf::IfOp check) {
+    if (check.getNumResults() != 0 || !check.getElseRegion().empty())
+      return failure();
+    func::CallOp call;
+    for (Operation &inner : check.thenBlock()->without_terminator()) {
+      if (auto found = dyn_cast<func::CallOp>(inner); found && !call)
+        call = found;
+      else if (!isMemoryFree(inner))
+        return failure();
+    }
+    APInt kind;
+    if (!call || call.getCallee() != "pe_runtime_size_mismatch" || call.getNumOperands() != 3 ||
+        !matchPattern(call.getOperand(0), m_ConstantInt(&kind)) ||
+        kind.getSExtValue() != PE_CHECK_GPU_ALIGNMENT)
+      return failure();
+    // The buffer whose aligned pointer the condition reads.
+    SmallVector<Value> work = {check.getCondition()};
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def)
+        continue;
+      if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def)) {
+        std::optional<json::Value> view = viewJson(pointer.getSource());
+        if (!view)
+          return failure();
+        steps.push_back(json::Object{{"op", "check_aligned"}, {"to", std::move(*view)},
+                                     {"bytes", 16}});
+        return success();
+      }
+      llvm::append_range(work, def->getOperands());
+    }
+    return failure();
   }
 
   LogicalResult recordAlloc(gpu::AllocOp alloc) {
