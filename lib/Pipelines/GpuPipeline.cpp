@@ -168,6 +168,9 @@ void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   pm.addPass(createCSEPass());
 
   pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  // Vector ops the NVVM conversion does not lower (strided slices, shuffles
+  // of the interleaved RoPE kernel) through the vector dialect's own lowering.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertVectorToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
