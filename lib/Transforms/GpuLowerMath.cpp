@@ -3,7 +3,7 @@
 // Math in GPU kernels without libdevice where the hardware, exact arith or a
 // polynomial does it: fma as the PTX instruction, rounding and sign
 // operations in arith, f32 (and narrower) transcendentals as upstream's
-// polynomial approximations.
+// polynomial approximations, f64 exp as a polynomial of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Transforms/Passes.h"
@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace mlir::pe {
 #define GEN_PASS_DEF_PEGPULOWERMATH
@@ -116,11 +118,62 @@ struct RoundingInArith : RewritePattern {
   }
 };
 
+/// exp(x) for f64 scalars (run-time RoPE frequencies), without libdevice:
+/// x = k ln2 + r with k = roundeven(x log2(e)) and r = x - k ln2 by two
+/// FMAs with a two-part ln2 (|r| <= ln2/2), e^r = sum r^i / i! for i <= 13
+/// (truncation below 5e-18 relative), scaled by 2^k as two exact powers of
+/// two so that a subnormal result is rounded once. x is clamped to
+/// [-746, 710] first (the result is 0 or inf beyond), NaN is returned as is.
+struct ExpF64 : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
+    if (!op.getType().isF64())
+      return failure();
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value x = op.getOperand();
+    auto constant = [&](double v) { return floatLike(b, x, v); };
+    Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+    Value clamped = arith::SelectOp::create(b, isNan, constant(0.0), x);
+    clamped = arith::MaximumFOp::create(b, clamped, constant(-746.0));
+    clamped = arith::MinimumFOp::create(b, clamped, constant(710.0));
+    Value k = buildRoundEven(b, arith::MulFOp::create(b, clamped, constant(M_LOG2E)));
+    Value minusK = arith::NegFOp::create(b, k);
+    // ln2 = kLn2Hi + kLn2Lo (kLn2Hi the double nearest ln2).
+    constexpr double kLn2Hi = 0x1.62e42fefa39efp-1, kLn2Lo = 0x1.abc9e3b39803fp-56;
+    Value r = math::FmaOp::create(b, minusK, constant(kLn2Hi), clamped);
+    r = math::FmaOp::create(b, minusK, constant(kLn2Lo), r);
+    // Horner: p = 1 + r (1 + r/2 (1 + r/3 (... (1 + r/13)))) as sum r^i/i!.
+    double factorial = 1.0;
+    SmallVector<double> coefficients;
+    for (int i = 0; i <= 13; ++i) {
+      factorial *= i > 0 ? double(i) : 1.0;
+      coefficients.push_back(1.0 / factorial);
+    }
+    Value p = constant(coefficients.back());
+    for (int i = 12; i >= 0; --i)
+      p = math::FmaOp::create(b, p, r, constant(coefficients[i]));
+    // 2^k = 2^k1 * 2^k2, k1 = k >> 1: each factor a normal double.
+    Type i64 = b.getI64Type();
+    Value ki = arith::FPToSIOp::create(b, i64, k);
+    Value k1 = arith::ShRSIOp::create(b, ki, arith::ConstantIntOp::create(b, 1, 64));
+    Value k2 = arith::SubIOp::create(b, ki, k1);
+    auto powerOfTwo = [&](Value e) {
+      Value biased = arith::AddIOp::create(b, e, arith::ConstantIntOp::create(b, 1023, 64));
+      Value bits = arith::ShLIOp::create(b, biased, arith::ConstantIntOp::create(b, 52, 64));
+      return arith::BitcastOp::create(b, b.getF64Type(), bits).getResult();
+    };
+    Value y = arith::MulFOp::create(b, arith::MulFOp::create(b, p, powerOfTwo(k1)),
+                                    powerOfTwo(k2));
+    rewriter.replaceOp(op, arith::SelectOp::create(b, isNan, x, y));
+    return success();
+  }
+};
+
 struct GpuLowerMathPass : pe::impl::PEGpuLowerMathBase<GpuLowerMathPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<FmaToIntrinsic, RoundingInArith>(ctx, /*benefit=*/2);
+    patterns.add<FmaToIntrinsic, RoundingInArith, ExpF64>(ctx, /*benefit=*/2);
     auto all = [](StringRef) { return true; };
     // f16/bf16 math in f32, then f32 transcendentals as polynomials.
     populateMathF32ExpansionPatterns(patterns, all);

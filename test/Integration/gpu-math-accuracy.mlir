@@ -2,10 +2,17 @@
 // libdevice, rounding in arith) evaluated on the CPU against float64 libm at
 // 1,000,000 points: sin and cos on [-pi, pi] (the reduced RoPE angle) within
 // 3e-7 absolute, exp on [-20, 0] (softmax) within 1.5e-7 relative, and
-// roundeven/floor/ceil/trunc of f64 exact on [-4, 4] in steps of 1/8.
+// roundeven/floor/ceil/trunc of f64 exact on [-4, 4] in steps of 1/8, and
+// f64 exp (run-time RoPE frequencies) within 4.5e-16 relative (2 ulp) of
+// libm on [-708, 709.7], with exp(0) = 1, exp(-746) = 0, exp(710) = inf,
+// exp(NaN) = NaN and a subnormal exp(-745). The references call libm
+// directly (@exp), out of the pass's reach.
 // RUN: pe-opt %s --pe-gpu-lower-math | pe-compile --emit=jit - | FileCheck %s
-// The four checks in order (sin, cos, exp, rounding), 1 = within bounds:
-// CHECK: ( 1, 1, 1, 1 )
+// The five checks in order (sin, cos, exp, rounding, f64 exp), 1 = within
+// bounds:
+// CHECK: ( 1, 1, 1, 1, 1 )
+
+llvm.func @exp(f64) -> f64
 
 /// The largest |f(x_i) - ref(x_i)| (relative when `relative`) over
 /// x_i = lo + (hi - lo) * i / n, i < n, x_i rounded to f32.
@@ -36,7 +43,7 @@ func.func @max_error(%which: index, %lo: f64, %hi: f64, %relative: i1) -> f64 {
     }
     default {
       %s = math.exp %x : f32
-      %r = math.exp %xd : f64
+      %r = llvm.call @exp(%xd) : (f64) -> f64
       scf.yield %s, %r : f32, f64
     }
     %got = arith.extf %pair#0 : f32 to f64
@@ -105,6 +112,54 @@ func.func @rounding_exact() -> i64 {
   return %r : i64
 }
 
+/// 1 if math.exp of f64 is within `bound` relative of libm's exp at 10^6
+/// points of [-708, 709.7] and right at the special points.
+func.func @exp64_ok(%bound: f64) -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000000 : index
+  %nf = arith.constant 1000000.0 : f64
+  %lo = arith.constant -708.0 : f64
+  %width = arith.constant 1417.7 : f64
+  %zero = arith.constant 0.0 : f64
+  %worst = scf.for %i = %c0 to %n step %c1 iter_args(%m = %zero) -> (f64) {
+    %ii = arith.index_cast %i : index to i64
+    %if = arith.sitofp %ii : i64 to f64
+    %t = arith.divf %if, %nf : f64
+    %x = math.fma %t, %width, %lo : f64
+    %got = math.exp %x : f64
+    %want = llvm.call @exp(%x) : (f64) -> f64
+    %diff = arith.subf %got, %want : f64
+    %rel = arith.divf %diff, %want : f64
+    %ae = math.absf %rel : f64
+    %m2 = arith.maximumf %m, %ae : f64
+    scf.yield %m2 : f64
+  }
+  %ok = arith.cmpf olt, %worst, %bound : f64
+  %one = arith.constant 1.0 : f64
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %nan = arith.constant 0x7FF8000000000000 : f64
+  %m746 = arith.constant -746.0 : f64
+  %m745 = arith.constant -745.0 : f64
+  %p710 = arith.constant 710.0 : f64
+  %e0 = math.exp %zero : f64
+  %e1 = math.exp %m746 : f64
+  %e2 = math.exp %p710 : f64
+  %e3 = math.exp %nan : f64
+  %e4 = math.exp %m745 : f64
+  %s0 = arith.cmpf oeq, %e0, %one : f64
+  %s1 = arith.cmpf oeq, %e1, %zero : f64
+  %s2 = arith.cmpf oeq, %e2, %inf : f64
+  %s3 = arith.cmpf uno, %e3, %e3 : f64
+  %s4 = arith.cmpf ogt, %e4, %zero : f64
+  %a0 = arith.andi %ok, %s0 : i1
+  %a1 = arith.andi %a0, %s1 : i1
+  %a2 = arith.andi %a1, %s2 : i1
+  %a3 = arith.andi %a2, %s3 : i1
+  %a4 = arith.andi %a3, %s4 : i1
+  return %a4 : i1
+}
+
 func.func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -126,8 +181,10 @@ func.func @main() {
   %rounding = func.call @rounding_exact() : () -> i64
   %one = arith.constant 1 : i64
   %okr = arith.cmpi eq, %rounding, %one : i64
-  %flags = vector.from_elements %oks, %okc, %oke, %okr : vector<4xi1>
-  %wide = arith.extui %flags : vector<4xi1> to vector<4xi64>
-  vector.print %wide : vector<4xi64>
+  %exp64_bound = arith.constant 4.5e-16 : f64
+  %ok64 = func.call @exp64_ok(%exp64_bound) : (f64) -> i1
+  %flags = vector.from_elements %oks, %okc, %oke, %okr, %ok64 : vector<5xi1>
+  %wide = arith.extui %flags : vector<5xi1> to vector<5xi64>
+  vector.print %wide : vector<5xi64>
   return
 }

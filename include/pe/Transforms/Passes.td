@@ -225,8 +225,10 @@ def PEGpuLowerMath : Pass<"pe-gpu-lower-math"> {
     - computes f16/bf16 math in f32, and f32 transcendentals (`sin`, `cos`,
       `exp`, `log`, `tanh`, `erf`, ...) with upstream's polynomial
       approximations (`populateMathPolynomialApproximationPatterns`).
-    What remains (f64 transcendentals, `sqrt`) is left to libdevice, which
-    `gpu-module-to-binary` links when it finds a CUDA toolkit.
+    - f64 `exp` (run-time RoPE frequencies) with a range reduction by a
+      two-part ln2 and a degree-13 polynomial (within 2 ulp).
+    What remains (other f64 transcendentals, `sqrt`) is left to libdevice,
+    which `gpu-module-to-binary` links when it finds a CUDA toolkit.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",

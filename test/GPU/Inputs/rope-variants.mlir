@@ -26,3 +26,12 @@ func.func @shared_f32(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %pos: 
           %k, %pos : tensor<1x2x?x64xf32>, tensor<?xi32>
   return %rq, %rk : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>
 }
+
+// Dynamic NTK: the frequencies depend on the longest position, so they are
+// computed at run time (f64 exp on the GPU, no libdevice).
+func.func @ntk_dynamic(%x: tensor<1x4x?x64xf32>, %pos: tensor<?xi32>) -> tensor<1x4x?x64xf32> {
+  %r = pe.rope #pe.rope<rotary_dim = 64,
+         scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 2048>>
+         %x, %pos : tensor<1x4x?x64xf32>, tensor<?xi32>
+  return %r : tensor<1x4x?x64xf32>
+}
