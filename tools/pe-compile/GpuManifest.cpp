@@ -19,11 +19,11 @@
 //   {"op": "free", "buffer": k}
 //   {"op": "copy", "to": B, "from": B, "bytes": n}
 //   {"op": "launch", "kernel": name, "grid": [x, y, z], "block": [x, y, z],
-//    "args": [B | {"value": number}]}
+//    "args": [B | {"value": number | "inf" | "-inf" | "nan"}]}
 //   {"op": "check_aligned", "to": B, "bytes": 16}  the host checks that the
 //                                      view's first element is so aligned
-// B = {"argument": i} | {"buffer": k}, with "offset" (elements), "sizes"
-// and "strides" of the view the kernel sees. A function is replayable when
+// B = {"argument": i} | {"buffer": k}, with the "element" type, "offset"
+// (elements), "sizes" and "strides" of the view the kernel sees. A function is replayable when
 // every size, grid and scalar is a compile-time constant (static shapes);
 // otherwise its steps are omitted and only the C entry point can run it.
 //
@@ -41,6 +41,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 using namespace mlir;
 namespace json = llvm::json;
 
@@ -52,6 +54,16 @@ static std::string typeName(Type type) {
   else
     type.print(os);
   return name;
+}
+
+/// A float as JSON: a number, or "inf", "-inf", "nan" (which JSON numbers
+/// cannot hold; Python's float() and numpy read them back).
+static json::Value floatJson(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return value;
 }
 
 static json::Value shapeJson(ArrayRef<int64_t> shape) {
@@ -241,7 +253,7 @@ private:
       if (auto integer = dyn_cast<IntegerAttr>(constant))
         args.push_back(json::Object{{"value", integer.getValue().getSExtValue()}});
       else if (auto real = dyn_cast<FloatAttr>(constant))
-        args.push_back(json::Object{{"value", real.getValueAsDouble()}});
+        args.push_back(json::Object{{"value", floatJson(real.getValueAsDouble())}});
       else
         return failure();
     }
@@ -279,6 +291,7 @@ private:
         llvm::any_of(strides, ShapedType::isDynamic) || ShapedType::isDynamic(offset))
       return std::nullopt;
     json::Object view = std::move(*base);
+    view["element"] = typeName(type.getElementType());
     view["offset"] = offset;
     view["sizes"] = shapeJson(type.getShape());
     view["strides"] = shapeJson(strides);

@@ -1,0 +1,222 @@
+"""The cases of the GPU check: one pe function each, its inputs, its float64 reference.
+
+Shared by both steps: `prepare.py` compiles each case's IR (static shapes, so that its
+manifest is replayable) and `check.py` runs it, on the GPU through the manifest or, for a dry
+run, on the CPU through the GPU schedule (`pe-compile --target=gpu-on-cpu`). `size` is "full"
+(the shapes of the issue's targets, for a GPU) or "small" (seconds on a CPU).
+
+Inputs are float64 arrays holding values already representable in the case's element type;
+the references are the independent numpy implementation in python/pe/reference.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+from pe import reference as ref  # noqa: E402
+from pe.testing import round_to  # noqa: E402
+
+LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}
+LLAMA3_IR = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
+             "original_max_position_embeddings = 8192>>")
+YARN = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+NTK = {"type": "dynamic_ntk", "factor": 2.0, "max_position_embeddings": 2048}
+
+
+@dataclass
+class Case:
+    """One function `name(args) -> results`, checked against `reference`.
+
+    `metric` per result: "ulp" (bf16/f16: ulps from the correctly rounded reference) or
+    "scaled" (f32: max |got - ref| / max(1, max |ref|)); `limit` is the bound. `sample`
+    picks the sequence rows that the reference is computed for (all when None): the big
+    RoPE case checks a sample, since the exact reduction of every angle in float64 Decimal
+    arithmetic takes seconds per million.
+    """
+    name: str
+    ir: str
+    args: List[np.ndarray]
+    arg_types: List[str]
+    result_types: List[str]
+    reference: Callable[[Sequence[np.ndarray], Optional[np.ndarray]], List[np.ndarray]]
+    metric: str
+    limit: float
+    bytes_moved: int = 0
+    timed: bool = False
+    sample_axis: Optional[int] = None
+    torch_rope: Optional[dict] = None  # HF-style RoPE in PyTorch, for a side-by-side
+    notes: str = ""
+    sample: Optional[np.ndarray] = field(default=None, repr=False)
+
+
+def _ttype(shape, elem: str) -> str:
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + elem + ">"
+
+
+def _quantized(rng, shape, dtype: str, scale: float = 1.0) -> np.ndarray:
+    return round_to(scale * rng.standard_normal(shape), dtype)
+
+
+def _rope_case(name, rng, shape, dtype, rope_ir, rope_ref, positions, layout="bhsd",
+               timed=False, sample=None, torch_rope=None, qk=False) -> Case:
+    """RoPE of x (and, with `qk`, of k of the same shape sharing the tables)."""
+    x = _quantized(rng, shape, dtype)
+    pos_elem = "i32" if positions.dtype == np.int32 else "i64"
+    pos_t = _ttype(positions.shape, pos_elem)
+    xt = _ttype(shape, dtype)
+    lay = " layout(bshd)" if layout == "bshd" else ""
+    if qk:
+        k = _quantized(rng, shape, dtype)
+        ir = (f"func.func @{name}(%q: {xt}, %k: {xt}, %pos: {pos_t}) -> ({xt}, {xt}) {{\n"
+              f"  %rq = pe.rope {rope_ir} %q, %pos{lay} : {xt}, {pos_t}\n"
+              f"  %rk = pe.rope {rope_ir} %k, %pos{lay} : {xt}, {pos_t}\n"
+              f"  return %rq, %rk : {xt}, {xt}\n}}\n")
+        args, arg_types, results = [x, k, positions], [dtype, dtype, pos_elem], [dtype, dtype]
+    else:
+        ir = (f"func.func @{name}(%x: {xt}, %pos: {pos_t}) -> {xt} {{\n"
+              f"  %r = pe.rope {rope_ir} %x, %pos{lay} : {xt}, {pos_t}\n"
+              f"  return %r : {xt}\n}}\n")
+        args, arg_types, results = [x, positions], [dtype, pos_elem], [dtype]
+    seq_axis = 2 if layout == "bhsd" else 1
+    seq_len = int(positions.max()) + 1
+
+    def reference(a, rows):
+        tensors = a[:-1]
+        pos = a[-1]
+        if rows is not None:
+            tensors = [np.take(t, rows, axis=seq_axis) for t in tensors]
+            pos = np.take(pos, rows, axis=-1)
+        return [ref.apply_rope(t, pos, layout=layout, seq_len=seq_len, **rope_ref)
+                for t in tensors]
+
+    elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    moved = 2 * x.size * elem_bytes * (2 if qk else 1)  # read once, written once
+    metric, limit = ("scaled", 1e-6) if dtype == "f32" else ("ulp", 1.0)
+    return Case(name, ir, args, arg_types, results, reference, metric, limit, moved, timed,
+                seq_axis if sample is not None else None, torch_rope, sample=sample)
+
+
+def cases(size: str = "full", seed: int = 0) -> List[Case]:
+    rng = np.random.default_rng(seed)
+    full = size == "full"
+    out: List[Case] = []
+
+    # The bandwidth target: RoPE of q and k [1, 32, 16384, 128] bf16, LLaMA 3 (shared tables).
+    s = 16384 if full else 64
+    heads = 32 if full else 4
+    pos = np.arange(s, dtype=np.int32)
+    rows = np.unique(np.concatenate([np.arange(8), rng.choice(s, 248, replace=False) if full
+                                     else np.arange(s), [s - 1]]))
+    out.append(_rope_case(
+        "rope_llama3_qk_bf16", rng, (1, heads, s, 128), "bf16", LLAMA3_IR,
+        {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}, pos, timed=True,
+        sample=rows, qk=True,
+        torch_rope={"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}))
+
+    # f32 at positions up to 2^20: the exact angle reduction on the GPU.
+    s = 1024 if full else 32
+    far = np.sort(rng.choice(1 << 20, s - 1, replace=False)).astype(np.int64)
+    far = np.concatenate([far, [1 << 20]])
+    out.append(_rope_case("rope_far_f32", rng, (1, 4, s, 128), "f32",
+                          "#pe.rope<rotary_dim = 128>", {"rotary_dim": 128}, far))
+
+    # GPT-J style: f16, interleaved pairs, partial rotary (64 of 256), bshd, per-batch positions.
+    s = 512 if full else 16
+    pb = np.stack([np.arange(s), 7 + 3 * np.arange(s)]).astype(np.int64)
+    out.append(_rope_case("rope_gptj_f16", rng, (2, s, 16, 256), "f16",
+                          "#pe.rope<rotary_dim = 64, style = interleaved>",
+                          {"rotary_dim": 64, "style": "interleaved"}, pb, layout="bshd"))
+
+    # YaRN and dynamic NTK (frequencies computed at run time, f64 exp on the GPU), f32.
+    s = 4096 if full else 40
+    p = np.arange(s, dtype=np.int32) * (3 if full else 100)
+    out.append(_rope_case(
+        "rope_yarn_f32", rng, (1, 8, s, 64), "f32",
+        "#pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, "
+        "original_max_position_embeddings = 4096>>",
+        {"rotary_dim": 64, "scaling": YARN}, p))
+    out.append(_rope_case(
+        "rope_dynamic_ntk_f32", rng, (1, 8, s, 64), "f32",
+        "#pe.rope<rotary_dim = 64, scaling = #pe.dynamic_ntk<factor = 2.0, "
+        "max_position_embeddings = 2048>>",
+        {"rotary_dim": 64, "scaling": NTK}, p))
+
+    out += _absolute_cases(rng, full)
+    out += _attention_cases(rng, full)
+    return out
+
+
+def _absolute_cases(rng, full: bool) -> List[Case]:
+    out = []
+    n = 4096 if full else 48
+    pos = np.arange(n, dtype=np.int32) * 5
+    t2 = _ttype((n, 64), "f32")
+    ir = (f"func.func @rope_tables_f32(%pos: {_ttype((n,), 'i32')}) -> ({t2}, {t2}) {{\n"
+          f"  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 128> %pos : "
+          f"{_ttype((n,), 'i32')} -> {t2}\n  return %c, %s : {t2}, {t2}\n}}\n")
+    out.append(Case("rope_tables_f32", ir, [pos], ["i32"], ["f32", "f32"],
+                    lambda a, _: list(ref.rope_tables(a[0], rotary_dim=128)), "scaled", 1e-6))
+
+    b, s, d = (2, 1024, 512) if full else (2, 24, 64)
+    pos = np.stack([np.arange(s), 100 + np.arange(s)]).astype(np.int64)
+    pt, rt = _ttype((b, s), "i64"), _ttype((b, s, d), "f32")
+    ir = (f"func.func @sinusoidal_f32(%pos: {pt}) -> {rt} {{\n"
+          f"  %e = pe.sinusoidal %pos layout(concat) spacing(fairseq) : {pt} -> {rt}\n"
+          f"  return %e : {rt}\n}}\n")
+    out.append(Case("sinusoidal_f32", ir, [pos], ["i64"], ["f32"],
+                    lambda a, _: [ref.sinusoidal(a[0], d, layout="concat", spacing="fairseq")],
+                    "scaled", 1e-6, bytes_moved=b * s * d * 4, timed=True))
+
+    rows, width = (1024, 768) if full else (64, 32)
+    table = _quantized(rng, (rows, width), "bf16")
+    pos = rng.integers(0, rows, size=(b, s)).astype(np.int64)
+    tt, rt = _ttype((rows, width), "bf16"), _ttype((b, s, width), "bf16")
+    ir = (f"func.func @learned_bf16(%w: {tt}, %pos: {pt}) -> {rt} {{\n"
+          f"  %e = pe.learned %w[%pos] : {tt}, {pt} -> {rt}\n  return %e : {rt}\n}}\n")
+    out.append(Case("learned_bf16", ir, [table, pos], ["bf16", "i64"], ["bf16"],
+                    lambda a, _: [ref.learned(a[0], a[1])], "ulp", 0.0,
+                    bytes_moved=2 * b * s * width * 2, timed=True))
+
+    h, sq = (12, 1024) if full else (12, 20)
+    slopes = ref.alibi_slopes(h)
+    q = np.arange(sq, dtype=np.int32)
+    st, qt, bt = _ttype((h,), "f32"), _ttype((sq,), "i32"), _ttype((h, sq, sq), "f32")
+    ir = (f"func.func @alibi_bias_f32(%q: {qt}, %k: {qt}) -> {bt} {{\n"
+          f"  %s = pe.alibi_slopes : {st}\n"
+          f"  %b = pe.alibi_bias causal %s, %q, %k : {st}, {qt}, {qt} -> {bt}\n"
+          f"  return %b : {bt}\n}}\n")
+    out.append(Case("alibi_bias_f32", ir, [q, q], ["i32", "i32"], ["f32"],
+                    lambda a, _: [ref.alibi_bias(round_to(slopes, "f32"), a[0], a[1])],
+                    "scaled", 1e-6, bytes_moved=h * sq * sq * 4, timed=True))
+    return out
+
+
+def _attention_cases(rng, full: bool) -> List[Case]:
+    """The reference (unfused, one element per thread) attention: correctness only."""
+    out = []
+    b, hq, hkv, s, d = (1, 8, 2, 256, 64) if full else (1, 4, 2, 12, 16)
+    for dtype in ("f32", "bf16"):
+        q = _quantized(rng, (b, hq, s, d), dtype)
+        k = _quantized(rng, (b, hkv, s, d), dtype)
+        v = _quantized(rng, (b, hkv, s, d), dtype)
+        qt, kt = _ttype(q.shape, dtype), _ttype(k.shape, dtype)
+        rope = "#pe.rope<rotary_dim = %d>" % d
+        ir = (f"func.func @attention_{dtype}(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{\n"
+              f"  %o = pe.attention %q, %k, %v causal rope({rope}) : {qt}, {kt}, {kt} -> {qt}\n"
+              f"  return %o : {qt}\n}}\n")
+        metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
+        out.append(Case(f"attention_{dtype}", ir, [q, k, v], [dtype] * 3, [dtype],
+                        lambda a, _: [ref.attention(a[0], a[1], a[2], causal=True,
+                                                    rope={"rotary_dim": d})],
+                        metric, limit,
+                        notes="GQA 8/2 (4/2 small), causal, RoPE fused; within 1e-5 (f32) "
+                              "and 1.6e-2 (bf16: about 2 ulps) of the largest output"))
+    return out

@@ -1,0 +1,125 @@
+"""Run a function of a pe GPU manifest without LLVM: its steps replayed with CuPy.
+
+The manifest (`pe-compile --target=gpu --manifest=...`) lists, for a function with static
+shapes, the device allocations, copies, alignment checks and kernel launches its host code
+makes. A kernel's parameters are its operands flattened as the NVVM lowering passes them: a
+memref as (allocated pointer, aligned pointer, offset, sizes..., strides...), a scalar as
+itself. `kernel_arguments` does that flattening (no GPU needed, checked against the PTX in
+the tests); `CupyFunction` runs the steps on the current CUDA device.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2,
+                 "i8": 1, "i1": 1}
+SCALAR_TYPES = {"i64": np.int64, "i32": np.int32, "f64": np.float64, "f32": np.float32,
+                "i16": np.int16, "i8": np.int8, "i1": np.int8}
+
+
+def load_manifest(path: str) -> dict:
+    with open(path) as f:
+        manifest = json.load(f)
+    if manifest.get("format") != "pe-gpu-manifest":
+        raise ValueError(f"{path} is not a pe GPU manifest")
+    return manifest
+
+
+def kernel_arguments(params: Sequence[dict], args: Sequence[dict],
+                     address_of: Callable[[dict], int]) -> List[np.generic]:
+    """The launch arguments of one kernel, each as a numpy scalar of its parameter's width.
+
+    `params`: the kernel's manifest parameters; `args`: the launch step's operands (views or
+    {"value": v}); `address_of(view)`: the device address of a view's base buffer.
+    """
+    if len(params) != len(args):
+        raise ValueError(f"{len(params)} parameters but {len(args)} operands")
+    out: List[np.generic] = []
+    for param, arg in zip(params, args):
+        if param["kind"] == "memref":
+            if "value" in arg or len(arg["sizes"]) != param["rank"]:
+                raise ValueError(f"operand {arg} does not match the memref parameter {param}")
+            base = np.uint64(address_of(arg))
+            out += [base, base, np.int64(arg["offset"])]
+            out += [np.int64(v) for v in arg["sizes"]] + [np.int64(v) for v in arg["strides"]]
+        else:
+            if "value" not in arg:
+                raise ValueError(f"operand {arg} does not match the scalar parameter {param}")
+            out.append(SCALAR_TYPES[param["type"]](arg["value"]))
+    return out
+
+
+def find_function(manifest: dict, name: str) -> dict:
+    for fn in manifest["functions"]:
+        if fn["name"] == name:
+            if not fn["replayable"]:
+                raise ValueError(f"{name} is not replayable (dynamic shapes)")
+            return fn
+    raise KeyError(name)
+
+
+class CupyFunction:
+    """A manifest function on the GPU: `fn(*device_arrays) -> [device arrays]`."""
+
+    def __init__(self, manifest: dict, binary_path: str, name: str):
+        import cupy as cp  # only on a machine with a GPU
+
+        self.cp = cp
+        self.fn = find_function(manifest, name)
+        self.module = cp.RawModule(path=binary_path)
+        self.kernels: Dict[str, Tuple[object, list]] = {
+            k["name"]: (self.module.get_function(k["name"]), k["params"])
+            for k in manifest["kernels"]}
+
+    def __call__(self, *arguments):
+        cp = self.cp
+        if len(arguments) != len(self.fn["arguments"]):
+            raise TypeError(f"{self.fn['name']} takes {len(self.fn['arguments'])} arguments")
+        buffers: Dict[int, object] = {}
+
+        def base(view):
+            return arguments[view["argument"]] if "argument" in view else buffers[view["buffer"]]
+
+        def address(view):
+            return int(base(view).data.ptr)
+
+        for step in self.fn["steps"]:
+            op = step["op"]
+            if op == "alloc":
+                buffers[step["buffer"]] = cp.empty(step["bytes"], dtype=cp.uint8)
+            elif op == "free":
+                buffers.pop(step["buffer"])
+            elif op == "copy":
+                to, src = step["to"], step["from"]
+                cp.cuda.runtime.memcpyAsync(
+                    address(to) + to["offset"] * ELEMENT_BYTES[to["element"]],
+                    address(src) + src["offset"] * ELEMENT_BYTES[src["element"]],
+                    step["bytes"], cp.cuda.runtime.memcpyDeviceToDevice,
+                    cp.cuda.get_current_stream().ptr)
+            elif op == "check_aligned":
+                view = step["to"]
+                first = address(view) + view["offset"] * ELEMENT_BYTES[view["element"]]
+                if first % step["bytes"]:
+                    raise ValueError(f"{view} is not {step['bytes']}-byte aligned")
+            elif op == "launch":
+                kernel, params = self.kernels[step["kernel"]]
+                kernel(tuple(step["grid"]), tuple(step["block"]),
+                       tuple(kernel_arguments(params, step["args"], address)))
+            else:
+                raise ValueError(f"unknown manifest step {op!r}")
+        return [self._result(base(view), view) for view in self.fn["returns"]]
+
+    def _result(self, buffer, view):
+        """The returned view as a CuPy array (bf16 as its 16-bit patterns)."""
+        cp = self.cp
+        size = ELEMENT_BYTES[view["element"]]
+        dtype = {"f32": cp.float32, "f16": cp.float16, "bf16": cp.uint16, "f64": cp.float64,
+                 "i64": cp.int64, "i32": cp.int32}[view["element"]]
+        raw = buffer if buffer.dtype == cp.uint8 else buffer.view(cp.uint8).reshape(-1)
+        memory = raw.data + view["offset"] * size
+        return cp.ndarray(tuple(view["sizes"]), dtype=dtype, memptr=memory,
+                          strides=tuple(s * size for s in view["strides"]))

@@ -1,0 +1,107 @@
+"""The GPU check script without a GPU: step 1 (benchmarks/gpu/prepare.py) at small sizes, the
+launch arguments that step 2 builds from each manifest against the kernels' PTX signatures,
+and step 2 itself as a dry run on the CPU (--backend=cpu: every case's GPU schedule through the
+C interface, checked against the float64 reference)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pe import runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
+sys.path.insert(0, GPU_DIR)
+
+import replay  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not os.access(runner.PE_COMPILE, os.X_OK),
+                                reason=f"pe-compile not found at {runner.PE_COMPILE}")
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("gpu-check"))
+    proc = subprocess.run([sys.executable, os.path.join(GPU_DIR, "prepare.py"), "--size", "small",
+                           "--out", out], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with open(os.path.join(out, "index.json")) as f:
+        return out, json.load(f)
+
+
+def test_step1_writes_every_case_under_64_mib(prepared):
+    out, index = prepared
+    names = {c["name"] for c in index["cases"]}
+    assert {"rope_llama3_qk_bf16", "rope_tables_f32", "sinusoidal_f32", "learned_bf16",
+            "alibi_bias_f32", "attention_f32", "attention_bf16"} <= names
+    total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    assert total < 64 << 20
+    for case in index["cases"]:
+        for key in ("binary", "manifest", "library"):
+            assert os.path.getsize(os.path.join(out, case[key])) > 0
+    # Static shapes: the RoPE, table, sinusoidal, ALiBi and attention functions replay.
+    replayable = {c["name"] for c in index["cases"] if c["replayable"]}
+    assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_f32"} <= replayable
+    if index["toolkit"]:
+        assert index["kernels"] and all(k["spill_stores"] == 0 for k in index["kernels"].values())
+
+
+_PARAM = re.compile(r"\.param\s+\.(u|b|s|f)(\d+)")
+
+
+def ptx_signatures(ptx: str):
+    """{kernel: [(is_float, bytes)]} from the .entry declarations of a PTX file."""
+    out = {}
+    for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)", ptx, re.S):
+        out[m.group(1)] = [(kind == "f", int(bits) // 8) for kind, bits in _PARAM.findall(m.group(2))]
+    return out
+
+
+def test_launch_arguments_match_the_ptx_parameters(prepared):
+    out, index = prepared
+    launches = 0
+    for case in index["cases"]:
+        if not case["replayable"]:
+            continue
+        manifest = replay.load_manifest(os.path.join(out, case["manifest"]))
+        with open(os.path.join(out, case["name"] + ".ptx")) as f:
+            signatures = ptx_signatures(f.read())
+        params = {k["name"]: k["params"] for k in manifest["kernels"]}
+        for step in replay.find_function(manifest, case["name"])["steps"]:
+            if step["op"] != "launch":
+                continue
+            args = replay.kernel_arguments(params[step["kernel"]], step["args"], lambda v: 4096)
+            got = [(np.issubdtype(type(a), np.floating), a.nbytes) for a in args]
+            assert got == signatures[step["kernel"]], step["kernel"]
+            launches += 1
+    assert launches >= 10
+
+
+def test_kernel_arguments_refuse_a_mismatch():
+    params = [{"kind": "memref", "element": "f32", "rank": 1}, {"kind": "scalar", "type": "f32"}]
+    view = {"argument": 0, "element": "f32", "offset": 0, "sizes": [4], "strides": [1]}
+    args = replay.kernel_arguments(params, [view, {"value": "-inf"}], lambda v: 256)
+    assert [type(a) for a in args] == [np.uint64, np.uint64] + [np.int64] * 3 + [np.float32]
+    assert np.isneginf(args[-1])
+    with pytest.raises(ValueError):
+        replay.kernel_arguments(params, [view], lambda v: 256)
+    with pytest.raises(ValueError):
+        replay.kernel_arguments(params, [{"value": 1}, {"value": 1}], lambda v: 256)
+
+
+def test_step2_dry_run_on_the_cpu_passes(prepared):
+    out, _ = prepared
+    proc = subprocess.run([sys.executable, os.path.join(GPU_DIR, "check.py"), "--backend=cpu",
+                           "--dir", out], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with open(os.path.join(out, "results.json")) as f:
+        report = json.load(f)
+    assert len(report["cases"]) >= 11
+    assert all(c["c_interface"]["ok"] for c in report["cases"])
+    with open(os.path.join(out, "results.md")) as f:
+        assert "rope_llama3_qk_bf16" in f.read()
