@@ -1,8 +1,8 @@
 """Run a function of a pe GPU manifest without LLVM: its steps replayed with CuPy.
 
 The manifest (`pe-compile --target=gpu --manifest=...`) lists, for a function with static
-shapes, the device allocations, copies, alignment checks and kernel launches its host code
-makes. A kernel's parameters are its operands flattened as the NVVM lowering passes them: a
+shapes, the device allocations, copies, alignment checks, kernel launches and run-time error
+reports (records that kernels fill, read back and checked) its host code makes. A kernel's parameters are its operands flattened as the NVVM lowering passes them: a
 memref as (allocated pointer, aligned pointer, offset, sizes..., strides...), a scalar as
 itself. `kernel_arguments` does that flattening (no GPU needed, checked against the PTX in
 the tests); `CupyFunction` runs the steps on the current CUDA device.
@@ -80,6 +80,7 @@ class CupyFunction:
         if len(arguments) != len(self.fn["arguments"]):
             raise TypeError(f"{self.fn['name']} takes {len(self.fn['arguments'])} arguments")
         buffers: Dict[int, object] = {}
+        slots: Dict[int, np.ndarray] = {}  # error records read back from kernels
 
         def base(view):
             return arguments[view["argument"]] if "argument" in view else buffers[view["buffer"]]
@@ -105,6 +106,17 @@ class CupyFunction:
                 first = address(view) + view["offset"] * ELEMENT_BYTES[view["element"]]
                 if first % step["bytes"]:
                     raise ValueError(f"{view} is not {step['bytes']}-byte aligned")
+            elif op == "read_record":
+                view = step["from"]
+                record = cp.empty(view["sizes"][0], dtype=cp.int64)
+                cp.cuda.runtime.memcpy(record.data.ptr, address(view) + 8 * view["offset"],
+                                       step["bytes"], cp.cuda.runtime.memcpyDeviceToDevice)
+                slots[step["slot"]] = cp.asnumpy(record)
+            elif op == "check_record":
+                record = slots[step["slot"]]
+                if record[0] != 0:
+                    values = ", ".join(str(v) for v in record[1:1 + step["arguments"]])
+                    raise RuntimeError(f"{step['report']}({values})")
             elif op == "launch":
                 kernel, params = self.kernels[step["kernel"]]
                 kernel(tuple(step["grid"]), tuple(step["block"]),

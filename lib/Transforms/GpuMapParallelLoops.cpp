@@ -248,16 +248,21 @@ struct GpuMapParallelLoopsPass
     return success();
   }
 
-  /// A device buffer of `type` (i64s) set to zero before `launch`.
-  static Value zeroedDeviceRecord(gpu::LaunchOp launch, MemRefType type) {
+  /// A device buffer of `type` (i64s) set to zero by a one-thread kernel
+  /// before `launch` (a launch, not a host copy, so that a manifest can
+  /// replay it).
+  Value zeroedDeviceRecord(gpu::LaunchOp launch, MemRefType type) {
     ImplicitLocOpBuilder b(launch.getLoc(), launch);
-    Value host = memref::AllocaOp::create(b, type);
-    Value zero = arith::ConstantIntOp::create(b, 0, 64);
-    for (int64_t i = 0; i < type.getDimSize(0); ++i)
-      memref::StoreOp::create(b, zero, host, ValueRange{arith::ConstantIndexOp::create(b, i)});
     Value record = gpu::AllocOp::create(b, type, Type(), ValueRange(), ValueRange(), ValueRange())
                        .getMemref();
-    gpu::MemcpyOp::create(b, Type(), ValueRange(), record, host);
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    gpu::LaunchOp zero = createLaunch(b, one, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(&zero.getBody().front().back());
+    Value zeroValue = arith::ConstantIntOp::create(b, 0, 64);
+    for (int64_t i = 0; i < type.getDimSize(0); ++i)
+      memref::StoreOp::create(b, zeroValue, record,
+                              ValueRange{arith::ConstantIndexOp::create(b, i)});
     return record;
   }
 

@@ -46,7 +46,15 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             assert os.path.getsize(os.path.join(out, case[key])) > 0
     # Static shapes: the RoPE, table, sinusoidal, ALiBi and attention functions replay.
     replayable = {c["name"] for c in index["cases"] if c["replayable"]}
-    assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_f32"} <= replayable
+    assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_f32",
+            "learned_bf16"} <= replayable
+    # pe.learned's range check: a kernel fills an error record that the host reads and checks.
+    manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))
+    steps = replay.find_function(manifest, "learned_bf16")["steps"]
+    ops = [s["op"] for s in steps]
+    assert ops.index("read_record") < ops.index("check_record") < len(ops) - 1
+    check = steps[ops.index("check_record")]
+    assert check["report"] == "pe_runtime_learned_out_of_range" and check["arguments"] == 3
     if index["toolkit"]:
         assert index["kernels"] and all(k["spill_stores"] == 0 for k in index["kernels"].values())
 

@@ -99,13 +99,14 @@ func.func @reduce(%a: memref<?xi64>, %out: memref<i64>) -> i64 {
 // -----
 
 // A run-time error report inside a kernel: the first thread to reach it
-// claims a zeroed device record and writes its arguments; the host makes the
-// call after the launch if the record was claimed.
+// claims a device record (zeroed by a one-thread kernel) and writes its
+// arguments; the host makes the call after the launch if the record was
+// claimed.
 // CHECK-LABEL: func.func @report
-// CHECK: %[[ZEROS:.*]] = memref.alloca() : memref<3xi64>
 // CHECK: %[[RECORD:.*]] = gpu.alloc () : memref<3xi64>
-// CHECK: gpu.memcpy %[[RECORD]], %[[ZEROS]]
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.*}} function(@report_kernel_1)
+// CHECK-COUNT-3: memref.store %c0_i64, %[[RECORD]]
+// CHECK: gpu.launch {{.*}} function(@report_kernel_0)
 // CHECK: %[[PREV:.*]] = memref.atomic_rmw assign %c1_i64, %[[RECORD]][%c0]
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[PREV]], %c0_i64
 // CHECK: scf.if %[[FIRST]] {

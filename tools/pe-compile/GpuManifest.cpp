@@ -22,6 +22,11 @@
 //    "args": [B | {"value": number | "inf" | "-inf" | "nan"}]}
 //   {"op": "check_aligned", "to": B, "bytes": 16}  the host checks that the
 //                                      view's first element is so aligned
+//   {"op": "read_record", "slot": s, "from": B, "bytes": n}  a kernel's error
+//                                      record (i64s) copied to host slot s
+//   {"op": "check_record", "slot": s, "report": name, "arguments": n}  if
+//                                      slot[0] != 0, the run-time error
+//                                      `name`(slot[1], ..., slot[n]) happened
 // B = {"argument": i} | {"buffer": k}, with the "element" type, "offset"
 // (elements), "sizes" and "strides" of the view the kernel sees. A function is replayable when
 // every size, grid and scalar is a compile-time constant (static shapes);
@@ -144,7 +149,11 @@ private:
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
       return recordLaunch(launch);
     if (auto check = dyn_cast<scf::IfOp>(op))
-      return recordAlignmentCheck(check);
+      return succeeded(recordAlignmentCheck(check)) ? success() : recordErrorReport(check);
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+      return recordSlot(alloca);
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return success(slots.count(load.getMemRef()) != 0); // read back on the host
     if (isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
             memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
       // A view of the same memory: its offset and strides come from its type.
@@ -198,6 +207,41 @@ private:
     return failure();
   }
 
+  /// A host stack slot of i64s that a deferred error record is read into.
+  LogicalResult recordSlot(memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    if (!type.hasStaticShape() || !type.getElementType().isInteger(64))
+      return failure();
+    slots[alloca.getResult()] = nextSlot++;
+    return success();
+  }
+
+  /// if (slot[0] != 0) pe_runtime_*(slot[1], ...): a run-time error that a
+  /// kernel recorded (pe-gpu-map-parallel-loops), reported by the host.
+  LogicalResult recordErrorReport(scf::IfOp check) {
+    if (check.getNumResults() != 0 || !check.getElseRegion().empty())
+      return failure();
+    auto claimed = check.getCondition().getDefiningOp<arith::CmpIOp>();
+    auto flag = claimed ? claimed.getLhs().getDefiningOp<memref::LoadOp>() : nullptr;
+    auto slot = flag ? slots.find(flag.getMemRef()) : slots.end();
+    if (slot == slots.end())
+      return failure();
+    func::CallOp call;
+    for (Operation &inner : check.thenBlock()->without_terminator()) {
+      if (auto found = dyn_cast<func::CallOp>(inner); found && !call)
+        call = found;
+      else if (!isMemoryFree(inner) && !isa<memref::LoadOp>(inner))
+        return failure();
+    }
+    if (!call || !call.getCallee().starts_with("pe_runtime_"))
+      return failure();
+    steps.push_back(json::Object{{"op", "check_record"},
+                                 {"slot", slot->second},
+                                 {"report", call.getCallee()},
+                                 {"arguments", static_cast<int64_t>(call.getNumOperands())}});
+    return success();
+  }
+
   LogicalResult recordAlloc(gpu::AllocOp alloc) {
     MemRefType type = alloc.getType();
     if (!type.hasStaticShape() || !bytes(type) || alloc.getAsyncToken())
@@ -210,6 +254,16 @@ private:
 
   LogicalResult recordCopy(gpu::MemcpyOp copy) {
     auto type = cast<MemRefType>(copy.getSrc().getType());
+    if (auto slot = slots.find(copy.getDst()); slot != slots.end()) {
+      std::optional<json::Value> from = viewJson(copy.getSrc());
+      if (!from)
+        return failure();
+      steps.push_back(json::Object{{"op", "read_record"},
+                                   {"slot", slot->second},
+                                   {"from", std::move(*from)},
+                                   {"bytes", *bytes(type)}});
+      return success();
+    }
     std::optional<json::Value> to = viewJson(copy.getDst());
     std::optional<json::Value> from = viewJson(copy.getSrc());
     if (!type.hasStaticShape() || !bytes(type) || !to || !from)
@@ -306,6 +360,8 @@ private:
   }
 
   DenseMap<Value, json::Object> bases;
+  DenseMap<Value, int64_t> slots;
+  int64_t nextSlot = 0;
   json::Array steps;
   json::Array returns;
   int64_t nextBuffer = 0;
