@@ -116,6 +116,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuVectorizeLoops());
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuMapParallelLoops(
       pe::PEGpuMapParallelLoopsOptions{options.blockSize, options.maxBlocks}));
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuDeviceMemory());
@@ -126,6 +127,7 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   if (reportInvalidOptions(pm, options))
     return;
   addGpuSchedule(pm, options);
+  pm.addNestedPass<func::FuncOp>(pe::createPEGpuSinkConstants());
   pm.addPass(createGpuKernelOutliningPass());
 }
 

@@ -35,9 +35,29 @@ struct FmaToIntrinsic : OpRewritePattern<math::FmaOp> {
   }
 };
 
-/// A float constant of `x`'s type.
+/// A constant of `type` (a scalar, or a vector splat of it).
+static Value constantOf(ImplicitLocOpBuilder &b, Type type, TypedAttr scalar) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vector, scalar));
+  return arith::ConstantOp::create(b, scalar);
+}
+
+/// A float constant of `x`'s type (scalar or vector).
 static Value floatLike(ImplicitLocOpBuilder &b, Value x, double value) {
-  return arith::ConstantOp::create(b, FloatAttr::get(getElementTypeOrSelf(x), value));
+  return constantOf(b, x.getType(), FloatAttr::get(getElementTypeOrSelf(x), value));
+}
+
+/// `type` with its (float) elements replaced by integers of `width` bits.
+static Type integerLike(ImplicitLocOpBuilder &b, Type type, unsigned width) {
+  Type integer = b.getIntegerType(width);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(integer);
+  return integer;
+}
+
+/// An integer constant of `type` (scalar or vector).
+static Value intOf(ImplicitLocOpBuilder &b, Type type, const APInt &value) {
+  return constantOf(b, type, b.getIntegerAttr(getElementTypeOrSelf(type), value));
 }
 
 /// roundeven(x) exactly in arith: with t = copysign(2^p, x) (p = mantissa
@@ -59,28 +79,28 @@ static Value buildRoundEven(ImplicitLocOpBuilder &b, Value x) {
 /// |x| and copysign(x, y) on the bits (sign bit cleared / copied): exact,
 /// NaN payloads kept.
 static Value buildSignBits(ImplicitLocOpBuilder &b, Value x, Value signSource) {
-  auto type = cast<FloatType>(getElementTypeOrSelf(x));
-  auto intType = b.getIntegerType(type.getWidth());
-  APInt signBit = APInt::getSignMask(type.getWidth());
-  Value sign = arith::ConstantOp::create(b, b.getIntegerAttr(intType, signBit));
-  Value rest = arith::ConstantOp::create(b, b.getIntegerAttr(intType, ~signBit));
+  unsigned width = cast<FloatType>(getElementTypeOrSelf(x)).getWidth();
+  Type intType = integerLike(b, x.getType(), width);
+  APInt signBit = APInt::getSignMask(width);
+  Value sign = intOf(b, intType, signBit);
+  Value rest = intOf(b, intType, ~signBit);
   Value bits = arith::AndIOp::create(b, arith::BitcastOp::create(b, intType, x), rest);
   if (signSource) {
     Value s = arith::AndIOp::create(b, arith::BitcastOp::create(b, intType, signSource), sign);
     bits = arith::OrIOp::create(b, bits, s);
   }
-  return arith::BitcastOp::create(b, type, bits);
+  return arith::BitcastOp::create(b, x.getType(), bits);
 }
 
-/// math.roundeven, floor, ceil, trunc, absf and copysign on scalar floats
-/// in arith (the NVVM conversion would call libdevice for each).
+/// math.roundeven, floor, ceil, trunc, absf and copysign on floats (scalars
+/// or vectors) in arith (the NVVM conversion would call libdevice for each).
 struct RoundingInArith : RewritePattern {
   RoundingInArith(MLIRContext *ctx, PatternBenefit benefit)
       : RewritePattern(MatchAnyOpTypeTag(), benefit, ctx) {}
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
     if (!isa<math::RoundEvenOp, math::FloorOp, math::CeilOp, math::TruncOp, math::AbsFOp,
              math::CopySignOp>(op) ||
-        !isa<FloatType>(op->getResult(0).getType()))
+        !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
       return failure();
     ImplicitLocOpBuilder b(op->getLoc(), rewriter);
     Value x = op->getOperand(0);
@@ -127,7 +147,7 @@ struct RoundingInArith : RewritePattern {
 struct ExpF64 : OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
-    if (!op.getType().isF64())
+    if (!getElementTypeOrSelf(op.getType()).isF64())
       return failure();
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value x = op.getOperand();
@@ -153,14 +173,15 @@ struct ExpF64 : OpRewritePattern<math::ExpOp> {
     for (int i = 12; i >= 0; --i)
       p = math::FmaOp::create(b, p, r, constant(coefficients[i]));
     // 2^k = 2^k1 * 2^k2, k1 = k >> 1: each factor a normal double.
-    Type i64 = b.getI64Type();
+    Type i64 = integerLike(b, x.getType(), 64);
+    auto i64Constant = [&](int64_t v) { return intOf(b, i64, APInt(64, v, /*isSigned=*/true)); };
     Value ki = arith::FPToSIOp::create(b, i64, k);
-    Value k1 = arith::ShRSIOp::create(b, ki, arith::ConstantIntOp::create(b, 1, 64));
+    Value k1 = arith::ShRSIOp::create(b, ki, i64Constant(1));
     Value k2 = arith::SubIOp::create(b, ki, k1);
     auto powerOfTwo = [&](Value e) {
-      Value biased = arith::AddIOp::create(b, e, arith::ConstantIntOp::create(b, 1023, 64));
-      Value bits = arith::ShLIOp::create(b, biased, arith::ConstantIntOp::create(b, 52, 64));
-      return arith::BitcastOp::create(b, b.getF64Type(), bits).getResult();
+      Value biased = arith::AddIOp::create(b, e, i64Constant(1023));
+      Value bits = arith::ShLIOp::create(b, biased, i64Constant(52));
+      return arith::BitcastOp::create(b, x.getType(), bits).getResult();
     };
     Value y = arith::MulFOp::create(b, arith::MulFOp::create(b, p, powerOfTwo(k1)),
                                     powerOfTwo(k2));

@@ -162,6 +162,45 @@ def PEGpuMapParallelLoops : Pass<"pe-gpu-map-parallel-loops", "func::FuncOp"> {
   ];
 }
 
+def PEGpuVectorizeLoops : Pass<"pe-gpu-vectorize-loops", "func::FuncOp"> {
+  let summary = "Compute 16 bytes of the innermost dimension per parallel iteration, as vectors";
+  let description = [{
+    Before `pe-gpu-map-parallel-loops` turns each iteration of an outermost
+    `scf.parallel` into a GPU thread: when the loop's body is straight-line
+    arith, math and memref loads and stores, its innermost dimension runs
+    0..T with T a multiple of V = 16 / (element bytes of its stores), and
+    every store writes [..., innermost index] of a buffer with unit
+    innermost stride, one iteration takes V consecutive elements. Values
+    that depend on the innermost index become vectors of V lanes (the index
+    itself first + [0, V)), the others stay scalars and are broadcast where
+    mixed; loads at [..., innermost index] become one vector load and
+    stores one vector store (a body with any other lane-dependent load, a
+    gather, is left alone). A body whose lane-dependent values include f64
+    takes 16 bytes of them (V = 2), so that its registers do not spill. An
+    access is marked 16-byte aligned when its buffer is an allocation of the
+    function, row-major with an innermost size that is a multiple of V or
+    seen through views with static offsets and outer strides that are
+    multiples of V (then `ld/st.global.v4`);
+    otherwise it keeps its element's alignment. Other loops are unchanged.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];
+}
+
+def PEGpuSinkConstants : Pass<"pe-gpu-sink-constants", "func::FuncOp"> {
+  let summary = "Copy the vector constants a gpu.launch uses into it, before outlining";
+  let description = [{
+    Canonicalization hoists constants out of `gpu.launch` bodies (which are
+    not isolated from above), and kernel outlining would pass each one as
+    a kernel parameter. This pass copies the vector ones (the splats of
+    `pe-gpu-vectorize-loops`) back in (`sinkOperationsIntoLaunchOp`), so
+    that kernels hold them as immediates and a manifest never meets a
+    vector among a launch's operands. Scalar sizes stay parameters: as
+    immediates they let LLVM unroll the reduction loops of the reference
+    attention kernels until their registers spill.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def PEGpuDeviceMemory : Pass<"pe-gpu-device-memory", "func::FuncOp"> {
   let summary = "Place the buffers of host functions in GPU memory";
   let description = [{
