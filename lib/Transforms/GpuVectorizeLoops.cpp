@@ -53,7 +53,7 @@ llvm::Align accessAlignment(Value memref, int64_t lanes) {
   Value root = memref;
   while (Operation *def = root.getDefiningOp()) {
     if (isa<memref::AllocOp>(def))
-      return llvm::Align(lanes * bytes); // the whole vector (<= 16 bytes)
+      return llvm::Align(std::min(lanes * bytes, kVectorBytes)); // allocators give 16
     if (!isa<memref::SubViewOp, memref::CastOp, memref::CollapseShapeOp,
              memref::ExpandShapeOp>(def))
       break;
