@@ -86,3 +86,23 @@ if ptxas:
 # runtime, built when CUDA headers were found at configure time.
 if os.path.exists(os.path.join(config.pe_libs_dir, "libpe_cuda_runtime.so")):
     config.available_features.add("cuda-runtime")
+
+# SASS checks need cuobjdump: a CUDA toolkit's, or the one the optional
+# extras bring (PyTorch's triton ships cuobjdump and nvdisasm). Hidden with
+# the rest of CUDA by PE_HIDE_CUDA=1.
+import glob
+def find_cuobjdump():
+    candidates = [shutil.which("cuobjdump")]
+    if ptxas:
+        candidates.append(os.path.join(os.path.dirname(ptxas), "cuobjdump"))
+    candidates += sorted(glob.glob(os.path.join(
+        config.pe_src_root, ".venv", "lib", "python3*", "site-packages", "triton",
+        "backends", "nvidia", "bin", "cuobjdump")))
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+cuobjdump = None if os.environ.get("PE_HIDE_CUDA") == "1" else find_cuobjdump()
+if cuobjdump:
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))

@@ -120,7 +120,8 @@ class CupyFunction:
             elif op == "launch":
                 kernel, params = self.kernels[step["kernel"]]
                 kernel(tuple(step["grid"]), tuple(step["block"]),
-                       tuple(kernel_arguments(params, step["args"], address)))
+                       tuple(kernel_arguments(params, step["args"], address)),
+                       shared_mem=step.get("shared_bytes", 0))
             else:
                 raise ValueError(f"unknown manifest step {op!r}")
         return [self._result(base(view), view) for view in self.fn["returns"]]

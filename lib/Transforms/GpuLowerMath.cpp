@@ -183,8 +183,9 @@ struct ExpF64 : OpRewritePattern<math::ExpOp> {
       Value bits = arith::ShLIOp::create(b, biased, i64Constant(52));
       return arith::BitcastOp::create(b, x.getType(), bits).getResult();
     };
-    Value y = arith::MulFOp::create(b, arith::MulFOp::create(b, p, powerOfTwo(k1)),
-                                    powerOfTwo(k2));
+    Value scale1 = powerOfTwo(k1);
+    Value scale2 = powerOfTwo(k2);
+    Value y = arith::MulFOp::create(b, arith::MulFOp::create(b, p, scale1), scale2);
     rewriter.replaceOp(op, arith::SelectOp::create(b, isNan, x, y));
     return success();
   }

@@ -19,6 +19,7 @@
 //   {"op": "free", "buffer": k}
 //   {"op": "copy", "to": B, "from": B, "bytes": n}
 //   {"op": "launch", "kernel": name, "grid": [x, y, z], "block": [x, y, z],
+//    "shared_bytes": dynamic shared memory,
 //    "args": [B | {"value": number | "inf" | "-inf" | "nan"}]}
 //   {"op": "check_aligned", "to": B, "bytes": 16}  the host checks that the
 //                                      view's first element is so aligned
@@ -290,8 +291,17 @@ private:
     gpu::KernelDim3 b = launch.getBlockSizeOperandValues();
     std::optional<json::Array> grid = constants({g.x, g.y, g.z});
     std::optional<json::Array> block = constants({b.x, b.y, b.z});
-    if (!grid || !block || launch.getDynamicSharedMemorySize())
+    if (!grid || !block)
       return failure();
+    // Dynamic shared memory in bytes (the kernels' static shared memory is
+    // in the binary).
+    int64_t sharedBytes = 0;
+    if (Value size = launch.getDynamicSharedMemorySize()) {
+      std::optional<json::Array> known = constants({size});
+      if (!known)
+        return failure();
+      sharedBytes = *(*known)[0].getAsInteger();
+    }
     json::Array args;
     for (Value operand : launch.getKernelOperands()) {
       if (isa<MemRefType>(operand.getType())) {
@@ -315,6 +325,7 @@ private:
                                  {"kernel", launch.getKernelName().getValue()},
                                  {"grid", std::move(*grid)},
                                  {"block", std::move(*block)},
+                                 {"shared_bytes", sharedBytes},
                                  {"args", std::move(args)}});
     return success();
   }

@@ -111,8 +111,10 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     Value pair = arith::MulIOp::create(b, chunk, arith::ConstantIndexOp::create(b, lanes));
     SmallVector<Value> row = batchTables ? SmallVector<Value>{ivs[0], ivs[seqDim], pair}
                                          : SmallVector<Value>{ivs[seqDim], pair};
+    Value cosChunk = load(b, cos, row, lanes);
+    Value sinChunk = load(b, sin, row, lanes);
     buildVectorPairRotation(
-        b, load(b, cos, row, lanes), load(b, sin, row, lanes), pair, rope.getStyle(), rotary,
+        b, cosChunk, sinChunk, pair, rope.getStyle(), rotary,
         [&](Value channel, int64_t n) { return extendToF32(b, load(b, x, at(channel), n)); },
         [&](Value v, Value channel) { store(b, convertFloat(b, v, element), out, at(channel)); });
 

@@ -23,8 +23,8 @@
 // CHECK: vector.load %{{.*}}[%[[S]], %[[PAIR]]] {alignment = 16 : i64} : memref<?x32xf32>, vector<8xf32>
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
 // CHECK: %[[PARTNER:.*]] = arith.addi %[[PAIR]], %[[C32]]
-// CHECK: vector.load %[[X]][%[[B]], %[[S]], %[[H]], %[[PARTNER]]] {alignment = 16 : i64} : memref<2x?x8x128xbf16>, vector<8xbf16>
-// CHECK: vector.load %[[X]][%[[B]], %[[S]], %[[H]], %[[PAIR]]] {alignment = 16 : i64}
+// CHECK: vector.load %[[X]][%[[B]], %[[S]], %[[H]], %[[PAIR]]] {alignment = 16 : i64} : memref<2x?x8x128xbf16>, vector<8xbf16>
+// CHECK: vector.load %[[X]][%[[B]], %[[S]], %[[H]], %[[PARTNER]]] {alignment = 16 : i64}
 // CHECK: math.fma
 // CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[S]], %[[H]], %[[PAIR]]] {alignment = 16 : i64}

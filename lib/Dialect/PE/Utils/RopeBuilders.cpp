@@ -115,8 +115,12 @@ void pe::buildVectorPairRotation(ImplicitLocOpBuilder &b, Value cos, Value sin,
                                  function_ref<void(Value, Value)> store) {
   const int64_t lanes = cast<VectorType>(cos.getType()).getNumElements();
   auto [c0, c1] = buildPairChannels(b, style, rotaryDim, firstPair);
+  // Loads and shuffles one statement each: the IR is in the same order
+  // whatever order a compiler evaluates call arguments in.
   if (style == RopeStyle::half) {
-    auto [y0, y1] = buildPairRotation(b, load(c0, lanes), load(c1, lanes), cos, sin);
+    Value x0 = load(c0, lanes);
+    Value x1 = load(c1, lanes);
+    auto [y0, y1] = buildPairRotation(b, x0, x1, cos, sin);
     store(y0, c0);
     store(y1, c1);
     return;
@@ -127,9 +131,9 @@ void pe::buildVectorPairRotation(ImplicitLocOpBuilder &b, Value cos, Value sin,
     odd.push_back(2 * l + 1);
   }
   Value x = load(c0, 2 * lanes);
-  auto [y0, y1] = buildPairRotation(b, vector::ShuffleOp::create(b, x, x, even),
-                                    vector::ShuffleOp::create(b, x, x, odd), cos,
-                                    sin);
+  Value x0 = vector::ShuffleOp::create(b, x, x, even);
+  Value x1 = vector::ShuffleOp::create(b, x, x, odd);
+  auto [y0, y1] = buildPairRotation(b, x0, x1, cos, sin);
   Value y = buildZip(b, y0, y1);
   for (int64_t part = 0; part < 2; ++part)
     store(vector::ExtractStridedSliceOp::create(b, y, ArrayRef<int64_t>{part * lanes},
