@@ -100,6 +100,8 @@ public:
       }
       if (auto store = dyn_cast<memref::StoreOp>(op)) {
         auto type = store.getMemRefType();
+        if (!type.getElementType().isIntOrFloat()) // index: no fixed width
+          return 0;
         int64_t bytes = type.getElementTypeBitWidth() / 8;
         SmallVector<int64_t> strides;
         int64_t offset;
@@ -107,8 +109,7 @@ public:
             llvm::any_of(store.getIndices().drop_back(),
                          [&](Value v) { return varying.contains(v); }) ||
             failed(type.getStridesAndOffset(strides, offset)) ||
-            strides.back() != 1 || (elementBytes && bytes != elementBytes) ||
-            !type.getElementType().isIntOrFloat())
+            strides.back() != 1 || (elementBytes && bytes != elementBytes))
           return 0;
         elementBytes = bytes;
         continue;

@@ -115,3 +115,22 @@ func.func @ragged(%x: memref<4x6xf32>) -> memref<4x6xf32> {
   }
   return %out : memref<4x6xf32>
 }
+
+// -----
+
+// Index elements have no fixed width: left alone.
+// CHECK-LABEL: func.func @indices
+// CHECK-NOT: vector.
+func.func @indices() -> memref<4x8xindex> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %out = memref.alloc() : memref<4x8xindex>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = arith.addi %i, %j : index
+    memref.store %v, %out[%i, %j] : memref<4x8xindex>
+    scf.reduce
+  }
+  return %out : memref<4x8xindex>
+}
