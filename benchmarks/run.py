@@ -131,16 +131,17 @@ func.func @fma_peak(%n: index) -> vector<16xf32> {
 
 def fma_peak(repeat):
     """GFLOP/s of 12 independent AVX-512 FMA chains (2 flops x 16 lanes)."""
-    import ctypes
-    lib = runner.compile(FMA_IR)._lib
-    fn = lib.fma_peak  # returns a vector by value: call the plain symbol
-    fn.argtypes = [ctypes.c_int64]
-    fn.restype = None
+    mod = runner.compile(FMA_IR)
+    # Returns a vector: the entry stores it through its leading pointer.
+    fn = getattr(mod._lib, mod.entries["fma_peak"].symbol)
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    fn.restype = ctypes.c_int32
+    result = ctypes.create_string_buffer(64)
     n = 20_000_000
     flops = n * 12 * 16 * 2
     out = {}
     for threads in (1, 2):
-        t = timeit(in_threads(lambda: fn(n), threads), repeat)
+        t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
         out[threads] = threads * flops / (t["median_ms"] * 1e-3) / 1e9
     return out
 

@@ -59,7 +59,7 @@ F32_ALLOWANCE = 2e-6
 
 def error(got, want, dtype: str, metric: str) -> float:
     """The case's metric: ulps (bf16/f16) or scaled absolute error (f32)."""
-    got = np.asarray(got, dtype=np.float64)
+    got = (runner.to_float32(got) if dtype == "bf16" else np.asarray(got)).astype(np.float64)
     if metric == "ulp":
         finite = np.isfinite(want)
         if not np.array_equal(np.isfinite(got), finite) or \
@@ -97,8 +97,10 @@ def compare(case, results, want) -> dict:
 # ---------------------------------------------------------------------------
 
 def host_array(values: np.ndarray, dtype: str) -> np.ndarray:
-    """A case input as pe.runner takes it (bf16 as float32 values, rounded by the runner)."""
-    return values.astype({"f32": np.float32, "bf16": np.float32, "f16": np.float16,
+    """A case input as pe.runner takes it (bf16 rounded to nearest even)."""
+    if dtype == "bf16":
+        return runner.bf16_array(values.astype(np.float32))
+    return values.astype({"f32": np.float32, "f16": np.float16,
                           "i32": np.int32, "i64": np.int64}[dtype])
 
 
@@ -115,7 +117,7 @@ def from_device(cp, array, dtype: str) -> np.ndarray:
 
 
 def run_library(library: str, case) -> list:
-    module = runner.Module(library, runner.parse_signatures(case.ir))
+    module = runner.load(library, os.path.splitext(library)[0] + ".interface.json")
     return module.call(case.name, *[host_array(a, t) for a, t in zip(case.args, case.arg_types)])
 
 
@@ -180,7 +182,8 @@ def cpu_library(case, workdir: str) -> str:
     src, lib = os.path.join(workdir, case.name + ".mlir"), os.path.join(workdir, case.name + ".so")
     with open(src, "w") as f:
         f.write(case.ir)
-    subprocess.run([runner.PE_COMPILE, "--target=gpu-on-cpu", "--emit=shared", src, "-o", lib],
+    subprocess.run([runner.PE_COMPILE, "--target=gpu-on-cpu", "--emit=shared", src, "-o", lib,
+                    f"--interface={os.path.splitext(lib)[0]}.interface.json"],
                    check=True, capture_output=True)
     return lib
 

@@ -128,7 +128,8 @@ def main() -> int:
             index["kernels"].update(report)
         # The same function as a GPU library with the C interface (host buffers).
         library = [f"--cuda-toolkit={toolkit}"] if toolkit else []
-        run(base + library + ["--emit=shared", "-o", stem + ".so"])
+        run(base + library + ["--emit=shared", "-o", stem + ".so",
+                              f"--interface={stem}.interface.json"])
         with open(stem + ".json") as f:
             manifest = json.load(f)
         fn = manifest["functions"][0]

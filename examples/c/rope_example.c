@@ -3,6 +3,10 @@
  *
  *   pe-compile rope.mlir --emit=shared -o librope.so --header=rope.h
  *   cc -I. rope_example.c -L. -lrope -Wl,-rpath,. -lm -o rope_example
+ *
+ * The library's names start with `rope_` (from its file name; --prefix sets
+ * another). Every function returns a status, and rope_last_error() says
+ * what went wrong.
  */
 #include "rope.h"
 
@@ -23,7 +27,10 @@ int main(void) {
   pe_memref_4d_f32 in = {x, x, 0, {1, H, S, D}, {H * S * D, S * D, D, 1}};
   pe_memref_1d_i64 positions = {pos, pos, 0, {S}, {1}};
   pe_memref_4d_f32 out;
-  _mlir_ciface_rope(&out, &in, &positions);
+  if (rope_rope(&out, &in, &positions) != PE_OK) {
+    fprintf(stderr, "rope failed: %s\n", rope_last_error());
+    return 1;
+  }
 
   /* Half-split pairs (i, i + 32), inv_freq[i] = 10000^(-i/32). */
   double maxError = 0.0;

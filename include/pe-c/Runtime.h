@@ -8,10 +8,58 @@
 extern "C" {
 #endif
 
+/* What every exported function of a compiled library returns. */
+enum pe_status {
+  PE_OK = 0,
+  PE_ERROR_SIZE = 1,     /* sizes known only at run time disagree */
+  PE_ERROR_POSITION = 2, /* a pe.learned position outside its table */
+  PE_ERROR_ARGUMENT = 3, /* a descriptor differs from the declared type:
+                            a static size, the dense row-major layout, a
+                            null pointer */
+  PE_ERROR_CPU = 4,      /* the CPU or the OS refused a feature the code
+                            uses (AMX tiles) */
+  PE_ERROR_GPU = 5,      /* the CUDA driver failed or is missing */
+};
+
+/* The message of the last error on the calling thread ("" after a call that
+ * succeeded): the op, what differs and the values. Valid until the thread's
+ * next call into compiled code. */
+const char *pe_runtime_last_error(void);
+
+/* Runs body(frame) with a recovery point on the calling thread: returns
+ * PE_OK, or the status of a check that failed inside (pe_runtime_raise).
+ * Exported entries call their kernel through it. Buffers the kernel had
+ * allocated before the failure are not released. */
+int32_t pe_runtime_call(void (*body)(void *), void *frame);
+
+/* Records a printf-style message and returns `status` from the innermost
+ * pe_runtime_call of this thread; without one, prints the message and
+ * aborts. Runtimes (the CUDA launch runtime) report their errors with it. */
+#if defined(__GNUC__)
+__attribute__((noreturn, format(printf, 2, 3)))
+#endif
+void pe_runtime_raise(int32_t status, const char *format, ...);
+
+/* What a boundary check of an exported entry compares. */
+enum pe_argument_check {
+  PE_ARGUMENT_SIZE = 0,   /* a static dimension */
+  PE_ARGUMENT_STRIDE = 1, /* the dense row-major stride */
+  PE_ARGUMENT_OFFSET = 2, /* offset 0 */
+  PE_ARGUMENT_NULL = 3,   /* a non-empty buffer's data pointer */
+  PE_ARGUMENT_NEGATIVE = 4, /* a dynamic dimension */
+};
+
+/* Records "FUNCTION: operand N: WHAT" (the dimension, the value found and
+ * the one expected) and returns
+ * PE_ERROR_ARGUMENT; called by exported entries before the kernel runs. */
+int32_t pe_runtime_argument_error(const char *function, int64_t operand,
+                                  int64_t kind, int64_t dim, int64_t got,
+                                  int64_t expected);
+
 /* Called by generated code for a pe.learned position outside [0, rows):
- * prints "pe.learned: position P (entry I) is out of range for a table of
- * R rows" to stderr and exits with status 1. The generated gather never
- * reads out of bounds. */
+ * raises PE_ERROR_POSITION with "pe.learned: position P (entry I) is out of
+ * range for a table of R rows". The generated gather never reads out of
+ * bounds. */
 void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
                                      int64_t rows);
 
@@ -38,15 +86,16 @@ enum pe_size_check {
   PE_CHECK_ROPE_TABLES,               /* pe.rope: given tables vs positions */
   PE_CHECK_ATTENTION_RESULT,          /* pe.attention: operands vs result */
   PE_CHECK_GPU_ALIGNMENT,             /* GPU kernels: buffer address mod 16 */
+  PE_CHECK_DESTINATION_SHAPE,         /* an output buffer vs the result */
 };
 
-/* Called by generated code when the sizes of check `check` differ: prints
- * "pe.OP: WHAT: got G, expected E" to stderr and exits with status 1. */
+/* Called by generated code when the sizes of check `check` differ: raises
+ * PE_ERROR_SIZE with "pe.OP: WHAT: got G, expected E". */
 void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected);
 
 /* Called by generated code before its first AMX tile instruction: asks Linux
  * once per process for the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
- * XFEATURE_XTILEDATA)); prints an error and exits with status 1 if refused. */
+ * XFEATURE_XTILEDATA)); raises PE_ERROR_CPU if refused. */
 void pe_runtime_enable_amx(void);
 
 #ifdef __cplusplus

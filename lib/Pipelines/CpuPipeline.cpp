@@ -48,7 +48,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  addBufferization(pm);
+  addBufferization(pm, options.destinationEntries);
   addCpuLowering(pm, options.threads, options.amx);
   if (!options.targetCpu.empty() || !options.targetFeatures.empty())
     pm.addPass(createPESetLLVMTarget(

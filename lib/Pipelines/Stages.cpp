@@ -33,7 +33,7 @@ void pe::addLinalgFusion(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void pe::addBufferization(OpPassManager &pm) {
+void pe::addBufferization(OpPassManager &pm, bool destinationEntries) {
   pm.addNestedPass<func::FuncOp>(createPEReadOnlyArguments());
   pm.addNestedPass<func::FuncOp>(createPEDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -45,6 +45,8 @@ void pe::addBufferization(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  if (destinationEntries)
+    pm.addPass(createPEDestinationEntries());
 }
 
 void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {

@@ -19,8 +19,10 @@ void addFoldsAndFusions(OpPassManager &pm, bool fuse);
 void addLinalgFusion(OpPassManager &pm);
 
 /// Tensors -> buffers: inputs are never written, every result owns its
-/// buffer, temporaries are freed, results are returned to the caller.
-void addBufferization(OpPassManager &pm);
+/// buffer, temporaries are freed, results are returned to the caller; with
+/// `destinationEntries`, also written into caller-provided buffers by
+/// @f_into entries (pe-destination-entries).
+void addBufferization(OpPassManager &pm, bool destinationEntries = false);
 
 /// Host code on buffers -> the LLVM dialect for the CPU: C interface
 /// wrappers for public functions, loops, vectors, math (libm), with

@@ -11,10 +11,13 @@
  * has no current context (default 0; otherwise the caller's context, e.g.
  * PyTorch's, is used as it is).
  *
- * A driver error is reported on stderr with the failing call and ends the
- * process, like the other run-time checks of generated code.
+ * A driver error returns PE_ERROR_GPU from the exported entry that made the
+ * call, with the failing call in pe_runtime_last_error() (pe_runtime_raise),
+ * like the other run-time checks of generated code.
  *
  *===----------------------------------------------------------------------===*/
+#include "pe-c/Runtime.h"
+
 #include <cuda.h>
 
 #include <dlfcn.h>
@@ -86,17 +89,16 @@ static struct {
 static pthread_once_t driverOnce = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Errors reach the caller of the exported entry as PE_ERROR_GPU with the
+ * message (pe_runtime_raise); never raised while a lock is held. */
 static void die(const char *what, const char *detail) {
-  fprintf(stderr, "pe GPU runtime: %s%s%s\n", what, detail ? ": " : "",
-          detail ? detail : "");
-  fflush(stderr);
-  exit(1);
+  pe_runtime_raise(PE_ERROR_GPU, "pe GPU runtime: %s%s%s", what,
+                   detail ? ": " : "", detail ? detail : "");
 }
 
-/* Every driver call goes through check(): an error ends with its name. */
-static void check(CUresult result, const char *call) {
-  if (result == CUDA_SUCCESS)
-    return;
+/* "CALL failed with CUDA error N: TEXT" for a failed driver call. */
+static void describeFailure(char *message, size_t size, CUresult result,
+                            const char *call) {
   const char *text = NULL;
   if (driver.cuGetErrorString == NULL ||
       driver.cuGetErrorString(result, &text) != CUDA_SUCCESS || text == NULL)
@@ -104,53 +106,80 @@ static void check(CUresult result, const char *call) {
                                                "not an NVIDIA driver"
            : result == CUDA_ERROR_NO_DEVICE  ? "no CUDA-capable device"
                                              : "unknown error";
-  char message[256];
-  snprintf(message, sizeof message, "%s failed with CUDA error %d", call,
-           (int)result);
-  die(message, text);
+  snprintf(message, size, "%s failed with CUDA error %d: %s", call, (int)result,
+           text);
+}
+
+/* Every driver call goes through check(): an error ends with its name. */
+static void check(CUresult result, const char *call) {
+  if (result == CUDA_SUCCESS)
+    return;
+  char message[384];
+  describeFailure(message, sizeof message, result, call);
+  die(message, NULL);
 }
 #define CHECK(call) check(driver.call, #call)
+
+/* Set by loadDriver (under pthread_once, which must return normally). */
+static char driverError[512];
 
 static void loadDriver(void) {
   const char *path = getenv("PE_CUDA_DRIVER");
   if (path == NULL || *path == '\0')
     path = "libcuda.so.1";
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL)
-    die("cannot load the CUDA driver (a GPU kernel needs an NVIDIA driver)",
-        dlerror());
+  if (library == NULL) {
+    snprintf(driverError, sizeof driverError,
+             "cannot load the CUDA driver (a GPU kernel needs an NVIDIA driver): %s",
+             dlerror());
+    return;
+  }
 #define PE_LOAD(name, symbol, result, params)                                  \
   *(void **)&driver.name = dlsym(library, symbol);                             \
-  if (driver.name == NULL)                                                     \
-    die("the CUDA driver lacks " symbol, path);
+  if (driver.name == NULL) {                                                   \
+    snprintf(driverError, sizeof driverError,                                  \
+             "the CUDA driver lacks " symbol ": %s", path);                    \
+    return;                                                                    \
+  }
   PE_DRIVER_FUNCTIONS(PE_LOAD)
 #undef PE_LOAD
 #define PE_LOAD_OPTIONAL(name, symbol, result, params)                         \
   *(void **)&driver.name = dlsym(library, symbol);
   PE_OPTIONAL_DRIVER_FUNCTIONS(PE_LOAD_OPTIONAL)
 #undef PE_LOAD_OPTIONAL
-  CHECK(cuInit(0));
+  CUresult result = driver.cuInit(0);
+  if (result != CUDA_SUCCESS)
+    describeFailure(driverError, sizeof driverError, result, "cuInit(0)");
 }
 
 /* The driver, and a current context on the calling thread: the caller's if
  * it has one, else the primary context of the default device. */
 static void ensureContext(void) {
   pthread_once(&driverOnce, loadDriver);
+  if (driverError[0] != '\0')
+    die(driverError, NULL);
   CUcontext current = NULL;
   CHECK(cuCtxGetCurrent(&current));
   if (current != NULL)
     return;
   pthread_mutex_lock(&lock);
+  CUresult result = CUDA_SUCCESS;
+  const char *call = NULL;
   if (driver.context == NULL) {
     int ordinal = driver.defaultDevice;
     const char *env = getenv("PE_CUDA_DEVICE");
     if (ordinal < 0)
       ordinal = env != NULL ? atoi(env) : 0;
     CUdevice device;
-    CHECK(cuDeviceGet(&device, ordinal));
-    CHECK(cuDevicePrimaryCtxRetain(&driver.context, device));
+    call = "cuDeviceGet";
+    result = driver.cuDeviceGet(&device, ordinal);
+    if (result == CUDA_SUCCESS) {
+      call = "cuDevicePrimaryCtxRetain";
+      result = driver.cuDevicePrimaryCtxRetain(&driver.context, device);
+    }
   }
   pthread_mutex_unlock(&lock);
+  check(result, call);
   CHECK(cuCtxSetCurrent(driver.context));
 }
 
@@ -190,16 +219,22 @@ PE_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 static CUmodule loadedModule(PeModule *module) {
   ensureContext();
   pthread_mutex_lock(&module->lock);
+  CUresult result = CUDA_SUCCESS;
+  const char *call = NULL;
   if (module->module == NULL) {
     if (module->jit) {
       CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
       void *values[] = {(void *)(intptr_t)module->optLevel};
-      CHECK(cuModuleLoadDataEx(&module->module, module->data, 1, options, values));
+      call = "cuModuleLoadDataEx";
+      result = driver.cuModuleLoadDataEx(&module->module, module->data, 1, options,
+                                         values);
     } else {
-      CHECK(cuModuleLoadData(&module->module, module->data));
+      call = "cuModuleLoadData";
+      result = driver.cuModuleLoadData(&module->module, module->data);
     }
   }
   pthread_mutex_unlock(&module->lock);
+  check(result, call);
   return module->module;
 }
 

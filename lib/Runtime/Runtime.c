@@ -1,7 +1,20 @@
-/*===- Runtime.c - runtime support called by generated code ---------------===*/
+/*===- Runtime.c - runtime support called by generated code ---------------===*
+ *
+ * Errors: every exported entry of a compiled library runs its kernel through
+ * pe_runtime_call, which sets a recovery point (setjmp) for the calling
+ * thread. A check that fails inside the kernel formats its message into the
+ * thread's error buffer and returns to that point (longjmp), so the entry
+ * returns the status and pe_runtime_last_error() says what failed. Checks
+ * run on the thread that called the entry (before any parallel loop), so the
+ * jump never crosses threads. Nothing here ends the process, except a check
+ * failing in code called without an entry around it (abort(), with the
+ * message on stderr).
+ *===----------------------------------------------------------------------===*/
 #include "pe-c/Runtime.h"
 
 #include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +23,79 @@
 #include <unistd.h>
 #endif
 
+static _Thread_local char lastError[512];
+static _Thread_local jmp_buf *recovery; /* innermost pe_runtime_call */
+
+int32_t pe_runtime_call(void (*body)(void *), void *frame) {
+  jmp_buf here;
+  jmp_buf *volatile outer = recovery;
+  recovery = &here;
+  int status = setjmp(here);
+  if (status == 0) {
+    lastError[0] = '\0';
+    body(frame);
+  }
+  recovery = outer;
+  return status;
+}
+
+const char *pe_runtime_last_error(void) { return lastError; }
+
+void pe_runtime_raise(int32_t status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(lastError, sizeof lastError, format, args);
+  va_end(args);
+  if (status == PE_OK)
+    status = PE_ERROR_SIZE;
+  if (recovery)
+    longjmp(*recovery, status);
+  fprintf(stderr, "%s\n", lastError);
+  fflush(stderr);
+  abort();
+}
+
+int32_t pe_runtime_argument_error(const char *function, int64_t operand,
+                                  int64_t kind, int64_t dim, int64_t got,
+                                  int64_t expected) {
+  int n = snprintf(lastError, sizeof lastError, "%s: operand %" PRId64 ": ",
+                   function, operand);
+  if (n < 0 || (size_t)n >= sizeof lastError)
+    return PE_ERROR_ARGUMENT;
+  char *rest = lastError + n;
+  size_t room = sizeof lastError - (size_t)n;
+  switch (kind) {
+  case PE_ARGUMENT_SIZE:
+    snprintf(rest, room, "dimension %" PRId64 " has size %" PRId64
+             ", but the function is compiled for %" PRId64, dim, got, expected);
+    break;
+  case PE_ARGUMENT_NEGATIVE:
+    snprintf(rest, room, "dimension %" PRId64 " has negative size %" PRId64, dim,
+             got);
+    break;
+  case PE_ARGUMENT_STRIDE:
+    snprintf(rest, room, "stride %" PRId64 " is %" PRId64 ", but buffers must be "
+             "dense and row-major (stride %" PRId64 ")", dim, got, expected);
+    break;
+  case PE_ARGUMENT_OFFSET:
+    snprintf(rest, room, "offset is %" PRId64 ", but must be 0 (point `aligned` "
+             "at the first element)", got);
+    break;
+  case PE_ARGUMENT_NULL:
+    snprintf(rest, room, "the data pointer is null but the buffer is not empty");
+    break;
+  default:
+    snprintf(rest, room, "invalid descriptor");
+  }
+  return PE_ERROR_ARGUMENT;
+}
+
 void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
                                      int64_t rows) {
-  fprintf(stderr,
-          "pe.learned: position %" PRId64 " (entry %" PRId64
-          ") is out of range for a table of %" PRId64 " rows\n",
-          position, index, rows);
-  fflush(stderr);
-  exit(1);
+  pe_runtime_raise(PE_ERROR_POSITION,
+                   "pe.learned: position %" PRId64 " (entry %" PRId64
+                   ") is out of range for a table of %" PRId64 " rows",
+                   position, index, rows);
 }
 
 /* The same entry under MLIR's C-interface name, which calls from functions
@@ -67,6 +145,8 @@ static const char *describe(int64_t check) {
     return "pe.rope: the tables do not match the positions";
   case PE_CHECK_ATTENTION_RESULT:
     return "pe.attention: the operands do not match the result shape";
+  case PE_CHECK_DESTINATION_SHAPE:
+    return "pe: an output buffer does not have the result's size";
   case PE_CHECK_GPU_ALIGNMENT:
     return "pe GPU kernel: a buffer is not 16-byte aligned (its address modulo 16)";
   default:
@@ -75,10 +155,8 @@ static const char *describe(int64_t check) {
 }
 
 void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected) {
-  fprintf(stderr, "%s: got %" PRId64 ", expected %" PRId64 "\n", describe(check),
-          got, expected);
-  fflush(stderr);
-  exit(1);
+  pe_runtime_raise(PE_ERROR_SIZE, "%s: got %" PRId64 ", expected %" PRId64,
+                   describe(check), got, expected);
 }
 
 void _mlir_ciface_pe_runtime_size_mismatch(int64_t check, int64_t got,
@@ -92,12 +170,9 @@ void pe_runtime_enable_amx(void) {
     return;
 #if defined(__linux__) && defined(SYS_arch_prctl)
   /* ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18. */
-  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
-    fprintf(stderr, "pe runtime: the kernel refused the AMX tile state "
-                    "(compile without AMX: --amx=off)\n");
-    fflush(stderr);
-    exit(1);
-  }
+  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
+    pe_runtime_raise(PE_ERROR_CPU, "pe runtime: the kernel refused the AMX tile "
+                                   "state (compile without AMX: --amx=off)");
 #endif
   atomic_store_explicit(&enabled, 1, memory_order_release);
 }

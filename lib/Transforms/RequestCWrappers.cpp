@@ -19,6 +19,8 @@ struct RequestCWrappersPass
       return;
     fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(&getContext()));
+    if (!fn.isExternal())
+      fn->setAttr("pe.c_interface", TypeAttr::get(fn.getFunctionType()));
   }
 };
 } // namespace

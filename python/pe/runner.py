@@ -3,21 +3,23 @@
     mod = runner.compile(ir_text)
     (y,) = mod.call("rope", x, positions)
 
-The shared library's C interface (docs/c-abi.md) takes strided memref
-descriptors; this module builds them with ctypes from C-contiguous arrays,
-adopts or copies every result and only then frees their buffers.
+The library's functions are read from the JSON that `pe-compile --interface`
+writes beside it; its C interface (docs/c-abi.md) takes dense memref
+descriptors, which this module builds with ctypes from C-contiguous arrays
+(zero-copy where the array already has the element type). Results are
+adopted without a copy, or written into caller arrays with `out=`.
 Arguments are converted only where no value changes (an error names the
 argument otherwise): float arrays whose values the element type holds
-exactly, integers within range, never a float for an integer tensor.
-bf16 arrays are held as float32 here and converted to and from bf16 bits
-(round to nearest even) at the call boundary.
+exactly, integers within range, never a float for an integer tensor. bf16
+is `ml_dtypes.bfloat16`. An error status of a compiled function (a size
+mismatch, a position out of range) raises KernelError with its message.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
-import re
 import subprocess
 import tempfile
 import weakref
@@ -26,10 +28,17 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+try:  # bf16 as a numpy dtype; without it, bf16 tensors are uint16 bit patterns
+    import ml_dtypes
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - a machine without the requirement
+    ml_dtypes = None
+    BF16 = np.dtype(np.uint16)
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PE_COMPILE = os.environ.get("PE_COMPILE", os.path.join(_ROOT, "build", "bin", "pe-compile"))
 
-_NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+_NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": BF16,
           "i32": np.int32, "i64": np.int64, "index": np.int64}
 _CTYPE = {"f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
           "bf16": ctypes.c_uint16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
@@ -53,6 +62,18 @@ def from_bf16_bits(bits) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+def bf16_array(values) -> np.ndarray:
+    """`values` rounded to bf16 (nearest even) as the runner takes bf16 tensors."""
+    bits = to_bf16_bits(values)
+    return bits if ml_dtypes is None else bits.view(BF16)
+
+
+def to_float32(array) -> np.ndarray:
+    """A result as float32 values (bf16 given as bit patterns too)."""
+    array = np.asarray(array)
+    return from_bf16_bits(array) if array.dtype == np.uint16 else array.astype(np.float32)
+
+
 @dataclass(frozen=True)
 class TensorType:
     shape: Tuple[int, ...]  # -1 for a dynamic dimension
@@ -63,67 +84,45 @@ class TensorType:
         return len(self.shape)
 
 
-def _parse_type(text: str):
-    text = text.strip()
-    m = re.fullmatch(r"tensor<(.*)>", text)
-    if not m:
-        if text in ("index", "i64", "i32"):
-            return text
-        raise ValueError(f"unsupported argument type {text!r}")
-    parts = m.group(1).split("x")
-    dims = tuple(-1 if d == "?" else int(d) for d in parts[:-1])
-    return TensorType(dims, parts[-1])
+def _value_type(entry: dict):
+    """A TensorType, the element name of a scalar, or None (a type without a C
+    form, such as a vector), from the interface JSON."""
+    if entry["kind"] == "tensor":
+        return TensorType(tuple(entry["shape"]), entry["dtype"])
+    return entry["dtype"] if entry["kind"] == "scalar" else None
 
 
-def _split_top(text: str) -> List[str]:
-    """Split on commas outside <> and ()."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
+@dataclass(frozen=True)
+class Entry:
+    """One exported function of a library (pe-compile --interface)."""
+    name: str
+    symbol: str
+    arguments: Tuple  # TensorType or scalar element names
+    results: Tuple
+    outputs: int  # trailing arguments that are written (the `_into` entries)
 
 
-def parse_signatures(ir: str) -> Dict[str, Tuple[list, list]]:
-    """Argument and result types of the public functions of `ir`."""
-    sigs = {}
-    for m in re.finditer(r"func\.func\s+@([\w$.]+)\s*\(", ir):
-        name, i, depth = m.group(1), m.end(), 1
-        start = i
-        while depth:
-            depth += {"(": 1, ")": -1}.get(ir[i], 0)
-            i += 1
-        try:
-            args = [_parse_type(a.split(":", 1)[1]) for a in _split_top(ir[start:i - 1])]
-            rest = ir[i:]
-            results: list = []
-            r = re.match(r"\s*->\s*", rest)
-            if r:
-                rest = rest[r.end():]
-                if rest.startswith("("):
-                    j, depth = 1, 1
-                    while depth:
-                        depth += {"(": 1, ")": -1}.get(rest[j], 0)
-                        j += 1
-                    results = [_parse_type(t) for t in _split_top(rest[1:j - 1])]
-                else:
-                    single = re.match(r"(tensor<[^{]*?>)\s*(attributes|\{)", rest)
-                    if not single:
-                        raise ValueError("unsupported result type")
-                    results = [_parse_type(single.group(1))]
-        except ValueError:
-            continue  # not callable through Module.call (e.g. vector results)
-        sigs[name] = (args, results)
-    return sigs
+def read_interface(path: str) -> Tuple[str, Dict[str, Entry]]:
+    """The error-message symbol and the entries, by function name, of a library's
+    interface JSON."""
+    with open(path) as f:
+        doc = json.load(f)
+    entries = {}
+    for fn in doc["functions"]:
+        entries[fn["name"]] = Entry(fn["name"], fn["symbol"],
+                                    tuple(_value_type(a) for a in fn["arguments"]),
+                                    tuple(_value_type(r) for r in fn["results"]),
+                                    int(fn["outputs"]))
+    return doc["last_error"], entries
+
+
+class KernelError(RuntimeError):
+    """A compiled function returned an error status (enum pe_status): the message
+    names the op, what differs and the values."""
+
+    def __init__(self, function: str, status: int, message: str):
+        super().__init__(f"{function}: {message} (status {status})")
+        self.function, self.status, self.message = function, status, message
 
 
 _DESCRIPTORS: Dict[Tuple[int, str], type] = {}
@@ -150,16 +149,17 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
     only where no value changes: floats and integers that the element type
     holds exactly, integers within its range. A float or bool for an integer
     tensor, a value out of range or one that would round is an error naming
-    the argument. bf16 tensors take float32 arrays, which are rounded to
-    nearest even at the call (the documented bf16 convention); other dtypes
-    must hold bf16 values exactly."""
+    the argument (round explicitly, e.g. `x.astype(ml_dtypes.bfloat16)`)."""
     array = np.asarray(value)
     element = ttype.element
-    if array.dtype.kind not in "biuf":
+    dtype = np.dtype(_NUMPY[element])
+    if array.dtype == dtype:
+        return np.ascontiguousarray(array)
+    if array.dtype.kind not in "biuf" and array.dtype != BF16:
         raise TypeError(f"{where}: expected numbers for a tensor of {element}, got "
                         f"{array.dtype}")
     if element in _INT_RANGE:
-        if array.dtype.kind in "fb":
+        if array.dtype.kind in "fbV" or array.dtype == BF16:
             raise TypeError(f"{where}: expected integers for a tensor of {element}, "
                             f"got {array.dtype} values")
         low, high = _INT_RANGE[element]
@@ -167,43 +167,41 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
             bad = array[(array < low) | (array > high)].flat[0]
             raise OverflowError(f"{where}: {int(bad)} is outside the range of {element} "
                                 f"[{low}, {high}]")
-        return np.ascontiguousarray(array, dtype=_NUMPY[element])
-    converted = (to_bf16_bits(array) if element == "bf16"
-                 else np.ascontiguousarray(array, dtype=_NUMPY[element]))
-    if array.dtype != (np.float32 if element == "bf16" else _NUMPY[element]):
-        back = from_bf16_bits(converted) if element == "bf16" else converted
+        return np.ascontiguousarray(array, dtype=dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = np.ascontiguousarray(array, dtype=dtype)
+        back = converted.astype(np.float64)
         if array.dtype.kind in "iu":  # compared as integers: float64 rounds above 2^53
-            with np.errstate(invalid="ignore"):
-                exact = np.isfinite(back) & (back.astype(np.float64) == array.astype(np.float64))
-                exact &= back.astype(np.float64).astype(array.dtype) == array
+            exact = np.isfinite(back) & (back == array.astype(np.float64))
+            exact &= back.astype(array.dtype) == array
         else:
-            back = back.astype(np.float64)
-            exact = (back == array) | (np.isnan(back) & np.isnan(array.astype(np.float64)))
-        if not exact.all():
-            bad = array.flat[int(np.argmin(exact.ravel()))]
-            raise ValueError(f"{where}: {bad!r} ({array.dtype}) is not exactly a {element}; "
-                             f"round it explicitly")
-    return np.ascontiguousarray(array, dtype=np.float32 if element == "bf16" else _NUMPY[element])
+            wide = array.astype(np.float64)
+            exact = (back == wide) | (np.isnan(back) & np.isnan(wide))
+    if not exact.all():
+        bad = array.flat[int(np.argmin(exact.ravel()))]
+        raise ValueError(f"{where}: {bad!r} ({array.dtype}) is not exactly a {element}; "
+                         f"round it explicitly")
+    return converted
 
 
-def _to_descriptor(array: np.ndarray, ttype: TensorType):
+def _to_descriptor(array: np.ndarray, ttype: TensorType, where: str):
+    """The descriptor of a C-contiguous `array` of the element type."""
     if array.ndim != ttype.rank:
-        raise ValueError(f"expected a rank-{ttype.rank} array, got shape {array.shape}")
+        raise ValueError(f"{where}: expected a rank-{ttype.rank} array, got shape "
+                         f"{array.shape}")
     for got, want in zip(array.shape, ttype.shape):
         if want >= 0 and got != want:
-            raise ValueError(f"expected shape {ttype.shape}, got {array.shape}")
-    if ttype.element == "bf16":
-        array = to_bf16_bits(array)
-    else:
-        array = np.ascontiguousarray(array, dtype=_NUMPY[ttype.element])
+            raise ValueError(f"{where}: expected shape {ttype.shape} (-1: any), got "
+                             f"{array.shape}")
     desc = _descriptor(ttype.rank, ttype.element)()
     desc.allocated = desc.aligned = array.ctypes.data
     desc.offset = 0
-    itemsize = array.itemsize
-    for i in range(ttype.rank):
+    stride = 1  # dense row-major, as the array is C-contiguous
+    for i in reversed(range(ttype.rank)):
         desc.sizes[i] = array.shape[i]
-        desc.strides[i] = array.strides[i] // itemsize
-    return desc, array
+        desc.strides[i] = stride
+        stride *= array.shape[i]
+    return desc
 
 
 def _checked_scalar(value, element: str, where: str) -> int:
@@ -237,7 +235,7 @@ def _adopt(desc, ttype: TensorType):
         if shape[i] != 1 and desc.strides[i] != stride:
             dense = False
         stride *= shape[i]
-    if not dense or ttype.element == "bf16" or any(n == 0 for n in shape):
+    if not dense or any(n == 0 for n in shape):
         return None
     buf = (ctypes.c_char * (stride * dtype.itemsize)).from_address(
         desc.aligned + desc.offset * dtype.itemsize)
@@ -250,59 +248,115 @@ def _from_descriptor(desc, ttype: TensorType) -> np.ndarray:
     shape = tuple(desc.sizes[i] for i in range(ttype.rank))
     strides = tuple(desc.strides[i] * dtype.itemsize for i in range(ttype.rank))
     if any(s == 0 for s in shape):
-        out = np.zeros(shape, dtype)
-    else:
-        extent = 1 + sum((n - 1) * s for n, s in zip(shape, desc.strides[:ttype.rank]))
-        buf = (ctypes.c_char * (extent * dtype.itemsize)).from_address(
-            desc.aligned + desc.offset * dtype.itemsize)
-        flat = np.frombuffer(buf, dtype=dtype, count=extent)
-        out = np.lib.stride_tricks.as_strided(flat, shape, strides).copy()
-    if ttype.element == "bf16":
-        return from_bf16_bits(out)
-    return out
+        return np.zeros(shape, dtype)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, desc.strides[:ttype.rank]))
+    buf = (ctypes.c_char * (extent * dtype.itemsize)).from_address(
+        desc.aligned + desc.offset * dtype.itemsize)
+    flat = np.frombuffer(buf, dtype=dtype, count=extent)
+    return np.lib.stride_tricks.as_strided(flat, shape, strides).copy()
+
+
+def _result_slot(types):
+    """The ctypes object the C interface writes results into: a descriptor or
+    scalar for one result, a struct of them for several (None for none)."""
+    def ctype(t):
+        return _descriptor(t.rank, t.element) if isinstance(t, TensorType) else _CTYPE[t]
+    if not types:
+        return None
+    if len(types) == 1:
+        return ctype(types[0])()
+    return type("Results", (ctypes.Structure,),
+                {"_fields_": [(f"r{i}", ctype(t)) for i, t in enumerate(types)]})()
 
 
 class Module:
-    """A compiled module: call its public functions on numpy arrays."""
+    """A compiled library: call its public functions on numpy arrays.
 
-    def __init__(self, library: str, signatures):
+    `call(name, *args)` returns new arrays; `call(name, *args, out=arrays)`
+    writes the tensor results into `out` (C-contiguous arrays of the result
+    dtypes, 64-byte aligned to be written in place) through the `_into`
+    entry. An error status raises KernelError.
+    """
+
+    def __init__(self, library: str, interface: str, owner=None):
         self.library = library
-        self.signatures = signatures
+        last_error, self.entries = read_interface(interface)
         self._lib = ctypes.CDLL(library)
+        self._last_error = getattr(self._lib, last_error)
+        self._last_error.restype = ctypes.c_char_p
+        self._owner = owner  # e.g. the temporary folder, removed with the module
 
-    def call(self, name: str, *args) -> List[np.ndarray]:
-        arg_types, result_types = self.signatures[name]
-        if len(args) != len(arg_types):
-            raise TypeError(f"{name} takes {len(arg_types)} arguments, got {len(args)}")
-        c_args, keep, inputs = [], [], set()
-        for i, (value, t) in enumerate(zip(args, arg_types)):
-            where = f"{name}: argument {i}"
+    @property
+    def functions(self) -> List[str]:
+        """The public functions (each `f` also has `f_into` where it returns tensors)."""
+        return [n for n, e in self.entries.items() if e.outputs == 0]
+
+    def call(self, name: str, *args, out=None) -> List[np.ndarray]:
+        if name not in self.entries:
+            raise KeyError(f"the library has no function {name!r}; it has "
+                           f"{sorted(self.functions)}")
+        if out is None:
+            return self._call(self.entries[name], args, ())
+        outs = [out] if isinstance(out, np.ndarray) else list(out)
+        into = self.entries.get(name + "_into")
+        if into is None:
+            raise TypeError(f"{name} has no destination-passing entry (no tensor results, "
+                            f"or a library compiled without them)")
+        if len(outs) != into.outputs:
+            raise TypeError(f"{name} writes {into.outputs} outputs, got {len(outs)}")
+        return self._call(into, args, outs)
+
+    def _call(self, entry: Entry, args, outs) -> List[np.ndarray]:
+        if None in entry.arguments or None in entry.results:
+            raise TypeError(f"{entry.name} has operands without a C form (vectors): "
+                            f"call {entry.symbol} through ctypes")
+        inputs = entry.arguments[:len(entry.arguments) - entry.outputs]
+        if len(args) != len(inputs):
+            raise TypeError(f"{entry.name} takes {len(inputs)} arguments, got {len(args)}")
+        c_args, keep, owned = [], [], set()
+        for i, (value, t) in enumerate(zip(args, inputs)):
+            where = f"{entry.name}: argument {i}"
             if isinstance(t, TensorType):
-                desc, array = _to_descriptor(_checked_array(value, t, where), t)
+                array = _checked_array(value, t, where)
+                desc = _to_descriptor(array, t, where)
                 keep += [desc, array]
-                inputs.add(desc.allocated)
+                owned.add(desc.allocated)
                 c_args.append(ctypes.byref(desc))
             else:
-                c_args.append(ctypes.c_int64(_checked_scalar(value, t, where)))
-        descs = [_descriptor(t.rank, t.element)() for t in result_types]
-        if len(descs) == 1:
-            c_args.insert(0, ctypes.byref(descs[0]))
-        elif descs:
-            packed = type("Results", (ctypes.Structure,),
-                          {"_fields_": [(f"r{i}", type(d)) for i, d in enumerate(descs)]})()
-            c_args.insert(0, ctypes.byref(packed))
-        getattr(self._lib, "_mlir_ciface_" + name)(*c_args)
-        if len(descs) > 1:
-            descs = [getattr(packed, f"r{i}") for i in range(len(descs))]
-        return _collect_results(descs, result_types, inputs)
+                c_args.append(_CTYPE[t](_checked_scalar(value, t, where)))
+        for i, (array, t) in enumerate(zip(outs, entry.arguments[len(inputs):])):
+            where = f"{entry.name}: output {i}"
+            if (not isinstance(array, np.ndarray) or array.dtype != np.dtype(_NUMPY[t.element])
+                    or not array.flags.c_contiguous or not array.flags.writeable):
+                raise TypeError(f"{where}: expected a writeable C-contiguous array of "
+                                f"{np.dtype(_NUMPY[t.element])}")
+            desc = _to_descriptor(array, t, where)
+            keep.append(desc)
+            c_args.append(ctypes.byref(desc))
+        slot = _result_slot(entry.results)
+        if slot is not None:
+            c_args.insert(0, ctypes.byref(slot))
+        function = getattr(self._lib, entry.symbol)
+        function.restype = ctypes.c_int32
+        status = function(*c_args)
+        if status != 0:
+            raise KernelError(entry.name, status, self._last_error().decode())
+        if slot is None:
+            return list(outs)
+        values = ([slot] if len(entry.results) == 1 else
+                  [getattr(slot, f"r{i}") for i in range(len(entry.results))])
+        return list(outs) + _collect_results(values, entry.results, owned)
 
 
-def _collect_results(descs, result_types, inputs) -> List[np.ndarray]:
-    """Every result as an array first, then the buffers freed: a buffer that
-    two results share (or that is an input) is read before anything is freed
-    and released once."""
+def _collect_results(values, result_types, inputs) -> List:
+    """Every result as an array (or scalar) first, then the buffers freed: a
+    buffer that two results share (or that is an input) is read before
+    anything is freed and released once."""
     outputs, adopted, to_free = [], set(), set()
-    for d, t in zip(descs, result_types):
+    for d, t in zip(values, result_types):
+        if not isinstance(t, TensorType):
+            outputs.append(d.value if hasattr(d, "value") else d)
+            continue
         owned = d.allocated and d.allocated not in inputs
         array = None
         if owned and d.allocated not in adopted and d.allocated not in to_free:
@@ -319,15 +373,27 @@ def _collect_results(descs, result_types, inputs) -> List[np.ndarray]:
     return outputs
 
 
-def compile(ir: str, workdir: str | None = None, extra_args: Sequence[str] = ()) -> Module:
-    """Compile `ir` with `pe-compile --emit=shared` and load it."""
-    workdir = workdir or tempfile.mkdtemp(prefix="pe-")
-    src = os.path.join(workdir, "module.mlir")
-    lib = os.path.join(workdir, "module.so")
+def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = None) -> Module:
+    """Compile `ir` with `pe-compile --emit=shared` into a temporary folder and
+    load it; the folder is removed with the module."""
+    folder = tempfile.TemporaryDirectory(prefix="pe-")
+    src = os.path.join(folder.name, "module.mlir")
+    lib = os.path.join(folder.name, "libmodule.so")
+    interface = os.path.join(folder.name, "module.json")
     with open(src, "w") as f:
         f.write(ir)
-    proc = subprocess.run([PE_COMPILE, src, "--emit=shared", "-o", lib, *extra_args],
-                          capture_output=True, text=True)
+    command = [PE_COMPILE, src, "--emit=shared", "-o", lib, f"--interface={interface}",
+               *extra_args]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"pe-compile did not finish within {timeout} s") from None
     if proc.returncode != 0:
         raise RuntimeError(f"pe-compile failed:\n{proc.stderr}")
-    return Module(lib, parse_signatures(ir))
+    return Module(lib, interface, owner=folder)
+
+
+def load(library: str, interface: str | None = None) -> Module:
+    """A library compiled by `pe-compile --emit=shared --interface=FILE`
+    (default FILE: the library's path with `.json` for its extension)."""
+    return Module(library, interface or os.path.splitext(library)[0] + ".json")

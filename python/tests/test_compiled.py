@@ -51,10 +51,6 @@ Set PE_COMPILED_ERROR_TABLE=<file> to write the maximum measured errors per op/v
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import tempfile
-import textwrap
 import zlib
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -70,7 +66,6 @@ from pe.testing import round_to, spacing, ulp_distance
 pytestmark = pytest.mark.skipif(not os.access(runner.PE_COMPILE, os.X_OK),
                                 reason=f"pe-compile not found at {runner.PE_COMPILE}")
 
-PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # ---------------------------------------------------------------------------
 # Tolerances (see the module docstring for the justification)
@@ -189,24 +184,11 @@ TARGET_ARGS: Tuple[str, ...] = ()
 def compile_module(funcs: Sequence[str], extra_args: Sequence[str] = ()) -> runner.Module:
     """`runner.compile` of the concatenated functions, with a time limit.
 
-    Same steps as `runner.compile` (module.mlir + `pe-compile --emit=shared`), but a
-    pe-compile that never finishes (an earlier build looped on pe.alibi_bias, eating memory)
+    A pe-compile that never finishes (an earlier build looped on pe.alibi_bias, eating memory)
     fails the fixture instead of hanging the whole run.
     """
-    text = "\n".join(funcs)
-    workdir = tempfile.mkdtemp(prefix="pe-compiled-test-")
-    src, lib = os.path.join(workdir, "module.mlir"), os.path.join(workdir, "module.so")
-    with open(src, "w") as f:
-        f.write(text)
-    try:
-        proc = subprocess.run([runner.PE_COMPILE, src, "--emit=shared", "-o", lib,
-                               *TARGET_ARGS, *extra_args],
-                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"pe-compile did not finish within {COMPILE_TIMEOUT_S} s on {src}")
-    if proc.returncode != 0:
-        raise RuntimeError(f"pe-compile failed on {src}:\n{proc.stderr}")
-    return runner.Module(lib, runner.parse_signatures(text))
+    return runner.compile("\n".join(funcs), [*TARGET_ARGS, *extra_args],
+                          timeout=COMPILE_TIMEOUT_S)
 
 
 def check_rope_like(got, want, dtype: str, scale: float, op: str, variant: str,
@@ -760,28 +742,6 @@ def test_learned_in_range(learned_module, case: LearnedCase):
     record("learned", "gather", case.dtype, "abs", 0.0, 0.0)
 
 
-_LEARNED_CHILD = textwrap.dedent("""
-    import sys
-    import numpy as np
-    sys.path.insert(0, sys.argv[1])
-    from pe import runner
-    lib, src, name, table_file, pos_file = sys.argv[2:7]
-    module = runner.Module(lib, runner.parse_signatures(open(src).read()))
-    out = module.call(name, np.load(table_file), np.load(pos_file))
-    print("RETURNED", out[0].shape, flush=True)
-""")
-
-
-def _learned_subprocess(module, case: LearnedCase, table, pos, tmp_path):
-    table_file, pos_file = tmp_path / "table.npy", tmp_path / "pos.npy"
-    np.save(table_file, as_input(table, case.dtype))
-    np.save(pos_file, pos_np(pos, case.pos_elem))
-    src = os.path.join(os.path.dirname(module.library), "module.mlir")
-    return subprocess.run([sys.executable, "-c", _LEARNED_CHILD, PYTHON_DIR, module.library,
-                           src, case.fname, str(table_file), str(pos_file)],
-                          capture_output=True, text=True, timeout=60)
-
-
 # (case id, table rows, positions, the offending (position, flat entry))
 _OOR = [
     ("f32-static-s-i64", LEARNED_N, [0, 1, 2, 50, 3], (50, 3)),              # p == N
@@ -796,29 +756,23 @@ _OOR = [
 
 @pytest.mark.parametrize("case_id,rows,positions,bad", _OOR,
                          ids=[f"{c}-p{b[0]}-entry{b[1]}" for c, _, _, b in _OOR])
-def test_learned_out_of_range_is_a_runtime_error(learned_module, tmp_path, case_id, rows,
-                                                 positions, bad):
+def test_learned_out_of_range_is_a_runtime_error(learned_module, case_id, rows, positions,
+                                                 bad):
+    """The call raises KernelError (status 2, PE_ERROR_POSITION) naming the first bad
+    position and its flat entry; the module goes on working."""
     case = next(c for c in LEARNED_CASES if c.id == case_id)
     table = _learned_table(case.dtype, rows)
     pos = np.asarray(positions, dtype=np.int64)
-    proc = _learned_subprocess(learned_module, case, table, pos, tmp_path)
     p, entry = bad
     message = f"pe.learned: position {p} (entry {entry}) is out of range for a table of {rows} rows"
-    assert proc.returncode == 1, (f"exit status {proc.returncode}, stdout {proc.stdout!r}, "
-                                  f"stderr {proc.stderr!r}")
-    assert message in proc.stderr, f"stderr {proc.stderr!r} lacks {message!r}"
-    assert "RETURNED" not in proc.stdout
+    with pytest.raises(runner.KernelError) as caught:
+        learned_module.call(case.fname, as_input(table, case.dtype), pos_np(pos, case.pos_elem))
+    assert caught.value.status == 2 and caught.value.message == message
     with pytest.raises(IndexError, match=f"position {p} \\(entry {entry}\\)"):
         ref.learned(table, pos)
-
-
-def test_learned_subprocess_harness_returns_in_range(learned_module, tmp_path):
-    """The subprocess harness itself runs and returns for valid positions (exit 0)."""
-    case = next(c for c in LEARNED_CASES if c.id == "f32-static-s-i64")
-    proc = _learned_subprocess(learned_module, case, _learned_table("f32"),
-                               np.array([0, 49, 3]), tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "RETURNED (3, 24)" in proc.stdout
+    good = np.clip(pos, 0, rows - 1)
+    (e,) = learned_module.call(case.fname, as_input(table, case.dtype), pos_np(good, case.pos_elem))
+    np.testing.assert_array_equal(f64(e), ref.learned(table, good))
 
 
 # ===========================================================================

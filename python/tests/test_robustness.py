@@ -66,7 +66,7 @@ def test_chained_rotations_of_i64_positions_stay_exact():
     x = rng.standard_normal((1, 2, 6, 32)).astype(np.float32)
     p = np.array([0, 5, INT64_MAX, INT64_MAX - 1, 2**62, -2**63], dtype=np.int64)
     (got,) = mod.call("chain", x, p)
-    assert len(runner.parse_signatures(_chain(3, "i64"))) == 1
+    assert mod.functions == ["chain"]
     want = x.astype(np.float64)
     for _ in range(3):
         want = reference.apply_rope(want, p, 10000.0, 32)

@@ -7,8 +7,9 @@
 //   --emit=obj     an object file
 //   --emit=shared  a shared library linked with the pe runtime
 //   --emit=jit     nothing: JIT-compiles the module and runs its `main`
-// and, with --header=FILE, a C header declaring the C interface of every
-// public function (see CHeader.cpp for the ABI). With --target=gpu (after
+// and, with --header=FILE, a C header declaring the exported entry of every
+// public function, with --interface=FILE the same as JSON (the ABI is in
+// LibraryInterface.cpp; entries are prefixed with --prefix). With --target=gpu (after
 // pe-gpu-pipeline) it writes the kernels of every function as
 //   --emit=ptx     PTX text (no CUDA needed)
 //   --emit=cubin   a cubin for --chip (needs ptxas)
@@ -21,10 +22,11 @@
 // (GpuManifest.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "CHeader.h"
 #include "GpuManifest.h"
+#include "LibraryInterface.h"
 
 #include "pe/InitPE.h"
+#include "pe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -138,6 +140,22 @@ static cl::opt<std::string> manifestFilename(
 static cl::opt<std::string> headerFilename(
     "header", cl::desc("Also write the C header of the public functions"),
     cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> interfaceFilename(
+    "interface",
+    cl::desc("Also write the exported functions as JSON (names, operand shapes "
+             "and dtypes)"),
+    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> prefixOption(
+    "prefix",
+    cl::desc("Prefix of every exported name (default: the output file's name "
+             "without `lib` and extension, then `_`; `pe_` when writing to "
+             "standard output)"),
+    cl::value_desc("name"), cl::cat(category));
+static cl::opt<bool> destinationEntries(
+    "destination-entries",
+    cl::desc("Also export PREFIXf_into, writing the results of each public "
+             "function into caller-provided buffers (CPU targets)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> mcpu("mcpu", cl::desc("Target CPU (default: the host)"),
                                  cl::init("native"), cl::cat(category));
 static cl::opt<std::string> mattr("mattr",
@@ -232,28 +250,38 @@ static LogicalResult writeMachineCode(llvm::Module &module,
                                       llvm::TargetMachine &machine,
                                       llvm::CodeGenFileType type,
                                       StringRef path) {
+  // Emitted into memory first: an object writer seeks, which a pipe cannot,
+  // and a failure leaves no partial file.
+  SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, type)) {
+    fail("the target cannot emit this file type");
+    return failure();
+  }
+  passes.run(module);
   std::string error;
   auto output = openOutputFile(path, &error);
   if (!output) {
     fail(error);
     return failure();
   }
-  llvm::legacy::PassManager passes;
-  if (machine.addPassesToEmitFile(passes, output->os(), nullptr, type)) {
-    fail("the target cannot emit this file type");
-    return failure();
-  }
-  passes.run(module);
+  output->os() << StringRef(buffer.data(), buffer.size());
   output->keep();
   return success();
 }
 
-/// The directory of libpe_runtime.so: the build tree, else the install tree.
+/// The directory of libpe_runtime.so: `../lib` next to this executable (the
+/// build tree's and an install's layout, wherever it was moved), else the
+/// install prefix it was configured with.
 static std::string runtimeDirectory() {
-  std::string dir = PE_RUNTIME_BUILD_DIR;
-  if (!llvm::sys::fs::exists(dir + "/libpe_runtime.so"))
-    dir = PE_RUNTIME_INSTALL_DIR;
-  return dir;
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&runtimeDirectory));
+  SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(dir, "lib");
+  if (!self.empty() && llvm::sys::fs::exists(dir + "/libpe_runtime.so"))
+    return std::string(dir);
+  return PE_RUNTIME_INSTALL_DIR;
 }
 
 /// --emit=jit calls `void main(void)`: the module must define it.
@@ -274,9 +302,11 @@ static LogicalResult checkMain(ModuleOp module) {
   return success();
 }
 
-/// JIT-compiles `module` (in the LLVM dialect) and runs its `main`, with the
-/// pe runtime and MLIR's runner utilities (printMemrefF32, ...) loaded.
-static int runMain(ModuleOp module) {
+/// JIT-compiles `module` (in the LLVM dialect, entries exported with
+/// `prefix`) and runs its `main` through the checked entry, with the pe
+/// runtime and MLIR's runner utilities (printMemrefF32, ...) loaded. An
+/// error status ends with its message and exit status 1.
+static int runMain(ModuleOp module, StringRef prefix) {
   std::string runtime = runtimeDirectory() + "/libpe_runtime.so";
   std::string cRunnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
   std::string runnerUtils = std::string(PE_MLIR_LIB_DIR) + "/libmlir_runner_utils.so";
@@ -291,9 +321,17 @@ static int runMain(ModuleOp module) {
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  if (llvm::Error err = (*engine)->invokePacked("main"))
-    return fail("running main failed: " + llvm::toString(std::move(err)));
-  return 0;
+  auto entry = (*engine)->lookup((prefix + "main").str());
+  if (!entry)
+    return fail("running main failed: " + llvm::toString(entry.takeError()));
+  int32_t status = reinterpret_cast<int32_t (*)()>(*entry)();
+  if (status == 0)
+    return 0;
+  auto lastError = (*engine)->lookup((prefix + "last_error").str());
+  if (!lastError)
+    return fail("main failed with status " + llvm::Twine(status));
+  auto message = reinterpret_cast<const char *(*)()>(*lastError)();
+  return fail("main failed (status " + llvm::Twine(status) + "): " + message);
 }
 
 /// Links `object` into a shared library next to the pe runtime (and the
@@ -327,14 +365,11 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
                                    object.str(),
                                    "-L" + runtimeDir,
                                    "-lpe_runtime",
-                                   "-L" + mlirLibDir,
-                                   "-lmlir_c_runner_utils",
                                    "-Wl,-rpath,$ORIGIN",
                                    "-Wl,-rpath," + runtimeDir,
-                                   "-Wl,-rpath," + mlirLibDir,
                                    "-lm"};
-  if (threads > 1)
-    args.push_back("-lomp"); // __kmpc_* of the OpenMP lowering
+  if (threads > 1) // __kmpc_* of the OpenMP lowering
+    args.append({"-L" + mlirLibDir, "-Wl,-rpath," + mlirLibDir, "-lomp"});
   if (target == Target::Gpu)
     args.push_back("-lpe_cuda_runtime"); // mgpu* of the gpu-to-llvm lowering
   SmallVector<StringRef> argRefs(args.begin(), args.end());
@@ -510,6 +545,72 @@ static int emitHostCode(ModuleOp module, bool amx) {
   return 0;
 }
 
+/// The prefix of exported names: --prefix, else derived from the output
+/// file (`libllama.so` -> `llama_`), else `pe_`.
+static std::string exportPrefix() {
+  if (prefixOption.getNumOccurrences())
+    return prefixOption;
+  StringRef stem = llvm::sys::path::stem(outputFilename);
+  if (outputFilename == "-" || emit == Emit::Jit || stem.empty())
+    return "pe_";
+  stem.consume_front("lib");
+  std::string prefix = stem.str();
+  for (char &c : prefix)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  if (prefix.empty() || llvm::isDigit(prefix.front()))
+    prefix = "pe_" + prefix;
+  return prefix + "_";
+}
+
+/// The module as MLIR text, to the output.
+static int writeMlir(ModuleOp module) {
+  std::string error;
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  module->print(output->os());
+  output->keep();
+  return 0;
+}
+
+/// Exports the checked entries (pe-export-c-interface) and writes the
+/// header and interface files asked for.
+static LogicalResult exportEntries(ModuleOp module) {
+  std::string prefix = exportPrefix();
+  PassManager pm(module.getContext());
+  pm.addPass(pe::createPEExportCInterface(pe::PEExportCInterfaceOptions{prefix}));
+  if (failed(pm.run(module)))
+    return failure();
+  std::string error;
+  if (!headerFilename.empty()) {
+    auto header = openOutputFile(headerFilename, &error);
+    if (!header)
+      return failure(fail(error));
+    // An identifier: other characters become '_', a leading digit gets a
+    // prefix.
+    std::string guard = llvm::sys::path::stem(headerFilename).upper() + "_H";
+    for (char &c : guard)
+      if (!llvm::isAlnum(c))
+        c = '_';
+    if (llvm::isDigit(guard.front()))
+      guard = "PE_" + guard;
+    bool deviceBuffers = target == Target::Gpu && gpuMemory == GpuMemory::Device;
+    if (failed(pe::emitCHeader(module, prefix, guard, header->os(), deviceBuffers)))
+      return failure();
+    header->keep();
+  }
+  if (!interfaceFilename.empty()) {
+    auto json = openOutputFile(interfaceFilename, &error);
+    if (!json)
+      return failure(fail(error));
+    if (failed(pe::emitInterfaceJson(module, prefix, json->os())))
+      return failure();
+    json->keep();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
@@ -518,6 +619,8 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(category);
+  cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "pe-mlir version " PE_VERSION "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
 
   if (vectorWidth < 1 || vectorWidth > 64)
@@ -574,37 +677,18 @@ int main(int argc, char **argv) {
   if (emit == Emit::Jit && failed(checkMain(*module)))
     return 1;
 
-  if (!headerFilename.empty()) {
-    auto header = openOutputFile(headerFilename, &error);
-    if (!header)
-      return fail(error);
-    // An identifier: other characters become '_', a leading digit gets a
-    // prefix.
-    std::string guard = llvm::sys::path::stem(headerFilename).upper() + "_H";
-    for (char &c : guard)
-      if (!llvm::isAlnum(c))
-        c = '_';
-    if (llvm::isDigit(guard.front()))
-      guard = "PE_" + guard;
-    bool deviceBuffers = target == Target::Gpu && gpuMemory == GpuMemory::Device;
-    if (failed(pe::emitCHeader(*module, guard, header->os(), deviceBuffers)))
-      return 1;
-    header->keep();
-  }
-
   if (target == Target::Gpu) {
+    if (gpuEmit && (!headerFilename.empty() || !interfaceFilename.empty()))
+      return fail("--header and --interface describe a library: they need "
+                  "--emit=shared, obj, asm, llvm or mlir");
     if (failed(lowerForGpu(*module)))
       return 1;
     if (gpuEmit)
       return writeGpuKernels(*module);
-    if (emit == Emit::Mlir) {
-      auto output = openOutputFile(outputFilename, &error);
-      if (!output)
-        return fail(error);
-      module->print(output->os());
-      output->keep();
-      return 0;
-    }
+    if (failed(exportEntries(*module)))
+      return 1;
+    if (emit == Emit::Mlir)
+      return writeMlir(*module);
     return emitHostCode(*module, /*amx=*/false);
   }
 
@@ -628,6 +712,7 @@ int main(int argc, char **argv) {
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;
+  options.destinationEntries = destinationEntries;
   if (target == Target::GpuOnCpu) {
     // The GPU kernels' loop nests, run in sequence on the CPU.
     pe::GpuPipelineOptions gpuOptions;
@@ -640,24 +725,17 @@ int main(int argc, char **argv) {
   } else {
     pe::buildCpuPipeline(pm, options);
   }
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(*module)) || failed(exportEntries(*module)))
     return 1;
-
-  if (emit == Emit::Mlir) {
-    auto output = openOutputFile(outputFilename, &error);
-    if (!output)
-      return fail(error);
-    module->print(output->os());
-    output->keep();
-    return 0;
-  }
+  if (emit == Emit::Mlir)
+    return writeMlir(*module);
 
   if (emit == Emit::Jit) {
     llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
     if (options.amx && !(host.lookup("amx-tile") && host.lookup("amx-bf16")))
       return fail("--amx=on with --emit=jit needs a host CPU with AMX "
                   "(amx-tile, amx-bf16)");
-    return runMain(*module);
+    return runMain(*module, exportPrefix());
   }
 
   return emitHostCode(*module, options.amx);

@@ -2,6 +2,7 @@
 #include "Differential.h"
 
 #include "pe/Pipelines/Pipelines.h"
+#include "pe/Transforms/Passes.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -107,6 +108,7 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
   options.tileRope = kernels;
   options.threads = threads;
   pe::buildCpuPipeline(pm, options);
+  pm.addPass(pe::createPEExportCInterface(pe::PEExportCInterfaceOptions{"pe_"}));
   if (failed(pm.run(*copy)))
     return nullptr;
   ExecutionEngineOptions engineOptions;
@@ -126,9 +128,11 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
   return std::move(*engine);
 }
 
-/// Calls `_mlir_ciface_f(result, args...)`; returns the result's descriptor.
+/// Calls the exported `pe_f(result, args...)`; returns the result's
+/// descriptor, or nothing when it returns an error status (a run-time check
+/// of the generated code failed).
 std::vector<int64_t> run(ExecutionEngine &engine, std::vector<Buffer> &inputs, size_t rank) {
-  auto symbol = engine.lookup("_mlir_ciface_f");
+  auto symbol = engine.lookup("pe_f");
   if (!symbol) {
     llvm::consumeError(symbol.takeError());
     return {};
@@ -139,30 +143,33 @@ std::vector<int64_t> run(ExecutionEngine &engine, std::vector<Buffer> &inputs, s
     args.push_back(input.descriptor.data());
   using P = void *;
   void *fn = *symbol;
+  int32_t status = 0;
   switch (args.size()) {
   case 2:
-    reinterpret_cast<void (*)(P, P)>(fn)(args[0], args[1]);
+    status = reinterpret_cast<int32_t (*)(P, P)>(fn)(args[0], args[1]);
     break;
   case 3:
-    reinterpret_cast<void (*)(P, P, P)>(fn)(args[0], args[1], args[2]);
+    status = reinterpret_cast<int32_t (*)(P, P, P)>(fn)(args[0], args[1], args[2]);
     break;
   case 4:
-    reinterpret_cast<void (*)(P, P, P, P)>(fn)(args[0], args[1], args[2], args[3]);
+    status = reinterpret_cast<int32_t (*)(P, P, P, P)>(fn)(args[0], args[1], args[2], args[3]);
     break;
   case 5:
-    reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3], args[4]);
+    status = reinterpret_cast<int32_t (*)(P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3], args[4]);
     break;
   case 6:
-    reinterpret_cast<void (*)(P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
+    status = reinterpret_cast<int32_t (*)(P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
                                                      args[4], args[5]);
     break;
   case 7:
-    reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
+    status = reinterpret_cast<int32_t (*)(P, P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
                                                         args[4], args[5], args[6]);
     break;
   default:
     return {};
   }
+  if (status != 0)
+    return {};
   return result;
 }
 

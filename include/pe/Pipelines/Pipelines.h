@@ -64,6 +64,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> destinationEntries{
+      *this, "destination-entries",
+      llvm::cl::desc("Add @f_into, writing the results of every public @f into "
+                     "caller-provided buffers (pe-destination-entries)"),
+      llvm::cl::init(false)};
 };
 
 /// pe fusions -> flash attention kernels + linalg -> tiling + vectorization -> bufferization -> LLVM
