@@ -35,8 +35,21 @@ except ImportError:  # pragma: no cover - a machine without the requirement
     ml_dtypes = None
     BF16 = np.dtype(np.uint16)
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PE_COMPILE = os.environ.get("PE_COMPILE", os.path.join(_ROOT, "build", "bin", "pe-compile"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _find_pe_compile() -> str:
+    """$PE_COMPILE, else the one installed with the package (pip install .),
+    else the source tree's build."""
+    if os.environ.get("PE_COMPILE"):
+        return os.environ["PE_COMPILE"]
+    packaged = os.path.join(_HERE, "_native", "bin", "pe-compile")
+    if os.access(packaged, os.X_OK):
+        return packaged
+    return os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "bin", "pe-compile")
+
+
+PE_COMPILE = _find_pe_compile()
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": BF16,
           "i32": np.int32, "i64": np.int64, "index": np.int64}
