@@ -89,8 +89,9 @@ struct EntryBuilder {
                                                    : LLVM::LoadOp::create(b, loc, t, p));
     }
     auto call = LLVM::CallOp::create(b, loc, wrapper, args);
+    // The caller's `result` need not be aligned as the type (a vector) asks.
     if (returnsValue())
-      LLVM::StoreOp::create(b, loc, call.getResult(), slot(0));
+      LLVM::StoreOp::create(b, loc, call.getResult(), slot(0), /*alignment=*/1);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
     return body;
   }

@@ -32,7 +32,7 @@
 // A scalar result goes through a leading pointer.
 // CHECK-LABEL: llvm.func internal @__pe_body_k_count(
 // CHECK: %[[N:.*]] = llvm.call @_mlir_ciface_count(
-// CHECK: llvm.store %[[N]], %{{.*}} : i64, !llvm.ptr
+// CHECK: llvm.store %[[N]], %{{.*}} {alignment = 1 : i64} : i64, !llvm.ptr
 // CHECK-LABEL: llvm.func @k_count(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-LABEL: llvm.func @k_last_error() -> !llvm.ptr

@@ -151,6 +151,11 @@ static cl::opt<std::string> prefixOption(
              "without `lib` and extension, then `_`; `pe_` when writing to "
              "standard output)"),
     cl::value_desc("name"), cl::cat(category));
+static cl::opt<bool> staticRuntime(
+    "static-runtime",
+    cl::desc("--emit=shared: link the pe runtime into the library (libpe_runtime.a, "
+             "hidden) instead of depending on libpe_runtime.so"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> destinationEntries(
     "destination-entries",
     cl::desc("Also export PREFIXf_into, writing the results of each public "
@@ -363,15 +368,16 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
                                    "-o",
                                    output.str(),
                                    object.str(),
-                                   "-L" + runtimeDir,
-                                   "-lpe_runtime",
                                    "-Wl,-rpath,$ORIGIN",
-                                   "-Wl,-rpath," + runtimeDir,
                                    "-lm"};
+  if (staticRuntime)
+    args.push_back(runtimeDir + "/libpe_runtime.a");
+  else
+    args.append({"-L" + runtimeDir, "-lpe_runtime", "-Wl,-rpath," + runtimeDir});
   if (threads > 1) // __kmpc_* of the OpenMP lowering
     args.append({"-L" + mlirLibDir, "-Wl,-rpath," + mlirLibDir, "-lomp"});
-  if (target == Target::Gpu)
-    args.push_back("-lpe_cuda_runtime"); // mgpu* of the gpu-to-llvm lowering
+  if (target == Target::Gpu) // mgpu* of the gpu-to-llvm lowering
+    args.append({"-L" + runtimeDir, "-lpe_cuda_runtime", "-Wl,-rpath," + runtimeDir});
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int status = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
@@ -651,6 +657,9 @@ int main(int argc, char **argv) {
                 "configured); --emit=ptx, cubin, fatbin and obj need no runtime");
   if (target != Target::Gpu && !manifestFilename.empty())
     return fail("--manifest describes GPU kernels: it needs --target=gpu");
+  if (staticRuntime && (emit != Emit::Shared || target == Target::Gpu))
+    return fail("--static-runtime links a CPU library: it needs --emit=shared and "
+                "--target=cpu or gpu-on-cpu");
   if (emit == Emit::Shared && outputFilename == "-")
     return fail("--emit=shared needs an output file (-o)");
 
