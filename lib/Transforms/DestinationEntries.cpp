@@ -32,9 +32,6 @@ namespace mlir::pe {
 
 using namespace mlir;
 
-/// The attribute on @f_into giving how many trailing arguments are outputs.
-static constexpr char kOutputsAttr[] = "pe.outputs";
-
 /// The memref.alloc that `value` is (through casts), if any.
 static memref::AllocOp allocationOf(Value value) {
   while (auto cast = value.getDefiningOp<memref::CastOp>())
@@ -132,7 +129,7 @@ static void resultsToOutputs(func::FuncOp fn) {
   func::ReturnOp::create(b, ret.getLoc(), kept);
   ret.erase();
   fn.setFunctionType(FunctionType::get(fn.getContext(), inputs, results));
-  fn->setAttr(kOutputsAttr, b.getI64IntegerAttr(outputs));
+  fn->setAttr(pe::kOutputsAttr, b.getI64IntegerAttr(outputs));
 }
 
 namespace {
@@ -143,7 +140,7 @@ struct DestinationEntriesPass
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> entries;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn.isPublic() && !fn.isExternal() && !fn->hasAttr(kOutputsAttr) &&
+      if (fn.isPublic() && !fn.isExternal() && !fn->hasAttr(pe::kOutputsAttr) &&
           llvm::any_of(fn.getResultTypes(), llvm::IsaPred<MemRefType>))
         entries.push_back(fn);
     for (func::FuncOp fn : entries) {

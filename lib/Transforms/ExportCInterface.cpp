@@ -99,8 +99,8 @@ struct EntryBuilder {
   /// Adds the checks of the descriptor `desc` of buffer argument `operand`:
   /// each failing one branches to `fail` with (operand, kind, dim, got,
   /// expected). Leaves `b` in the block after the checks.
-  void checkDescriptor(OpBuilder &b, Location loc, LLVM::LLVMFuncOp entry,
-                       Value desc, MemRefType type, int64_t operand, Block *fail) {
+  void checkDescriptor(OpBuilder &b, Location loc, Value desc, MemRefType type,
+                       int64_t operand, Block *fail) {
     const int64_t rank = type.getRank();
     auto constant = [&](int64_t v) -> Value {
       return LLVM::ConstantOp::create(b, loc, i64(), v);
@@ -142,9 +142,11 @@ struct EntryBuilder {
       elements = LLVM::MulOp::create(b, loc, elements, size);
     Value nonEmpty = cmp(LLVM::ICmpPredicate::sgt, elements, zero);
     // Dense row-major: stride[d] = prod(size[d+1:]) wherever size[d] > 1 (in
-    // a non-empty buffer; an empty one is never read).
+    // a non-empty buffer; an empty one is never read), offset 0 - what the
+    // identity layout of the boundary assumes. Other layouts are read
+    // through their descriptors.
     Value expected = one;
-    for (int64_t d = rank - 1; d >= 0; --d) {
+    for (int64_t d = type.getLayout().isIdentity() ? rank - 1 : -1; d >= 0; --d) {
       Value stride = field({0, 4, int32_t(d)});
       Value used = LLVM::AndOp::create(
           b, loc, nonEmpty, cmp(LLVM::ICmpPredicate::sgt, sizes[d], one));
@@ -153,9 +155,11 @@ struct EntryBuilder {
             constant(d), stride, expected);
       expected = LLVM::MulOp::create(b, loc, expected, sizes[d]);
     }
-    Value offset = field({0, 2});
-    check(cmp(LLVM::ICmpPredicate::ne, offset, zero), PE_ARGUMENT_OFFSET, zero,
-          offset, zero);
+    if (type.getLayout().isIdentity()) {
+      Value offset = field({0, 2});
+      check(cmp(LLVM::ICmpPredicate::ne, offset, zero), PE_ARGUMENT_OFFSET, zero,
+            offset, zero);
+    }
     Value aligned = LLVM::LoadOp::create(
         b, loc, ptr(), LLVM::GEPOp::create(b, loc, ptr(), descType, desc,
                                            ArrayRef<LLVM::GEPArg>{0, 1}));
@@ -166,7 +170,7 @@ struct EntryBuilder {
   }
 
   /// int32_t PREFIXf(...): checks, then pe_runtime_call(body, frame).
-  LogicalResult build(OpBuilder &b, LLVM::LLVMFuncOp call, LLVM::LLVMFuncOp argumentError) {
+  void build(OpBuilder &b, LLVM::LLVMFuncOp call, LLVM::LLVMFuncOp argumentError) {
     Location loc = wrapper.getLoc();
     LLVM::LLVMFuncOp body = buildBody(b, loc);
     SmallVector<Type> params;
@@ -184,8 +188,8 @@ struct EntryBuilder {
     unsigned first = returnsValue() ? 1 : 0;
     for (auto [i, t] : llvm::enumerate(signature.getInputs()))
       if (auto memref = dyn_cast<MemRefType>(t))
-        checkDescriptor(b, loc, entry, entry.getArgument(first + wrapperParameter(i)),
-                        memref, int64_t(i), fail);
+        checkDescriptor(b, loc, entry.getArgument(first + wrapperParameter(i)), memref,
+                        int64_t(i), fail);
     // The frame: one pointer per parameter (scalars through a slot).
     Value count = LLVM::ConstantOp::create(b, loc, i64(), std::max<int64_t>(1, params.size()));
     Value frame = LLVM::AllocaOp::create(b, loc, ptr(), ptr(), count);
@@ -213,7 +217,6 @@ struct EntryBuilder {
     llvm::append_range(args, fail->getArguments());
     auto code = LLVM::CallOp::create(b, loc, argumentError, args);
     LLVM::ReturnOp::create(b, loc, code.getResult());
-    return success();
   }
 };
 
@@ -231,7 +234,7 @@ struct ExportCInterfacePass
     SymbolTable symbols(module);
     SmallVector<std::pair<LLVM::LLVMFuncOp, LLVM::LLVMFuncOp>> exported;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-      auto signature = fn->getAttrOfType<TypeAttr>("pe.c_interface");
+      auto signature = fn->getAttrOfType<TypeAttr>(pe::kCInterfaceAttr);
       if (!signature || fn.isExternal() || fn.getSymName().starts_with("_mlir_ciface_"))
         continue;
       if (!isCIdentifier(fn.getSymName())) {
@@ -277,11 +280,12 @@ struct ExportCInterfacePass
     if (!claim(module, lastErrorName))
       return signalPassFailure();
     for (auto [fn, wrapper] : exported) {
-      EntryBuilder entry{module, wrapper,
-                         cast<FunctionType>(fn->getAttrOfType<TypeAttr>("pe.c_interface").getValue()),
+      auto signature = fn->getAttrOfType<TypeAttr>(pe::kCInterfaceAttr);
+      EntryBuilder entry{module, wrapper, cast<FunctionType>(signature.getValue()),
                          prefix + fn.getSymName().str()};
-      if (!claim(fn, entry.exported) || failed(entry.build(b, *call, *argumentError)))
+      if (!claim(fn, entry.exported))
         return signalPassFailure();
+      entry.build(b, *call, *argumentError);
     }
     // Every other definition stays inside the library.
     for (Operation &op : *module.getBody()) {

@@ -20,7 +20,7 @@ struct RequestCWrappersPass
     fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(&getContext()));
     if (!fn.isExternal())
-      fn->setAttr("pe.c_interface", TypeAttr::get(fn.getFunctionType()));
+      fn->setAttr(pe::kCInterfaceAttr, TypeAttr::get(fn.getFunctionType()));
   }
 };
 } // namespace

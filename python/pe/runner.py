@@ -168,6 +168,9 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
     dtype = np.dtype(_NUMPY[element])
     if array.dtype == dtype:
         return np.ascontiguousarray(array)
+    if element == "bf16" and ml_dtypes is None:
+        raise TypeError(f"{where}: bf16 tensors take uint16 bit patterns (runner.bf16_array) "
+                        f"without ml_dtypes, got {array.dtype}")
     if array.dtype.kind not in "biuf" and array.dtype != BF16:
         raise TypeError(f"{where}: expected numbers for a tensor of {element}, got "
                         f"{array.dtype}")

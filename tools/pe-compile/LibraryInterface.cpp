@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryInterface.h"
 
+#include "pe/Transforms/Passes.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
@@ -33,10 +35,10 @@ struct Entry {
 static SmallVector<Entry> exportedEntries(ModuleOp module, StringRef prefix) {
   SmallVector<Entry> entries;
   for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-    auto signature = fn->getAttrOfType<TypeAttr>("pe.c_interface");
+    auto signature = fn->getAttrOfType<TypeAttr>(pe::kCInterfaceAttr);
     if (!signature || fn.getSymName().starts_with("_mlir_ciface_"))
       continue;
-    auto outputs = fn->getAttrOfType<IntegerAttr>("pe.outputs");
+    auto outputs = fn->getAttrOfType<IntegerAttr>(pe::kOutputsAttr);
     entries.push_back({fn.getSymName().str(), (prefix + fn.getSymName()).str(),
                        cast<FunctionType>(signature.getValue()),
                        outputs ? outputs.getInt() : 0, fn.getLoc()});

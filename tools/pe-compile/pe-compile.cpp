@@ -551,6 +551,18 @@ static int emitHostCode(ModuleOp module, bool amx) {
   return 0;
 }
 
+/// `text` as a C identifier: other characters become '_', and `PE_`/`pe_`
+/// (`guard`) goes in front of a leading digit or nothing.
+static std::string cIdentifier(StringRef text, StringRef guard) {
+  std::string id = text.str();
+  for (char &c : id)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  if (id.empty() || llvm::isDigit(id.front()))
+    id = (guard + id).str();
+  return id;
+}
+
 /// The prefix of exported names: --prefix, else derived from the output
 /// file (`libllama.so` -> `llama_`), else `pe_`.
 static std::string exportPrefix() {
@@ -560,13 +572,7 @@ static std::string exportPrefix() {
   if (outputFilename == "-" || emit == Emit::Jit || stem.empty())
     return "pe_";
   stem.consume_front("lib");
-  std::string prefix = stem.str();
-  for (char &c : prefix)
-    if (!llvm::isAlnum(c))
-      c = '_';
-  if (prefix.empty() || llvm::isDigit(prefix.front()))
-    prefix = "pe_" + prefix;
-  return prefix + "_";
+  return cIdentifier(stem, "pe_") + "_";
 }
 
 /// The module as MLIR text, to the output.
@@ -593,14 +599,8 @@ static LogicalResult exportEntries(ModuleOp module) {
     auto header = openOutputFile(headerFilename, &error);
     if (!header)
       return failure(fail(error));
-    // An identifier: other characters become '_', a leading digit gets a
-    // prefix.
-    std::string guard = llvm::sys::path::stem(headerFilename).upper() + "_H";
-    for (char &c : guard)
-      if (!llvm::isAlnum(c))
-        c = '_';
-    if (llvm::isDigit(guard.front()))
-      guard = "PE_" + guard;
+    std::string guard =
+        cIdentifier(llvm::sys::path::stem(headerFilename).upper() + "_H", "PE_");
     bool deviceBuffers = target == Target::Gpu && gpuMemory == GpuMemory::Device;
     if (failed(pe::emitCHeader(module, prefix, guard, header->os(), deviceBuffers)))
       return failure();

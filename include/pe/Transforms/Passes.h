@@ -17,6 +17,15 @@
 
 namespace mlir::pe {
 
+/// The buffer signature of a public function (a TypeAttr of its
+/// FunctionType), set by pe-request-c-wrappers and read after the conversion
+/// to LLVM by pe-export-c-interface and pe-compile's header writer.
+inline constexpr char kCInterfaceAttr[] = "pe.c_interface";
+
+/// On a destination-passing entry @f_into: how many trailing arguments are
+/// outputs (pe-destination-entries).
+inline constexpr char kOutputsAttr[] = "pe.outputs";
+
 #define GEN_PASS_DECL
 #include "pe/Transforms/Passes.h.inc"
 
