@@ -25,6 +25,7 @@
 #include "GpuManifest.h"
 #include "LibraryInterface.h"
 
+#include "pe/Frontend/ModelConfig.h"
 #include "pe/InitPE.h"
 #include "pe/Transforms/Passes.h"
 
@@ -53,6 +54,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -65,7 +69,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Jit, Ptx, Cubin, Fatbin };
+enum class Emit { Pe, Config, Mlir, Llvm, Asm, Obj, Shared, Jit, Ptx, Cubin, Fatbin };
 enum class Target { Cpu, Gpu, GpuOnCpu };
 } // namespace
 
@@ -77,7 +81,11 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                            cl::init("-"), cl::cat(category));
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Shared),
-    cl::values(clEnumValN(Emit::Mlir, "mlir", "the LLVM dialect"),
+    cl::values(clEnumValN(Emit::Pe, "pe", "the input IR before any pass (with "
+                          "--config: the layers' pe IR)"),
+               clEnumValN(Emit::Config, "config",
+                          "the config as pe reads it, as JSON (--config)"),
+               clEnumValN(Emit::Mlir, "mlir", "the LLVM dialect"),
                clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
                clEnumValN(Emit::Asm, "asm", "assembly"),
                clEnumValN(Emit::Obj, "obj", "an object file"),
@@ -205,6 +213,26 @@ static cl::opt<bool> vectorize("vectorize",
                                cl::init(true), cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level 0-3"),
                                   cl::init(3), cl::Prefix, cl::cat(category));
+static cl::OptionCategory configCategory(
+    "pe-compile: a model's config.json instead of an input file");
+static cl::opt<std::string> configFilename(
+    "config",
+    cl::desc("Build the attention of a model's Hugging Face config.json "
+             "(docs/configs.md): one function per kind of layer"),
+    cl::value_desc("file"), cl::cat(configCategory));
+static cl::opt<int64_t> configBatch("batch", cl::desc("Batch size (--config)"),
+                                    cl::init(1), cl::cat(configCategory));
+static cl::opt<int64_t> configSeqLen(
+    "seq-len", cl::desc("Queries per call (--config; default: any)"),
+    cl::init(-1), cl::cat(configCategory));
+static cl::opt<int64_t> configKvLen(
+    "kv-len", cl::desc("Keys per call (--config; default: --seq-len)"),
+    cl::init(-1), cl::cat(configCategory));
+static cl::opt<std::string> configDtype(
+    "dtype", cl::desc("Element type of the activations: f32, f16 or bf16 "
+                      "(--config)"),
+    cl::init("f32"), cl::cat(configCategory));
+
 static cl::opt<std::string> linker(
     "linker", cl::desc("Compiler driver that links --emit=shared (default: "
                        "clang-22, clang or cc from PATH)"),
@@ -617,6 +645,65 @@ static LogicalResult exportEntries(ModuleOp module) {
   return success();
 }
 
+/// The module of `--config`: the model's attention per kind of layer; with
+/// --emit=config the config as read, written as JSON (then a null module and
+/// `written` set).
+static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context, bool &written) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(configFilename);
+  if (!buffer) {
+    fail("cannot read " + configFilename + ": " + buffer.getError().message());
+    return nullptr;
+  }
+  llvm::Expected<llvm::json::Value> root = llvm::json::parse((*buffer)->getBuffer());
+  if (!root) {
+    fail(configFilename + " is not JSON: " + llvm::toString(root.takeError()));
+    return nullptr;
+  }
+  // "pe-compile: error: FILE: config field 'a.b': ..." (a JSON file has no
+  // line to show: the reader names the field).
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
+      fail(configFilename + ": " + diagnostic.str());
+    return success();
+  });
+  Location location = FileLineColLoc::get(&context, configFilename, 1, 1);
+  FailureOr<pe::ModelConfig> config = pe::readModelConfig(
+      *root, &context, [&] { return emitError(location); });
+  if (failed(config))
+    return nullptr;
+  if (emit == Emit::Config) {
+    std::string error;
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output) {
+      fail(error);
+      return nullptr;
+    }
+    output->os() << llvm::formatv("{0:2}", pe::describeModelConfig(*config)) << "\n";
+    output->keep();
+    written = true;
+    return nullptr;
+  }
+  pe::ModelShapes shapes;
+  shapes.batch = configBatch;
+  shapes.queries = configSeqLen < 0 ? ShapedType::kDynamic : int64_t(configSeqLen);
+  int64_t keys = configKvLen >= 0 ? int64_t(configKvLen) : int64_t(configSeqLen);
+  shapes.keys = keys < 0 ? ShapedType::kDynamic : keys;
+  Builder builder(&context);
+  shapes.element = llvm::StringSwitch<Type>(configDtype)
+                       .Case("f32", builder.getF32Type())
+                       .Case("f16", builder.getF16Type())
+                       .Case("bf16", builder.getBF16Type())
+                       .Default(Type());
+  if (!shapes.element) {
+    fail("--dtype must be f32, f16 or bf16, but got '" + configDtype + "'");
+    return nullptr;
+  }
+  OwningOpRef<ModuleOp> module = pe::buildModelModule(*config, shapes, location);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::InitializeNativeTarget();
@@ -624,7 +711,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &configCategory});
   cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "pe-mlir version " PE_VERSION "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
@@ -643,6 +730,15 @@ int main(int argc, char **argv) {
       (gpuMaxBlocks < 1 || gpuMaxBlocks > std::numeric_limits<int32_t>::max()))
     return fail("--gpu-max-blocks must be in [1, 2^31 - 1], but got " +
                 llvm::Twine(gpuMaxBlocks));
+  if (configFilename.empty() &&
+      (configBatch.getNumOccurrences() || configSeqLen.getNumOccurrences() ||
+       configKvLen.getNumOccurrences() || configDtype.getNumOccurrences() ||
+       emit == Emit::Config))
+    return fail("--batch, --seq-len, --kv-len, --dtype and --emit=config need --config");
+  if (!configFilename.empty() && inputFilename.getNumOccurrences())
+    return fail("--config builds the input: give it or an input file, not both");
+  if (configBatch < 1 || configSeqLen < -1 || configKvLen < -1)
+    return fail("--batch must be >= 1 and --seq-len, --kv-len >= 0");
   if (target == Target::Gpu && emit.getNumOccurrences() == 0)
     emit = Emit::Ptx;
   bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
@@ -672,16 +768,26 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  std::string error;
-  auto input = openInputFile(inputFilename, &error);
-  if (!input)
-    return fail(error);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module;
+  if (!configFilename.empty()) {
+    bool written = false;
+    module = buildFromConfig(context, written);
+    if (written)
+      return 0;
+  } else {
+    std::string error;
+    auto input = openInputFile(inputFilename, &error);
+    if (!input)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
   if (!module)
     return 1;
+  if (emit == Emit::Pe)
+    return writeMlir(*module);
 
   if (emit == Emit::Jit && failed(checkMain(*module)))
     return 1;

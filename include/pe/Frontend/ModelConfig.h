@@ -1,0 +1,94 @@
+//===- ModelConfig.h - a model's config.json as pe attributes and IR -----===//
+//
+// Reads the positional encoding and attention of a model from a Hugging
+// Face transformers-style `config.json` (RoPE with every scaling the dialect
+// has, partial and interleaved rotary, per-layer sliding windows and RoPE
+// parameters, ALiBi, learned absolute positions) and builds the attention
+// of each kind of layer as `pe` IR. Fields unrelated to positional encoding
+// or attention are ignored; an unknown or contradictory field is an error
+// naming it. docs/configs.md lists the fields read and the model types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_FRONTEND_MODELCONFIG_H
+#define PE_FRONTEND_MODELCONFIG_H
+
+#include "pe/Dialect/PE/IR/PE.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::pe {
+
+/// How a model encodes positions.
+enum class PositionEncoding { Rope, Alibi, Learned };
+
+/// The attention of one kind of layer (models with local and global layers
+/// have two kinds).
+struct AttentionKind {
+  /// The function that computes it: `attention`, or `attention_<type>` when
+  /// the model has several kinds (`attention_sliding`, `attention_full`).
+  std::string function;
+  /// The Hugging Face layer type (`full_attention`, `sliding_attention`).
+  std::string layerType;
+  bool causal = true;
+  std::optional<int64_t> window;
+  /// The scale of the scores where it is not 1/sqrt(head_dim).
+  std::optional<double> scale;
+  /// RoPE fused into the attention (null without RoPE); `ropeSpec` is the
+  /// same configuration as JSON (`theta`, `rotary_dim`, `style`, `scaling`
+  /// with the scaling's `type` and parameters).
+  RopeAttr rope;
+  llvm::json::Object ropeSpec;
+  /// ALiBi's max_bias.
+  std::optional<double> alibi;
+};
+
+/// What pe reads from a config.
+struct ModelConfig {
+  std::string modelType;
+  PositionEncoding encoding = PositionEncoding::Rope;
+  int64_t numHeads = 0, numKeyValueHeads = 0, headDim = 0, hiddenSize = 0;
+  int64_t numLayers = 0, maxPositionEmbeddings = 0;
+  SmallVector<AttentionKind> kinds;
+  /// The kind of each layer (an index into `kinds`).
+  SmallVector<unsigned> layerKinds;
+};
+
+/// Reads `root` (a parsed config.json); errors are reported through
+/// `emitError` and name the field.
+FailureOr<ModelConfig>
+readModelConfig(const llvm::json::Value &root, MLIRContext *context,
+                function_ref<InFlightDiagnostic()> emitError);
+
+/// The sizes of the IR built for a config (ShapedType::kDynamic for `?`).
+struct ModelShapes {
+  int64_t batch = 1;
+  int64_t queries = ShapedType::kDynamic;
+  int64_t keys = ShapedType::kDynamic;
+  /// f32, f16 or bf16.
+  Type element;
+};
+
+/// A module with one public function per attention kind,
+///   @attention(q: [B, Hq, Sq, D], k: [B, Hkv, Skv, D], v: [B, Hkv, Skv, D],
+///              q_positions: [B, Sq] i64, k_positions: [B, Skv] i64)
+///       -> [B, Hq, Sq, D]
+/// (one `pe.attention` with the kind's RoPE or ALiBi fused), and for learned
+/// positions also
+///   @position_embeddings(table: [max_positions, hidden], positions: [B, Sq] i64)
+///       -> [B, Sq, hidden]
+OwningOpRef<ModuleOp> buildModelModule(const ModelConfig &config,
+                                       const ModelShapes &shapes,
+                                       Location location);
+
+/// `config` as JSON (`pe-compile --config=FILE --emit=config`), the form the
+/// Python API reads.
+llvm::json::Value describeModelConfig(const ModelConfig &config);
+
+} // namespace mlir::pe
+
+#endif // PE_FRONTEND_MODELCONFIG_H

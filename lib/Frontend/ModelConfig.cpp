@@ -1,0 +1,952 @@
+//===- ModelConfig.cpp - a model's config.json as pe attributes and IR ----===//
+//
+// The conventions are those of Hugging Face transformers (v5 and the legacy
+// fields it still converts): docs/configs.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pe/Frontend/ModelConfig.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pe;
+namespace json = llvm::json;
+
+namespace {
+using ErrorFn = function_ref<InFlightDiagnostic()>;
+
+/// The fields of one JSON object, read with their dotted path named in every
+/// error. Errors are recorded in a flag shared by all objects of one config,
+/// so that a reader goes on (and stops at the next check of the flag).
+class Fields {
+public:
+  Fields(const json::Object &object, std::string path, ErrorFn emitError,
+         bool &failed)
+      : object(&object), path(std::move(path)), emitError(emitError),
+        failed(&failed) {}
+
+  /// `name` qualified with the path of this object.
+  std::string qualified(StringRef name) const {
+    return path.empty() ? name.str() : path + "." + name.str();
+  }
+  /// An error about field `name`: "config field 'a.b': ...".
+  InFlightDiagnostic error(StringRef name) const {
+    *failed = true;
+    InFlightDiagnostic diag = emitError();
+    diag << "config field '" << qualified(name) << "': ";
+    return diag;
+  }
+  InFlightDiagnostic error(StringRef name, const Twine &message) const {
+    InFlightDiagnostic diag = error(name);
+    diag << message;
+    return diag;
+  }
+
+  /// The value of `name`; null when absent or JSON null.
+  const json::Value *get(StringRef name) const {
+    const json::Value *value = object->get(name);
+    return value && value->kind() != json::Value::Null ? value : nullptr;
+  }
+  bool has(StringRef name) const { return get(name) != nullptr; }
+  /// The first of `names` that is present (empty if none).
+  StringRef firstOf(ArrayRef<StringRef> names) const {
+    for (StringRef name : names)
+      if (has(name))
+        return name;
+    return {};
+  }
+
+  std::optional<double> number(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<double> x = value->getAsNumber())
+      return x;
+    error(name, "expected a number");
+    return std::nullopt;
+  }
+  std::optional<int64_t> integer(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<int64_t> x = value->getAsInteger())
+      return x;
+    error(name, "expected an integer");
+    return std::nullopt;
+  }
+  std::optional<bool> boolean(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<bool> x = value->getAsBoolean())
+      return x;
+    error(name, "expected true or false");
+    return std::nullopt;
+  }
+  std::optional<std::string> string(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<StringRef> x = value->getAsString())
+      return x->str();
+    error(name, "expected a string");
+    return std::nullopt;
+  }
+  std::optional<Fields> object_(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (const json::Object *x = value->getAsObject())
+      return Fields(*x, qualified(name), emitError, *failed);
+    error(name, "expected an object");
+    return std::nullopt;
+  }
+  std::optional<SmallVector<double>> numbers(StringRef name) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    const json::Array *array = value->getAsArray();
+    SmallVector<double> result;
+    for (const json::Value &item : array ? *array : json::Array{}) {
+      std::optional<double> x = item.getAsNumber();
+      if (!x)
+        break;
+      result.push_back(*x);
+    }
+    if (!array || result.size() != array->size()) {
+      error(name, "expected a list of numbers");
+      return std::nullopt;
+    }
+    return result;
+  }
+  /// A positive integer among `names` (their first present), or nullopt.
+  std::optional<int64_t> positive(ArrayRef<StringRef> names) const {
+    StringRef name = firstOf(names);
+    if (name.empty())
+      return std::nullopt;
+    std::optional<int64_t> x = integer(name);
+    if (x && *x <= 0) {
+      error(name) << "expected a positive integer, got " << *x;
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  const json::Object &raw() const { return *object; }
+  bool hasFailed() const { return *failed; }
+  bool &failedFlag() const { return *failed; }
+
+private:
+  const json::Object *object;
+  std::string path;
+  ErrorFn emitError;
+  bool *failed;
+};
+
+//===----------------------------------------------------------------------===//
+// Model families
+//===----------------------------------------------------------------------===//
+
+/// What a `model_type` implies where its config does not say.
+struct Family {
+  StringRef modelType;
+  PositionEncoding encoding;
+  bool interleaved = false;   // RoPE pairs (2i, 2i+1) (GPT-J)
+  bool encoder = false;       // bidirectional unless `is_decoder`
+  bool windowEverywhere = false; // `sliding_window` applies to every layer
+};
+
+// Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
+const Family kFamilies[] = {
+    {"llama", PositionEncoding::Rope},
+    {"mistral", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
+    {"mixtral", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
+    {"qwen2", PositionEncoding::Rope},
+    {"qwen3", PositionEncoding::Rope},
+    {"phi", PositionEncoding::Rope},
+    {"phi3", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
+    {"gemma", PositionEncoding::Rope},
+    {"gemma2", PositionEncoding::Rope},
+    {"gemma3_text", PositionEncoding::Rope},
+    {"granite", PositionEncoding::Rope},
+    {"gpt_neox", PositionEncoding::Rope},
+    {"gptj", PositionEncoding::Rope, /*interleaved=*/true},
+    {"falcon", PositionEncoding::Rope},
+    {"bloom", PositionEncoding::Alibi},
+    {"mpt", PositionEncoding::Alibi},
+    {"gpt2", PositionEncoding::Learned},
+    {"bert", PositionEncoding::Learned, false, /*encoder=*/true},
+    {"roberta", PositionEncoding::Learned, false, /*encoder=*/true},
+};
+
+const Family *findFamily(StringRef modelType) {
+  for (const Family &family : kFamilies)
+    if (family.modelType == modelType)
+      return &family;
+  return nullptr;
+}
+
+std::string familyNames() {
+  std::string names;
+  for (const Family &family : kFamilies)
+    names += (names.empty() ? "" : ", ") + family.modelType.str();
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+/// The parameters each Hugging Face `rope_type` takes besides `rope_type`
+/// (or `type`), `rope_theta` and `partial_rotary_factor`.
+const llvm::StringMap<SmallVector<StringRef>> &ropeTypeParameters() {
+  static const llvm::StringMap<SmallVector<StringRef>> parameters = {
+      {"default", {}},
+      {"linear", {"factor"}},
+      {"dynamic", {"factor", "original_max_position_embeddings"}},
+      {"yarn",
+       {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow",
+        "mscale", "mscale_all_dim", "attention_factor", "truncate"}},
+      {"llama3",
+       {"factor", "low_freq_factor", "high_freq_factor",
+        "original_max_position_embeddings"}},
+      {"longrope",
+       {"short_factor", "long_factor", "factor", "attention_factor",
+        "original_max_position_embeddings"}},
+      {"proportional", {"factor"}},
+  };
+  return parameters;
+}
+
+/// Converts the JSON scaling (`type` + the attribute's parameter names) into
+/// the dialect's attribute; the attribute's verifier reports bad values.
+RopeScalingAttrInterface buildScaling(MLIRContext *context,
+                                      const json::Object &spec,
+                                      ErrorFn emitError) {
+  StringRef type = *spec.getString("type");
+  auto f64 = [&](StringRef name) { return APFloat(*spec.getNumber(name)); };
+  auto f64Or = [&](StringRef name, double fallback) {
+    return APFloat(spec.getNumber(name).value_or(fallback));
+  };
+  auto optional = [&](StringRef name) -> std::optional<APFloat> {
+    if (std::optional<double> x = spec.getNumber(name))
+      return APFloat(*x);
+    return std::nullopt;
+  };
+  auto i64 = [&](StringRef name) { return *spec.getInteger(name); };
+  auto list = [&](StringRef name) {
+    SmallVector<double> values;
+    for (const json::Value &x : *spec.getArray(name))
+      values.push_back(*x.getAsNumber());
+    return DenseF64ArrayAttr::get(context, values);
+  };
+  if (type == "linear")
+    return LinearScalingAttr::getChecked(emitError, context, f64("factor"));
+  if (type == "dynamic_ntk")
+    return DynamicNtkScalingAttr::getChecked(emitError, context, f64("factor"),
+                                             i64("max_position_embeddings"));
+  if (type == "yarn")
+    return YarnScalingAttr::getChecked(
+        emitError, context, f64("factor"),
+        i64("original_max_position_embeddings"), f64Or("beta_fast", 32.0),
+        f64Or("beta_slow", 1.0), optional("mscale"), optional("mscale_all_dim"),
+        optional("attention_factor"), spec.getBoolean("truncate").value_or(true));
+  if (type == "llama3")
+    return Llama3ScalingAttr::getChecked(
+        emitError, context, f64("factor"), f64("low_freq_factor"),
+        f64("high_freq_factor"), i64("original_max_position_embeddings"));
+  if (type == "longrope")
+    return LongRopeScalingAttr::getChecked(
+        emitError, context, list("short_factor"), list("long_factor"),
+        i64("original_max_position_embeddings"), f64("factor"),
+        optional("attention_factor"), LongRopeSelect::dynamic);
+  assert(type == "proportional" && "a scaling the reader produces");
+  return ProportionalScalingAttr::getChecked(emitError, context,
+                                             f64Or("factor", 1.0),
+                                             f64Or("partial_rotary_factor", 1.0));
+}
+
+/// Reads RoPE from the rope parameters of one layer type (`params`: the v5
+/// `rope_parameters`, or the legacy fields gathered in the same form) into
+/// `kind`.
+class RopeReader {
+public:
+  RopeReader(const Fields &config, const Family &family, int64_t headDim,
+             int64_t maxPositions)
+      : config(config), family(family), headDim(headDim),
+        maxPositions(maxPositions) {}
+
+  LogicalResult read(const Fields &params, AttentionKind &kind,
+                     MLIRContext *context, ErrorFn emitError) {
+    std::string type = params.string("rope_type").value_or(
+        params.string("type").value_or("default"));
+    StringRef typeField = params.has("rope_type") ? "rope_type" : "type";
+    // `su` is the legacy Phi-3 name of LongRoPE; Phi-3 reads `yarn` as
+    // LongRoPE too.
+    if (type == "su" || (type == "yarn" && family.modelType == "phi3"))
+      type = "longrope";
+    auto known = ropeTypeParameters().find(type);
+    if (known == ropeTypeParameters().end()) {
+      params.error(typeField) << "'" << type
+                              << "' is not a RoPE type pe reads (default, "
+                                 "linear, dynamic, yarn, llama3, longrope, "
+                                 "proportional)";
+      return failure();
+    }
+    llvm::StringSet<> allowed = {"rope_type", "type", "rope_theta",
+                                 "partial_rotary_factor"};
+    for (StringRef name : known->second)
+      allowed.insert(name);
+    for (const auto &[name, value] : params.raw())
+      if (!allowed.contains(name) && value.kind() != json::Value::Null)
+        params.error(name) << "not a parameter of rope_type '" << type << "'";
+
+    double theta = params.number("rope_theta").value_or(10000.0);
+    json::Object scaling;
+    if (failed(readScaling(type, params, scaling)))
+      return failure();
+    std::optional<int64_t> rotaryDim = readRotaryDim(params, type);
+    if (!rotaryDim || params.hasFailed())
+      return failure();
+
+    kind.ropeSpec = json::Object{
+        {"theta", theta},
+        {"rotary_dim", *rotaryDim},
+        {"style", family.interleaved ? "interleaved" : "half"}};
+    RopeScalingAttrInterface scalingAttr;
+    if (!scaling.empty()) {
+      scalingAttr = buildScaling(context, scaling, emitError);
+      if (!scalingAttr)
+        return failure();
+      kind.ropeSpec["scaling"] = std::move(scaling);
+    }
+    kind.rope = RopeAttr::getChecked(
+        emitError, context, APFloat(theta), *rotaryDim,
+        family.interleaved ? RopeStyle::interleaved : RopeStyle::half,
+        scalingAttr);
+    return success(static_cast<bool>(kind.rope));
+  }
+
+private:
+  /// `rotary_dim` (GPT-J) or `head_dim * partial_rotary_factor` rounded down
+  /// (`rotary_pct` in GPT-NeoX configs). Proportional RoPE spans the head
+  /// and keeps its factor in the scaling.
+  std::optional<int64_t> readRotaryDim(const Fields &params, StringRef type) {
+    if (config.has("rotary_dim") && type != "proportional") {
+      std::optional<int64_t> dim = config.integer("rotary_dim");
+      if (dim && (*dim <= 0 || *dim > headDim || *dim % 2)) {
+        config.error("rotary_dim") << "expected an even number in [2, head_dim = "
+                                   << headDim << "], got " << *dim;
+        return std::nullopt;
+      }
+      return dim;
+    }
+    if (type == "proportional")
+      return headDim;
+    // A top-level factor wins over the rope parameters' (GPT-NeoX: rotary_pct,
+    // 0.25 when absent).
+    bool neox = family.modelType == "gpt_neox";
+    const Fields *owner = &config;
+    StringRef name = config.firstOf({neox ? "rotary_pct" : "partial_rotary_factor"});
+    if (name.empty() && params.has("partial_rotary_factor")) {
+      owner = &params;
+      name = "partial_rotary_factor";
+    }
+    if (name.empty() && neox)
+      return static_cast<int64_t>(std::floor(headDim * 0.25)) & ~int64_t(1);
+    double factor = name.empty() ? 1.0 : owner->number(name).value_or(1.0);
+    if (!(factor > 0.0 && factor <= 1.0)) {
+      owner->error(name) << "expected a value in (0, 1], got " << factor;
+      return std::nullopt;
+    }
+    int64_t dim = static_cast<int64_t>(std::floor(headDim * factor));
+    if (dim < 2 || dim % 2) {
+      owner->error(name) << "head_dim " << headDim << " x " << factor
+                         << " gives " << dim
+                         << " rotary channels, not an even number >= 2";
+      return std::nullopt;
+    }
+    return dim;
+  }
+
+  /// The dialect's scaling (`scaling`, empty for none) for Hugging Face
+  /// rope type `type`.
+  LogicalResult readScaling(StringRef type, const Fields &params,
+                            json::Object &scaling) {
+    auto required = [&](StringRef name) -> std::optional<double> {
+      std::optional<double> x = params.number(name);
+      if (!x && !params.has(name))
+        params.error(name) << "required by rope_type '" << type << "'";
+      return x;
+    };
+    auto copy = [&](StringRef name) {
+      if (std::optional<double> x = params.number(name))
+        scaling[name] = *x;
+    };
+    // The pre-extension context L0: a top-level field wins over the rope
+    // parameters' (Phi-3), and max_position_embeddings stands in for both.
+    auto original = [&]() -> std::optional<int64_t> {
+      for (const Fields *owner : {&config, &params})
+        if (owner->has("original_max_position_embeddings"))
+          return owner->positive({"original_max_position_embeddings"});
+      if (maxPositions)
+        return maxPositions;
+      params.error("original_max_position_embeddings")
+          << "required by rope_type '" << type << "'";
+      return std::nullopt;
+    };
+    if (type == "default")
+      return success();
+    // A json::Value made from a StringRef borrows it: keep a copy.
+    scaling["type"] = type == "dynamic" ? std::string("dynamic_ntk") : type.str();
+    if (type == "linear") {
+      if (auto factor = required("factor"))
+        scaling["factor"] = *factor;
+    } else if (type == "dynamic") {
+      // Hugging Face divides by max_position_embeddings, not the original.
+      if (auto factor = required("factor"))
+        scaling["factor"] = *factor;
+      if (!maxPositions)
+        config.error("max_position_embeddings", "required by rope_type 'dynamic'");
+      scaling["max_position_embeddings"] = maxPositions;
+    } else if (type == "yarn") {
+      std::optional<int64_t> l0 = original();
+      std::optional<double> factor = params.number("factor");
+      if (!factor && l0 && maxPositions)
+        factor = static_cast<double>(maxPositions) / *l0;
+      if (!factor)
+        required("factor");
+      if (!l0 || !factor)
+        return failure();
+      scaling["factor"] = *factor;
+      scaling["original_max_position_embeddings"] = *l0;
+      for (StringRef name : {"beta_fast", "beta_slow", "mscale",
+                             "mscale_all_dim", "attention_factor"})
+        copy(name);
+      if (std::optional<bool> truncate = params.boolean("truncate"))
+        scaling["truncate"] = *truncate;
+    } else if (type == "llama3") {
+      for (StringRef name : {"factor", "low_freq_factor", "high_freq_factor"})
+        if (auto x = required(name))
+          scaling[name] = *x;
+      if (std::optional<int64_t> l0 = original())
+        scaling["original_max_position_embeddings"] = *l0;
+    } else if (type == "longrope") {
+      readLongRope(params, scaling, original());
+    } else if (type == "proportional") {
+      copy("factor");
+      copy("partial_rotary_factor");
+    }
+    return failure(params.hasFailed());
+  }
+
+  void readLongRope(const Fields &params, json::Object &scaling,
+                    std::optional<int64_t> l0) {
+    for (StringRef name : {"short_factor", "long_factor"}) {
+      std::optional<SmallVector<double>> list = params.numbers(name);
+      if (!list) {
+        if (!params.has(name))
+          params.error(name, "required by rope_type 'longrope'");
+        continue;
+      }
+      json::Array array;
+      for (double x : *list)
+        array.push_back(x);
+      scaling[name] = std::move(array);
+    }
+    if (!l0)
+      return;
+    scaling["original_max_position_embeddings"] = *l0;
+    // s: the explicit factor, else the extension max_position / L0.
+    std::optional<double> factor = params.number("factor");
+    if (!factor && maxPositions)
+      factor = static_cast<double>(maxPositions) / *l0;
+    scaling["factor"] = factor.value_or(1.0);
+    if (std::optional<double> m = params.number("attention_factor"))
+      scaling["attention_factor"] = *m;
+  }
+
+  const Fields &config;
+  const Family &family;
+  int64_t headDim, maxPositions;
+};
+
+//===----------------------------------------------------------------------===//
+// The config
+//===----------------------------------------------------------------------===//
+
+class ConfigReader {
+public:
+  ConfigReader(const Fields &config, MLIRContext *context, ErrorFn emitError)
+      : config(config), context(context), emitError(emitError) {}
+
+  FailureOr<ModelConfig> read() {
+    ModelConfig model;
+    if (failed(readFamily(model)) || failed(readSizes(model)) ||
+        failed(readUnsupported()) || failed(readLayers(model)))
+      return failure();
+    for (AttentionKind &kind : model.kinds)
+      if (failed(readKind(model, kind)))
+        return failure();
+    return model;
+  }
+
+private:
+  LogicalResult readFamily(ModelConfig &model) {
+    std::optional<std::string> type = config.string("model_type");
+    if (!type) {
+      if (!config.hasFailed())
+        config.error("model_type", "required (one of " + familyNames() + ")");
+      return failure();
+    }
+    family = findFamily(*type);
+    if (!family) {
+      config.error("model_type") << "'" << *type << "' is not a model type pe "
+                                 << "reads (" << familyNames() << ")";
+      return failure();
+    }
+    model.modelType = *type;
+    model.encoding = family->encoding;
+    if (*type == "falcon" && config.boolean("alibi").value_or(false))
+      model.encoding = PositionEncoding::Alibi;
+    if (*type == "mpt") {
+      attnConfig = config.object_("attn_config");
+      if (!attnConfig || !attnConfig->boolean("alibi").value_or(false)) {
+        config.error("attn_config.alibi",
+                     "pe reads MPT models with ALiBi (attn_config.alibi = true)");
+        return failure();
+      }
+    }
+    if (std::optional<std::string> embedding =
+            config.string("position_embedding_type")) {
+      bool learned = model.encoding == PositionEncoding::Learned;
+      if (*embedding != (learned ? "absolute" : "rotary"))
+        config.error("position_embedding_type")
+            << "'" << *embedding << "' is not read for model type '" << *type
+            << "' (pe reads '" << (learned ? "absolute" : "rotary") << "')";
+    }
+    return failure(config.hasFailed());
+  }
+
+  LogicalResult readSizes(ModelConfig &model) {
+    std::optional<int64_t> hidden =
+        config.positive({"hidden_size", "n_embd", "n_embed", "d_model"});
+    std::optional<int64_t> heads =
+        config.positive({"num_attention_heads", "n_head", "n_heads"});
+    std::optional<int64_t> layers = config.positive(
+        {"num_hidden_layers", "n_layer", "n_layers", "num_layers"});
+    if (config.hasFailed())
+      return failure();
+    if (!hidden)
+      config.error("hidden_size", "required");
+    if (!heads)
+      config.error("num_attention_heads", "required");
+    if (!layers)
+      config.error("num_hidden_layers", "required");
+    if (config.hasFailed())
+      return failure();
+    model.hiddenSize = *hidden;
+    model.numHeads = *heads;
+    model.numLayers = *layers;
+    model.maxPositionEmbeddings =
+        config
+            .positive({"max_position_embeddings", "n_positions", "max_seq_len",
+                       "seq_length"})
+            .value_or(0);
+
+    if (std::optional<int64_t> dim = config.positive({"head_dim"})) {
+      model.headDim = *dim;
+    } else if (!config.hasFailed()) {
+      if (*hidden % *heads) {
+        config.error(config.firstOf({"num_attention_heads", "n_head", "n_heads"}))
+            << *heads << " heads do not divide hidden size " << *hidden
+            << " (and no head_dim is given)";
+        return failure();
+      }
+      model.headDim = *hidden / *heads;
+    }
+    model.numKeyValueHeads = readKeyValueHeads(model.numHeads);
+    if (config.hasFailed())
+      return failure();
+    if (model.numHeads % model.numKeyValueHeads) {
+      config.error(keyValueField) << model.numKeyValueHeads
+                                  << " key/value heads do not divide "
+                                  << model.numHeads << " query heads";
+      return failure();
+    }
+    if (model.encoding == PositionEncoding::Learned && !model.maxPositionEmbeddings)
+      config.error("max_position_embeddings",
+                   "required: the rows of the learned position table");
+    return failure(config.hasFailed());
+  }
+
+  int64_t readKeyValueHeads(int64_t heads) {
+    if (attnConfig && attnConfig->has("kv_n_heads")) {
+      keyValueField = "attn_config.kv_n_heads";
+      return attnConfig->positive({"kv_n_heads"}).value_or(heads);
+    }
+    // Falcon: one shared head for multi_query without the new architecture.
+    if (family->modelType == "falcon" &&
+        !config.boolean("new_decoder_architecture").value_or(false)) {
+      keyValueField = "multi_query";
+      return config.boolean("multi_query").value_or(true) ? 1 : heads;
+    }
+    keyValueField = config.firstOf({"num_key_value_heads", "num_kv_heads", "n_head_kv"});
+    if (keyValueField.empty()) {
+      keyValueField = "num_key_value_heads";
+      return heads;
+    }
+    return config.positive({keyValueField}).value_or(heads);
+  }
+
+  /// Attention features pe.attention does not have: an error rather than a
+  /// kernel that computes something else.
+  LogicalResult readUnsupported() {
+    if (std::optional<double> cap = config.number("attn_logit_softcapping"))
+      if (*cap != 0.0)
+        config.error("attn_logit_softcapping")
+            << "soft-capped attention scores (" << *cap
+            << ") are not a feature of pe.attention";
+    if (config.boolean("scale_attn_by_inverse_layer_idx").value_or(false))
+      config.error("scale_attn_by_inverse_layer_idx",
+                   "a per-layer score scale is not read");
+    return failure(config.hasFailed());
+  }
+
+  /// The layer type of every layer and the kinds they make.
+  LogicalResult readLayers(ModelConfig &model) {
+    SmallVector<std::string> types;
+    if (failed(readLayerTypes(model, types)))
+      return failure();
+    for (const std::string &type : types) {
+      auto it = llvm::find_if(model.kinds, [&](const AttentionKind &kind) {
+        return kind.layerType == type;
+      });
+      if (it == model.kinds.end()) {
+        model.kinds.push_back(AttentionKind());
+        model.kinds.back().layerType = type;
+        it = std::prev(model.kinds.end());
+      }
+      model.layerKinds.push_back(it - model.kinds.begin());
+    }
+    for (AttentionKind &kind : model.kinds)
+      kind.function = model.kinds.size() == 1
+                          ? std::string("attention")
+                          : "attention_" + StringRef(kind.layerType)
+                                               .drop_back(strlen("_attention"))
+                                               .str();
+    return success();
+  }
+
+  /// Hugging Face's layer types: `layer_types`, else the family's rule.
+  LogicalResult readLayerTypes(const ModelConfig &model,
+                               SmallVector<std::string> &types) {
+    const int64_t n = model.numLayers;
+    StringRef modelType = model.modelType;
+    auto every = [&](auto sliding) {
+      for (int64_t i = 0; i < n; ++i)
+        types.push_back(sliding(i) ? "sliding_attention" : "full_attention");
+    };
+    if (const json::Value *list = config.get("layer_types")) {
+      const json::Array *array = list->getAsArray();
+      if (!array || static_cast<int64_t>(array->size()) != n) {
+        config.error("layer_types") << "expected a list of " << n
+                                    << " layer types (num_hidden_layers)";
+        return failure();
+      }
+      for (const json::Value &item : *array) {
+        std::optional<StringRef> type = item.getAsString();
+        if (!type || (*type != "full_attention" && *type != "sliding_attention")) {
+          std::string text;
+          llvm::raw_string_ostream(text) << item;
+          config.error("layer_types") << "expected 'full_attention' or "
+                                         "'sliding_attention', got "
+                                      << text;
+          return failure();
+        }
+        types.push_back(type->str());
+      }
+    } else if (modelType == "gemma3_text") {
+      // Every pattern-th layer is global.
+      int64_t pattern = config.positive({"sliding_window_pattern"}).value_or(6);
+      every([&](int64_t i) { return (i + 1) % pattern != 0; });
+    } else if (modelType == "gemma2") {
+      every([](int64_t i) { return i % 2 == 0; });
+    } else if (modelType == "qwen2" || modelType == "qwen3") {
+      // The window only with use_sliding_window, from max_window_layers on.
+      bool use = config.boolean("use_sliding_window").value_or(false) &&
+                 config.has("sliding_window");
+      int64_t first = config.integer("max_window_layers").value_or(0);
+      every([&](int64_t i) { return use && i >= first; });
+    } else {
+      // The other families ignore `sliding_window` (LLaMA) or apply it to
+      // every layer (Mistral, Phi-3).
+      bool sliding = family->windowEverywhere && config.has("sliding_window");
+      every([&](int64_t) { return sliding; });
+    }
+    if (config.hasFailed())
+      return failure();
+    if (!config.has("sliding_window") &&
+        llvm::is_contained(types, "sliding_attention")) {
+      config.error("sliding_window", "required by the sliding-window layers");
+      return failure();
+    }
+    return success();
+  }
+
+  LogicalResult readKind(const ModelConfig &model, AttentionKind &kind) {
+    kind.causal = !(family->encoder && !config.boolean("is_decoder").value_or(false));
+    if (kind.layerType == "sliding_attention")
+      kind.window = config.positive({"sliding_window"});
+    readScale(model, kind);
+    if (model.encoding == PositionEncoding::Alibi) {
+      kind.alibi = attnConfig ? attnConfig->number("alibi_bias_max").value_or(8.0)
+                              : 8.0;
+    } else if (model.encoding == PositionEncoding::Rope) {
+      std::optional<Fields> params = ropeParameters(kind.layerType);
+      if (!params)
+        return failure();
+      RopeReader rope(config, *family, model.headDim, model.maxPositionEmbeddings);
+      if (failed(rope.read(*params, kind, context, emitError)))
+        return failure();
+    }
+    return failure(config.hasFailed());
+  }
+
+  void readScale(const ModelConfig &model, AttentionKind &kind) {
+    double standard = 1.0 / std::sqrt(static_cast<double>(model.headDim));
+    std::optional<double> scale;
+    if (std::optional<double> scalar = config.number("query_pre_attn_scalar"))
+      scale = 1.0 / std::sqrt(*scalar); // Gemma
+    else if (std::optional<double> multiplier = config.number("attention_multiplier"))
+      scale = *multiplier; // Granite
+    else if (model.modelType == "gpt2" &&
+             !config.boolean("scale_attn_weights").value_or(true))
+      scale = 1.0;
+    if (scale && *scale != standard)
+      kind.scale = scale;
+  }
+
+  /// The rope parameters of `layerType`: v5 `rope_parameters` (one object,
+  /// or one per layer type), else the legacy fields gathered into one object
+  /// of the same form.
+  std::optional<Fields> ropeParameters(StringRef layerType) {
+    if (std::optional<Fields> params = config.object_("rope_parameters")) {
+      if (config.has("rope_scaling") && failed(checkSameScaling(*params)))
+        return std::nullopt;
+      bool perLayerType = !params->raw().empty() &&
+                          llvm::all_of(params->raw(), [](const auto &entry) {
+                            return entry.first == "full_attention" ||
+                                   entry.first == "sliding_attention";
+                          });
+      if (!perLayerType)
+        return params;
+      std::optional<Fields> own = params->object_(layerType);
+      if (!own && !config.hasFailed())
+        params->error(layerType, "no rope parameters for this layer type");
+      return own;
+    }
+    if (config.hasFailed())
+      return std::nullopt;
+    json::Object &object = legacy[layerType.str()];
+    object = json::Object();
+    if (const json::Value *scaling = config.get("rope_scaling")) {
+      const json::Object *fields = scaling->getAsObject();
+      if (!fields) {
+        config.error("rope_scaling", "expected an object or null");
+        return std::nullopt;
+      }
+      object = *fields;
+    }
+    std::optional<double> theta = legacyTheta(layerType, object);
+    if (config.hasFailed())
+      return std::nullopt;
+    if (theta)
+      object["rope_theta"] = *theta;
+    return Fields(object, "rope_scaling", emitError, config.failedFlag());
+  }
+
+  /// The RoPE base of the legacy fields (nullopt: the default 10000).
+  std::optional<double> legacyTheta(StringRef layerType, json::Object &object) {
+    StringRef modelType = family->modelType;
+    if (modelType == "gpt_neox") {
+      // transformers' GPT-NeoX reads rotary_emb_base and rotary_pct only.
+      for (StringRef ignored : {"rope_theta", "partial_rotary_factor"})
+        if (config.has(ignored))
+          config.error(ignored) << "GPT-NeoX configs give rotary_emb_base and "
+                                   "rotary_pct; transformers ignores "
+                                << ignored;
+      return config.number("rotary_emb_base");
+    }
+    if (modelType == "gemma3_text") {
+      // Local layers rotate with their own base and no scaling.
+      if (layerType == "sliding_attention") {
+        object = json::Object();
+        return config.number("rope_local_base_freq").value_or(10000.0);
+      }
+      return config.number("rope_theta").value_or(1000000.0);
+    }
+    return config.number("rope_theta");
+  }
+
+  /// A config with both `rope_parameters` and the legacy `rope_scaling` must
+  /// not name two different rope types.
+  LogicalResult checkSameScaling(const Fields &params) {
+    std::optional<Fields> scaling = config.object_("rope_scaling");
+    if (!scaling)
+      return failure(config.hasFailed());
+    auto typeOf = [](const Fields &fields) {
+      std::string type = fields.string("rope_type").value_or(
+          fields.string("type").value_or("default"));
+      return type == "su" ? std::string("longrope") : type;
+    };
+    if (!params.has("rope_type") && !params.has("type"))
+      return success(); // per layer type
+    if (typeOf(*scaling) != typeOf(params)) {
+      config.error("rope_scaling") << "rope type '" << typeOf(*scaling)
+                                   << "' contradicts rope_parameters' '"
+                                   << typeOf(params) << "'";
+      return failure();
+    }
+    return success();
+  }
+
+  const Fields &config;
+  MLIRContext *context;
+  ErrorFn emitError;
+  const Family *family = nullptr;
+  std::optional<Fields> attnConfig;
+  StringRef keyValueField;
+  /// The legacy rope fields of each layer type, gathered as v5 objects.
+  std::map<std::string, json::Object> legacy;
+};
+} // namespace
+
+FailureOr<ModelConfig>
+mlir::pe::readModelConfig(const json::Value &root, MLIRContext *context,
+                          ErrorFn emitError) {
+  const json::Object *object = root.getAsObject();
+  if (!object) {
+    emitError() << "a model config is a JSON object";
+    return failure();
+  }
+  bool failed = false;
+  Fields config(*object, "", emitError, failed);
+  // Multimodal configs keep the language model's fields in text_config.
+  if (std::optional<Fields> text = config.object_("text_config"))
+    config = *text;
+  if (failed)
+    return mlir::failure();
+  return ConfigReader(config, context, emitError).read();
+}
+
+//===----------------------------------------------------------------------===//
+// IR
+//===----------------------------------------------------------------------===//
+
+static void buildAttention(OpBuilder &builder, Location loc,
+                           const ModelConfig &config, const AttentionKind &kind,
+                           const ModelShapes &shapes) {
+  Type i64 = builder.getI64Type();
+  int64_t b = shapes.batch, d = config.headDim;
+  auto activation = [&](int64_t heads, int64_t length) {
+    return RankedTensorType::get({b, heads, length, d}, shapes.element);
+  };
+  Type query = activation(config.numHeads, shapes.queries);
+  Type keys = activation(config.numKeyValueHeads, shapes.keys);
+  Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
+  Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
+  auto type = builder.getFunctionType({query, keys, keys, qPositions, kPositions},
+                                      {query});
+  auto function = func::FuncOp::create(builder, loc, kind.function, type);
+  Block *body = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  auto args = body->getArguments();
+  auto attention = AttentionOp::create(
+      builder, loc, query, args[0], args[1], args[2], /*mask=*/Value(), args[3],
+      args[4], kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      kind.causal ? builder.getUnitAttr() : UnitAttr(),
+      kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
+      kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr());
+  func::ReturnOp::create(builder, loc, attention.getResult());
+}
+
+static void buildPositionEmbeddings(OpBuilder &builder, Location loc,
+                                    const ModelConfig &config,
+                                    const ModelShapes &shapes) {
+  Type table = RankedTensorType::get(
+      {config.maxPositionEmbeddings, config.hiddenSize}, shapes.element);
+  Type positions =
+      RankedTensorType::get({shapes.batch, shapes.queries}, builder.getI64Type());
+  Type result = RankedTensorType::get(
+      {shapes.batch, shapes.queries, config.hiddenSize}, shapes.element);
+  auto function = func::FuncOp::create(
+      builder, loc, "position_embeddings",
+      builder.getFunctionType({table, positions}, {result}));
+  Block *body = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  auto rows = LearnedOp::create(builder, loc, result, body->getArgument(0),
+                                body->getArgument(1));
+  func::ReturnOp::create(builder, loc, rows.getResult());
+}
+
+OwningOpRef<ModuleOp> mlir::pe::buildModelModule(const ModelConfig &config,
+                                                 const ModelShapes &shapes,
+                                                 Location location) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(location);
+  OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
+  for (const AttentionKind &kind : config.kinds)
+    buildAttention(builder, location, config, kind, shapes);
+  if (config.encoding == PositionEncoding::Learned)
+    buildPositionEmbeddings(builder, location, config, shapes);
+  return module;
+}
+
+json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
+  auto optional = [](auto value) -> json::Value {
+    return value ? json::Value(*value) : json::Value(nullptr);
+  };
+  json::Array kinds;
+  for (const AttentionKind &kind : config.kinds) {
+    json::Value rope = nullptr;
+    if (kind.rope) {
+      json::Object spec = kind.ropeSpec;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << Attribute(kind.rope);
+      spec["attr"] = text;
+      rope = std::move(spec);
+    }
+    kinds.push_back(json::Object{{"function", kind.function},
+                                 {"layer_type", kind.layerType},
+                                 {"causal", kind.causal},
+                                 {"window", optional(kind.window)},
+                                 {"scale", optional(kind.scale)},
+                                 {"rope", std::move(rope)},
+                                 {"alibi", optional(kind.alibi)}});
+  }
+  json::Array layers;
+  for (unsigned index : config.layerKinds)
+    layers.push_back(config.kinds[index].function);
+  StringRef encoding = config.encoding == PositionEncoding::Rope    ? "rope"
+                       : config.encoding == PositionEncoding::Alibi ? "alibi"
+                                                                    : "learned";
+  return json::Object{{"model_type", config.modelType},
+                      {"position_encoding", encoding},
+                      {"num_attention_heads", config.numHeads},
+                      {"num_key_value_heads", config.numKeyValueHeads},
+                      {"head_dim", config.headDim},
+                      {"hidden_size", config.hiddenSize},
+                      {"num_hidden_layers", config.numLayers},
+                      {"max_position_embeddings", config.maxPositionEmbeddings},
+                      {"kinds", std::move(kinds)},
+                      {"layers", std::move(layers)}};
+}

@@ -1,0 +1,166 @@
+"""A model's Hugging Face config as pe attributes, IR and compiled kernels.
+
+    >>> import pe
+    >>> model = pe.config.read("examples/configs/llama-3.1-8b.json")
+    >>> model.kinds[0].rope_attr
+    '#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<...>>'
+    >>> module = model.compile(seq_len=128)           # the CPU kernels
+    >>> (out,) = module.call("attention", q, k, v, positions, positions)
+
+The config is read by `pe-compile --config` (one reader for C, C++ and
+Python: docs/configs.md lists the fields and model types). A source is a
+dict, a path to a config.json (or to the folder holding it), or a
+transformers `PretrainedConfig`. A field pe does not know or two fields that
+contradict each other raise ConfigError naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import reference, runner
+
+__all__ = ["ConfigError", "AttentionKind", "ModelConfig", "read"]
+
+
+class ConfigError(ValueError):
+    """A config pe cannot read; the message names the field."""
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """The attention of one kind of layer (`function` is its name in the IR)."""
+    function: str
+    layer_type: str
+    causal: bool
+    window: Optional[int]
+    scale: Optional[float]  # None: 1/sqrt(head_dim)
+    rope: Optional[dict]  # theta, rotary_dim, style, scaling (pe.reference form), attr
+    alibi: Optional[float]  # max_bias
+
+    @property
+    def rope_attr(self) -> Optional[str]:
+        """The `#pe.rope<...>` attribute, or None."""
+        return None if self.rope is None else self.rope["attr"]
+
+    @property
+    def rope_parameters(self) -> Optional[dict]:
+        """RoPE as `pe.reference.apply_rope` keywords, or None."""
+        if self.rope is None:
+            return None
+        return {k: v for k, v in self.rope.items() if k != "attr"}
+
+    def reference(self, q, k, v, q_positions, k_positions) -> np.ndarray:
+        """This attention in float64 (`pe.reference.attention`)."""
+        return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
+                                   scale=self.scale, causal=self.causal, window=self.window,
+                                   rope=self.rope_parameters, alibi=self.alibi)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What pe reads from a config: sizes, and one AttentionKind per kind of layer."""
+    source: dict
+    model_type: str
+    position_encoding: str  # "rope", "alibi" or "learned"
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    hidden_size: int
+    num_hidden_layers: int
+    max_position_embeddings: int
+    kinds: Tuple[AttentionKind, ...]
+    layers: Tuple[str, ...]  # the function of each layer
+
+    def kind(self, layer: int) -> AttentionKind:
+        """The attention of layer `layer`."""
+        name = self.layers[layer]
+        return next(k for k in self.kinds if k.function == name)
+
+    def ir(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
+           batch: int = 1, dtype: str = "f32") -> str:
+        """The module: `@attention` (or one function per kind) taking
+        q [B,Hq,S,D], k, v [B,Hkv,Skv,D], q_positions [B,S], k_positions [B,Skv]
+        (i64), and `@position_embeddings` for learned positions. A length of
+        None is dynamic (`?`); kv_len defaults to seq_len."""
+        return _pe_compile(self.source, "--emit=pe", *_shape_args(seq_len, kv_len, batch, dtype))
+
+    def compile(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
+                batch: int = 1, dtype: str = "f32",
+                extra_args: Sequence[str] = ()) -> runner.Module:
+        """The CPU kernels of `ir(...)`, loaded (`runner.Module`)."""
+        return runner.compile(self.ir(seq_len, kv_len, batch, dtype), extra_args)
+
+    def build(self, output: str, target: str = "cpu", emit: Optional[str] = None,
+              seq_len: Optional[int] = None, kv_len: Optional[int] = None,
+              batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = ()) -> str:
+        """Writes `output` with pe-compile: a shared library (CPU), or PTX /
+        cubin / fatbin (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""
+        if target not in ("cpu", "gpu"):
+            raise ValueError(f"target must be 'cpu' or 'gpu', got {target!r}")
+        emit = emit or ("shared" if target == "cpu" else "ptx")
+        _pe_compile(self.source, f"--target={target}", f"--emit={emit}", "-o", output,
+                    *_shape_args(seq_len, kv_len, batch, dtype), *extra_args)
+        return output
+
+
+def _shape_args(seq_len, kv_len, batch, dtype) -> list:
+    args = [f"--batch={int(batch)}", f"--dtype={dtype}"]
+    if seq_len is not None:
+        args.append(f"--seq-len={int(seq_len)}")
+    if kv_len is not None:
+        args.append(f"--kv-len={int(kv_len)}")
+    return args
+
+
+def _pe_compile(source: dict, *args: str) -> str:
+    """Runs `pe-compile --config=<source> args` and returns its output."""
+    with tempfile.TemporaryDirectory(prefix="pe-config-") as folder:
+        path = os.path.join(folder, "config.json")
+        with open(path, "w") as f:
+            json.dump(source, f)
+        proc = subprocess.run([runner.PE_COMPILE, f"--config={path}", *args],
+                              capture_output=True, text=True)
+    if proc.returncode != 0:
+        prefix = f"pe-compile: error: {path}: "
+        lines = [line[len(prefix):] if line.startswith(prefix) else line
+                 for line in proc.stderr.strip().splitlines()]
+        raise ConfigError("\n".join(lines))
+    return proc.stdout
+
+
+def _load_source(config) -> dict:
+    if isinstance(config, Mapping):
+        return dict(config)
+    if isinstance(config, (str, os.PathLike)):
+        path = os.fspath(config)
+        if os.path.isdir(path):
+            path = os.path.join(path, "config.json")
+        with open(path) as f:
+            try:
+                return json.load(f)
+            except json.JSONDecodeError as error:
+                raise ConfigError(f"{path} is not JSON: {error}") from None
+    if hasattr(config, "to_dict"):  # transformers.PretrainedConfig
+        return json.loads(json.dumps(config.to_dict(), default=str))
+    raise TypeError(f"expected a dict, a path or a PretrainedConfig, got "
+                    f"{type(config).__name__}")
+
+
+def read(config) -> ModelConfig:
+    """Reads a config (dict, path to config.json or its folder, PretrainedConfig)."""
+    source = _load_source(config)
+    doc = json.loads(_pe_compile(source, "--emit=config"))
+    kinds = tuple(AttentionKind(k["function"], k["layer_type"], k["causal"], k["window"],
+                                k["scale"], k["rope"], k["alibi"]) for k in doc["kinds"])
+    return ModelConfig(source, doc["model_type"], doc["position_encoding"],
+                       doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],
+                       doc["hidden_size"], doc["num_hidden_layers"],
+                       doc["max_position_embeddings"], kinds, tuple(doc["layers"]))
