@@ -200,24 +200,29 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
     return converted
 
 
+def dense_descriptor(pointer: int, shape: Sequence[int], ttype: TensorType, where: str):
+    """The descriptor of a dense row-major buffer of the element type at
+    `pointer` (numpy arrays, torch tensors: no copy)."""
+    shape = tuple(int(n) for n in shape)
+    if len(shape) != ttype.rank:
+        raise ValueError(f"{where}: expected a rank-{ttype.rank} array, got shape {shape}")
+    for got, want in zip(shape, ttype.shape):
+        if want >= 0 and got != want:
+            raise ValueError(f"{where}: expected shape {ttype.shape} (-1: any), got {shape}")
+    desc = _descriptor(ttype.rank, ttype.element)()
+    desc.allocated = desc.aligned = pointer
+    desc.offset = 0
+    stride = 1
+    for i in reversed(range(ttype.rank)):
+        desc.sizes[i] = shape[i]
+        desc.strides[i] = stride
+        stride *= shape[i]
+    return desc
+
+
 def _to_descriptor(array: np.ndarray, ttype: TensorType, where: str):
     """The descriptor of a C-contiguous `array` of the element type."""
-    if array.ndim != ttype.rank:
-        raise ValueError(f"{where}: expected a rank-{ttype.rank} array, got shape "
-                         f"{array.shape}")
-    for got, want in zip(array.shape, ttype.shape):
-        if want >= 0 and got != want:
-            raise ValueError(f"{where}: expected shape {ttype.shape} (-1: any), got "
-                             f"{array.shape}")
-    desc = _descriptor(ttype.rank, ttype.element)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    stride = 1  # dense row-major, as the array is C-contiguous
-    for i in reversed(range(ttype.rank)):
-        desc.sizes[i] = array.shape[i]
-        desc.strides[i] = stride
-        stride *= array.shape[i]
-    return desc
+    return dense_descriptor(array.ctypes.data, array.shape, ttype, where)
 
 
 def _checked_scalar(value, element: str, where: str) -> int:
@@ -352,16 +357,22 @@ class Module:
         slot = _result_slot(entry.results)
         if slot is not None:
             c_args.insert(0, ctypes.byref(slot))
-        function = getattr(self._lib, entry.symbol)
-        function.restype = ctypes.c_int32
-        status = function(*c_args)
-        if status != 0:
-            raise KernelError(entry.name, status, self._last_error().decode())
+        self.invoke(entry, c_args)
         if slot is None:
             return list(outs)
         values = ([slot] if len(entry.results) == 1 else
                   [getattr(slot, f"r{i}") for i in range(len(entry.results))])
         return list(outs) + _collect_results(values, entry.results, owned)
+
+
+    def invoke(self, entry: Entry, c_args) -> None:
+        """Calls `entry` with ready C arguments (descriptors by reference, then
+        scalars); an error status raises KernelError."""
+        function = getattr(self._lib, entry.symbol)
+        function.restype = ctypes.c_int32
+        status = function(*c_args)
+        if status != 0:
+            raise KernelError(entry.name, status, self._last_error().decode())
 
 
 def _collect_results(values, result_types, inputs) -> List:

@@ -1,0 +1,192 @@
+"""pe kernels as PyTorch operators (`torch.ops.pe.*`).
+
+    import torch, pe.torch
+    out = pe.torch.attention(q, k, v, causal=True, rope="#pe.rope<theta = 500000.0, rotary_dim = 128>")
+
+`torch.ops.pe.attention` is a `torch.library` custom operator: it takes CPU
+tensors of float32, float16 or bfloat16 in BHSD layout (q [B,Hq,Sq,D], k
+[B,Hkv,Skv,D], v [B,Hkv,Skv,Dv]) and int64 positions [B,S], and calls a
+kernel compiled by pe-compile for its head counts, head sizes, dtype and
+attention options (dynamic batch and lengths, so one kernel serves a whole
+generation). The kernel reads the tensors' memory and writes the result
+tensor in place: no copy, no numpy. A fake implementation lets
+`torch.compile` trace through it. Inference only: the operator has no
+gradient. CUDA tensors are refused (the GPU kernels are built as libraries or
+PTX by `pe-compile --target=gpu`, docs/gpu.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Dict, Mapping, Optional, Tuple, Union
+
+import torch
+
+from . import ir, runner
+
+__all__ = ["attention", "attention_ir", "compiled_kernels"]
+
+_ELEMENT = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+_KERNELS: Dict[Tuple, runner.Module] = {}
+_LOCK = threading.Lock()
+
+
+def _spec(causal: bool, window: Optional[int], scale: Optional[float],
+          rope: Union[None, str, Mapping], alibi: Optional[float]) -> str:
+    """The attention options as one string, the operator's `spec` argument:
+    `causal=1 window=W scale=S alibi=A rope=#pe.rope<...>` (`-` for none).
+    Plain formatting, so that torch.compile traces it."""
+    if isinstance(rope, Mapping):
+        rope = ir.rope_attr(**rope)
+    if window is not None and window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    w = "-" if window is None else str(int(window))
+    s = "-" if scale is None else repr(float(scale))
+    a = "-" if alibi is None else repr(float(alibi))
+    return f"causal={int(bool(causal))} window={w} scale={s} alibi={a} rope={rope or '-'}"
+
+
+def _parse_spec(spec: str) -> dict:
+    head, _, rope = spec.partition(" rope=")
+    fields = dict(item.split("=", 1) for item in head.split())
+    value = lambda text, kind: None if text == "-" else kind(text)  # noqa: E731
+    return {"causal": fields["causal"] == "1", "window": value(fields["window"], int),
+            "scale": value(fields["scale"], float), "alibi": value(fields["alibi"], float),
+            "rope": value(rope, str)}
+
+
+def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
+                 element: str, masked: bool) -> str:
+    """The function `@attention` the operator compiles for `spec`."""
+    options = _parse_spec(spec)
+    t = lambda h, d: f"tensor<?x{h}x?x{d}x{element}>"  # noqa: E731
+    q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim), t(kv_heads, value_dim), \
+        t(heads, value_dim)
+    pos = "tensor<?x?xi64>"
+    mask_type = "tensor<?x1x?x?xf32>"
+    attrs = ""
+    if options["scale"] is not None:
+        attrs += f" scale({ir.format_f64(options['scale'])})"
+    if options["causal"]:
+        attrs += " causal"
+    if options["window"] is not None:
+        attrs += f" window({options['window']})"
+    if options["rope"] is not None:
+        attrs += f" rope({options['rope']})"
+    if options["alibi"] is not None:
+        attrs += f" alibi({ir.format_f64(options['alibi'])})"
+    mask_arg = f", %mask: {mask_type}" if masked else ""
+    mask_use = f" mask(%mask : {mask_type})" if masked else ""
+    return (f"func.func @attention(%q: {q}, %k: {k}, %v: {v}, %qp: {pos}, %kp: {pos}{mask_arg})"
+            f" -> {o} {{\n"
+            f"  %o = pe.attention %q, %k, %v{mask_use} q_positions(%qp : {pos})"
+            f" k_positions(%kp : {pos}){attrs} : {q}, {k}, {v} -> {o}\n"
+            f"  return %o : {o}\n}}\n")
+
+
+def _kernel(spec: str, query, key, value, masked: bool) -> runner.Module:
+    shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
+             _ELEMENT[query.dtype], masked)
+    with _LOCK:
+        if shape not in _KERNELS:
+            _KERNELS[shape] = runner.compile(attention_ir(*shape))
+        return _KERNELS[shape]
+
+
+def compiled_kernels() -> int:
+    """How many attention kernels this process has compiled."""
+    return len(_KERNELS)
+
+
+def _check(name: str, tensor: torch.Tensor, dtype=None) -> None:
+    if tensor.device.type != "cpu":
+        raise ValueError(f"pe.attention: {name} is on {tensor.device}; pe.torch runs CPU "
+                         f"tensors (GPU kernels: pe-compile --target=gpu)")
+    if dtype is not None and tensor.dtype != dtype:
+        raise TypeError(f"pe.attention: {name} is {tensor.dtype}, expected {dtype}")
+
+
+def _check_shapes(query, key, value, q_positions, k_positions, mask) -> None:
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.dim() != 4:
+            raise ValueError(f"pe.attention: {name} must be [B, H, S, D], got "
+                             f"{tuple(t.shape)}")
+    B, Hq, Sq, D = query.shape
+    _, Hkv, Skv, _ = key.shape
+    if key.shape[0] != B or key.shape[3] != D or value.shape[:3] != key.shape[:3]:
+        raise ValueError(f"pe.attention: incompatible shapes query {tuple(query.shape)}, "
+                         f"key {tuple(key.shape)}, value {tuple(value.shape)}")
+    if Hkv == 0 or Hq % Hkv:
+        raise ValueError(f"pe.attention: {Hq} query heads are not a multiple of {Hkv} "
+                         f"key/value heads")
+    for name, p, n in (("q_positions", q_positions, Sq), ("k_positions", k_positions, Skv)):
+        if tuple(p.shape) != (B, n):
+            raise ValueError(f"pe.attention: {name} must be [{B}, {n}], got {tuple(p.shape)}")
+    if mask is not None and (mask.dim() != 4 or mask.shape[0] != B or mask.shape[1] != 1
+                             or tuple(mask.shape[2:]) != (Sq, Skv)):
+        raise ValueError(f"pe.attention: mask must be [{B}, 1, {Sq}, {Skv}], got "
+                         f"{tuple(mask.shape)}")
+
+
+def _descriptor(tensor: torch.Tensor, ttype: runner.TensorType, where: str):
+    return runner.dense_descriptor(tensor.data_ptr(), tensor.shape, ttype, where)
+
+
+@torch.library.custom_op("pe::attention", mutates_args=())
+def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                  q_positions: torch.Tensor, k_positions: torch.Tensor,
+                  mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check(name, t, query.dtype)
+    if query.dtype not in _ELEMENT:
+        raise TypeError(f"pe.attention: {query.dtype} is not float32, float16 or bfloat16")
+    _check("q_positions", q_positions, torch.int64)
+    _check("k_positions", k_positions, torch.int64)
+    if mask is not None:
+        _check("mask", mask, torch.float32)
+    _check_shapes(query, key, value, q_positions, k_positions, mask)
+    inputs = [t.contiguous() for t in (query, key, value, q_positions, k_positions)]
+    if mask is not None:
+        inputs.append(mask.contiguous())
+    out = query.new_empty(query.shape[:3] + (value.shape[3],))
+    module = _kernel(spec, query, key, value, mask is not None)
+    entry = module.entries["attention_into"]
+    descriptors = [_descriptor(t, tt, f"pe.attention: argument {i}")
+                   for i, (t, tt) in enumerate(zip(inputs + [out], entry.arguments))]
+    module.invoke(entry, [ctypes.byref(d) for d in descriptors])
+    return out
+
+
+@_attention_op.register_fake
+def _(query, key, value, q_positions, k_positions, mask, spec):
+    return query.new_empty(query.shape[:3] + (value.shape[3],))
+
+
+def _default_positions(positions, batch: int, length: int, start: int) -> torch.Tensor:
+    if positions is None:
+        positions = torch.arange(start, start + length, dtype=torch.int64)
+    positions = torch.as_tensor(positions, dtype=torch.int64)
+    if positions.dim() == 1:
+        positions = positions.expand(batch, length)
+    return positions.contiguous()
+
+
+def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+              q_positions=None, k_positions=None, mask: Optional[torch.Tensor] = None, *,
+              causal: bool = False, window: Optional[int] = None,
+              scale: Optional[float] = None, rope: Union[None, str, Mapping] = None,
+              alibi: Optional[float] = None) -> torch.Tensor:
+    """`pe.attention` on torch tensors (semantics: docs/dialect.md).
+
+    Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
+    `mask` is additive float32 [B, 1, Sq, Skv] (-inf hides a key); `rope` is a
+    `#pe.rope<...>` attribute or `pe.ir.rope_attr` keywords (RoPE fused: q and
+    k are given un-rotated); `alibi` is max_bias.
+    """
+    B, _, Sq, _ = query.shape
+    Skv = key.shape[2]
+    qp = _default_positions(q_positions, B, Sq, Skv - Sq)
+    kp = _default_positions(k_positions, B, Skv, 0)
+    spec = _spec(causal, window, scale, rope, alibi)
+    return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)

@@ -1,0 +1,144 @@
+"""pe attention inside Hugging Face transformers.
+
+    import pe.transformers
+    pe.transformers.register()                       # attn_implementation="pe"
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="pe")
+
+`register()` adds `"pe"` to transformers' `AttentionInterface` (and a mask
+function to `AttentionMaskInterface`). The model then calls the compiled
+`pe.attention` kernel (`pe.torch`) for every layer: causal, sliding windows
+(`sliding_window`), GQA without repeating K/V, the model's score scale, and
+the padding mask where one is needed. transformers applies RoPE before it
+calls an attention function, so with `"pe"` the rotation is still PyTorch's
+and rotated keys are cached.
+
+`fuse_rope(model)` goes further for LLaMA-family models (LLaMA, Mistral,
+Qwen2; any module shaped like `LlamaAttention`): each attention layer passes
+un-rotated q and k and their positions to `pe.attention` with the model's
+RoPE (read from its config by `pe.config`) fused into the kernel, so rotated
+q and k never exist; the KV cache then holds un-rotated keys.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Optional
+
+import torch
+
+from . import config as pe_config
+from . import torch as pe_torch
+
+__all__ = ["register", "attention_forward", "fuse_rope", "NAME"]
+
+NAME = "pe"
+
+
+def _additive(mask: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    """transformers' mask (bool: True attends; or additive float) as an
+    additive float32 mask [B, 1, Sq, Skv]."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        zero = torch.zeros((), dtype=torch.float32)
+        return torch.where(mask, zero, torch.tensor(float("-inf"))).contiguous()
+    # Eager masks hold finfo.min for hidden keys: make them -inf (exactly hidden).
+    mask = mask.to(torch.float32)
+    return torch.where(mask <= torch.finfo(torch.float32).min / 2,
+                       torch.tensor(float("-inf")), mask).contiguous()
+
+
+def attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                      sliding_window=None, softcap=None, **kwargs):
+    """An attention function of transformers' `AttentionInterface`: q [B,Hq,S,D],
+    k and v [B,Hkv,Skv,D] (RoPE applied), output [B, S, Hq, D] and no weights."""
+    if dropout:
+        raise NotImplementedError("pe attention is for inference: dropout must be 0 "
+                                  "(call model.eval())")
+    if softcap:
+        raise NotImplementedError("pe.attention has no soft-capping of the scores")
+    if kwargs.get("output_attentions"):
+        raise NotImplementedError("pe attention does not return attention weights")
+    window = sliding_window if sliding_window is not None else getattr(module, "sliding_window",
+                                                                      None)
+    causal = bool(getattr(module, "is_causal", True))
+    out = pe_torch.attention(query, key, value, mask=_additive(attention_mask), causal=causal,
+                             window=window, scale=scaling)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_function=None,
+          attention_mask=None, allow_is_causal_skip=True, local_size=None, **kwargs):
+    """No mask where the kernel's own causal rule and window are the whole mask
+    (no padding); else transformers' boolean SDPA mask."""
+    from transformers.masking_utils import causal_mask_function, prepare_padding_mask, sdpa_mask
+    padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
+    if allow_is_causal_skip and (padding is None or bool(padding.all())):
+        return None
+    return sdpa_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
+                     mask_function or causal_mask_function, attention_mask,
+                     allow_is_causal_skip=False, local_size=local_size, **kwargs)
+
+
+def register(name: str = NAME) -> None:
+    """Makes `attn_implementation=name` use pe attention."""
+    from transformers import AttentionInterface, AttentionMaskInterface
+    AttentionInterface.register(name, attention_forward)
+    AttentionMaskInterface.register(name, _mask)
+
+
+def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
+                   past_key_values=None, **kwargs):
+    """LlamaAttention.forward with RoPE fused into pe.attention."""
+    shape = hidden_states.shape[:-1]
+    heads = (*shape, -1, self.head_dim)
+    q = self.q_proj(hidden_states).view(heads).transpose(1, 2)
+    k = self.k_proj(hidden_states).view(heads).transpose(1, 2)
+    v = self.v_proj(hidden_states).view(heads).transpose(1, 2)
+    B, _, S, _ = q.shape
+    positions = kwargs.get("position_ids")
+    if positions is None:
+        raise ValueError("pe fused RoPE needs position_ids")
+    positions = positions.to(torch.int64).expand(B, S)
+    # The positions of the cached keys, kept beside the cache (reset when a
+    # new sequence starts filling it).
+    past = 0 if past_key_values is None else past_key_values.get_seq_length(self.layer_idx)
+    if past == 0 or self._pe_key_positions is None:
+        self._pe_key_positions = positions
+    else:
+        self._pe_key_positions = torch.cat([self._pe_key_positions, positions], dim=1)
+    if past_key_values is not None:
+        k, v = past_key_values.update(k, v, self.layer_idx)
+    k_positions = self._pe_key_positions[:, -k.shape[2]:]
+    out = pe_torch.attention(q.contiguous(), k, v, positions, k_positions,
+                             mask=_additive(attention_mask), causal=self.is_causal,
+                             window=self._pe_kind.window, scale=self.scaling,
+                             rope=self._pe_kind.rope_attr)
+    out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
+    return self.o_proj(out), None
+
+
+def fuse_rope(model, name: str = NAME):
+    """Switches every LLaMA-style attention layer of `model` to pe attention
+    with RoPE fused (and registers `name`, used for the masks). Returns model."""
+    register(name)
+    read = pe_config.read(model.config)
+    if read.position_encoding != "rope":
+        raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
+    model.config._attn_implementation = name
+    layers = 0
+    for module in model.modules():
+        if not all(hasattr(module, a) for a in ("q_proj", "k_proj", "v_proj", "o_proj",
+                                                  "layer_idx", "head_dim", "scaling")):
+            continue
+        if hasattr(module, "q_norm"):
+            raise ValueError(f"fuse_rope: {type(module).__name__} normalizes q and k "
+                             "(not a LLaMA-style attention)")
+        module._pe_kind = read.kind(module.layer_idx)
+        module._pe_key_positions = None
+        module.forward = types.MethodType(_fused_forward, module)
+        layers += 1
+    if layers == 0:
+        raise ValueError(f"fuse_rope: no LLaMA-style attention layer in "
+                         f"{type(model).__name__}")
+    return model
