@@ -89,7 +89,7 @@ class ModelConfig:
         """The module: `@attention` (or one function per kind) taking
         q [B,Hq,S,D], k, v [B,Hkv,Skv,D], q_positions [B,S], k_positions [B,Skv]
         (i64), and `@position_embeddings` for learned positions. A length of
-        None is dynamic (`?`); kv_len defaults to seq_len."""
+        None is dynamic (`?`); kv_len defaults to seq_len (-1: any)."""
         return _pe_compile(self.source, "--emit=pe", *_shape_args(seq_len, kv_len, batch, dtype))
 
     def compile(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
@@ -101,13 +101,18 @@ class ModelConfig:
     def build(self, output: str, target: str = "cpu", emit: Optional[str] = None,
               seq_len: Optional[int] = None, kv_len: Optional[int] = None,
               batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = ()) -> str:
-        """Writes `output` with pe-compile: a shared library (CPU), or PTX /
-        cubin / fatbin (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""
+        """Writes `output` with pe-compile: a shared library (CPU; with its C
+        header and interface JSON beside it), or PTX / cubin / fatbin
+        (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""
         if target not in ("cpu", "gpu"):
             raise ValueError(f"target must be 'cpu' or 'gpu', got {target!r}")
         emit = emit or ("shared" if target == "cpu" else "ptx")
+        extra = list(extra_args)
+        if emit == "shared":  # the C header and the interface runner.load reads, beside it
+            stem = os.path.splitext(output)[0]
+            extra += [f"--header={stem}.h", f"--interface={stem}.json"]
         _pe_compile(self.source, f"--target={target}", f"--emit={emit}", "-o", output,
-                    *_shape_args(seq_len, kv_len, batch, dtype), *extra_args)
+                    *_shape_args(seq_len, kv_len, batch, dtype), *extra)
         return output
 
 

@@ -163,12 +163,16 @@ def _(query, key, value, q_positions, k_positions, mask, spec):
     return query.new_empty(query.shape[:3] + (value.shape[3],))
 
 
-def _default_positions(positions, batch: int, length: int, start: int) -> torch.Tensor:
+def _default_positions(positions, batch: int, length: int, start: int,
+                       name: str) -> torch.Tensor:
     if positions is None:
         positions = torch.arange(start, start + length, dtype=torch.int64)
     positions = torch.as_tensor(positions, dtype=torch.int64)
-    if positions.dim() == 1:
+    if positions.dim() == 1 and positions.shape[0] == length:
         positions = positions.expand(batch, length)
+    if tuple(positions.shape) != (batch, length):
+        raise ValueError(f"pe.attention: {name} must be [{length}] or [{batch}, {length}], "
+                         f"got {tuple(positions.shape)}")
     return positions.contiguous()
 
 
@@ -186,7 +190,7 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
-    qp = _default_positions(q_positions, B, Sq, Skv - Sq)
-    kp = _default_positions(k_positions, B, Skv, 0)
+    qp = _default_positions(q_positions, B, Sq, Skv - Sq, "q_positions")
+    kp = _default_positions(k_positions, B, Skv, 0, "k_positions")
     spec = _spec(causal, window, scale, rope, alibi)
     return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)

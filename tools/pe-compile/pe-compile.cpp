@@ -226,7 +226,7 @@ static cl::opt<int64_t> configSeqLen(
     "seq-len", cl::desc("Queries per call (--config; default: any)"),
     cl::init(-1), cl::cat(configCategory));
 static cl::opt<int64_t> configKvLen(
-    "kv-len", cl::desc("Keys per call (--config; default: --seq-len)"),
+    "kv-len", cl::desc("Keys per call (--config; default: --seq-len; -1: any)"),
     cl::init(-1), cl::cat(configCategory));
 static cl::opt<std::string> configDtype(
     "dtype", cl::desc("Element type of the activations: f32, f16 or bf16 "
@@ -686,7 +686,8 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context, bool &written
   pe::ModelShapes shapes;
   shapes.batch = configBatch;
   shapes.queries = configSeqLen < 0 ? ShapedType::kDynamic : int64_t(configSeqLen);
-  int64_t keys = configKvLen >= 0 ? int64_t(configKvLen) : int64_t(configSeqLen);
+  int64_t keys = configKvLen.getNumOccurrences() ? int64_t(configKvLen)
+                                                 : int64_t(configSeqLen);
   shapes.keys = keys < 0 ? ShapedType::kDynamic : keys;
   Builder builder(&context);
   shapes.element = llvm::StringSwitch<Type>(configDtype)

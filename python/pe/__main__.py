@@ -1,0 +1,150 @@
+"""pe command line: a model's config.json to IR, kernels, checks and timings.
+
+    python -m pe emit    CONFIG [--seq-len N] [--kv-len M] [--batch B] [--dtype f32]
+    python -m pe compile CONFIG -o OUT [--target cpu|gpu] [--emit shared|obj|ptx|cubin|...]
+    python -m pe run     CONFIG [--seq-len N] [--offset P]   # random inputs vs the float64 reference
+    python -m pe bench   CONFIG [--seq-len N] [--repeat R]   # median time per kind of layer
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from . import config as pe_config
+from . import runner
+
+_TOLERANCE = {"f32": 1e-4, "f16": 2e-2, "bf16": 6e-2}
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    """A one-line progress bar on stderr (only on a terminal)."""
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done == total else ""
+    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+def _inputs(model: pe_config.ModelConfig, kind, seq: int, kv: int, batch: int, offset: int,
+            dtype: str, rng):
+    def tensor(heads, length):
+        x = rng.standard_normal((batch, heads, length, model.head_dim)).astype(np.float32)
+        return runner.bf16_array(x) if dtype == "bf16" else x.astype(
+            np.float16 if dtype == "f16" else np.float32)
+    q = tensor(model.num_attention_heads, seq)
+    k, v = tensor(model.num_key_value_heads, kv), tensor(model.num_key_value_heads, kv)
+    kp = np.broadcast_to(np.arange(offset, offset + kv, dtype=np.int64), (batch, kv)).copy()
+    return q, k, v, kp[:, kv - seq:].copy(), kp
+
+
+def _shapes(args):
+    return dict(seq_len=args.seq_len, kv_len=args.kv_len, batch=args.batch, dtype=args.dtype)
+
+
+def cmd_emit(args) -> int:
+    sys.stdout.write(pe_config.read(args.config).ir(**_shapes(args)))
+    return 0
+
+
+def cmd_compile(args) -> int:
+    model = pe_config.read(args.config)
+    model.build(args.output, target=args.target, emit=args.emit, **_shapes(args))
+    print(f"wrote {args.output} ({', '.join(k.function for k in model.kinds)})")
+    return 0
+
+
+def _compiled(args):
+    model = pe_config.read(args.config)
+    kv = args.kv_len or args.seq_len
+    start = time.perf_counter()
+    module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch, dtype=args.dtype)
+    return model, module, kv, time.perf_counter() - start
+
+
+def cmd_run(args) -> int:
+    model, module, kv, compile_s = _compiled(args)
+    rng = np.random.default_rng(args.seed)
+    print(f"{model.model_type}: {len(model.kinds)} kind(s) of layer, compiled in {compile_s:.2f} s; "
+          f"B={args.batch} Sq={args.seq_len} Skv={kv} {args.dtype}, positions from {args.offset}")
+    worst = 0.0
+    for i, kind in enumerate(model.kinds):
+        _progress(i, len(model.kinds), "checking")
+        q, k, v, qp, kp = _inputs(model, kind, args.seq_len, kv, args.batch, args.offset,
+                                  args.dtype, rng)
+        start = time.perf_counter()
+        (out,) = module.call(kind.function, q, k, v, qp, kp)
+        seconds = time.perf_counter() - start
+        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp)
+        error = float(np.abs(runner.to_float32(out) - want).max())
+        worst = max(worst, error)
+        print(f"  {kind.function}: max |pe - float64 reference| = {error:.3g}, "
+              f"{1e3 * seconds:.2f} ms")
+    _progress(len(model.kinds), len(model.kinds), "checking")
+    ok = worst <= _TOLERANCE[args.dtype]
+    print("OK" if ok else f"FAILED: error above {_TOLERANCE[args.dtype]}")
+    return 0 if ok else 1
+
+
+def cmd_bench(args) -> int:
+    model, module, kv, _ = _compiled(args)
+    rng = np.random.default_rng(args.seed)
+    for kind in model.kinds:
+        q, k, v, qp, kp = _inputs(model, kind, args.seq_len, kv, args.batch, args.offset,
+                                  args.dtype, rng)
+        out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
+        module.call(kind.function, q, k, v, qp, kp, out=out)  # warm-up
+        times = []
+        for r in range(args.repeat):
+            _progress(r, args.repeat, kind.function)
+            start = time.perf_counter()
+            module.call(kind.function, q, k, v, qp, kp, out=out)
+            times.append(time.perf_counter() - start)
+        _progress(args.repeat, args.repeat, kind.function)
+        print(f"{kind.function}: {1e3 * float(np.median(times)):.3f} ms median of {args.repeat} "
+              f"(B={args.batch} Sq={args.seq_len} Skv={kv} {args.dtype})")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pe", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name, function, help, lengths_required=False):
+        p = sub.add_parser(name, help=help)
+        p.add_argument("config", help="config.json, its folder")
+        p.add_argument("--seq-len", type=int, required=lengths_required,
+                       default=None, help="queries per call (emit/compile: default any)")
+        p.add_argument("--kv-len", type=int, default=None, help="keys per call (default: seq-len)")
+        p.add_argument("--batch", type=int, default=1)
+        p.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32")
+        p.set_defaults(function=function)
+        return p
+
+    command("emit", cmd_emit, "print the layers' pe IR")
+    p = command("compile", cmd_compile, "write a library (cpu) or PTX/cubin (gpu)")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--target", choices=["cpu", "gpu"], default="cpu")
+    p.add_argument("--emit", default=None, help="shared, obj, asm (cpu); ptx, cubin, fatbin (gpu)")
+    for name, function, help in (("run", cmd_run, "check against the float64 reference"),
+                                 ("bench", cmd_bench, "time each kind of layer")):
+        p = command(name, function, help, lengths_required=True)
+        p.add_argument("--offset", type=int, default=0, help="position of the first key")
+        p.add_argument("--seed", type=int, default=0)
+        if name == "bench":
+            p.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    try:
+        return args.function(args)
+    except (pe_config.ConfigError, runner.KernelError, OSError) as error:
+        print(f"python -m pe {args.command}: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

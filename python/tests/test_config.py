@@ -1,0 +1,302 @@
+"""pe.config: Hugging Face configs -> pe attributes -> IR -> CPU kernels.
+
+Every example config in examples/configs/ is compiled and its kernels are
+compared with the float64 reference (`pe.reference.attention`, an
+implementation independent of the compiler). Tolerance: f32 kernels within
+2e-5 of float64 for inputs of unit variance (the f32 flash-attention error
+measured across the suite is below 2e-6); bf16 within 2^-7 relative of the
+output scale (one rounding of the result). What each config must mean is
+stated here from the published model descriptions, not read back from pe.
+"""
+
+import glob
+import json
+import os
+
+import numpy as np
+import pytest
+
+from pe import config as pe_config
+from pe import reference, runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "configs", "*.json")))
+NAMES = [os.path.basename(p)[:-5] for p in EXAMPLES]
+
+
+def _example(name):
+    return os.path.join(ROOT, "examples", "configs", name + ".json")
+
+
+def _inputs(model, seq, kv, batch, offset, rng):
+    q = rng.standard_normal((batch, model.num_attention_heads, seq, model.head_dim))
+    k = rng.standard_normal((batch, model.num_key_value_heads, kv, model.head_dim))
+    v = rng.standard_normal((batch, model.num_key_value_heads, kv, model.head_dim))
+    kp = np.broadcast_to(np.arange(offset, offset + kv), (batch, kv)).astype(np.int64)
+    return (q.astype(np.float32), k.astype(np.float32), v.astype(np.float32),
+            np.ascontiguousarray(kp[:, kv - seq:]), np.ascontiguousarray(kp))
+
+
+def test_every_example_is_tested():
+    assert len(EXAMPLES) >= 10
+    assert {"llama-3.1-8b", "qwen2.5-7b-instruct-yarn", "phi-3.5-mini-instruct",
+            "mistral-7b-v0.1", "gpt-neox-20b", "gpt-j-6b", "bloom", "gpt2",
+            "gemma-3-1b-it"} <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_end_to_end(name):
+    """config -> IR -> CPU code -> every kind of layer vs the float64 reference:
+    a prefill and a decode step (1 query against a longer cache) at positions
+    far from 0."""
+    model = pe_config.read(_example(name))
+    rng = np.random.default_rng(len(name))
+    for seq, kv, batch in ((9, 9, 2), (1, 13, 1)):
+        module = model.compile(seq_len=seq, kv_len=kv, batch=batch)
+        for kind in model.kinds:
+            q, k, v, qp, kp = _inputs(model, seq, kv, batch, 5000, rng)
+            (out,) = module.call(kind.function, q, k, v, qp, kp)
+            want = kind.reference(q, k, v, qp, kp)
+            assert np.abs(out - want).max() < 2e-5, (name, kind.function, seq, kv)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert-base-uncased"])
+def test_learned_position_embeddings(name):
+    model = pe_config.read(_example(name))
+    assert model.position_encoding == "learned"
+    module = model.compile(seq_len=6, batch=2)
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((model.max_position_embeddings, model.hidden_size))
+    table = table.astype(np.float32)
+    positions = rng.integers(0, model.max_position_embeddings, (2, 6)).astype(np.int64)
+    (rows,) = module.call("position_embeddings", table, positions)
+    np.testing.assert_array_equal(rows, reference.learned(table, positions))
+    bad = positions.copy()
+    bad[1, 3] = model.max_position_embeddings
+    with pytest.raises(runner.KernelError, match="out of range|outside"):
+        module.call("position_embeddings", table, bad)
+
+
+# What each published config means (from the models' papers and model cards).
+EXPECTED = {
+    "llama-3.1-8b": dict(heads=(32, 8, 128), kinds=1, window=None, causal=True,
+                         theta=500000.0, rotary_dim=128, style="half",
+                         scaling={"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                  "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": 8192}),
+    "qwen2.5-7b-instruct-yarn": dict(heads=(28, 4, 128), kinds=1, window=None, causal=True,
+                                     theta=1e6, rotary_dim=128, style="half",
+                                     scaling={"type": "yarn", "factor": 4.0,
+                                              "original_max_position_embeddings": 32768}),
+    "mistral-7b-v0.1": dict(heads=(32, 8, 128), kinds=1, window=4096, causal=True,
+                            theta=10000.0, rotary_dim=128, style="half", scaling=None),
+    "gpt-neox-20b": dict(heads=(64, 64, 96), kinds=1, window=None, causal=True,
+                         theta=10000.0, rotary_dim=24, style="half", scaling=None),
+    "gpt-j-6b": dict(heads=(16, 16, 256), kinds=1, window=None, causal=True,
+                     theta=10000.0, rotary_dim=64, style="interleaved", scaling=None),
+    "bloom": dict(heads=(112, 112, 128), kinds=1, window=None, causal=True, alibi=8.0),
+    "gpt2": dict(heads=(12, 12, 64), kinds=1, window=None, causal=True),
+    "bert-base-uncased": dict(heads=(12, 12, 64), kinds=1, window=None, causal=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_meaning(name):
+    want = EXPECTED[name]
+    model = pe_config.read(_example(name))
+    assert (model.num_attention_heads, model.num_key_value_heads, model.head_dim) == want["heads"]
+    assert len(model.kinds) == want["kinds"]
+    kind = model.kinds[0]
+    assert kind.function == "attention"
+    assert kind.window == want["window"] and kind.causal == want["causal"]
+    assert kind.alibi == want.get("alibi")
+    if "theta" in want:
+        rope = kind.rope_parameters
+        assert (rope["theta"], rope["rotary_dim"], rope["style"]) == \
+            (want["theta"], want["rotary_dim"], want["style"])
+        assert rope.get("scaling") == want["scaling"]
+    else:
+        assert kind.rope is None
+
+
+def test_phi3_longrope():
+    """Phi-3: LongRoPE with s = 131072 / 4096 = 32 and magnitude
+    sqrt(1 + ln 32 / ln 4096); the sliding window on every layer."""
+    source = json.load(open(_example("phi-3.5-mini-instruct")))
+    model = pe_config.read(source)
+    (kind,) = model.kinds
+    scaling = kind.rope_parameters["scaling"]
+    assert scaling["type"] == "longrope" and scaling["factor"] == 32.0
+    assert scaling["original_max_position_embeddings"] == 4096
+    assert scaling["short_factor"] == source["rope_scaling"]["short_factor"]
+    assert reference.rope_attention_factor(scaling) == pytest.approx(
+        (1 + np.log(32) / np.log(4096)) ** 0.5, rel=1e-15)
+    assert kind.window == 262144 and kind.rope_parameters["rotary_dim"] == 96
+
+
+def test_gemma3_local_and_global_layers():
+    """Gemma 3: five local layers (window 512, base 10^4) then a global one
+    (base 10^6), repeated; scale 1/sqrt(query_pre_attn_scalar)."""
+    model = pe_config.read(_example("gemma-3-1b-it"))
+    assert [k.function for k in model.kinds] == ["attention_sliding", "attention_full"]
+    assert model.layers[:6] == ("attention_sliding",) * 5 + ("attention_full",)
+    assert len(model.layers) == 26
+    local, full = model.kinds
+    assert (local.window, local.rope_parameters["theta"]) == (512, 10000.0)
+    assert (full.window, full.rope_parameters["theta"]) == (None, 1e6)
+    assert local.scale is None  # query_pre_attn_scalar = head_dim = 256
+
+
+def _small(**fields):
+    base = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "num_hidden_layers": 4, "max_position_embeddings": 256}
+    base.update(fields)
+    return base
+
+
+@pytest.mark.parametrize("fields", [
+    {"model_type": "mistral", "sliding_window": 4},
+    {"model_type": "qwen2", "sliding_window": 3, "use_sliding_window": True,
+     "max_window_layers": 2},
+    {"model_type": "gemma2", "head_dim": 16, "sliding_window": 5, "query_pre_attn_scalar": 8,
+     "attn_logit_softcapping": None},
+    {"layer_types": ["full_attention", "sliding_attention"] * 2, "sliding_window": 2,
+     "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 2.0,
+                                            "rope_theta": 1e5},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
+    {"model_type": "mpt", "attn_config": {"alibi": True, "alibi_bias_max": 4},
+     "d_model": 64, "n_heads": 4, "n_layers": 2, "max_seq_len": 256},
+    {"model_type": "falcon", "alibi": True, "multi_query": True},
+    {"model_type": "phi", "partial_rotary_factor": 0.5},
+    {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}, "max_position_embeddings": 8},
+])
+def test_windows_and_variants_that_bite(fields):
+    """Small configs whose windows, scales and scalings change the result at
+    a short length, against the reference."""
+    model = pe_config.read(_small(**fields))
+    module = model.compile(seq_len=12, batch=1)
+    rng = np.random.default_rng(3)
+    for kind in model.kinds:
+        q, k, v, qp, kp = _inputs(model, 12, 12, 1, 0, rng)
+        (out,) = module.call(kind.function, q, k, v, qp, kp)
+        np.testing.assert_allclose(out, kind.reference(q, k, v, qp, kp), atol=2e-5, rtol=0)
+        full = reference.attention(q, k, v, causal=kind.causal, scale=kind.scale,
+                                   rope=kind.rope_parameters, alibi=kind.alibi)
+        if kind.window is not None:  # the window changed the result
+            assert np.abs(out - full).max() > 1e-3
+
+
+def test_layer_types_and_scales():
+    model = pe_config.read(_small(model_type="qwen2", sliding_window=3, use_sliding_window=True,
+                                  max_window_layers=2))
+    assert model.layers == ("attention_full",) * 2 + ("attention_sliding",) * 2
+    model = pe_config.read(_small(model_type="gemma2", head_dim=16, sliding_window=5,
+                                  query_pre_attn_scalar=8))
+    assert model.layers == ("attention_sliding", "attention_full") * 2
+    assert model.kinds[0].scale == 1 / np.sqrt(8)
+    assert pe_config.read(_small(model_type="mpt", attn_config={"alibi": True,
+                                                                 "alibi_bias_max": 4})
+                          ).kinds[0].alibi == 4.0
+    assert pe_config.read(_small(model_type="falcon", alibi=True, multi_query=True)
+                          ).num_key_value_heads == 1
+    # LLaMA ignores sliding_window; Qwen2 without use_sliding_window too.
+    assert pe_config.read(_small(sliding_window=4)).kinds[0].window is None
+    assert pe_config.read(_small(model_type="qwen2", sliding_window=4)).kinds[0].window is None
+
+
+def test_sources(tmp_path):
+    """A dict, a path, a folder and (with transformers) a PretrainedConfig read alike."""
+    path = _example("llama-3.1-8b")
+    by_path = pe_config.read(path)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(open(path).read())
+    assert pe_config.read(str(folder)).kinds == by_path.kinds
+    assert pe_config.read(json.load(open(path))).kinds == by_path.kinds
+    with pytest.raises(TypeError, match="expected a dict"):
+        pe_config.read(42)
+
+
+BAD = [
+    ({"model_type": "llama"}, "config field 'hidden_size': required"),
+    (_small(model_type=None), "config field 'model_type': required"),
+    (_small(model_type="rwkv"), "config field 'model_type': 'rwkv' is not a model type"),
+    (_small(num_key_value_heads=3), "config field 'num_key_value_heads': 3 key/value heads "
+                                    "do not divide 4 query heads"),
+    (_small(hidden_size=66), "config field 'num_attention_heads': 4 heads do not divide "
+                             "hidden size 66"),
+    (_small(num_attention_heads=-4), "config field 'num_attention_heads': expected a "
+                                     "positive integer, got -4"),
+    (_small(rope_theta="big"), "config field 'rope_theta': expected a number"),
+    (_small(rope_scaling={"rope_type": "yarnn", "factor": 2.0}),
+     "config field 'rope_scaling.rope_type': 'yarnn' is not a RoPE type pe reads"),
+    (_small(rope_scaling={"rope_type": "linear"}),
+     "config field 'rope_scaling.factor': required by rope_type 'linear'"),
+    (_small(rope_scaling={"rope_type": "linear", "factor": 2.0, "beta_fast": 32}),
+     "config field 'rope_scaling.beta_fast': not a parameter of rope_type 'linear'"),
+    (_small(rope_scaling={"rope_type": "linear", "factor": -2.0}), "factor"),
+    (_small(rope_scaling=[1, 2]), "config field 'rope_scaling': expected an object or null"),
+    (_small(rope_scaling={"rope_type": "linear", "factor": 2.0},
+            rope_parameters={"rope_type": "yarn", "factor": 2.0}),
+     "config field 'rope_scaling': rope type 'linear' contradicts rope_parameters' 'yarn'"),
+    (_small(partial_rotary_factor=0.0), "config field 'partial_rotary_factor': expected a "
+                                        "value in (0, 1], got 0"),
+    (_small(model_type="gptj", rotary_dim=7), "config field 'rotary_dim': expected an even "
+                                              "number in [2, head_dim = 16], got 7"),
+    (_small(layer_types=["full_attention"]), "config field 'layer_types': expected a list of "
+                                             "4 layer types"),
+    (_small(layer_types=["full_attention", "chunked_attention"] * 2),
+     "config field 'layer_types': expected 'full_attention' or 'sliding_attention', got "
+     "\"chunked_attention\""),
+    (_small(layer_types=["sliding_attention"] * 4),
+     "config field 'sliding_window': required by the sliding-window layers"),
+    (_small(model_type="gemma2", attn_logit_softcapping=50.0, sliding_window=4),
+     "config field 'attn_logit_softcapping': soft-capped attention scores"),
+    (_small(model_type="gpt2", scale_attn_by_inverse_layer_idx=True, n_positions=64),
+     "config field 'scale_attn_by_inverse_layer_idx': a per-layer score scale is not read"),
+    (_small(model_type="mpt", attn_config={"alibi": False}), "config field "
+     "'attn_config.alibi': pe reads MPT models with ALiBi"),
+    (_small(model_type="bert", position_embedding_type="relative_key"),
+     "config field 'position_embedding_type': 'relative_key' is not read"),
+    (_small(model_type="gpt_neox", rope_theta=20000.0), "config field 'rope_theta': GPT-NeoX "
+                                                        "configs give rotary_emb_base"),
+    (_small(rope_scaling={"rope_type": "longrope", "short_factor": [1.0], "long_factor": [1.0]},
+            original_max_position_embeddings=64), "short_factor"),
+    (_small(text_config=3), "config field 'text_config': expected an object"),
+]
+
+
+@pytest.mark.parametrize("source,message", BAD, ids=[m[:40] for _, m in BAD])
+def test_bad_configs(source, message):
+    source = {k: v for k, v in source.items() if v is not None}
+    with pytest.raises(pe_config.ConfigError) as info:
+        pe_config.read(source)
+    assert message in str(info.value)
+
+
+def test_unrelated_fields_are_ignored():
+    plain = pe_config.read(_small())
+    noisy = pe_config.read(_small(vocab_size=32000, rms_norm_eps=1e-6, hidden_act="silu",
+                                  torch_dtype="bfloat16", architectures=["LlamaForCausalLM"],
+                                  some_future_field={"x": 1}))
+    assert plain.kinds == noisy.kinds
+
+
+def test_cli(tmp_path, capsys):
+    from pe.__main__ import main
+    path = _example("mistral-7b-v0.1")
+    assert main(["emit", path, "--seq-len", "4"]) == 0
+    assert "window(4096)" in capsys.readouterr().out
+    assert main(["run", path, "--seq-len", "5", "--offset", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "max |pe - float64 reference|" in out and out.strip().endswith("OK")
+    assert main(["bench", path, "--seq-len", "8", "--repeat", "2"]) == 0
+    assert "ms median of 2" in capsys.readouterr().out
+    library = str(tmp_path / "libmistral.so")
+    assert main(["compile", path, "-o", library, "--seq-len", "8"]) == 0
+    module = runner.load(library)
+    assert "attention" in module.functions
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_small(rope_scaling={"rope_type": "llama3", "factor": 8.0})))
+    assert main(["emit", str(bad)]) == 1
+    assert "config field 'rope_scaling.low_freq_factor'" in capsys.readouterr().err

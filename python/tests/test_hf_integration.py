@@ -1,0 +1,150 @@
+"""pe inside transformers (optional extras): the "pe" attention implementation
+and fused RoPE in small random-weight models built from configs (no
+download), and the example configs' RoPE against transformers' own.
+
+Tolerances: logits of float32 models within 1e-5 of transformers' eager
+attention (measured: below 3e-7); greedy generation gives identical tokens.
+Frequencies: transformers computes them in float32, so within 2e-6 relative
+(docs/variants.md, "Numerics"); attention factors within 1e-6.
+"""
+
+import copy
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import pe.torch  # noqa: E402,F401
+import pe.transformers  # noqa: E402
+from pe import config as pe_config  # noqa: E402
+from pe import reference, runner  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "configs", "*.json")))
+
+BASE = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+MODELS = {
+    "llama3": transformers.LlamaConfig(
+        **BASE, rope_theta=500000.0,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 32}),
+    "mistral-window": transformers.MistralConfig(**BASE, sliding_window=5),
+    "qwen2-yarn": transformers.Qwen2Config(
+        **BASE, rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                              "original_max_position_embeddings": 64}),
+}
+
+
+def _models(name, fused):
+    torch.manual_seed(0)
+    cfg = MODELS[name]
+    make = lambda impl: transformers.AutoModelForCausalLM.from_config(  # noqa: E731
+        copy.deepcopy(cfg), attn_implementation=impl).eval()
+    pe.transformers.register()
+    eager = make("eager")
+    other = make("eager" if fused else "pe")
+    other.load_state_dict(eager.state_dict())
+    if fused:
+        pe.transformers.fuse_rope(other)
+    return eager, other
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["pe", "pe-fused-rope"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_logits_and_generation(name, fused):
+    eager, model = _models(name, fused)
+    assert model.config._attn_implementation == "pe"
+    before = pe.torch.compiled_kernels()
+    x = torch.randint(0, 128, (2, 13), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want, got = eager(x).logits, model(x).logits
+    assert (want - got).abs().max().item() < 1e-5
+    assert pe.torch.compiled_kernels() >= before  # the pe kernels ran (compiled or cached)
+    ids = x[:1, :6]
+    options = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
+    with torch.no_grad():
+        assert torch.equal(eager.generate(ids, **options), model.generate(ids, **options))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_padded_batch(name):
+    """Left padding: the mask reaches the kernel; the visible positions agree."""
+    eager, model = _models(name, fused=False)
+    x = torch.randint(0, 128, (2, 9), generator=torch.Generator().manual_seed(2))
+    mask = torch.ones_like(x)
+    mask[1, :4] = 0
+    with torch.no_grad():
+        want = eager(x, attention_mask=mask).logits
+        got = model(x, attention_mask=mask).logits
+    assert (want - got)[mask.bool()].abs().max().item() < 1e-5
+
+
+def test_errors():
+    eager, model = _models("llama3", fused=False)
+    module = model.model.layers[0].self_attn
+    q = torch.zeros(1, 4, 3, 16)
+    k = torch.zeros(1, 2, 3, 16)
+    with pytest.raises(NotImplementedError, match="soft-capping"):
+        pe.transformers.attention_forward(module, q, k, k, None, softcap=30.0)
+    with pytest.raises(NotImplementedError, match="dropout"):
+        pe.transformers.attention_forward(module, q, k, k, None, dropout=0.1)
+    with pytest.raises(ValueError, match="not a LLaMA-style|do not use RoPE"):
+        pe.transformers.fuse_rope(transformers.GPT2LMHeadModel(transformers.GPT2Config(
+            n_embd=32, n_layer=1, n_head=2, vocab_size=64)))
+
+
+def _transformers_config(source, tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(source))
+    return transformers.AutoConfig.from_pretrained(str(tmp_path))
+
+
+def _rotary_class(cfg):
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+    module = sys.modules[MODEL_MAPPING[type(cfg)].__module__]
+    return next(getattr(module, n) for n in dir(module) if n.endswith("RotaryEmbedding"))
+
+
+def _transformers_rope(cfg, layer_type):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    params = cfg.rope_parameters
+    kwargs = {}
+    if layer_type in params:
+        params, kwargs = params[layer_type], {"layer_type": layer_type}
+    init = (_rotary_class(cfg).compute_default_rope_parameters
+            if params["rope_type"] == "default" else ROPE_INIT_FUNCTIONS[params["rope_type"]])
+    inv_freq, factor = init(cfg, None, **kwargs)
+    return inv_freq.double().numpy(), float(factor)
+
+
+ROPE_EXAMPLES = [p for p in EXAMPLES
+                 if pe_config.read(p).position_encoding == "rope"
+                 and json.load(open(p))["model_type"] != "gptj"]  # GPT-J: fixed sinusoids
+
+
+@pytest.mark.parametrize("path", ROPE_EXAMPLES, ids=lambda p: os.path.basename(p)[:-5])
+def test_example_frequencies_match_transformers(path, tmp_path):
+    """Each kind's inverse frequencies (the compiled pe.rope_frequencies) and
+    attention factor equal transformers' own for the same config.json; and
+    transformers' standardized v5 form of the config (to_dict) reads the same."""
+    source = json.load(open(path))
+    cfg = _transformers_config(source, tmp_path)
+    model = pe_config.read(source)
+    for kind in model.kinds:
+        rope = kind.rope_parameters
+        half = rope["rotary_dim"] // 2
+        inv_hf, factor_hf = _transformers_rope(cfg, kind.layer_type)
+        ir = (f"func.func @f() -> tensor<{half}xf64> {{\n"
+              f"  %f = pe.rope_frequencies {kind.rope_attr} -> tensor<{half}xf64>\n"
+              f"  return %f : tensor<{half}xf64>\n}}\n")
+        (inv_pe,) = runner.compile(ir).call("f")
+        np.testing.assert_allclose(inv_pe, inv_hf, rtol=2e-6, atol=0)
+        assert reference.rope_attention_factor(rope.get("scaling")) == pytest.approx(
+            factor_hf, rel=1e-6)
+    assert pe_config.read(cfg).kinds == model.kinds
