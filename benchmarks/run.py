@@ -11,7 +11,9 @@ RoPE applied as Hugging Face does, 2 threads) when torch is installed. The
 machine's limits are measured in the same run: the f32 FMA peak of a compiled
 AVX-512 FMA loop (1 and 2 threads) and a STREAM-like copy bandwidth (numpy, 1
 and 2 threads). Each case runs in its own process, so its peak RSS is its own.
-The compile time of a 32-layer model (and 1, 8, 16 layers) is measured too.
+The compile time of a 32-layer model (and 1, 8, 16 layers) is measured too,
+and, with transformers installed, a model's forward with each attention
+implementation (eager, SDPA, pe, pe with RoPE fused).
 Writes results.json, results.md and results.png (matplotlib) to --out.
 
 Process settings: the defaults (glibc's malloc as it is), except that
@@ -458,6 +460,48 @@ def compile_case(repeat):
     return row
 
 
+MODEL_IMPLEMENTATIONS = ["eager", "sdpa", "pe", "pe_fused"]
+
+
+def model_case(s, repeat):
+    """A transformers model's forward (no cache) with each attention
+    implementation: transformers' eager and SDPA, pe attention
+    (attn_implementation="pe") and pe with RoPE fused (pe.transformers.fuse_rope).
+    The model: Llama-3.1-8B's config with 2 layers and a 1024-token
+    vocabulary (random weights), batch 1, S tokens."""
+    import torch
+    import transformers
+    import pe.transformers
+    torch.set_num_threads(2)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "configs",
+                        "llama-3.1-8b.json")
+    fields = dict(json.load(open(path)), num_hidden_layers=2, vocab_size=1024,
+                  bos_token_id=None, eos_token_id=None)
+    config = transformers.AutoConfig.for_model(**fields)
+    pe.transformers.register()
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
+                                                          dtype=torch.float32).eval()
+    ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
+    row = {"case": f"Llama-3.1-8B shapes, 2 layers, forward S={s} f32 (transformers)",
+           "kind": "model"}
+    logits = {}
+    for name in MODEL_IMPLEMENTATIONS:
+        if name == "pe_fused":
+            pe.transformers.fuse_rope(model)
+        else:
+            model.config._attn_implementation = name
+
+        def run():
+            with torch.no_grad():
+                return model(ids, use_cache=False).logits
+        logits[name] = run()
+        row[name] = timeit(run, repeat)
+    row["max_logit_difference_vs_eager"] = {
+        name: float((logits[name] - logits["eager"]).abs().max()) for name in logits}
+    return row
+
+
 def run_case(kind, s, hkv, repeat):
     """One case in this process (the parent starts one process per case)."""
     try:
@@ -479,6 +523,8 @@ def run_case(kind, s, hkv, repeat):
         row = prefill_case(s, hkv, repeat, torch, "alibi")
     elif kind == "decode":
         row = decode_case(s, repeat, torch)
+    elif kind == "model":
+        row = model_case(s, repeat)
     else:
         row = compile_case(repeat)
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -515,6 +561,8 @@ def write_report(out, limits, rows, meta):
              "Times: median of the runs (min-max), ms. The compiled code and PyTorch run on 2 threads.", "",
              "| case | " + " | ".join(names) + " | fused rate | fused / limit | fused vs unfused | fused vs PyTorch | peak RSS MB |",
              "|---|" + "---|" * (len(names) + 5)]
+    model_rows = [row for row in rows if row["kind"] == "model"]
+    rows = [row for row in rows if row["kind"] != "model"]
     for row in rows:
         cells = []
         for n in names:
@@ -532,6 +580,18 @@ def write_report(out, limits, rows, meta):
                     if "pytorch" in row and "fused" in row else "-")
         lines.append(f"| {row['case']} | " + " | ".join(cells) +
                      f" | {rate} | {frac} | {vs_unfused} | {vs_torch} | {row.get('peak_rss_mb', 0):.0f} |")
+    if model_rows:
+        lines += ["", "A model's forward with each attention implementation of transformers "
+                  "(median (min-max) ms, 2 threads; `pe_fused`: pe.transformers.fuse_rope, "
+                  "RoPE inside the kernel; the largest logit difference from eager in brackets):",
+                  "", "| case | " + " | ".join(MODEL_IMPLEMENTATIONS) + " | pe_fused vs sdpa |",
+                  "|---|" + "---|" * (len(MODEL_IMPLEMENTATIONS) + 1)]
+        for row in model_rows:
+            cells = [f"{row[n]['median_ms']:.1f} ({row[n]['min_ms']:.1f}-{row[n]['max_ms']:.1f}) "
+                     f"[{row['max_logit_difference_vs_eager'][n]:.1e}]"
+                     for n in MODEL_IMPLEMENTATIONS]
+            ratio = row["sdpa"]["median_ms"] / row["pe_fused"]["median_ms"]
+            lines.append(f"| {row['case']} | " + " | ".join(cells) + f" | {ratio:.2f}x |")
     for note in meta.get("notes", []):
         lines += ["", note]
     with open(os.path.join(out, "results.md"), "w") as f:
@@ -625,6 +685,12 @@ def main():
     cases += [("prefill-alibi", s, 32) for s in prefill_s]
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("compile", 0, 0)]
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+        cases += [("model", s, 0) for s in ([128] if args.quick else [512, 2048])]
+    except ImportError:
+        print("transformers is not installed: no model case", flush=True)
     for kind, s, hkv in cases:
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--case",
                                f"{kind}:{s}:{hkv}", "--repeat", str(args.repeat)],

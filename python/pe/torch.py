@@ -8,7 +8,8 @@ tensors of float32, float16 or bfloat16 in BHSD layout (q [B,Hq,Sq,D], k
 [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv]) and int64 positions [B,S], and calls a
 kernel compiled by pe-compile for its head counts, head sizes, dtype and
 attention options (dynamic batch and lengths, so one kernel serves a whole
-generation). The kernel reads the tensors' memory and writes the result
+generation), on as many threads as `torch.get_num_threads()`. The kernel
+reads the tensors' memory and writes the result
 tensor in place: no copy, no numpy. A fake implementation lets
 `torch.compile` trace through it. Inference only: the operator has no
 gradient. CUDA tensors are refused (the GPU kernels are built as libraries or
@@ -86,12 +87,16 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
 
 
 def _kernel(spec: str, query, key, value, masked: bool) -> runner.Module:
+    """The kernel for these options and sizes, compiled on first use; it runs on
+    as many threads as PyTorch's intra-op pool has (torch.get_num_threads())."""
     shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
              _ELEMENT[query.dtype], masked)
+    threads = max(1, torch.get_num_threads())
     with _LOCK:
-        if shape not in _KERNELS:
-            _KERNELS[shape] = runner.compile(attention_ir(*shape))
-        return _KERNELS[shape]
+        if (shape, threads) not in _KERNELS:
+            _KERNELS[shape, threads] = runner.compile(attention_ir(*shape),
+                                                      [f"--num-threads={threads}"])
+        return _KERNELS[shape, threads]
 
 
 def compiled_kernels() -> int:

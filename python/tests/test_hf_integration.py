@@ -24,6 +24,7 @@ import pe.torch  # noqa: E402,F401
 import pe.transformers  # noqa: E402
 from pe import config as pe_config  # noqa: E402
 from pe import reference, runner  # noqa: E402
+from pe.ir import format_f64  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "configs", "*.json")))
@@ -148,3 +149,39 @@ def test_example_frequencies_match_transformers(path, tmp_path):
         assert reference.rope_attention_factor(rope.get("scaling")) == pytest.approx(
             factor_hf, rel=1e-6)
     assert pe_config.read(cfg).kinds == model.kinds
+
+
+def test_bloom_alibi_matches_transformers():
+    """BLOOM (112 heads, not a power of two): transformers' ALiBi tensor is
+    slope[h] * key position; the softmax is invariant to the per-row term, so
+    it equals pe's -slope (q - k) row by row. The slopes of the example's
+    max_bias agree: transformers raises a float32 base to integer powers, a
+    few float32 ulps (1e-6 relative); pe's f32 slopes are the float64 ones
+    rounded once."""
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+    model = pe_config.read(os.path.join(ROOT, "examples", "configs", "bloom.json"))
+    (kind,) = model.kinds
+    heads = model.num_attention_heads
+    alibi = build_alibi_tensor(torch.ones(1, 5), heads, torch.float32)  # [H, 1, 5]
+    slopes_hf = alibi[:, 0, 1].double().numpy()  # position 1 times the slope
+    slopes_pe = reference.alibi_slopes(heads, kind.alibi)
+    np.testing.assert_allclose(slopes_pe, slopes_hf, rtol=1e-6, atol=0)
+    ir = (f"func.func @s() -> tensor<{heads}xf32> {{\n"
+          f"  %s = pe.alibi_slopes max_bias({format_f64(kind.alibi)}) : tensor<{heads}xf32>\n"
+          f"  return %s : tensor<{heads}xf32>\n}}\n")
+    (slopes,) = runner.compile(ir).call("s")
+    np.testing.assert_allclose(slopes, slopes_pe, rtol=2.0 ** -24, atol=0)
+
+
+def test_gptj_rotary_matches_transformers():
+    """GPT-J: transformers' fixed sin/cos table (base 10000 over rotary_dim)
+    gives pe's frequencies for the example's interleaved RoPE."""
+    from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+    model = pe_config.read(os.path.join(ROOT, "examples", "configs", "gpt-j-6b.json"))
+    rope = model.kinds[0].rope_parameters
+    assert rope["style"] == "interleaved"
+    table = create_sinusoidal_positions(2, rope["rotary_dim"])  # row 1: sin(f), cos(f)
+    inv_hf = torch.atan2(table[1, :rope["rotary_dim"] // 2],
+                         table[1, rope["rotary_dim"] // 2:]).double().numpy()
+    inv_pe = reference.rope_inv_freq(rope["theta"], rope["rotary_dim"], rope.get("scaling"))
+    np.testing.assert_allclose(inv_pe, inv_hf, rtol=2e-6, atol=0)
