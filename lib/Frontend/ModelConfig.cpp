@@ -125,14 +125,24 @@ public:
     }
     return result;
   }
-  /// A positive integer among `names` (their first present), or nullopt.
-  std::optional<int64_t> positive(ArrayRef<StringRef> names) const {
+  /// An integer in [1, limit] among `names` (their first present), or nullopt.
+  std::optional<int64_t> positive(ArrayRef<StringRef> names,
+                                  int64_t limit = int64_t(1) << 40) const {
     StringRef name = firstOf(names);
     if (name.empty())
       return std::nullopt;
     std::optional<int64_t> x = integer(name);
-    if (x && *x <= 0) {
-      error(name) << "expected a positive integer, got " << *x;
+    if (x && (*x <= 0 || *x > limit)) {
+      error(name) << "expected an integer in [1, " << limit << "], got " << *x;
+      return std::nullopt;
+    }
+    return x;
+  }
+  /// A finite number > 0, or nullopt.
+  std::optional<double> positiveNumber(StringRef name) const {
+    std::optional<double> x = number(name);
+    if (x && !(*x > 0.0 && std::isfinite(*x))) {
+      error(name) << "expected a finite number > 0, got " << *x;
       return std::nullopt;
     }
     return x;
@@ -197,6 +207,58 @@ std::string familyNames() {
   for (const Family &family : kFamilies)
     names += (names.empty() ? "" : ", ") + family.modelType.str();
   return names;
+}
+
+/// The defaults of transformers' config classes for the fields pe reads:
+/// a config.json that leaves a field out means the class's value (an
+/// explicit null stays null).
+struct FieldDefault {
+  StringRef modelType, field;
+  double value;
+};
+const FieldDefault kFieldDefaults[] = {
+    {"mistral", "sliding_window", 4096},
+    {"mixtral", "rope_theta", 1e6},
+    {"qwen2", "max_window_layers", 28},
+    {"qwen3", "max_window_layers", 28},
+    {"qwen3", "head_dim", 128},
+    {"phi", "partial_rotary_factor", 0.5},
+    {"phi3", "original_max_position_embeddings", 4096},
+    {"gemma", "head_dim", 256},
+    {"gemma2", "head_dim", 256},
+    {"gemma2", "query_pre_attn_scalar", 256},
+    {"gemma2", "attn_logit_softcapping", 50},
+    {"gemma3_text", "head_dim", 256},
+    {"gemma3_text", "query_pre_attn_scalar", 256},
+    {"gemma3_text", "sliding_window", 4096},
+    {"gemma3_text", "sliding_window_pattern", 6},
+    {"gemma3_text", "rope_theta", 1e6},
+    {"gemma3_text", "rope_local_base_freq", 1e4},
+    {"granite", "attention_multiplier", 1.0},
+    {"gptj", "rotary_dim", 64},
+    {"gpt_neox", "rotary_pct", 0.25},
+    {"gpt_neox", "rotary_emb_base", 10000},
+};
+
+/// `object` with the class defaults of its model type where a field is absent.
+json::Object withFamilyDefaults(const json::Object &object) {
+  json::Object merged = object;
+  std::optional<StringRef> type = object.getString("model_type");
+  for (const FieldDefault &d : kFieldDefaults) {
+    if (!type || d.modelType != *type || object.get(d.field))
+      continue;
+    if (d.value == std::floor(d.value))
+      merged[d.field] = static_cast<int64_t>(d.value);
+    else
+      merged[d.field] = d.value;
+  }
+  return merged;
+}
+
+/// Families whose transformers code reads `layer_types`.
+bool readsLayerTypes(StringRef modelType) {
+  return modelType == "gemma2" || modelType == "gemma3_text" ||
+         modelType == "qwen2" || modelType == "qwen3";
 }
 
 //===----------------------------------------------------------------------===//
@@ -282,11 +344,13 @@ public:
       : config(config), family(family), headDim(headDim),
         maxPositions(maxPositions) {}
 
-  LogicalResult read(const Fields &params, AttentionKind &kind,
-                     MLIRContext *context, ErrorFn emitError) {
-    std::string type = params.string("rope_type").value_or(
-        params.string("type").value_or("default"));
+  LogicalResult read(const Fields &params, std::optional<double> defaultTheta,
+                     AttentionKind &kind, MLIRContext *context,
+                     ErrorFn emitError) {
     StringRef typeField = params.has("rope_type") ? "rope_type" : "type";
+    std::string type = params.string(typeField).value_or("default");
+    if (params.hasFailed())
+      return failure();
     // `su` is the legacy Phi-3 name of LongRoPE; Phi-3 reads `yarn` as
     // LongRoPE too.
     if (type == "su" || (type == "yarn" && family.modelType == "phi3"))
@@ -307,7 +371,7 @@ public:
       if (!allowed.contains(name) && value.kind() != json::Value::Null)
         params.error(name) << "not a parameter of rope_type '" << type << "'";
 
-    double theta = params.number("rope_theta").value_or(10000.0);
+    double theta = params.number("rope_theta").value_or(defaultTheta.value_or(10000.0));
     json::Object scaling;
     if (failed(readScaling(type, params, scaling)))
       return failure();
@@ -338,7 +402,7 @@ private:
   /// (`rotary_pct` in GPT-NeoX configs). Proportional RoPE spans the head
   /// and keeps its factor in the scaling.
   std::optional<int64_t> readRotaryDim(const Fields &params, StringRef type) {
-    if (config.has("rotary_dim") && type != "proportional") {
+    if (family.modelType == "gptj" && type != "proportional") {
       std::optional<int64_t> dim = config.integer("rotary_dim");
       if (dim && (*dim <= 0 || *dim > headDim || *dim % 2)) {
         config.error("rotary_dim") << "expected an even number in [2, head_dim = "
@@ -367,9 +431,9 @@ private:
     }
     int64_t dim = static_cast<int64_t>(std::floor(headDim * factor));
     if (dim < 2 || dim % 2) {
-      owner->error(name) << "head_dim " << headDim << " x " << factor
-                         << " gives " << dim
-                         << " rotary channels, not an even number >= 2";
+      (name.empty() ? config : *owner).error(name.empty() ? "head_dim" : name)
+          << "head_dim " << headDim << " x " << factor << " gives " << dim
+          << " rotary channels, not an even number >= 2";
       return std::nullopt;
     }
     return dim;
@@ -489,7 +553,7 @@ public:
   FailureOr<ModelConfig> read() {
     ModelConfig model;
     if (failed(readFamily(model)) || failed(readSizes(model)) ||
-        failed(readUnsupported()) || failed(readLayers(model)))
+        failed(readUnsupported(model)) || failed(readLayers(model)))
       return failure();
     for (AttentionKind &kind : model.kinds)
       if (failed(readKind(model, kind)))
@@ -514,14 +578,18 @@ private:
     model.modelType = *type;
     model.encoding = family->encoding;
     if (*type == "falcon" && config.boolean("alibi").value_or(false))
-      model.encoding = PositionEncoding::Alibi;
+      // (Q K^T + bias) / sqrt(D): the bias is scaled with the scores.
+      config.error("alibi", "Falcon scales its ALiBi bias with the scores, "
+                            "pe.attention adds it after the scale");
     if (*type == "mpt") {
       attnConfig = config.object_("attn_config");
-      if (!attnConfig || !attnConfig->boolean("alibi").value_or(false)) {
+      if (attnConfig && !attnConfig->boolean("alibi").value_or(true))
         config.error("attn_config.alibi",
                      "pe reads MPT models with ALiBi (attn_config.alibi = true)");
-        return failure();
-      }
+      // transformers' MPT always uses the bias maximum 8.
+      if (attnConfig && attnConfig->number("alibi_bias_max").value_or(8.0) != 8.0)
+        attnConfig->error("alibi_bias_max",
+                          "transformers' MPT uses 8 whatever this field says");
     }
     if (std::optional<std::string> embedding =
             config.string("position_embedding_type")) {
@@ -535,12 +603,13 @@ private:
   }
 
   LogicalResult readSizes(ModelConfig &model) {
+    const int64_t maxCount = 1 << 20;
     std::optional<int64_t> hidden =
-        config.positive({"hidden_size", "n_embd", "n_embed", "d_model"});
+        config.positive({"hidden_size", "n_embd", "n_embed", "d_model"}, maxCount);
     std::optional<int64_t> heads =
-        config.positive({"num_attention_heads", "n_head", "n_heads"});
+        config.positive({"num_attention_heads", "n_head", "n_heads"}, maxCount);
     std::optional<int64_t> layers = config.positive(
-        {"num_hidden_layers", "n_layer", "n_layers", "num_layers"});
+        {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, maxCount);
     if (config.hasFailed())
       return failure();
     if (!hidden)
@@ -560,7 +629,7 @@ private:
                        "seq_length"})
             .value_or(0);
 
-    if (std::optional<int64_t> dim = config.positive({"head_dim"})) {
+    if (std::optional<int64_t> dim = config.positive({"head_dim"}, maxCount)) {
       model.headDim = *dim;
     } else if (!config.hasFailed()) {
       if (*hidden % *heads) {
@@ -593,9 +662,10 @@ private:
     }
     // Falcon: one shared head for multi_query without the new architecture.
     if (family->modelType == "falcon" &&
-        !config.boolean("new_decoder_architecture").value_or(false)) {
+        !config.boolean("new_decoder_architecture").value_or(false) &&
+        config.boolean("multi_query").value_or(true)) {
       keyValueField = "multi_query";
-      return config.boolean("multi_query").value_or(true) ? 1 : heads;
+      return 1;
     }
     keyValueField = config.firstOf({"num_key_value_heads", "num_kv_heads", "n_head_kv"});
     if (keyValueField.empty()) {
@@ -605,9 +675,10 @@ private:
     return config.positive({keyValueField}).value_or(heads);
   }
 
-  /// Attention features pe.attention does not have: an error rather than a
-  /// kernel that computes something else.
-  LogicalResult readUnsupported() {
+  /// Attention features pe.attention does not have, and fields transformers
+  /// ignores for the family: an error rather than a kernel that computes
+  /// something else.
+  LogicalResult readUnsupported(const ModelConfig &model) {
     if (std::optional<double> cap = config.number("attn_logit_softcapping"))
       if (*cap != 0.0)
         config.error("attn_logit_softcapping")
@@ -616,6 +687,14 @@ private:
     if (config.boolean("scale_attn_by_inverse_layer_idx").value_or(false))
       config.error("scale_attn_by_inverse_layer_idx",
                    "a per-layer score scale is not read");
+    if (config.boolean("use_bidirectional_attention").value_or(false))
+      config.error("use_bidirectional_attention",
+                   "bidirectional Gemma 3 layers (halved windows) are not read");
+    if (model.modelType == "gptj")
+      for (StringRef field : {"rope_theta", "rope_scaling", "rope_parameters"})
+        if (config.has(field))
+          config.error(field, "transformers' GPT-J rotates with base 10000 and "
+                              "no scaling, whatever this field says");
     return failure(config.hasFailed());
   }
 
@@ -644,7 +723,8 @@ private:
     return success();
   }
 
-  /// Hugging Face's layer types: `layer_types`, else the family's rule.
+  /// Hugging Face's layer types: `layer_types` (in the families that read
+  /// it), else the family's rule.
   LogicalResult readLayerTypes(const ModelConfig &model,
                                SmallVector<std::string> &types) {
     const int64_t n = model.numLayers;
@@ -653,43 +733,30 @@ private:
       for (int64_t i = 0; i < n; ++i)
         types.push_back(sliding(i) ? "sliding_attention" : "full_attention");
     };
-    if (const json::Value *list = config.get("layer_types")) {
-      const json::Array *array = list->getAsArray();
-      if (!array || static_cast<int64_t>(array->size()) != n) {
-        config.error("layer_types") << "expected a list of " << n
-                                    << " layer types (num_hidden_layers)";
+    bool qwen = modelType == "qwen2" || modelType == "qwen3";
+    if (readsLayerTypes(modelType) && config.has("layer_types")) {
+      if (failed(readLayerTypeList(n, types)))
         return failure();
-      }
-      for (const json::Value &item : *array) {
-        std::optional<StringRef> type = item.getAsString();
-        if (!type || (*type != "full_attention" && *type != "sliding_attention")) {
-          std::string text;
-          llvm::raw_string_ostream(text) << item;
-          config.error("layer_types") << "expected 'full_attention' or "
-                                         "'sliding_attention', got "
-                                      << text;
-          return failure();
-        }
-        types.push_back(type->str());
-      }
     } else if (modelType == "gemma3_text") {
       // Every pattern-th layer is global.
       int64_t pattern = config.positive({"sliding_window_pattern"}).value_or(6);
       every([&](int64_t i) { return (i + 1) % pattern != 0; });
     } else if (modelType == "gemma2") {
       every([](int64_t i) { return i % 2 == 0; });
-    } else if (modelType == "qwen2" || modelType == "qwen3") {
-      // The window only with use_sliding_window, from max_window_layers on.
-      bool use = config.boolean("use_sliding_window").value_or(false) &&
-                 config.has("sliding_window");
-      int64_t first = config.integer("max_window_layers").value_or(0);
-      every([&](int64_t i) { return use && i >= first; });
+    } else if (qwen) {
+      // Local from max_window_layers on.
+      int64_t first = config.integer("max_window_layers").value_or(28);
+      every([&](int64_t i) { return i >= first; });
     } else {
       // The other families ignore `sliding_window` (LLaMA) or apply it to
       // every layer (Mistral, Phi-3).
       bool sliding = family->windowEverywhere && config.has("sliding_window");
       every([&](int64_t) { return sliding; });
     }
+    // Qwen2/3 have no window at all without use_sliding_window.
+    if (qwen && !config.boolean("use_sliding_window").value_or(false))
+      for (std::string &type : types)
+        type = "full_attention";
     if (config.hasFailed())
       return failure();
     if (!config.has("sliding_window") &&
@@ -700,20 +767,42 @@ private:
     return success();
   }
 
+  LogicalResult readLayerTypeList(int64_t n, SmallVector<std::string> &types) {
+    const json::Array *array = config.get("layer_types")->getAsArray();
+    if (!array || static_cast<int64_t>(array->size()) != n) {
+      config.error("layer_types") << "expected a list of " << n
+                                  << " layer types (num_hidden_layers)";
+      return failure();
+    }
+    for (const json::Value &item : *array) {
+      std::optional<StringRef> type = item.getAsString();
+      if (!type || (*type != "full_attention" && *type != "sliding_attention")) {
+        std::string text;
+        llvm::raw_string_ostream(text) << item;
+        config.error("layer_types") << "expected 'full_attention' or "
+                                       "'sliding_attention', got "
+                                    << text;
+        return failure();
+      }
+      types.push_back(type->str());
+    }
+    return success();
+  }
+
   LogicalResult readKind(const ModelConfig &model, AttentionKind &kind) {
     kind.causal = !(family->encoder && !config.boolean("is_decoder").value_or(false));
     if (kind.layerType == "sliding_attention")
       kind.window = config.positive({"sliding_window"});
     readScale(model, kind);
     if (model.encoding == PositionEncoding::Alibi) {
-      kind.alibi = attnConfig ? attnConfig->number("alibi_bias_max").value_or(8.0)
-                              : 8.0;
+      kind.alibi = 8.0; // BLOOM and transformers' MPT
     } else if (model.encoding == PositionEncoding::Rope) {
       std::optional<Fields> params = ropeParameters(kind.layerType);
       if (!params)
         return failure();
       RopeReader rope(config, *family, model.headDim, model.maxPositionEmbeddings);
-      if (failed(rope.read(*params, kind, context, emitError)))
+      if (failed(rope.read(*params, defaultTheta(kind.layerType), kind, context,
+                           emitError)))
         return failure();
     }
     return failure(config.hasFailed());
@@ -722,10 +811,12 @@ private:
   void readScale(const ModelConfig &model, AttentionKind &kind) {
     double standard = 1.0 / std::sqrt(static_cast<double>(model.headDim));
     std::optional<double> scale;
-    if (std::optional<double> scalar = config.number("query_pre_attn_scalar"))
+    if (std::optional<double> scalar = config.positiveNumber("query_pre_attn_scalar"))
       scale = 1.0 / std::sqrt(*scalar); // Gemma
-    else if (std::optional<double> multiplier = config.number("attention_multiplier"))
+    else if (auto multiplier = config.positiveNumber("attention_multiplier"))
       scale = *multiplier; // Granite
+    else if (attnConfig && attnConfig->has("softmax_scale"))
+      scale = attnConfig->positiveNumber("softmax_scale"); // MPT
     else if (model.modelType == "gpt2" &&
              !config.boolean("scale_attn_weights").value_or(true))
       scale = 1.0;
@@ -738,18 +829,23 @@ private:
   /// of the same form.
   std::optional<Fields> ropeParameters(StringRef layerType) {
     if (std::optional<Fields> params = config.object_("rope_parameters")) {
-      if (config.has("rope_scaling") && failed(checkSameScaling(*params)))
-        return std::nullopt;
       bool perLayerType = !params->raw().empty() &&
                           llvm::all_of(params->raw(), [](const auto &entry) {
                             return entry.first == "full_attention" ||
                                    entry.first == "sliding_attention";
                           });
-      if (!perLayerType)
-        return params;
-      std::optional<Fields> own = params->object_(layerType);
-      if (!own && !config.hasFailed())
-        params->error(layerType, "no rope parameters for this layer type");
+      std::optional<Fields> own = params;
+      if (perLayerType) {
+        own = params->object_(layerType);
+        if (!own && !config.hasFailed())
+          params->error(layerType, "no rope parameters for this layer type");
+      }
+      // transformers takes a legacy rope_scaling over rope_parameters (Gemma 3:
+      // over its full-attention entry): both must say the same.
+      if (own && config.has("rope_scaling") &&
+          (!perLayerType || layerType == "full_attention") &&
+          failed(checkSameScaling(*own)))
+        return std::nullopt;
       return own;
     }
     if (config.hasFailed())
@@ -762,57 +858,61 @@ private:
         config.error("rope_scaling", "expected an object or null");
         return std::nullopt;
       }
-      object = *fields;
+      // Gemma 3's local layers rotate without the scaling.
+      if (!(family->modelType == "gemma3_text" && layerType == "sliding_attention"))
+        object = *fields;
     }
-    std::optional<double> theta = legacyTheta(layerType, object);
-    if (config.hasFailed())
-      return std::nullopt;
-    if (theta)
-      object["rope_theta"] = *theta;
-    return Fields(object, "rope_scaling", emitError, config.failedFlag());
-  }
-
-  /// The RoPE base of the legacy fields (nullopt: the default 10000).
-  std::optional<double> legacyTheta(StringRef layerType, json::Object &object) {
-    StringRef modelType = family->modelType;
-    if (modelType == "gpt_neox") {
+    if (family->modelType == "gpt_neox")
       // transformers' GPT-NeoX reads rotary_emb_base and rotary_pct only.
       for (StringRef ignored : {"rope_theta", "partial_rotary_factor"})
         if (config.has(ignored))
           config.error(ignored) << "GPT-NeoX configs give rotary_emb_base and "
                                    "rotary_pct; transformers ignores "
                                 << ignored;
-      return config.number("rotary_emb_base");
-    }
-    if (modelType == "gemma3_text") {
-      // Local layers rotate with their own base and no scaling.
-      if (layerType == "sliding_attention") {
-        object = json::Object();
-        return config.number("rope_local_base_freq").value_or(10000.0);
-      }
-      return config.number("rope_theta").value_or(1000000.0);
-    }
+    if (config.hasFailed())
+      return std::nullopt;
+    return Fields(object, "rope_scaling", emitError, config.failedFlag());
+  }
+
+  /// The RoPE base where the rope parameters give none.
+  std::optional<double> defaultTheta(StringRef layerType) {
+    StringRef modelType = family->modelType;
+    if (modelType == "gptj")
+      return 10000.0;
+    if (modelType == "gpt_neox")
+      return config.positiveNumber("rotary_emb_base");
+    if (modelType == "gemma3_text" && layerType == "sliding_attention")
+      return config.positiveNumber("rope_local_base_freq");
     return config.number("rope_theta");
   }
 
-  /// A config with both `rope_parameters` and the legacy `rope_scaling` must
-  /// not name two different rope types.
+  /// rope_scaling and the rope parameters it would override must agree:
+  /// the same type and the same value for every field it gives.
   LogicalResult checkSameScaling(const Fields &params) {
     std::optional<Fields> scaling = config.object_("rope_scaling");
     if (!scaling)
       return failure(config.hasFailed());
-    auto typeOf = [](const Fields &fields) {
-      std::string type = fields.string("rope_type").value_or(
-          fields.string("type").value_or("default"));
-      return type == "su" ? std::string("longrope") : type;
+    auto typeOf = [](const json::Object &fields) {
+      std::optional<StringRef> type = fields.getString("rope_type");
+      if (!type)
+        type = fields.getString("type");
+      std::string name = type ? type->str() : "default";
+      return name == "su" ? std::string("longrope") : name;
     };
-    if (!params.has("rope_type") && !params.has("type"))
-      return success(); // per layer type
-    if (typeOf(*scaling) != typeOf(params)) {
-      config.error("rope_scaling") << "rope type '" << typeOf(*scaling)
+    if (typeOf(scaling->raw()) != typeOf(params.raw())) {
+      config.error("rope_scaling") << "rope type '" << typeOf(scaling->raw())
                                    << "' contradicts rope_parameters' '"
-                                   << typeOf(params) << "'";
+                                   << typeOf(params.raw()) << "'";
       return failure();
+    }
+    for (const auto &[name, value] : scaling->raw()) {
+      if (name == "type" || name == "rope_type")
+        continue;
+      const json::Value *other = params.raw().get(name);
+      if (!other || *other != value) {
+        scaling->error(name, "contradicts rope_parameters");
+        return failure();
+      }
     }
     return success();
   }
@@ -836,16 +936,22 @@ mlir::pe::readModelConfig(const json::Value &root, MLIRContext *context,
     emitError() << "a model config is a JSON object";
     return failure();
   }
-  bool failed = false;
-  Fields config(*object, "", emitError, failed);
   // Multimodal configs keep the language model's fields in text_config.
-  if (std::optional<Fields> text = config.object_("text_config"))
-    config = *text;
-  if (failed)
-    return mlir::failure();
+  std::string path;
+  if (const json::Value *text = object->get("text_config");
+      text && text->kind() != json::Value::Null) {
+    if (!text->getAsObject()) {
+      emitError() << "config field 'text_config': expected an object";
+      return failure();
+    }
+    object = text->getAsObject();
+    path = "text_config";
+  }
+  json::Object fields = withFamilyDefaults(*object);
+  bool failed = false;
+  Fields config(fields, path, emitError, failed);
   return ConfigReader(config, context, emitError).read();
 }
-
 //===----------------------------------------------------------------------===//
 // IR
 //===----------------------------------------------------------------------===//

@@ -60,8 +60,11 @@ def cmd_compile(args) -> int:
 
 
 def _compiled(args):
-    model = pe_config.read(args.config)
     kv = args.kv_len or args.seq_len
+    if args.seq_len < 1 or kv < args.seq_len or args.batch < 1:
+        raise ValueError(f"--seq-len ({args.seq_len}) and --batch must be >= 1 and --kv-len "
+                         f"({kv}) >= --seq-len: the queries are the last keys")
+    model = pe_config.read(args.config)
     start = time.perf_counter()
     module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch, dtype=args.dtype)
     return model, module, kv, time.perf_counter() - start
@@ -141,7 +144,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.function(args)
-    except (pe_config.ConfigError, runner.KernelError, OSError) as error:
+    except (pe_config.ConfigError, runner.KernelError, OSError, ValueError) as error:
         print(f"python -m pe {args.command}: error: {error}", file=sys.stderr)
         return 1
 

@@ -10,8 +10,10 @@
 The config is read by `pe-compile --config` (one reader for C, C++ and
 Python: docs/configs.md lists the fields and model types). A source is a
 dict, a path to a config.json (or to the folder holding it), or a
-transformers `PretrainedConfig`. A field pe does not know or two fields that
-contradict each other raise ConfigError naming the field.
+transformers `PretrainedConfig`. An unknown model type, rope type or rope
+parameter, a bad value, or two fields that contradict each other raise
+ConfigError naming the field; fields unrelated to positional encoding and
+attention are ignored.
 """
 
 from __future__ import annotations

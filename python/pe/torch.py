@@ -40,8 +40,8 @@ def _spec(causal: bool, window: Optional[int], scale: Optional[float],
     Plain formatting, so that torch.compile traces it."""
     if isinstance(rope, Mapping):
         rope = ir.rope_attr(**rope)
-    if window is not None and window < 1:
-        raise ValueError(f"window must be >= 1, got {window}")
+    if window is not None and (int(window) != window or window < 1):
+        raise ValueError(f"window must be an integer >= 1, got {window}")
     w = "-" if window is None else str(int(window))
     s = "-" if scale is None else repr(float(scale))
     a = "-" if alibi is None else repr(float(alibi))
@@ -157,6 +157,7 @@ def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     out = query.new_empty(query.shape[:3] + (value.shape[3],))
     module = _kernel(spec, query, key, value, mask is not None)
     entry = module.entries["attention_into"]
+    assert len(entry.arguments) == len(inputs) + 1, entry
     descriptors = [_descriptor(t, tt, f"pe.attention: argument {i}")
                    for i, (t, tt) in enumerate(zip(inputs + [out], entry.arguments))]
     module.invoke(entry, [ctypes.byref(d) for d in descriptors])

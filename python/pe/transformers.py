@@ -48,10 +48,15 @@ def _additive(mask: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
                        torch.tensor(float("-inf")), mask).contiguous()
 
 
-def attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
-                      sliding_window=None, softcap=None, **kwargs):
-    """An attention function of transformers' `AttentionInterface`: q [B,Hq,S,D],
-    k and v [B,Hkv,Skv,D] (RoPE applied), output [B, S, Hq, D] and no weights."""
+# Keyword arguments of attention calls that change the result and that pe
+# attention does not implement: refused rather than ignored.
+_REFUSED = {"s_aux": "attention sinks", "cu_seq_lens_q": "packed sequences",
+            "cu_seq_lens_k": "packed sequences", "max_length_q": "packed sequences",
+            "max_length_k": "packed sequences", "seq_idx": "packed sequences",
+            "position_bias": "an additive position bias"}
+
+
+def _check_call(dropout, softcap, kwargs) -> None:
     if dropout:
         raise NotImplementedError("pe attention is for inference: dropout must be 0 "
                                   "(call model.eval())")
@@ -59,21 +64,47 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
         raise NotImplementedError("pe.attention has no soft-capping of the scores")
     if kwargs.get("output_attentions"):
         raise NotImplementedError("pe attention does not return attention weights")
-    window = sliding_window if sliding_window is not None else getattr(module, "sliding_window",
-                                                                      None)
-    causal = bool(getattr(module, "is_causal", True))
-    out = pe_torch.attention(query, key, value, mask=_additive(attention_mask), causal=causal,
-                             window=window, scale=scaling)
+    for name, what in _REFUSED.items():
+        if kwargs.get(name) is not None:
+            raise NotImplementedError(f"pe attention does not implement {what} ({name})")
+
+
+def _rules(module, attention_mask, window, kwargs):
+    """(mask, causal, window) for the kernel: a mask from transformers is the
+    whole rule (causal, window, padding, and any or/and terms); without one
+    (see `_mask`) the kernel applies the module's causal rule and window."""
+    if attention_mask is not None:
+        return _additive(attention_mask), False, None
+    causal = kwargs.get("is_causal")
+    if causal is None:
+        causal = getattr(module, "is_causal", True)
+    return None, bool(causal), window
+
+
+def attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                      sliding_window=None, softcap=None, **kwargs):
+    """An attention function of transformers' `AttentionInterface`: q [B,Hq,S,D],
+    k and v [B,Hkv,Skv,D] (RoPE applied), output [B, S, Hq, D] and no weights."""
+    _check_call(dropout, softcap, kwargs)
+    if sliding_window is None:
+        sliding_window = getattr(module, "sliding_window", None)
+    mask, causal, window = _rules(module, attention_mask, sliding_window, kwargs)
+    out = pe_torch.attention(query, key, value, mask=mask, causal=causal, window=window,
+                             scale=scaling)
     return out.transpose(1, 2).contiguous(), None
 
 
 def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_function=None,
           attention_mask=None, allow_is_causal_skip=True, local_size=None, **kwargs):
-    """No mask where the kernel's own causal rule and window are the whole mask
-    (no padding); else transformers' boolean SDPA mask."""
+    """No mask where the kernel's causal rule is the whole mask: no padding,
+    no window or chunk (local_size), and the queries are the last keys (a
+    dynamic cache; not a static cache's empty slots). Else transformers'
+    boolean SDPA mask, which the kernel then applies alone."""
     from transformers.masking_utils import causal_mask_function, prepare_padding_mask, sdpa_mask
     padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
-    if allow_is_causal_skip and (padding is None or bool(padding.all())):
+    aligned = q_offset + q_length == kv_offset + kv_length
+    if (allow_is_causal_skip and aligned and local_size is None
+            and (padding is None or bool(padding.all()))):
         return None
     return sdpa_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
                      mask_function or causal_mask_function, attention_mask,
@@ -87,9 +118,40 @@ def register(name: str = NAME) -> None:
     AttentionMaskInterface.register(name, _mask)
 
 
+def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:
+    """The positions of the `keys` keys attention reads: kept on the cache
+    layer beside the keys (so that copies of a cache carry them), cut where
+    the cache was cropped, the newest kept where a sliding-window layer
+    dropped old keys."""
+    if past_key_values is None:
+        return positions
+    layer = past_key_values.layers[self.layer_idx]
+    if "Static" in type(layer).__name__:
+        raise NotImplementedError("pe fused RoPE keeps the positions of a dynamic cache's "
+                                  "keys; a static cache is not supported")
+    stored = getattr(layer, "_pe_positions", None)
+    past = keys - positions.shape[1]
+    if stored is None or past <= 0:
+        stored = positions[:, :0]
+    elif stored.shape[1] > past and not _drops_old_keys(layer):
+        stored = stored[:, :past]  # cropped (assisted decoding)
+    merged = torch.cat([stored, positions], dim=1)
+    if merged.shape[1] < keys:
+        raise RuntimeError(f"pe fused RoPE: the cache of layer {self.layer_idx} holds {keys} "
+                           f"keys but the positions of only {merged.shape[1]}; it was filled "
+                           f"without pe.transformers.fuse_rope")
+    layer._pe_positions = merged[:, merged.shape[1] - keys:]
+    return layer._pe_positions
+
+
+def _drops_old_keys(layer) -> bool:
+    return "Sliding" in type(layer).__name__ or "Chunked" in type(layer).__name__
+
+
 def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
                    past_key_values=None, **kwargs):
     """LlamaAttention.forward with RoPE fused into pe.attention."""
+    _check_call(0.0 if not self.training else self.attention_dropout, None, kwargs)
     shape = hidden_states.shape[:-1]
     heads = (*shape, -1, self.head_dim)
     q = self.q_proj(hidden_states).view(heads).transpose(1, 2)
@@ -99,20 +161,13 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     positions = kwargs.get("position_ids")
     if positions is None:
         raise ValueError("pe fused RoPE needs position_ids")
-    positions = positions.to(torch.int64).expand(B, S)
-    # The positions of the cached keys, kept beside the cache (reset when a
-    # new sequence starts filling it).
-    past = 0 if past_key_values is None else past_key_values.get_seq_length(self.layer_idx)
-    if past == 0 or self._pe_key_positions is None:
-        self._pe_key_positions = positions
-    else:
-        self._pe_key_positions = torch.cat([self._pe_key_positions, positions], dim=1)
+    positions = positions.to(torch.int64).expand(B, S).contiguous()
     if past_key_values is not None:
         k, v = past_key_values.update(k, v, self.layer_idx)
-    k_positions = self._pe_key_positions[:, -k.shape[2]:]
-    out = pe_torch.attention(q.contiguous(), k, v, positions, k_positions,
-                             mask=_additive(attention_mask), causal=self.is_causal,
-                             window=self._pe_kind.window, scale=self.scaling,
+    k_positions = _key_positions(self, past_key_values, positions, k.shape[2])
+    mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
+    out = pe_torch.attention(q.contiguous(), k, v, positions, k_positions, mask=mask,
+                             causal=causal, window=window, scale=self.scaling,
                              rope=self._pe_kind.rope_attr)
     out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
     return self.o_proj(out), None
@@ -135,7 +190,6 @@ def fuse_rope(model, name: str = NAME):
             raise ValueError(f"fuse_rope: {type(module).__name__} normalizes q and k "
                              "(not a LLaMA-style attention)")
         module._pe_kind = read.kind(module.layer_idx)
-        module._pe_key_positions = None
         module.forward = types.MethodType(_fused_forward, module)
         layers += 1
     if layers == 0:

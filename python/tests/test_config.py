@@ -164,9 +164,9 @@ def _small(**fields):
      "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 2.0,
                                             "rope_theta": 1e5},
                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
-    {"model_type": "mpt", "attn_config": {"alibi": True, "alibi_bias_max": 4},
+    {"model_type": "mpt", "attn_config": {"alibi": True, "softmax_scale": 0.3},
      "d_model": 64, "n_heads": 4, "n_layers": 2, "max_seq_len": 256},
-    {"model_type": "falcon", "alibi": True, "multi_query": True},
+    {"model_type": "falcon", "multi_query": True, "rope_theta": 5000.0},
     {"model_type": "phi", "partial_rotary_factor": 0.5},
     {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}, "max_position_embeddings": 8},
 ])
@@ -191,21 +191,48 @@ def test_layer_types_and_scales():
                                   max_window_layers=2))
     assert model.layers == ("attention_full",) * 2 + ("attention_sliding",) * 2
     model = pe_config.read(_small(model_type="gemma2", head_dim=16, sliding_window=5,
+                                  attn_logit_softcapping=None,
                                   query_pre_attn_scalar=8))
     assert model.layers == ("attention_sliding", "attention_full") * 2
     assert model.kinds[0].scale == 1 / np.sqrt(8)
-    assert pe_config.read(_small(model_type="mpt", attn_config={"alibi": True,
-                                                                 "alibi_bias_max": 4})
-                          ).kinds[0].alibi == 4.0
-    assert pe_config.read(_small(model_type="falcon", alibi=True, multi_query=True)
+    mpt = pe_config.read(_small(model_type="mpt", attn_config={"alibi": True,
+                                                               "softmax_scale": 0.3}))
+    assert (mpt.kinds[0].alibi, mpt.kinds[0].scale) == (8.0, 0.3)
+    assert pe_config.read(_small(model_type="falcon", multi_query=True)
                           ).num_key_value_heads == 1
-    # LLaMA ignores sliding_window; Qwen2 without use_sliding_window too.
+    assert pe_config.read(_small(model_type="falcon", multi_query=False, num_kv_heads=2)
+                          ).num_key_value_heads == 2
+    # LLaMA ignores sliding_window; Qwen2 without use_sliding_window too, even
+    # with layer_types; Mistral ignores layer_types.
     assert pe_config.read(_small(sliding_window=4)).kinds[0].window is None
     assert pe_config.read(_small(model_type="qwen2", sliding_window=4)).kinds[0].window is None
+    assert pe_config.read(_small(model_type="qwen2", sliding_window=4,
+                                 layer_types=["sliding_attention"] * 4)).kinds[0].window is None
+    assert pe_config.read(_small(model_type="mistral", sliding_window=4,
+                                 layer_types=["full_attention"] * 4)).kinds[0].window == 4
+
+
+def test_class_defaults():
+    """A field left out means the transformers config class's default; an
+    explicit null stays null."""
+    assert pe_config.read(_small(model_type="mistral")).kinds[0].window == 4096
+    assert pe_config.read(_small(model_type="mistral", sliding_window=None)).kinds[0].window \
+        is None
+    assert pe_config.read(_small(model_type="mixtral")).kinds[0].rope_parameters["theta"] == 1e6
+    assert pe_config.read(_small(model_type="phi")).kinds[0].rope_parameters["rotary_dim"] == 8
+    qwen3 = pe_config.read(_small(model_type="qwen3", sliding_window=4, use_sliding_window=True,
+                                  num_hidden_layers=30))
+    assert qwen3.head_dim == 128 and qwen3.layers.count("attention_sliding") == 2
+    gemma3 = pe_config.read(_small(model_type="gemma3_text", num_hidden_layers=6))
+    assert gemma3.head_dim == 256 and gemma3.kinds[0].window == 4096
+    assert [k.rope_parameters["theta"] for k in gemma3.kinds] == [1e4, 1e6]
+    gptj = pe_config.read(_small(model_type="gptj", hidden_size=512))
+    assert gptj.kinds[0].rope_parameters["rotary_dim"] == 64
 
 
 def test_sources(tmp_path):
-    """A dict, a path, a folder and (with transformers) a PretrainedConfig read alike."""
+    """A dict, a path and a folder read alike (a PretrainedConfig:
+    test_hf_integration.py)."""
     path = _example("llama-3.1-8b")
     by_path = pe_config.read(path)
     folder = tmp_path / "model"
@@ -217,16 +244,18 @@ def test_sources(tmp_path):
         pe_config.read(42)
 
 
+DROP = object()  # a field left out
+GEMMA2 = dict(model_type="gemma2", attn_logit_softcapping=None, head_dim=16)
 BAD = [
     ({"model_type": "llama"}, "config field 'hidden_size': required"),
-    (_small(model_type=None), "config field 'model_type': required"),
+    (_small(model_type=DROP), "config field 'model_type': required"),
     (_small(model_type="rwkv"), "config field 'model_type': 'rwkv' is not a model type"),
     (_small(num_key_value_heads=3), "config field 'num_key_value_heads': 3 key/value heads "
                                     "do not divide 4 query heads"),
     (_small(hidden_size=66), "config field 'num_attention_heads': 4 heads do not divide "
                              "hidden size 66"),
-    (_small(num_attention_heads=-4), "config field 'num_attention_heads': expected a "
-                                     "positive integer, got -4"),
+    (_small(num_attention_heads=-4), "config field 'num_attention_heads': expected an "
+                                     "integer in [1, 1048576], got -4"),
     (_small(rope_theta="big"), "config field 'rope_theta': expected a number"),
     (_small(rope_scaling={"rope_type": "yarnn", "factor": 2.0}),
      "config field 'rope_scaling.rope_type': 'yarnn' is not a RoPE type pe reads"),
@@ -243,12 +272,12 @@ BAD = [
                                         "value in (0, 1], got 0"),
     (_small(model_type="gptj", rotary_dim=7), "config field 'rotary_dim': expected an even "
                                               "number in [2, head_dim = 16], got 7"),
-    (_small(layer_types=["full_attention"]), "config field 'layer_types': expected a list of "
-                                             "4 layer types"),
-    (_small(layer_types=["full_attention", "chunked_attention"] * 2),
+    (_small(**GEMMA2, layer_types=["full_attention"]), "config field 'layer_types': expected "
+                                                       "a list of 4 layer types"),
+    (_small(**GEMMA2, layer_types=["full_attention", "chunked_attention"] * 2),
      "config field 'layer_types': expected 'full_attention' or 'sliding_attention', got "
      "\"chunked_attention\""),
-    (_small(layer_types=["sliding_attention"] * 4),
+    (_small(**GEMMA2, layer_types=["sliding_attention"] * 4),
      "config field 'sliding_window': required by the sliding-window layers"),
     (_small(model_type="gemma2", attn_logit_softcapping=50.0, sliding_window=4),
      "config field 'attn_logit_softcapping': soft-capped attention scores"),
@@ -256,6 +285,23 @@ BAD = [
      "config field 'scale_attn_by_inverse_layer_idx': a per-layer score scale is not read"),
     (_small(model_type="mpt", attn_config={"alibi": False}), "config field "
      "'attn_config.alibi': pe reads MPT models with ALiBi"),
+    (_small(model_type="mpt", attn_config={"alibi_bias_max": 4}), "config field "
+     "'attn_config.alibi_bias_max': transformers' MPT uses 8"),
+    (_small(model_type="falcon", alibi=True), "config field 'alibi': Falcon scales its ALiBi"),
+    (_small(model_type="gemma2", sliding_window=4), "config field 'attn_logit_softcapping'"),
+    (_small(model_type="gemma3_text", use_bidirectional_attention=True),
+     "config field 'use_bidirectional_attention'"),
+    (_small(model_type="gptj", rope_theta=20000.0, rotary_dim=8), "config field 'rope_theta': "
+     "transformers' GPT-J rotates with base 10000"),
+    (_small(model_type="gptj"), "config field 'rotary_dim': expected an even number in "
+                                "[2, head_dim = 16], got 64"),
+    (_small(rope_scaling={"rope_type": "linear", "factor": 2.0},
+            rope_parameters={"rope_type": "linear", "factor": 4.0}),
+     "config field 'rope_scaling.factor': contradicts rope_parameters"),
+    (_small(**GEMMA2, query_pre_attn_scalar=0, sliding_window=4),
+     "config field 'query_pre_attn_scalar': expected a finite number > 0"),
+    (_small(num_hidden_layers=10 ** 12), "config field 'num_hidden_layers': expected an "
+                                         "integer in [1, 1048576]"),
     (_small(model_type="bert", position_embedding_type="relative_key"),
      "config field 'position_embedding_type': 'relative_key' is not read"),
     (_small(model_type="gpt_neox", rope_theta=20000.0), "config field 'rope_theta': GPT-NeoX "
@@ -268,7 +314,7 @@ BAD = [
 
 @pytest.mark.parametrize("source,message", BAD, ids=[m[:40] for _, m in BAD])
 def test_bad_configs(source, message):
-    source = {k: v for k, v in source.items() if v is not None}
+    source = {k: v for k, v in source.items() if v is not DROP}
     with pytest.raises(pe_config.ConfigError) as info:
         pe_config.read(source)
     assert message in str(info.value)

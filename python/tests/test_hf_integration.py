@@ -57,34 +57,73 @@ def _models(name, fused):
     return eager, other
 
 
+@pytest.fixture
+def pe_calls(monkeypatch):
+    """Counts the calls of the pe kernel (so that a test sees pe attention ran)."""
+    calls = []
+    original = pe.torch.attention
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("rope"))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(pe.torch, "attention", counted)
+    return calls
+
+
 @pytest.mark.parametrize("fused", [False, True], ids=["pe", "pe-fused-rope"])
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_logits_and_generation(name, fused):
+def test_logits_and_generation(name, fused, pe_calls):
     eager, model = _models(name, fused)
     assert model.config._attn_implementation == "pe"
-    before = pe.torch.compiled_kernels()
     x = torch.randint(0, 128, (2, 13), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         want, got = eager(x).logits, model(x).logits
     assert (want - got).abs().max().item() < 1e-5
-    assert pe.torch.compiled_kernels() >= before  # the pe kernels ran (compiled or cached)
+    layers = MODELS[name].num_hidden_layers
+    assert len(pe_calls) == layers  # one pe.attention per layer
+    assert all((rope is not None) == fused for rope in pe_calls)  # RoPE inside only when fused
     ids = x[:1, :6]
     options = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
     with torch.no_grad():
         assert torch.equal(eager.generate(ids, **options), model.generate(ids, **options))
+    assert len(pe_calls) == layers * 13  # the prefill and 11 decode steps, then the last token
 
 
+@pytest.mark.parametrize("fused", [False, True], ids=["pe", "pe-fused-rope"])
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_padded_batch(name):
-    """Left padding: the mask reaches the kernel; the visible positions agree."""
-    eager, model = _models(name, fused=False)
+def test_padded_batch(name, fused):
+    """Left padding: the mask reaches the kernel; the visible positions agree,
+    and a padded batch generates what eager attention generates."""
+    eager, model = _models(name, fused)
     x = torch.randint(0, 128, (2, 9), generator=torch.Generator().manual_seed(2))
     mask = torch.ones_like(x)
     mask[1, :4] = 0
     with torch.no_grad():
         want = eager(x, attention_mask=mask).logits
         got = model(x, attention_mask=mask).logits
-    assert (want - got)[mask.bool()].abs().max().item() < 1e-5
+        assert (want - got)[mask.bool()].abs().max().item() < 1e-5
+        options = dict(attention_mask=mask, max_new_tokens=6, do_sample=False, pad_token_id=0)
+        assert torch.equal(eager.generate(x, **options), model.generate(x, **options))
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen2-yarn"])  # sliding caches cannot crop
+def test_fused_cache_crop_and_copy(name):
+    """The fused path follows a cropped cache (assisted decoding) and a copied
+    prompt cache, as eager attention does."""
+    eager, model = _models(name, fused=True)
+    x = torch.randint(0, 128, (1, 12), generator=torch.Generator().manual_seed(3))
+    results = []
+    for m in (eager, model):
+        cache = transformers.DynamicCache(config=m.config)
+        with torch.no_grad():
+            m(x[:, :8], past_key_values=cache)
+            prompt = copy.deepcopy(cache)
+            cache.crop(5)
+            cropped = m(x[:, 5:9], past_key_values=cache).logits
+            reused = m(x[:, 8:12], past_key_values=prompt).logits
+        results.append((cropped, reused))
+    for want, got in zip(*results):
+        assert (want - got).abs().max().item() < 1e-5
 
 
 def test_errors():
@@ -96,6 +135,12 @@ def test_errors():
         pe.transformers.attention_forward(module, q, k, k, None, softcap=30.0)
     with pytest.raises(NotImplementedError, match="dropout"):
         pe.transformers.attention_forward(module, q, k, k, None, dropout=0.1)
+    with pytest.raises(NotImplementedError, match="attention sinks"):
+        pe.transformers.attention_forward(module, q, k, k, None, s_aux=torch.zeros(4))
+    fused = _models("llama3", fused=True)[1]
+    with pytest.raises(NotImplementedError, match="static cache"), torch.no_grad():
+        fused(torch.zeros(1, 4, dtype=torch.int64),
+              past_key_values=transformers.StaticCache(config=fused.config, max_cache_len=16))
     with pytest.raises(ValueError, match="not a LLaMA-style|do not use RoPE"):
         pe.transformers.fuse_rope(transformers.GPT2LMHeadModel(transformers.GPT2Config(
             n_embd=32, n_layer=1, n_head=2, vocab_size=64)))
@@ -124,9 +169,9 @@ def _transformers_rope(cfg, layer_type):
     return inv_freq.double().numpy(), float(factor)
 
 
-ROPE_EXAMPLES = [p for p in EXAMPLES
-                 if pe_config.read(p).position_encoding == "rope"
-                 and json.load(open(p))["model_type"] != "gptj"]  # GPT-J: fixed sinusoids
+# GPT-J (fixed sinusoids), BLOOM (ALiBi) and the learned ones: tests below.
+ROPE_EXAMPLES = [p for p in EXAMPLES if json.load(open(p))["model_type"]
+                 not in ("gptj", "bloom", "gpt2", "bert")]
 
 
 @pytest.mark.parametrize("path", ROPE_EXAMPLES, ids=lambda p: os.path.basename(p)[:-5])

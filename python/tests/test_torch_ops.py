@@ -93,7 +93,7 @@ def test_errors():
         pt.attention(q, k, v, torch.arange(3), causal=True)
     with pytest.raises(ValueError, match="mask must be"):
         pt.attention(q, k, v, mask=torch.zeros(2, 8, 7, 11))
-    with pytest.raises(ValueError, match="window must be >= 1"):
+    with pytest.raises(ValueError, match="window must be an integer >= 1"):
         pt.attention(q, k, v, window=0)
     with pytest.raises(TypeError, match="not float32, float16 or bfloat16"):
         pt.attention(q.double(), k.double(), v.double())

@@ -44,3 +44,7 @@ else:
     raise AssertionError("no KernelError")
 print(f"python-package: pe-mlir {pe.__version__} ok")
 PY
+# The installed `pe` command reads a model's config with the package's pe-compile.
+"$venv/bin/pe" emit "$root/examples/configs/llama-3.1-8b.json" --seq-len 4 > emitted.mlir
+grep -q "causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3" emitted.mlir
+echo "python-package: the pe command ok"

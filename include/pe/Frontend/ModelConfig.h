@@ -4,9 +4,11 @@
 // Face transformers-style `config.json` (RoPE with every scaling the dialect
 // has, partial and interleaved rotary, per-layer sliding windows and RoPE
 // parameters, ALiBi, learned absolute positions) and builds the attention
-// of each kind of layer as `pe` IR. Fields unrelated to positional encoding
-// or attention are ignored; an unknown or contradictory field is an error
-// naming it. docs/configs.md lists the fields read and the model types.
+// of each kind of layer as `pe` IR. A field left out takes the default of
+// transformers' config class for the model type. Fields unrelated to
+// positional encoding or attention are ignored; an unknown model type, rope
+// type or rope parameter, a bad value, or contradictory fields are an error
+// naming the field. docs/configs.md lists the fields read and the model types.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PE_FRONTEND_MODELCONFIG_H
