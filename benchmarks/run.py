@@ -9,8 +9,10 @@ tile-attention=false, tile-rope=false: the pe-lower-to-linalg path), the
 float64 numpy reference, and PyTorch (scaled_dot_product_attention with the
 RoPE applied as Hugging Face does, 2 threads) when torch is installed. The
 machine's limits are measured in the same run: the f32 FMA peak of a compiled
-AVX-512 FMA loop (1 and 2 threads) and a STREAM-like copy bandwidth (numpy, 1
-and 2 threads). Each case runs in its own process, so its peak RSS is its own.
+AVX-512 FMA loop (1 and 2 threads), the bf16 dot-product peak of a compiled
+vdpbf16ps loop (where the CPU has avx512_bf16), a STREAM-like copy bandwidth
+(numpy) and the read bandwidth of a compiled read-only sweep (1 and 2
+threads). Each case runs in its own process, so its peak RSS is its own.
 The compile time of a 32-layer model (and 1, 8, 16 layers) is measured too,
 and, with transformers installed, a model's forward with each attention
 implementation (eager, SDPA, pe, pe with RoPE fused).
@@ -128,6 +130,50 @@ func.func @fma_peak(%n: index) -> vector<16xf32> {
 """
 
 
+# vdpbf16ps (x86vector.avx512.dot): acc[i] += a[2i] b[2i] + a[2i+1] b[2i+1],
+# 32 bf16 products = 64 flops per instruction; 12 independent chains.
+DOT_IR = FMA_IR.replace("@fma_peak", "@dot_peak").replace(
+    "dense<1.0000001> : vector<16xf32>", "dense<1.0> : vector<32xbf16>").replace(
+    "dense<0.9999999> : vector<16xf32>", "dense<0.5> : vector<32xbf16>")
+DOT_IR = "\n".join(
+    line.replace("vector.fma %a, %b, %x", "x86vector.avx512.dot %x").replace(
+        " : vector<16xf32>", ", %a, %b : vector<32xbf16> -> vector<16xf32>")
+    if "vector.fma" in line else line for line in DOT_IR.splitlines())
+
+# The read bandwidth: 4 independent 64-byte loads per step, summed.
+READ_IR = """
+func.func @read_peak(%x: tensor<?xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  %z = arith.constant dense<0.0> : vector<16xf32>
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %r:4 = scf.for %i = %c0 to %n step %c64 iter_args(%a0 = %z, %a1 = %z, %a2 = %z, %a3 = %z)
+      -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+    %i1 = arith.addi %i, %c16 : index
+    %i2 = arith.addi %i, %c32 : index
+    %i3 = arith.addi %i, %c48 : index
+    %v0 = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+    %v1 = vector.transfer_read %x[%i1], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+    %v2 = vector.transfer_read %x[%i2], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+    %v3 = vector.transfer_read %x[%i3], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
+    %b0 = arith.addf %a0, %v0 : vector<16xf32>
+    %b1 = arith.addf %a1, %v1 : vector<16xf32>
+    %b2 = arith.addf %a2, %v2 : vector<16xf32>
+    %b3 = arith.addf %a3, %v3 : vector<16xf32>
+    scf.yield %b0, %b1, %b2, %b3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+  }
+  %s0 = arith.addf %r#0, %r#1 : vector<16xf32>
+  %s1 = arith.addf %r#2, %r#3 : vector<16xf32>
+  %s = arith.addf %s0, %s1 : vector<16xf32>
+  return %s : vector<16xf32>
+}
+"""
+
+
 def into(mod, name, *args):
     """A call of `name` that writes its results into arrays allocated here once
     (64-byte aligned, so the kernels write them in place)."""
@@ -155,6 +201,53 @@ def fma_peak(repeat):
     for threads in (1, 2):
         t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
         out[threads] = threads * flops / (t["median_ms"] * 1e-3) / 1e9
+    return out
+
+
+def dot_peak(repeat):
+    """GFLOP/s of 12 independent vdpbf16ps chains (64 flops each), where the
+    CPU has avx512_bf16 (else None)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            if "avx512_bf16" not in f.read():
+                return None
+    except OSError:
+        return None
+    mod = runner.compile(DOT_IR)
+    fn = getattr(mod._lib, mod.entries["dot_peak"].symbol)
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    fn.restype = ctypes.c_int32
+    result = ctypes.create_string_buffer(64)
+    n = 20_000_000
+    flops = n * 12 * 64
+    out = {}
+    for threads in (1, 2):
+        t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
+        out[threads] = threads * flops / (t["median_ms"] * 1e-3) / 1e9
+    return out
+
+
+def read_bandwidth(repeat):
+    """GB/s of a compiled read-only sweep (4 loads in flight) over 256 MiB per
+    thread, far beyond the caches."""
+    mod = runner.compile(READ_IR)
+    fn = getattr(mod._lib, mod.entries["read_peak"].symbol)
+    fn.restype = ctypes.c_int32
+    n = 256 * 1024 * 1024 // 4
+    out = {}
+    for threads in (1, 2):
+        bufs = [np.ones(n, np.float32) for _ in range(threads)]
+        descs = [runner.dense_descriptor(b.ctypes.data, b.shape,
+                                         mod.entries["read_peak"].arguments[0], "read")
+                 for b in bufs]
+        results = [ctypes.create_string_buffer(64) for _ in range(threads)]
+        it = iter(range(10**9))
+
+        def one():
+            i = next(it) % threads
+            fn(results[i], ctypes.byref(descs[i]))
+        t = timeit(in_threads(one, threads), repeat)
+        out[threads] = threads * n * 4 / (t["median_ms"] * 1e-3) / 1e9
     return out
 
 
@@ -542,8 +635,10 @@ def fraction(row, name, limits):
     if row["kind"] == "compute":
         rate = row["flops"] / seconds / 1e9
         return rate, rate / limits["fma_gflops"][2], "GFLOP/s"
+    # Bytes read (the KV cache, the RoPE input and output): of the read
+    # bandwidth where measured, else of the copy bandwidth.
     rate = row["bytes"] / seconds / 1e9
-    return rate, rate / limits["copy_gbs"][2], "GB/s"
+    return rate, rate / limits.get("read_gbs", limits["copy_gbs"])[2], "GB/s"
 
 
 def write_report(out, limits, rows, meta):
@@ -556,7 +651,13 @@ def write_report(out, limits, rows, meta):
              "Limits measured in the same run: f32 FMA peak "
              f"{limits['fma_gflops'][1]:.0f} GFLOP/s (1 thread), {limits['fma_gflops'][2]:.0f} GFLOP/s "
              f"(2 threads); copy bandwidth {limits['copy_gbs'][1]:.1f} GB/s (1 thread), "
-             f"{limits['copy_gbs'][2]:.1f} GB/s (2 threads). Fractions below are of the 2-thread limits. "
+             f"{limits['copy_gbs'][2]:.1f} GB/s (2 threads)"
+             + (f"; read bandwidth {limits['read_gbs'][1]:.1f} / {limits['read_gbs'][2]:.1f} GB/s "
+                "(compiled read-only sweep)" if "read_gbs" in limits else "")
+             + (f"; bf16 dot product (vdpbf16ps) {limits['dot_gflops'][1]:.0f} / "
+                f"{limits['dot_gflops'][2]:.0f} GFLOP/s" if "dot_gflops" in limits else "")
+             + ". Fractions below are of the 2-thread limits (bandwidth: of the read "
+             "bandwidth where measured). "
              "Causal prefill counts only unmasked work (S(S+1)/2 scores, 2 matmuls). "
              "Times: median of the runs (min-max), ms. The compiled code and PyTorch run on 2 threads.", "",
              "| case | " + " | ".join(names) + " | fused rate | fused / limit | fused vs unfused | fused vs PyTorch | peak RSS MB |",
@@ -670,7 +771,11 @@ def main():
         print("ROW " + json.dumps(row))
         return
 
-    limits = {"fma_gflops": fma_peak(args.repeat), "copy_gbs": copy_bandwidth(args.repeat)}
+    limits = {"fma_gflops": fma_peak(args.repeat), "copy_gbs": copy_bandwidth(args.repeat),
+              "read_gbs": read_bandwidth(args.repeat)}
+    dot = dot_peak(args.repeat)
+    if dot is not None:
+        limits["dot_gflops"] = dot
     print("limits:", json.dumps(limits), flush=True)
     rows = []
     rope_s = [512] if args.quick else [4096]

@@ -77,6 +77,8 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
     pm.addPass(createConvertOpenMPToLLVMPass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.amx = amx;
+  // x86vector ops (avx512.dot = vdpbf16ps) become their LLVM intrinsics.
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
