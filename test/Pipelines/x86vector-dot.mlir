@@ -1,11 +1,11 @@
 // The CPU pipeline lowers x86vector.avx512.dot (bf16 pairs into f32) to the
 // AVX512-BF16 intrinsic, and the back end to vdpbf16ps.
-// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=LLVM
-// RUN: pe-compile %s --emit=asm --mcpu=znver4 -o - | FileCheck %s --check-prefix=ASM
+// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=CHECK-LLVM
+// RUN: pe-compile %s --emit=asm --mcpu=znver4 -o - | FileCheck %s --check-prefix=CHECK-ASM
 
-// LLVM: llvm.func @dot
-// LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
-// ASM: vdpbf16ps %zmm
+// CHECK-LLVM: llvm.func @dot
+// CHECK-LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// CHECK-ASM: vdpbf16ps %zmm
 func.func @dot(%n: index) -> vector<16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
