@@ -187,21 +187,25 @@ def into(mod, name, *args):
     return lambda: mod.call(name, *args, out=outs)
 
 
-def fma_peak(repeat):
-    """GFLOP/s of 12 independent AVX-512 FMA chains (2 flops x 16 lanes)."""
-    mod = runner.compile(FMA_IR)
+def _loop_peak(ir, name, flops_per_iteration, repeat):
+    """GFLOP/s of a compiled loop `name(n) -> vector` (1 and 2 threads)."""
+    mod = runner.compile(ir)
     # Returns a vector: the entry stores it through its leading pointer.
-    fn = getattr(mod._lib, mod.entries["fma_peak"].symbol)
+    fn = getattr(mod._lib, mod.entries[name].symbol)
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     fn.restype = ctypes.c_int32
     result = ctypes.create_string_buffer(64)
     n = 20_000_000
-    flops = n * 12 * 16 * 2
     out = {}
     for threads in (1, 2):
         t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
-        out[threads] = threads * flops / (t["median_ms"] * 1e-3) / 1e9
+        out[threads] = threads * n * flops_per_iteration / (t["median_ms"] * 1e-3) / 1e9
     return out
+
+
+def fma_peak(repeat):
+    """GFLOP/s of 12 independent AVX-512 FMA chains (2 flops x 16 lanes)."""
+    return _loop_peak(FMA_IR, "fma_peak", 12 * 16 * 2, repeat)
 
 
 def dot_peak(repeat):
@@ -213,18 +217,7 @@ def dot_peak(repeat):
                 return None
     except OSError:
         return None
-    mod = runner.compile(DOT_IR)
-    fn = getattr(mod._lib, mod.entries["dot_peak"].symbol)
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
-    fn.restype = ctypes.c_int32
-    result = ctypes.create_string_buffer(64)
-    n = 20_000_000
-    flops = n * 12 * 64
-    out = {}
-    for threads in (1, 2):
-        t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
-        out[threads] = threads * flops / (t["median_ms"] * 1e-3) / 1e9
-    return out
+    return _loop_peak(DOT_IR, "dot_peak", 12 * 64, repeat)
 
 
 def read_bandwidth(repeat):

@@ -63,40 +63,17 @@ public:
   }
 
   std::optional<double> number(StringRef name) const {
-    const json::Value *value = get(name);
-    if (!value)
-      return std::nullopt;
-    if (std::optional<double> x = value->getAsNumber())
-      return x;
-    error(name, "expected a number");
-    return std::nullopt;
+    return typed(name, &json::Value::getAsNumber, "a number");
   }
   std::optional<int64_t> integer(StringRef name) const {
-    const json::Value *value = get(name);
-    if (!value)
-      return std::nullopt;
-    if (std::optional<int64_t> x = value->getAsInteger())
-      return x;
-    error(name, "expected an integer");
-    return std::nullopt;
+    return typed(name, &json::Value::getAsInteger, "an integer");
   }
   std::optional<bool> boolean(StringRef name) const {
-    const json::Value *value = get(name);
-    if (!value)
-      return std::nullopt;
-    if (std::optional<bool> x = value->getAsBoolean())
-      return x;
-    error(name, "expected true or false");
-    return std::nullopt;
+    return typed(name, &json::Value::getAsBoolean, "true or false");
   }
   std::optional<std::string> string(StringRef name) const {
-    const json::Value *value = get(name);
-    if (!value)
-      return std::nullopt;
-    if (std::optional<StringRef> x = value->getAsString())
-      return x->str();
-    error(name, "expected a string");
-    return std::nullopt;
+    std::optional<StringRef> x = typed(name, &json::Value::getAsString, "a string");
+    return x ? std::optional<std::string>(x->str()) : std::nullopt;
   }
   std::optional<Fields> object_(StringRef name) const {
     const json::Value *value = get(name);
@@ -111,15 +88,12 @@ public:
     const json::Value *value = get(name);
     if (!value)
       return std::nullopt;
-    const json::Array *array = value->getAsArray();
     SmallVector<double> result;
-    for (const json::Value &item : array ? *array : json::Array{}) {
-      std::optional<double> x = item.getAsNumber();
-      if (!x)
-        break;
-      result.push_back(*x);
-    }
-    if (!array || result.size() != array->size()) {
+    if (const json::Array *array = value->getAsArray())
+      for (const json::Value &item : *array)
+        if (std::optional<double> x = item.getAsNumber())
+          result.push_back(*x);
+    if (!value->getAsArray() || result.size() != value->getAsArray()->size()) {
       error(name, "expected a list of numbers");
       return std::nullopt;
     }
@@ -153,6 +127,20 @@ public:
   bool &failedFlag() const { return *failed; }
 
 private:
+  /// The value of `name` as `(value.*as)()`: nullopt when absent, an error
+  /// when of another JSON type.
+  template <typename T>
+  std::optional<T> typed(StringRef name, std::optional<T> (json::Value::*as)() const,
+                         StringRef expected) const {
+    const json::Value *value = get(name);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<T> x = (value->*as)())
+      return x;
+    error(name) << "expected " << expected;
+    return std::nullopt;
+  }
+
   const json::Object *object;
   std::string path;
   ErrorFn emitError;
@@ -404,6 +392,8 @@ private:
   std::optional<int64_t> readRotaryDim(const Fields &params, StringRef type) {
     if (family.modelType == "gptj" && type != "proportional") {
       std::optional<int64_t> dim = config.integer("rotary_dim");
+      if (!dim && !config.hasFailed())
+        config.error("rotary_dim", "required (null given)");
       if (dim && (*dim <= 0 || *dim > headDim || *dim % 2)) {
         config.error("rotary_dim") << "expected an even number in [2, head_dim = "
                                    << headDim << "], got " << *dim;
@@ -413,8 +403,7 @@ private:
     }
     if (type == "proportional")
       return headDim;
-    // A top-level factor wins over the rope parameters' (GPT-NeoX: rotary_pct,
-    // 0.25 when absent).
+    // A top-level factor wins over the rope parameters' (GPT-NeoX: rotary_pct).
     bool neox = family.modelType == "gpt_neox";
     const Fields *owner = &config;
     StringRef name = config.firstOf({neox ? "rotary_pct" : "partial_rotary_factor"});
@@ -422,8 +411,6 @@ private:
       owner = &params;
       name = "partial_rotary_factor";
     }
-    if (name.empty() && neox)
-      return static_cast<int64_t>(std::floor(headDim * 0.25)) & ~int64_t(1);
     double factor = name.empty() ? 1.0 : owner->number(name).value_or(1.0);
     if (!(factor > 0.0 && factor <= 1.0)) {
       owner->error(name) << "expected a value in (0, 1], got " << factor;

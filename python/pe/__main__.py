@@ -31,7 +31,7 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stderr.flush()
 
 
-def _inputs(model: pe_config.ModelConfig, kind, seq: int, kv: int, batch: int, offset: int,
+def _inputs(model: pe_config.ModelConfig, seq: int, kv: int, batch: int, offset: int,
             dtype: str, rng):
     def tensor(heads, length):
         x = rng.standard_normal((batch, heads, length, model.head_dim)).astype(np.float32)
@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
     worst = 0.0
     for i, kind in enumerate(model.kinds):
         _progress(i, len(model.kinds), "checking")
-        q, k, v, qp, kp = _inputs(model, kind, args.seq_len, kv, args.batch, args.offset,
+        q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
         start = time.perf_counter()
         (out,) = module.call(kind.function, q, k, v, qp, kp)
@@ -98,7 +98,7 @@ def cmd_bench(args) -> int:
     model, module, kv, _ = _compiled(args)
     rng = np.random.default_rng(args.seed)
     for kind in model.kinds:
-        q, k, v, qp, kp = _inputs(model, kind, args.seq_len, kv, args.batch, args.offset,
+        q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
         out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
         module.call(kind.function, q, k, v, qp, kp, out=out)  # warm-up

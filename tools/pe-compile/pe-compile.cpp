@@ -739,7 +739,7 @@ int main(int argc, char **argv) {
   if (!configFilename.empty() && inputFilename.getNumOccurrences())
     return fail("--config builds the input: give it or an input file, not both");
   if (configBatch < 1 || configSeqLen < -1 || configKvLen < -1)
-    return fail("--batch must be >= 1 and --seq-len, --kv-len >= 0");
+    return fail("--batch must be >= 1 and --seq-len, --kv-len >= 0 (-1: any)");
   if (target == Target::Gpu && emit.getNumOccurrences() == 0)
     emit = Emit::Ptx;
   bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
