@@ -2,6 +2,7 @@
 #include "pe/Math/PositionalMath.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -239,6 +240,117 @@ std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
                    ? std::exp(-double(k) * std::log(base) / double(half - 1))
                    : std::pow(base, -2.0 * double(k) / double(dim));
   return freqs;
+}
+
+} // namespace mlir::pe::formula
+
+namespace mlir::pe::formula {
+
+static bool matches(const std::vector<double> &want,
+                    const std::vector<double> &got, double tolerance) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(std::abs(got[i] - want[i]) <= tolerance * std::abs(want[i])))
+      return false;
+  return true;
+}
+
+/// theta from the second frequency, theta^(-2/r): rounded to an integer when
+/// it is one to the precision a float table carries.
+static double fitTheta(const std::vector<double> &invFreq) {
+  if (invFreq.size() < 2 || !(invFreq[1] > 0.0 && invFreq[1] < 1.0))
+    return 10000.0;
+  const double r = 2.0 * double(invFreq.size());
+  const double theta = std::pow(invFreq[1], -r / 2.0);
+  const double rounded = std::nearbyint(theta);
+  return std::abs(theta - rounded) <= 1e-4 * theta ? rounded : theta;
+}
+
+std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
+                                        double magnitude, double tolerance) {
+  if (invFreq.empty() || !(std::isfinite(magnitude) && magnitude > 0.0))
+    return std::nullopt;
+  for (double f : invFreq)
+    if (!(std::isfinite(f) && f > 0.0))
+      return std::nullopt;
+  const int64_t half = int64_t(invFreq.size());
+  RopeConfig config;
+  config.rotaryDim = 2 * half;
+  auto fits = [&](const RopeConfig &candidate) {
+    return candidate.theta > 1.0 &&
+           matches(inverseFrequencies(candidate), invFreq, tolerance);
+  };
+
+  if (magnitude == 1.0) {
+    // Unscaled, or position interpolation: inv_freq[0] = 1 / s.
+    const double s = 1.0 / invFreq[0];
+    std::vector<double> base(invFreq);
+    for (double &f : base)
+      f *= s;
+    config.theta = fitTheta(base);
+    if (std::abs(s - 1.0) <= tolerance && fits(config))
+      return config;
+    config.kind = ScalingKind::Linear;
+    config.factor = std::abs(s - std::nearbyint(s)) <= 1e-5 * s ? std::nearbyint(s) : s;
+    if (fits(config))
+      return config;
+
+    // Llama 3.1: the highest frequencies kept, the lowest divided by s, a
+    // ramp between that is linear in base frequency:
+    // smooth = (L0 f / (2 pi) - low) / (high - low).
+    RopeConfig llama3;
+    llama3.rotaryDim = 2 * half;
+    llama3.theta = fitTheta(invFreq);
+    llama3.kind = ScalingKind::Llama3;
+    std::vector<double> plain = baseFrequencies(llama3.theta, llama3.rotaryDim);
+    llama3.factor = plain.back() / invFreq.back();
+    if (llama3.factor > 1.0) {
+      const double s3 = llama3.factor;
+      std::vector<std::pair<double, double>> ramp; // (base f, smooth)
+      for (int64_t i = 0; i < half; ++i) {
+        double smooth = (invFreq[i] / plain[i] - 1.0 / s3) / (1.0 - 1.0 / s3);
+        if (smooth > 1e-3 && smooth < 1.0 - 1e-3)
+          ramp.push_back({plain[i], smooth});
+      }
+      std::vector<std::array<double, 3>> candidates; // low, high, L0
+      if (ramp.size() >= 2) {
+        const auto &[f0, s0] = ramp.front();
+        const auto &[f1, s1] = ramp.back();
+        const double a = (s1 - s0) / (f1 - f0), b = s0 - a * f0;
+        if (b < 0.0) {
+          const double span = -1.0 / b; // high - low with low = 1
+          candidates.push_back({1.0, 1.0 + span, std::nearbyint(a * 2.0 * kPi * span)});
+        }
+      }
+      for (double l0 : {8192.0, 4096.0, 2048.0, 16384.0, 32768.0, 65536.0, 131072.0})
+        candidates.push_back({1.0, 4.0, l0});
+      for (const auto &[low, high, l0] : candidates) {
+        llama3.lowFreqFactor = low;
+        llama3.highFreqFactor = std::abs(high - std::nearbyint(high)) <= 1e-6 * high
+                                    ? std::nearbyint(high) : high;
+        llama3.originalMaxPositions = int64_t(l0);
+        if (l0 >= 1.0 && fits(llama3))
+          return llama3;
+      }
+    }
+  }
+
+  // Any frequencies: inv_freq[i] = 1 / (ext[i] theta^(2i/r)).
+  RopeConfig explicitConfig;
+  explicitConfig.rotaryDim = 2 * half;
+  explicitConfig.theta = fitTheta(invFreq);
+  if (!(explicitConfig.theta > 1.0))
+    explicitConfig.theta = 10000.0;
+  explicitConfig.kind = ScalingKind::LongRope;
+  explicitConfig.longRopeChoice = LongRopeChoice::Short;
+  explicitConfig.originalMaxPositions = 1;
+  if (magnitude != 1.0)
+    explicitConfig.attentionFactor = magnitude;
+  std::vector<double> plain =
+      baseFrequencies(explicitConfig.theta, explicitConfig.rotaryDim);
+  for (int64_t i = 0; i < half; ++i)
+    explicitConfig.shortFactor.push_back(plain[i] / invFreq[i]);
+  explicitConfig.longFactor = explicitConfig.shortFactor;
+  return explicitConfig;
 }
 
 } // namespace mlir::pe::formula

@@ -26,6 +26,7 @@
 #include "LibraryInterface.h"
 
 #include "pe/Frontend/ModelConfig.h"
+#include "pe/Conversion/Passes.h"
 #include "pe/InitPE.h"
 #include "pe/Transforms/Passes.h"
 
@@ -184,6 +185,11 @@ static cl::opt<bool> fuse("fuse",
                           cl::desc("Fuse RoPE and ALiBi into attention and "
                                    "share RoPE tables (off: unfused lowering)"),
                           cl::init(true), cl::cat(category));
+static cl::opt<bool> raise(
+    "raise",
+    cl::desc("First raise RoPE and attention written in linalg (as importers "
+             "produce them) into pe ops (pe-raise-positional-encodings)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> tileAttention(
     "tile-attention",
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
@@ -787,6 +793,12 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  if (raise) {
+    PassManager raising(&context);
+    raising.addPass(pe::createPERaisePositionalEncodings());
+    if (failed(raising.run(*module)))
+      return 1;
+  }
   if (emit == Emit::Pe)
     return writeMlir(*module);
 

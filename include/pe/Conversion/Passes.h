@@ -3,7 +3,9 @@
 #define PE_CONVERSION_PASSES_H
 
 #include "pe/Conversion/CpuKernels/CpuKernels.h"
+#include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Conversion/GpuKernels/GpuKernels.h"
+#include "pe/Conversion/LinalgToPE/LinalgToPE.h"
 #include "pe/Conversion/PEToLinalg/PEToLinalg.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"

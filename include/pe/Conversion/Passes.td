@@ -4,6 +4,54 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PERaisePositionalEncodings : Pass<"pe-raise-positional-encodings"> {
+  let summary = "Raise RoPE and attention (with masks and ALiBi) from linalg on tensors into pe ops";
+  let description = [{
+    Recognizes, in linalg/tensor/arith/math IR on tensors as importers
+    produce it (named ops, one op per `linalg.generic`, or fused generics),
+    rotary embeddings and attention, and replaces them by `pe.rope` and
+    `pe.attention`, so that the fusion passes and the kernels apply. The
+    recognition is a proof, not a textual match: every element of a
+    candidate is evaluated symbolically through the ops that compute it
+    (indexing maps, scalar bodies, slices, concatenations, reshapes,
+    transposes, broadcasts, reductions), and the result is checked against
+    the op's definition.
+
+    - RoPE (`pe.rope`): for every channel c of the last dim,
+      `R[c] = m X[c] cos(p f_i) -+ m X[c'] sin(p f_i)` with c' the partner of
+      the `half` (c +- r/2) or `interleaved` (c ^ 1) style, the minus sign on
+      the first member of each pair, both members turning by the same
+      frequency `f_i`, and `R[c] = X[c]` for the channels `c >= r` (partial
+      rotary). Positions are an i32/i64 tensor (`[S]` or `[B, S]`, seen
+      through casts and reshapes) or an iota. The frequencies come from a
+      constant table times the positions (outer product, K = 1 matmul,
+      broadcast multiply); they are identified as the unscaled, linear or
+      Llama 3.1 configuration when one matches each frequency to 2e-6, and
+      are otherwise kept exactly, as LongRoPE per-pair factors over a fitted
+      theta (`select = short`), with the magnitude `m` as its attention
+      factor. Layout `bhsd` or `bshd` from the dim the positions index.
+    - Attention (`pe.attention`): a contraction `O = sum_j P[.., i, j] V`
+      where `P` is a softmax over the contraction index `j`
+      (`linalg.softmax`, or `exp(x - max x) / sum exp(x - max x)`, with
+      divisions, reciprocals and keep-dim reshapes in any spelling) of
+      `x = c * sum_d Q[b, h, i, d] K[b, h / n, j, d] + bias`: `Q`, `K`, `V` in
+      any dim order (BHSD, BSHD, batch and heads merged), KV heads shared by
+      `n` query heads (repeat_kv's broadcast + reshape), `c` the scale
+      (multiply or divide), `bias` an additive mask read at
+      `(b | -, h | -, i, j)` and/or ALiBi `c' slope[h] (k_pos[j] - q_pos[i])`
+      with slopes of `pe.alibi_slopes` for some max_bias (the query term may
+      be absent: it is constant along every softmax row).
+
+    Anything not proven is left unchanged. A fully masked query row, which
+    the generic softmax turns into NaN, yields 0 after raising (as every
+    `pe.attention` does).
+  }];
+  let dependentDialects = [
+    "::mlir::pe::PEDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def PELowerToLinalg : Pass<"pe-lower-to-linalg"> {
   let summary = "Lower every pe op to linalg, tensor, arith and math on tensors";
   let description = [{

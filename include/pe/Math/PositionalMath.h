@@ -130,6 +130,16 @@ int64_t alibiPowerOfTwoHeads(int64_t numHeads);
 /// so max_bias = -n log2(slope_0); every slope is then checked.
 std::optional<double> alibiMaxBias(const std::vector<double> &slopes);
 
+/// A RoPE configuration whose inverse frequencies are `invFreq` (each to a
+/// relative `tolerance`) and whose magnitude factor is `magnitude`: the
+/// unscaled, linear or Llama 3.1 scaling when one of them matches, else the
+/// frequencies themselves as LongRoPE per-pair factors over a fitted theta
+/// (`short` factors, magnitude as its attention factor), which reproduces
+/// any frequencies. std::nullopt when a frequency is not finite and > 0.
+std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
+                                        double magnitude,
+                                        double tolerance = 2e-6);
+
 /// Frequencies w_k, k < dim/2, of a sinusoidal table: base^(-2k/dim) (paper),
 /// or exp(-k ln(base) / (dim/2 - 1)) (fairseq/tensor2tensor).
 std::vector<double> sinusoidalFrequencies(int64_t dim, double base,

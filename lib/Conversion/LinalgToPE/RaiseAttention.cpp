@@ -1,0 +1,547 @@
+//===- RaiseAttention.cpp - attention from generic IR to pe.attention -----===//
+//
+// A contraction O = sum_j P[.., i, j] V[.., j, e] is attention when the
+// evaluation of its elements (TensorExpr.h) proves
+//
+//   P[.., i, j] = exp(x_j - max_j' x_j') / sum_j'' exp(x_j'' - max x)
+//                 (or linalg.softmax, or without the max), the sum over the
+//                 contraction's own index j;
+//   x_j         = c * sum_d Q[b, h, i, d] K[b, h / n, j, d] + bias[b, h, i, j]
+//
+// with Q, K, V tensors in any dim order (transposes and reshapes are
+// followed; repeat_kv's broadcast of KV heads appears as the index h / n),
+// c the softmax scale, and every bias term either a mask tensor indexed by
+// (b | -, h | -, i, j) or ALiBi: c' slope[h] k_pos[j] (- c' slope[h]
+// q_pos[i]), the query term optional because it is constant along each
+// softmax row. Then O = pe.attention(Q, K, V) with the scale, mask and
+// alibi, reshaped to O's dims.
+//
+//===----------------------------------------------------------------------===//
+#include "TensorExpr.h"
+#include "pe/Conversion/LinalgToPE/LinalgToPE.h"
+
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Math/PositionalMath.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+using namespace mlir::pe::raising;
+
+namespace {
+/// A tensor read at a point: one of Q, K, V, the mask or a positions vector.
+struct Read {
+  Value value;
+  Point point;
+};
+
+/// The roles of the atoms and what the proof found.
+struct AttentionProof {
+  Evaluator ev;
+  Point outPoint;                  // fresh atoms of O
+  int i = -1, j = -1, d = -1, e = -1; // query, key, head-dim, value-dim atoms
+  Index batch, head;               // of the query (b, h)
+  Read q, k, v;
+  double scale = 0;
+  std::optional<Read> mask;
+  std::optional<double> alibi;
+  ExprRef qPositions, kPositions;  // ALiBi's, when not iota
+};
+} // namespace
+
+/// The position of the dim of `read` indexed by `index`, or -1.
+static int64_t dimOf(const Read &read, const Index &index) {
+  for (auto [n, i] : llvm::enumerate(read.point))
+    if (i == index)
+      return n;
+  return -1;
+}
+
+static bool isPlain(const Index &i) { return !i.isConst && i.div == 1 && i.mod == 0; }
+
+/// x = sum of `terms`; P = softmax over atom j of x. Returns x's terms.
+static FailureOr<SmallVector<Term>> softmaxArgument(const ExprRef &p, int j) {
+  ExprRef s = stripCasts(p);
+  if (s->kind == ExprKind::Softmax && s->atom == j)
+    return expand(s->operands[0]);
+  SmallVector<Term> terms = expand(s);
+  if (terms.size() != 1 || terms[0].coefficient != 1 || terms[0].factors.size() != 2)
+    return failure();
+  ExprRef num = stripCasts(terms[0].factors[0]), den = stripCasts(terms[0].factors[1]);
+  if (num->kind == ExprKind::Recip)
+    std::swap(num, den);
+  if (num->kind != ExprKind::Exp || den->kind != ExprKind::Recip ||
+      !equal(stripCasts(den->operands[0]), node(ExprKind::Sum, {num}, j)))
+    return failure();
+  // exp(x - max_j x): drop the max term after checking it is the row max.
+  SmallVector<Term> x = expand(num->operands[0]);
+  for (auto it = x.begin(); it != x.end(); ++it) {
+    if (it->coefficient != -1 || it->factors.size() != 1)
+      continue;
+    ExprRef m = stripCasts(it->factors[0]);
+    if (m->kind != ExprKind::MaxOver)
+      continue;
+    SmallVector<Term> rest(x.begin(), it);
+    rest.append(std::next(it), x.end());
+    SmallVector<Term> body = expand(renameAtom(m->operands[0], m->atom, j));
+    if (body.size() != rest.size())
+      return failure();
+    for (const Term &t : body)
+      if (!llvm::any_of(rest, [&](const Term &r) {
+            return r.coefficient == t.coefficient && r.factors.size() == t.factors.size() &&
+                   llvm::all_of(llvm::zip(r.factors, t.factors),
+                                [](auto pair) { return equal(std::get<0>(pair), std::get<1>(pair)); });
+          }))
+        return failure();
+    return rest;
+  }
+  return x;
+}
+
+/// The single-leaf read of a factor list, by stripping casts.
+static std::optional<Read> asRead(const ExprRef &f) {
+  ExprRef s = stripCasts(f);
+  if (s->kind != ExprKind::Leaf || !isa<RankedTensorType>(s->value.getType()))
+    return std::nullopt;
+  return Read{s->value, s->point};
+}
+
+/// Checks K or V: its dims are (batch | -, kv head | -, j, `inner`) in any
+/// order, with the KV head h / n of the query head. Sets `kvHead`.
+static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
+                          Index &kvHead, int64_t &kvHeads) {
+  auto type = cast<RankedTensorType>(read.value.getType());
+  if (dimOf(read, Index::variable(proof.j)) < 0 || dimOf(read, Index::variable(inner)) < 0)
+    return false;
+  SmallVector<int64_t> rest;
+  for (auto [n, index] : llvm::enumerate(read.point))
+    if (!index.isPlainAtom(proof.j) && !index.isPlainAtom(inner))
+      rest.push_back(n);
+  int64_t queryHeads = proof.ev.extent(proof.head);
+  Index batch = Index::constant(0), head = Index::constant(0);
+  int64_t heads = 1;
+  if (rest.size() == 2) {
+    batch = read.point[rest[0]];
+    head = read.point[rest[1]];
+    heads = type.getShape()[rest[1]];
+  } else if (rest.size() == 1) {
+    head = read.point[rest[0]];
+    heads = type.getShape()[rest[0]];
+  } else {
+    return false;
+  }
+  if (batch != proof.batch || ShapedType::isDynamic(heads) || queryHeads % heads)
+    return false;
+  if (head != proof.ev.divide(proof.head, queryHeads / heads))
+    return false;
+  kvHead = head;
+  kvHeads = heads;
+  return true;
+}
+
+/// ALiBi terms: c slope[h] k[j] and optionally -c slope[h] q[i].
+static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
+  ExprRef slopeFactor, kPos, qPos;
+  double c = 0;
+  for (const Term &t : terms) {
+    if (t.factors.size() != 2)
+      return failure();
+    ExprRef a = stripCasts(t.factors[0]), b = stripCasts(t.factors[1]);
+    auto isSlope = [&](const ExprRef &f) {
+      return f->kind == ExprKind::Leaf && f->value.getDefiningOp() &&
+             f->value.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() &&
+             llvm::count_if(f->point, [](const Index &i) { return !i.isConst; }) == 1 &&
+             llvm::is_contained(f->point, proof.head);
+    };
+    if (!isSlope(a))
+      std::swap(a, b);
+    if (!isSlope(a) || (slopeFactor && !equal(slopeFactor, a)))
+      return failure();
+    slopeFactor = a;
+    bool key = mentionsAtom(b, proof.j) && !mentionsAtom(b, proof.i);
+    bool query = mentionsAtom(b, proof.i) && !mentionsAtom(b, proof.j);
+    if (key && !kPos) {
+      kPos = b;
+      c = t.coefficient;
+    } else if (query && !qPos) {
+      qPos = b;
+    } else {
+      return failure();
+    }
+  }
+  if (!kPos)
+    return failure();
+  if (qPos) {
+    const Term &qTerm = *llvm::find_if(terms, [&](const Term &t) {
+      return llvm::any_of(t.factors, [&](const ExprRef &f) { return equal(stripCasts(f), qPos); });
+    });
+    if (qTerm.coefficient != -c)
+      return failure();
+  }
+  // Positions: iota over the key (query) atom, or integer vectors.
+  auto position = [&](const ExprRef &f, int atom) -> bool {
+    if (f->kind == ExprKind::Iota)
+      return f->atom == atom;
+    return f->kind == ExprKind::Leaf && f->point.size() == 1 && f->point[0].isPlainAtom(atom) &&
+           getElementTypeOrSelf(f->value.getType()).isSignlessInteger();
+  };
+  if (!position(kPos, proof.j) || (qPos && !position(qPos, proof.i)))
+    return failure();
+  if (kPos->kind == ExprKind::Leaf) {
+    if (!qPos || qPos->kind != ExprKind::Leaf)
+      return failure(); // pe needs both positions or neither
+    proof.kPositions = kPos;
+    proof.qPositions = qPos;
+  } else if (qPos && qPos->kind == ExprKind::Leaf) {
+    return failure();
+  }
+  // slope[h] for every head, scaled by c.
+  int64_t heads = proof.ev.extent(proof.head);
+  if (heads <= 0)
+    return failure();
+  std::vector<double> slopes;
+  for (int64_t h = 0; h < heads; ++h) {
+    Point point = slopeFactor->point;
+    for (Index &index : point)
+      if (index == proof.head)
+        index = Index::constant(h);
+    std::optional<double> s = constantValue(leaf(slopeFactor->value, point));
+    if (!s)
+      return failure();
+    slopes.push_back(c * *s);
+  }
+  proof.alibi = formula::alibiMaxBias(slopes);
+  return success(proof.alibi.has_value());
+}
+
+/// Bias terms: one mask tensor read at (b | -, h | -, i, j), and ALiBi.
+static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
+  SmallVector<Term> alibi;
+  for (const Term &t : terms) {
+    if (t.factors.size() == 1 && t.coefficient == 1 && !proof.mask) {
+      const ExprRef &f = t.factors[0];
+      std::optional<Read> read = asRead(f);
+      if (!read && f->origin)
+        read = Read{f->origin, f->originPoint};
+      if (read && read->point.size() == 4 && read->point[2].isPlainAtom(proof.i) &&
+          read->point[3].isPlainAtom(proof.j) &&
+          (read->point[0] == proof.batch || read->point[0] == Index::constant(0)) &&
+          (read->point[1] == proof.head || read->point[1] == Index::constant(0))) {
+        proof.mask = read;
+        continue;
+      }
+      if (read && read->point.size() == 2 && read->point[0].isPlainAtom(proof.i) &&
+          read->point[1].isPlainAtom(proof.j)) {
+        proof.mask = read;
+        continue;
+      }
+    }
+    alibi.push_back(t);
+  }
+  if (alibi.empty())
+    return success();
+  return proveAlibi(proof, alibi);
+}
+
+/// Proves O = attention from the contraction `root`, with P and V the two
+/// factors of its body in the order given.
+static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
+                                    ExprRef vFactor, int j) {
+  proof.j = j;
+  std::optional<Read> v = asRead(vFactor);
+  if (!v)
+    return failure();
+  // P through everything: the softmax, the scores and the Q K contraction.
+  ExprRef p = stripCasts(pFactor);
+  if (p->kind == ExprKind::Leaf)
+    p = proof.ev.eval(p->value, p->point, Depth::Everything);
+  FailureOr<SmallVector<Term>> x = softmaxArgument(p, j);
+  if (failed(x))
+    return failure();
+  const Term *qk = nullptr;
+  SmallVector<Term> bias;
+  for (const Term &t : *x) {
+    if (t.factors.size() == 1 && stripCasts(t.factors[0])->kind == ExprKind::Sum && !qk)
+      qk = &t;
+    else
+      bias.push_back(t);
+  }
+  if (!qk)
+    return failure();
+  proof.scale = qk->coefficient;
+  ExprRef sum = stripCasts(qk->factors[0]);
+  proof.d = sum->atom;
+  SmallVector<Term> products = expand(sum->operands[0]);
+  if (products.size() != 1 || products[0].coefficient != 1 || products[0].factors.size() != 2)
+    return failure();
+  std::optional<Read> a = asRead(products[0].factors[0]), b = asRead(products[0].factors[1]);
+  if (!a || !b)
+    return failure();
+  if (dimOf(*a, Index::variable(j)) >= 0)
+    std::swap(a, b);
+  proof.q = *a;
+  proof.k = *b;
+  proof.v = *v;
+
+  // The query: dims (b | -, h, i, d); i is the output atom of Q not in K.
+  for (const Index &index : proof.q.point)
+    if (isPlain(index) && index.atom != proof.d &&
+        llvm::is_contained(proof.outPoint, index))
+      proof.i = index.atom;
+  if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0)
+    return failure();
+  SmallVector<int64_t> rest;
+  for (auto [n, index] : llvm::enumerate(proof.q.point))
+    if (!index.isPlainAtom(proof.i) && !index.isPlainAtom(proof.d))
+      rest.push_back(n);
+  if (rest.size() == 2) {
+    proof.batch = proof.q.point[rest[0]];
+    proof.head = proof.q.point[rest[1]];
+  } else if (rest.size() == 1) {
+    proof.batch = Index::constant(0);
+    proof.head = proof.q.point[rest[0]];
+  } else {
+    return failure();
+  }
+  // e: the output atom of V besides j.
+  for (const Index &index : proof.v.point)
+    if (isPlain(index) && index.atom != j && llvm::is_contained(proof.outPoint, index))
+      proof.e = index.atom;
+  if (proof.e < 0)
+    return failure();
+  Index kHead, vHead;
+  int64_t kHeads = 0, vHeads = 0;
+  if (!checkKeyValue(proof, proof.k, proof.d, kHead, kHeads) ||
+      !checkKeyValue(proof, proof.v, proof.e, vHead, vHeads) || kHead != vHead)
+    return failure();
+  return proveBias(proof, bias);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+/// `read.value` as a 4-d [batch, head, seq, inner] tensor: transposed into
+/// that order, a missing batch dim added as 1.
+static Value toBhsd(PatternRewriter &rewriter, Location loc, const Read &read,
+                    int seq, int inner) {
+  auto type = cast<RankedTensorType>(read.value.getType());
+  int64_t rank = type.getRank();
+  // The dims besides seq and inner, in their order: (batch, head) or (head).
+  SmallVector<int64_t> order;
+  for (auto [n, index] : llvm::enumerate(read.point))
+    if (!index.isPlainAtom(seq) && !index.isPlainAtom(inner))
+      order.push_back(n);
+  order.push_back(dimOf(read, Index::variable(seq)));
+  order.push_back(dimOf(read, Index::variable(inner)));
+  Value value = read.value;
+  if (!llvm::equal(order, llvm::seq<int64_t>(0, rank))) {
+    SmallVector<int64_t> shape;
+    for (int64_t n : order)
+      shape.push_back(type.getShape()[n]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    value = linalg::TransposeOp::create(rewriter, loc, value, init, order).getResult()[0];
+  }
+  if (rank == 3) {
+    auto t = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, t.getShape());
+    value = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, t.getElementType()), value,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  }
+  return value;
+}
+
+/// How the attention result [B, H, Sq, Dv] becomes O: a transpose, a collapse
+/// to O's dims of more than one element (each one attention dim, or batch
+/// and head merged), an expansion adding O's unit dims.
+struct OutputPlan {
+  SmallVector<int64_t> perm;
+  SmallVector<ReassociationIndices> collapse, expand;
+  SmallVector<int64_t> collapsedShape;
+};
+
+static std::optional<OutputPlan> planOutput(AttentionProof &proof, ArrayRef<int64_t> shape,
+                                            RankedTensorType outType) {
+  Index dims[4] = {proof.batch, proof.head, Index::variable(proof.i), Index::variable(proof.e)};
+  OutputPlan plan;
+  // The dim of O each attention dim lands in; unit attention dims go with the
+  // next attention dim that is not (the last when they trail), so that dims
+  // in order need no transpose.
+  SmallVector<int64_t> group(4, -1);
+  SmallVector<int64_t> nonUnitOut;
+  for (auto [n, out] : llvm::enumerate(proof.outPoint)) {
+    if (out.isConst)
+      continue;
+    for (int a = 0; a < 4; ++a)
+      if (!dims[a].isConst && dims[a].atom == out.atom)
+        group[a] = nonUnitOut.size();
+    nonUnitOut.push_back(n);
+  }
+  if (nonUnitOut.empty())
+    return std::nullopt;
+  for (int a = 3, next = int(nonUnitOut.size()) - 1; a >= 0; --a) {
+    if (dims[a].isConst)
+      group[a] = next;
+    else if (group[a] < 0)
+      return std::nullopt;
+    else
+      next = group[a];
+  }
+  // Within a dim of O: unit dims, then the pieces outer first.
+  plan.perm = {0, 1, 2, 3};
+  llvm::stable_sort(plan.perm, [&](int64_t a, int64_t b) {
+    auto key = [&](int64_t x) {
+      return std::tuple(group[x], !dims[x].isConst, dims[x].isConst ? 0 : -dims[x].div);
+    };
+    return key(a) < key(b);
+  });
+  plan.collapse.assign(nonUnitOut.size(), {});
+  for (auto [slot, a] : llvm::enumerate(plan.perm))
+    plan.collapse[group[a]].push_back(slot);
+  for (auto [g, n] : llvm::enumerate(nonUnitOut)) {
+    SmallVector<Index> parts;
+    SmallVector<int64_t> sizes;
+    for (int64_t slot : plan.collapse[g]) {
+      parts.push_back(dims[plan.perm[slot]]);
+      sizes.push_back(shape[plan.perm[slot]]);
+    }
+    std::optional<Index> merged = proof.ev.linearize(parts, sizes);
+    if (!merged || *merged != proof.outPoint[n])
+      return std::nullopt;
+    plan.collapsedShape.push_back(outType.getShape()[n]);
+  }
+  // O's unit dims join the next dim of more than one element (the last one
+  // when they trail).
+  ReassociationIndices pending;
+  for (int64_t n = 0; n < outType.getRank(); ++n) {
+    pending.push_back(n);
+    if (!proof.outPoint[n].isConst) {
+      plan.expand.push_back(pending);
+      pending.clear();
+    }
+  }
+  llvm::append_range(plan.expand.back(), pending);
+  return plan;
+}
+
+static Value applyOutputPlan(PatternRewriter &rewriter, Location loc, const OutputPlan &plan,
+                             Value result, RankedTensorType outType) {
+  auto type = cast<RankedTensorType>(result.getType());
+  Value value = result;
+  if (!llvm::equal(plan.perm, llvm::seq<int64_t>(0, 4))) {
+    SmallVector<int64_t> shape;
+    for (int64_t n : plan.perm)
+      shape.push_back(type.getShape()[n]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    value = linalg::TransposeOp::create(rewriter, loc, value, init, plan.perm).getResult()[0];
+  }
+  auto collapsedType = RankedTensorType::get(plan.collapsedShape, outType.getElementType());
+  if (collapsedType != value.getType())
+    value = tensor::CollapseShapeOp::create(rewriter, loc, collapsedType, value, plan.collapse);
+  if (collapsedType != outType)
+    value = tensor::ExpandShapeOp::create(rewriter, loc, outType, value, plan.expand);
+  return value;
+}
+
+/// The ALiBi positions as [S] vectors.
+static Value positionsOperand(const ExprRef &position) {
+  return position ? position->value : Value();
+}
+
+namespace {
+struct RaiseAttention : RewritePattern {
+  RaiseAttention(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || op->getNumResults() != 1 || linalgOp.getNumDpsInputs() != 2 ||
+        linalgOp.getNumReductionLoops() != 1 ||
+        !linalg::isaContractionOpInterface(linalgOp))
+      return failure();
+    Value root = op->getResult(0);
+    auto outType = dyn_cast<RankedTensorType>(root.getType());
+    if (!outType || !outType.hasStaticShape() || outType.getRank() < 3)
+      return failure();
+
+    AttentionProof proof;
+    std::optional<Point> outPoint = proof.ev.freshPoint(root);
+    if (!outPoint)
+      return failure();
+    proof.outPoint = *outPoint;
+    ExprRef o = stripCasts(proof.ev.eval(root, proof.outPoint, Depth::Everything));
+    if (o->kind != ExprKind::Sum)
+      return rewriter.notifyMatchFailure(op, "not a contraction over one index");
+    SmallVector<Term> body = expand(o->operands[0]);
+    if (body.size() != 1 || body[0].coefficient != 1 || body[0].factors.size() != 2)
+      return rewriter.notifyMatchFailure(op, "not a product of two tensors");
+    ExprRef f0 = body[0].factors[0], f1 = body[0].factors[1];
+    if (failed(proveAttention(proof, f0, f1, o->atom))) {
+      AttentionProof swapped;
+      swapped.ev = proof.ev;
+      swapped.outPoint = proof.outPoint;
+      if (failed(proveAttention(swapped, f1, f0, o->atom)))
+        return rewriter.notifyMatchFailure(op, "not a proven attention");
+      proof = std::move(swapped);
+    }
+    return rewrite(rewriter, op, proof, outType);
+  }
+
+  LogicalResult rewrite(PatternRewriter &rewriter, Operation *op,
+                        AttentionProof &proof, RankedTensorType outType) const {
+    Location loc = op->getLoc();
+    auto qShape = cast<RankedTensorType>(proof.q.value.getType()).getShape();
+    auto vShape = cast<RankedTensorType>(proof.v.value.getType()).getShape();
+    int64_t batch = proof.batch.isConst ? 1 : qShape[dimOf(proof.q, proof.batch)];
+    SmallVector<int64_t> shape{batch, proof.ev.extent(proof.head),
+                               qShape[dimOf(proof.q, Index::variable(proof.i))],
+                               vShape[dimOf(proof.v, Index::variable(proof.e))]};
+    std::optional<OutputPlan> plan = planOutput(proof, shape, outType);
+    if (!plan)
+      return rewriter.notifyMatchFailure(op, "output dims not expressible");
+    Type element = cast<RankedTensorType>(proof.q.value.getType()).getElementType();
+    if (element != outType.getElementType() ||
+        cast<RankedTensorType>(proof.k.value.getType()).getElementType() != element ||
+        cast<RankedTensorType>(proof.v.value.getType()).getElementType() != element)
+      return rewriter.notifyMatchFailure(op, "mixed element types");
+    if (proof.mask &&
+        cast<RankedTensorType>(proof.mask->value.getType()).getElementType() != element)
+      return rewriter.notifyMatchFailure(op, "mask of another element type");
+    Value q = toBhsd(rewriter, loc, proof.q, proof.i, proof.d);
+    Value k = toBhsd(rewriter, loc, proof.k, proof.j, proof.d);
+    Value v = toBhsd(rewriter, loc, proof.v, proof.j, proof.e);
+    Value mask;
+    if (proof.mask) {
+      mask = proof.mask->value;
+      auto type = cast<RankedTensorType>(mask.getType());
+      if (type.getRank() == 2)
+        mask = tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get({1, 1, type.getShape()[0], type.getShape()[1]}, element),
+            mask, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+    }
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto vType = cast<RankedTensorType>(v.getType());
+    auto resultType = RankedTensorType::get(
+        {qType.getShape()[0], qType.getShape()[1], qType.getShape()[2], vType.getShape()[3]},
+        element);
+    FloatAttr alibi = proof.alibi ? rewriter.getF64FloatAttr(*proof.alibi) : FloatAttr();
+    auto attention = AttentionOp::create(
+        rewriter, loc, resultType, q, k, v, mask, positionsOperand(proof.qPositions),
+        positionsOperand(proof.kPositions), rewriter.getF64FloatAttr(proof.scale),
+        /*causal=*/nullptr, /*window=*/nullptr, /*rope=*/nullptr, alibi);
+    rewriter.replaceOp(op, applyOutputPlan(rewriter, loc, *plan, attention.getResult(), outType));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::pe::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseAttention>(patterns.getContext());
+}

@@ -1,0 +1,316 @@
+//===- RaiseRope.cpp - rotary embeddings from generic IR to pe.rope -------===//
+//
+// A 4-d value R is a rotary embedding of a value X when, for every channel c
+// of its last dim,
+//
+//   R[.., c] = m X[.., c] cos(p f_i) + s_c m X[.., c'] sin(p f_i)
+//
+// with c' the partner of c (half: c +- r/2; interleaved: c ^ 1), s_c = -1
+// for the first member of the pair and +1 for the second, f_i the frequency
+// of pair i, p the position of the row and m > 0 one magnitude; and
+// R[.., c] = X[.., c] for the channels c >= r that pass through. The proof
+// evaluates every channel of R symbolically (TensorExpr.h), so the spelling
+// does not matter (slices + negation + concatenation, strided slices,
+// reshapes to pairs, real/imaginary parts, a partner read by tensor.extract
+// in one fused generic). The frequencies come from a constant table times
+// positions (outer product, K = 1 matmul, broadcast multiply); the
+// positions are an integer tensor or iota.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Conversion/LinalgToPE/LinalgToPE.h"
+#include "TensorExpr.h"
+
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Math/PositionalMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pe;
+using namespace mlir::pe::raising;
+
+namespace {
+/// One term of a channel: `coefficient * X[.., source] * rest`.
+struct ChannelTerm {
+  int64_t source = -1;
+  double coefficient = 0;
+  ExprRef rest; // the cos or sin factor; null for a pass-through channel
+};
+
+/// What the proof establishes about R.
+struct RopeProof {
+  Value input;
+  Layout layout = Layout::bhsd;
+  RopeStyle style = RopeStyle::half;
+  int64_t rotaryDim = 0;
+  double magnitude = 1;
+  std::vector<double> invFreq;
+  ExprRef positions; // a Leaf of integers or an Iota
+};
+} // namespace
+
+/// The partner channel and the sign of its term for channel c.
+static std::pair<int64_t, double> partner(RopeStyle style, int64_t r, int64_t c) {
+  if (style == RopeStyle::half)
+    return c < r / 2 ? std::pair{c + r / 2, -1.0} : std::pair{c - r / 2, 1.0};
+  return c % 2 == 0 ? std::pair{c + 1, -1.0} : std::pair{c - 1, 1.0};
+}
+
+/// Replaces every non-constant leaf of `e` by its own evaluation (through
+/// everything), to see how a table was computed.
+static ExprRef deepen(Evaluator &ev, const ExprRef &e) {
+  if (e->kind == ExprKind::Leaf) {
+    if (constantValue(e) || e->value.getDefiningOp<arith::ConstantOp>())
+      return e;
+    ExprRef inner = ev.eval(e->value, e->point, Depth::Everything);
+    return inner->kind == ExprKind::Leaf && inner->value == e->value ? inner
+                                                                     : deepen(ev, inner);
+  }
+  if (e->operands.empty())
+    return e;
+  auto copy = std::make_shared<Expr>(*e);
+  for (ExprRef &operand : copy->operands)
+    operand = deepen(ev, operand);
+  return copy;
+}
+
+/// The terms of channel c as (source channel of X, coefficient, rest), for
+/// the X found in channel 0.
+static FailureOr<SmallVector<ChannelTerm>> channelTerms(ArrayRef<Term> terms,
+                                                        const Point &rows,
+                                                        Value &x, Type type) {
+  auto isX = [&](const ExprRef &f) {
+    if (f->kind != ExprKind::Leaf || f->point.size() != rows.size() + 1 ||
+        !f->point.back().isConst)
+      return false;
+    if (!x) {
+      if (f->value.getType() != type ||
+          !llvm::equal(ArrayRef(f->point).drop_back(), rows))
+        return false;
+      x = f->value;
+    }
+    return f->value == x && llvm::equal(ArrayRef(f->point).drop_back(), rows);
+  };
+  SmallVector<ChannelTerm> result;
+  for (const Term &term : terms) {
+    ChannelTerm channel{-1, term.coefficient, nullptr};
+    for (const ExprRef &factor : term.factors) {
+      ExprRef f = stripCasts(factor);
+      if (channel.source < 0 && isX(f))
+        channel.source = f->point.back().value;
+      else if (!channel.rest)
+        channel.rest = stripCasts(f);
+      else
+        return failure(); // more than one table factor
+    }
+    if (channel.source < 0)
+      return failure();
+    result.push_back(channel);
+  }
+  return result;
+}
+
+/// The frequency and position of an angle `k * p * table[i]` (or `k * p`).
+static FailureOr<std::pair<double, ExprRef>> splitAngle(Evaluator &ev,
+                                                        const ExprRef &angle) {
+  SmallVector<Term> terms = expand(deepen(ev, angle));
+  if (terms.size() != 1)
+    return failure();
+  double frequency = terms[0].coefficient;
+  ExprRef position;
+  for (const ExprRef &factor : terms[0].factors) {
+    ExprRef f = stripCasts(factor);
+    if (std::optional<double> value = constantValue(f)) {
+      frequency *= *value;
+    } else if (!position && (f->kind == ExprKind::Iota ||
+                             (f->kind == ExprKind::Leaf &&
+                              (getElementTypeOrSelf(f->value.getType()).isSignlessInteger(64) || getElementTypeOrSelf(f->value.getType()).isSignlessInteger(32))))) {
+      position = f;
+    } else {
+      return failure();
+    }
+  }
+  if (!position)
+    return failure();
+  return std::pair{frequency, position};
+}
+
+static FailureOr<RopeProof> proveRope(Value root) {
+  auto type = dyn_cast<RankedTensorType>(root.getType());
+  if (!type || type.getRank() != 4 || !isa<FloatType>(type.getElementType()))
+    return failure();
+  int64_t d = type.getShape().back();
+  if (ShapedType::isDynamic(d) || d < 2 || d % 2)
+    return failure();
+
+  Evaluator ev;
+  Point rows;
+  for (int64_t size : type.getShape().drop_back())
+    rows.push_back(size == 1 ? Index::constant(0) : Index::variable(ev.newAtom(size)));
+  SmallVector<SmallVector<ChannelTerm>> channels;
+  RopeProof proof;
+  for (int64_t c = 0; c < d; ++c) {
+    Point point = rows;
+    point.push_back(Index::constant(c));
+    SmallVector<Term> terms = expand(ev.eval(root, point, Depth::Elementwise));
+    auto parsed = channelTerms(terms, rows, proof.input, type);
+    if (failed(parsed))
+      return failure();
+    channels.push_back(*parsed);
+  }
+
+  // Rotated channels first, then pass-through ones.
+  int64_t r = 0;
+  while (r < d && channels[r].size() == 2)
+    ++r;
+  if (r < 2 || r % 2)
+    return failure();
+  for (int64_t c = r; c < d; ++c)
+    if (channels[c].size() != 1 || channels[c][0].source != c ||
+        channels[c][0].coefficient != 1.0 || channels[c][0].rest)
+      return failure();
+  const ChannelTerm &first = channels[0][0].source == 0 ? channels[0][1] : channels[0][0];
+  proof.style = first.source == r / 2 ? RopeStyle::half : RopeStyle::interleaved;
+  proof.rotaryDim = r;
+
+  // Pairing, signs, one magnitude, cos and sin of one angle per pair.
+  proof.invFreq.assign(r / 2, 0.0);
+  for (int64_t c = 0; c < r; ++c) {
+    auto [p, sign] = partner(proof.style, r, c);
+    const ChannelTerm *self = nullptr, *other = nullptr;
+    for (const ChannelTerm &t : channels[c])
+      (t.source == c ? self : other) = &t;
+    if (!self || !other || other->source != p || !self->rest || !other->rest ||
+        self->rest->kind != ExprKind::Cos || other->rest->kind != ExprKind::Sin)
+      return failure();
+    double m = self->coefficient;
+    if (c == 0)
+      proof.magnitude = m;
+    if (!(m > 0) || m != proof.magnitude || other->coefficient != sign * m)
+      return failure();
+    auto cosAngle = splitAngle(ev, self->rest->operands[0]);
+    auto sinAngle = splitAngle(ev, other->rest->operands[0]);
+    if (failed(cosAngle) || failed(sinAngle) ||
+        cosAngle->first != sinAngle->first ||
+        !equal(cosAngle->second, sinAngle->second))
+      return failure();
+    if (!proof.positions)
+      proof.positions = cosAngle->second;
+    if (!equal(proof.positions, cosAngle->second))
+      return failure();
+    // Both members of a pair turn by the same frequency.
+    int64_t pair = proof.style == RopeStyle::half ? c % (r / 2) : c / 2;
+    if (c == pair || (proof.style == RopeStyle::interleaved && c % 2 == 0))
+      proof.invFreq[pair] = cosAngle->first;
+    else if (proof.invFreq[pair] != cosAngle->first)
+      return failure();
+  }
+
+  // The positions index the sequence dim of R: dim 2 (bhsd) or 1 (bshd).
+  const ExprRef &pos = proof.positions;
+  Index seq = pos->kind == ExprKind::Iota ? Index::variable(pos->atom) : pos->point.back();
+  if (seq == rows[2])
+    proof.layout = Layout::bhsd;
+  else if (seq == rows[1])
+    proof.layout = Layout::bshd;
+  else
+    return failure();
+  if (pos->kind == ExprKind::Leaf) {
+    int64_t rank = pos->point.size();
+    if (rank > 2 || (rank == 2 && pos->point[0] != rows[0] && pos->point[0] != Index::constant(0)))
+      return failure();
+  }
+  return proof;
+}
+
+/// The #pe.rope of a fitted configuration.
+static RopeAttr ropeAttr(MLIRContext *context, const formula::RopeConfig &config,
+                         RopeStyle style) {
+  RopeScalingAttrInterface scaling;
+  switch (config.kind) {
+  case formula::ScalingKind::Linear:
+    scaling = LinearScalingAttr::get(context, APFloat(config.factor));
+    break;
+  case formula::ScalingKind::Llama3:
+    scaling = Llama3ScalingAttr::get(context, APFloat(config.factor),
+                                     APFloat(config.lowFreqFactor),
+                                     APFloat(config.highFreqFactor),
+                                     config.originalMaxPositions);
+    break;
+  case formula::ScalingKind::LongRope: {
+    std::optional<APFloat> attentionFactor;
+    if (config.attentionFactor)
+      attentionFactor = APFloat(*config.attentionFactor);
+    auto factors = DenseF64ArrayAttr::get(context, config.shortFactor);
+    scaling = LongRopeScalingAttr::get(context, factors, factors,
+                                       config.originalMaxPositions, APFloat(1.0),
+                                       attentionFactor, LongRopeSelect::short_);
+    break;
+  }
+  default:
+    break;
+  }
+  return RopeAttr::get(context, APFloat(config.theta), config.rotaryDim, style, scaling);
+}
+
+/// The positions operand of pe.rope: the integer tensor ([S] or [B, S]; a
+/// [1, S] one shared by a batch is collapsed), or 0..S-1 for an iota.
+static Value positionsOperand(PatternRewriter &rewriter, Location loc,
+                              const RopeProof &proof, RankedTensorType type) {
+  const ExprRef &pos = proof.positions;
+  int64_t seqDim = proof.layout == Layout::bhsd ? 2 : 1;
+  if (pos->kind == ExprKind::Iota) {
+    int64_t s = type.getShape()[seqDim];
+    if (ShapedType::isDynamic(s))
+      return {};
+    SmallVector<int64_t> iota(s);
+    for (int64_t i = 0; i < s; ++i)
+      iota[i] = i;
+    auto iotaType = RankedTensorType::get({s}, rewriter.getI64Type());
+    return arith::ConstantOp::create(rewriter, loc,
+                                     DenseIntElementsAttr::get(iotaType, ArrayRef(iota)));
+  }
+  auto posType = cast<RankedTensorType>(pos->value.getType());
+  if (posType.getRank() == 2 && posType.getShape()[0] == 1 && type.getShape()[0] != 1)
+    return tensor::CollapseShapeOp::create(rewriter, loc, pos->value,
+                                           ArrayRef<ReassociationIndices>{{0, 1}});
+  return pos->value;
+}
+
+namespace {
+struct RaiseRope : RewritePattern {
+  RaiseRope(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || !isa<linalg::LinalgOp>(op) ||
+        isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp>(op))
+      return failure();
+    Value root = op->getResult(0);
+    FailureOr<RopeProof> proof = proveRope(root);
+    if (failed(proof))
+      return rewriter.notifyMatchFailure(op, "not a proven rotary embedding");
+    std::optional<formula::RopeConfig> config =
+        formula::fitRopeConfig(proof->invFreq, proof->magnitude);
+    if (!config)
+      return rewriter.notifyMatchFailure(op, "frequencies not finite and > 0");
+    auto type = cast<RankedTensorType>(root.getType());
+    Value positions = positionsOperand(rewriter, op->getLoc(), *proof, type);
+    if (!positions)
+      return rewriter.notifyMatchFailure(op, "iota positions of a dynamic length");
+    RopeAttr rope = ropeAttr(op->getContext(), *config, proof->style);
+    rewriter.replaceOpWithNewOp<RopeOp>(op, proof->input, positions, rope, proof->layout);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::pe::populateRaiseRopePatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseRope>(patterns.getContext());
+}

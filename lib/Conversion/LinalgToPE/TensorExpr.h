@@ -1,0 +1,154 @@
+//===- TensorExpr.h - tensor elements as symbolic expressions ---*- C++ -*-===//
+//
+// The proof engine of pe-raise-positional-encodings. An element of a tensor
+// value, at a point whose indices are constants or named loop variables
+// ("atoms"), is rewritten into an expression over elements of other tensors:
+// through linalg ops (their indexing maps and scalar bodies, named or
+// generic, one op per generic or fused), reductions (sums, maxima, matmuls),
+// linalg.softmax, slices, concatenations, reshapes, transposes and
+// broadcasts. Two differently spelled computations that compute the same
+// element end as the same expression; the matchers then reason on
+// expressions (a sum of products in normal form), never on op spellings.
+//
+// An index of a point is a constant or `(atom / div) mod mod`: reshapes
+// that split a loop variable (repeat_kv's head index, a batch x heads index
+// collapsed for batch_matmul) stay exact. What cannot be followed (an
+// unsupported op or index) ends as a leaf: the tensor and its point.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_CONVERSION_LINALGTOPE_TENSOREXPR_H
+#define PE_CONVERSION_LINALGTOPE_TENSOREXPR_H
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir::pe::raising {
+
+/// One index of a point: a constant, or (atom / div) mod mod (mod 0: none).
+struct Index {
+  bool isConst = true;
+  int64_t value = 0;
+  int atom = -1;
+  int64_t div = 1, mod = 0;
+
+  static Index constant(int64_t c) { return Index{true, c, -1, 1, 0}; }
+  static Index variable(int a) { return Index{false, 0, a, 1, 0}; }
+  bool isPlainAtom(int a) const { return !isConst && atom == a && div == 1 && mod == 0; }
+  bool operator==(const Index &o) const {
+    return isConst == o.isConst &&
+           (isConst ? value == o.value : atom == o.atom && div == o.div && mod == o.mod);
+  }
+  bool operator!=(const Index &o) const { return !(*this == o); }
+};
+using Point = SmallVector<Index, 4>;
+
+struct Expr;
+using ExprRef = std::shared_ptr<const Expr>;
+
+enum class ExprKind {
+  Leaf,     // element `point` of tensor (or scalar) `value`
+  Constant, // a number
+  Iota,     // the value of loop variable `atom` (linalg.index)
+  Add, Mul, Neg, Recip, Max,
+  Exp, Cos, Sin,
+  Cast,     // extf/truncf/sitofp/index_cast...: value kept, type changes
+  Sum,      // sum over atom `atom` of operand 0
+  MaxOver,  // maximum over atom `atom` of operand 0
+  Softmax,  // exp(x) / sum over `atom` exp(x), x = operand 0
+  Opaque,   // any other scalar op (`name`), compared structurally
+};
+
+struct Expr {
+  ExprKind kind;
+  Value value;      // Leaf
+  Point point;      // Leaf
+  double number = 0; // Constant
+  int atom = -1;    // Iota, Sum, MaxOver, Softmax
+  StringRef name;   // Opaque: the op name, with its predicate if any
+  int64_t attr = 0; // Opaque: predicate
+  SmallVector<ExprRef, 2> operands;
+  /// Where the evaluator found this node first: a tensor (or scalar) and
+  /// the point whose element it is (for a mask that must become an operand).
+  mutable Value origin;
+  mutable Point originPoint;
+};
+
+/// Which ops the evaluator looks through.
+enum class Depth {
+  /// Data movement only: reshapes, transposes, broadcasts, copies, slices.
+  Structure,
+  /// Element-wise arithmetic, slices, concatenations and broadcasts, but not
+  /// transposes or reshapes that move data between dims: the leaves keep the
+  /// layout of the expression's root.
+  Elementwise,
+  /// Everything the evaluator knows, reductions and contractions included;
+  /// the operands of a contraction are followed with `Structure`.
+  Everything,
+};
+
+/// Evaluates elements of tensors. Atoms are numbered by the evaluator; their
+/// extents are recorded for reshapes.
+class Evaluator {
+public:
+  /// A fresh atom ranging over [0, extent).
+  int newAtom(int64_t extent);
+  int64_t extent(const Index &index) const;
+  /// `index / n` (a head index of GQA: query head h reads KV head h / n).
+  Index divide(const Index &index, int64_t n) const;
+
+  /// The element of `value` at `point` (its rank; empty for scalars).
+  ExprRef eval(Value value, const Point &point, Depth depth);
+
+  /// A point of fresh atoms over the (static) shape of `value`, or nothing.
+  std::optional<Point> freshPoint(Value value);
+
+  /// Index arithmetic of reshapes: the indices of the parts of `index` split
+  /// over `sizes`, and the index of `parts` merged.
+  std::optional<Point> delinearize(const Index &index, ArrayRef<int64_t> sizes);
+  std::optional<Index> linearize(ArrayRef<Index> parts, ArrayRef<int64_t> sizes);
+
+  /// Number of nodes built; evaluation gives up (leaves) beyond a budget.
+  int64_t nodes = 0;
+
+private:
+  ExprRef evalProducer(Value value, const Point &point, Depth depth);
+  Index normalize(Index index) const;
+  SmallVector<int64_t> extents;
+};
+
+//===----------------------------------------------------------------------===//
+// Building and comparing expressions
+//===----------------------------------------------------------------------===//
+
+ExprRef leaf(Value value, const Point &point);
+ExprRef constant(double number);
+ExprRef node(ExprKind kind, ArrayRef<ExprRef> operands, int atom = -1);
+
+/// Structural equality; bound atoms of Sum/MaxOver/Softmax compare up to
+/// renaming.
+bool equal(const ExprRef &a, const ExprRef &b);
+/// `e` with every use of atom `from` replaced by atom `to`.
+ExprRef renameAtom(const ExprRef &e, int from, int to);
+/// Whether atom `atom` occurs free in `e`.
+bool mentionsAtom(const ExprRef &e, int atom);
+/// The number a Leaf stands for when its tensor is a constant (dense or
+/// dense_resource) and its point is all constants.
+std::optional<double> constantValue(const ExprRef &e);
+/// `e` without its casts.
+ExprRef stripCasts(ExprRef e);
+
+/// A product `coefficient * factors...` of a sum of products.
+struct Term {
+  double coefficient = 1;
+  SmallVector<ExprRef, 4> factors;
+};
+/// `e` as a sum of products: Add, Neg, Mul, Constant and Cast are expanded;
+/// every other node is a factor. Terms with equal factors are merged.
+SmallVector<Term> expand(const ExprRef &e);
+
+} // namespace mlir::pe::raising
+
+#endif // PE_CONVERSION_LINALGTOPE_TENSOREXPR_H
