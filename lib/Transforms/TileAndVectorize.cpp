@@ -92,7 +92,20 @@ struct TileAndVectorizePass
     // tensor slices folded into the transfers.
     RewritePatternSet masks(ctx);
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(masks);
-    if (failed(applyPatternsGreedily(func, std::move(masks))))
+    // The vector pattern sets can feed each other without end on IR that
+    // did not come from pe ops (fused generic contractions of importers'
+    // IR): a bounded number of rewrites, then an error instead of memory
+    // growing until the process dies.
+    GreedyRewriteConfig bounded;
+    bounded.setMaxNumRewrites(200000);
+    auto apply = [&](RewritePatternSet &&set) -> LogicalResult {
+      if (succeeded(applyPatternsGreedily(func, std::move(set), bounded)))
+        return success();
+      return func.emitError()
+             << "pe-tile-and-vectorize: the vector patterns did not converge on this "
+                "function; compile it without vectorization (pe-compile --vectorize=false)";
+    };
+    if (failed(apply(std::move(masks))))
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
@@ -101,7 +114,7 @@ struct TileAndVectorizePass
     tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (failed(apply(std::move(patterns))))
       return signalPassFailure();
 
     // Reductions along the innermost loop become 1-D vector reductions;
@@ -111,7 +124,7 @@ struct TileAndVectorizePass
         lowering, vector::VectorMultiReductionLowering::InnerReduction);
     vector::populateVectorBroadcastLoweringPatterns(lowering);
     vector::populateVectorShapeCastLoweringPatterns(lowering);
-    if (failed(applyPatternsGreedily(func, std::move(lowering))))
+    if (failed(apply(std::move(lowering))))
       return signalPassFailure();
   }
 };

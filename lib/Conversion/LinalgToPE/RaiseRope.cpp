@@ -289,7 +289,11 @@ struct RaiseRope : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (op->getNumResults() != 1 || !isa<linalg::LinalgOp>(op) ||
+    // Roots: the op producing the rotated tensor (an add, a fused generic,
+    // or the concatenation/reshape that reassembles the pairs).
+    if (op->getNumResults() != 1 ||
+        !isa<linalg::LinalgOp, tensor::ConcatOp, tensor::CollapseShapeOp,
+             tensor::InsertSliceOp>(op) ||
         isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp>(op))
       return failure();
     Value root = op->getResult(0);
