@@ -254,6 +254,12 @@ static bool matches(const std::vector<double> &want,
   return true;
 }
 
+/// x rounded to an integer when it is one to a float table's precision.
+static double nearInteger(double x) {
+  const double rounded = std::nearbyint(x);
+  return std::abs(x - rounded) <= 1e-5 * std::abs(x) ? rounded : x;
+}
+
 /// theta from the second frequency, theta^(-2/r): rounded to an integer when
 /// it is one to the precision a float table carries.
 static double fitTheta(const std::vector<double> &invFreq) {
@@ -261,8 +267,7 @@ static double fitTheta(const std::vector<double> &invFreq) {
     return 10000.0;
   const double r = 2.0 * double(invFreq.size());
   const double theta = std::pow(invFreq[1], -r / 2.0);
-  const double rounded = std::nearbyint(theta);
-  return std::abs(theta - rounded) <= 1e-4 * theta ? rounded : theta;
+  return nearInteger(theta);
 }
 
 std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
@@ -290,7 +295,7 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
     if (std::abs(s - 1.0) <= tolerance && fits(config))
       return config;
     config.kind = ScalingKind::Linear;
-    config.factor = std::abs(s - std::nearbyint(s)) <= 1e-5 * s ? std::nearbyint(s) : s;
+    config.factor = nearInteger(s);
     if (fits(config))
       return config;
 
@@ -302,7 +307,7 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
     llama3.theta = fitTheta(invFreq);
     llama3.kind = ScalingKind::Llama3;
     std::vector<double> plain = baseFrequencies(llama3.theta, llama3.rotaryDim);
-    llama3.factor = plain.back() / invFreq.back();
+    llama3.factor = nearInteger(plain.back() / invFreq.back());
     if (llama3.factor > 1.0) {
       const double s3 = llama3.factor;
       std::vector<std::pair<double, double>> ramp; // (base f, smooth)
@@ -325,8 +330,7 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
         candidates.push_back({1.0, 4.0, l0});
       for (const auto &[low, high, l0] : candidates) {
         llama3.lowFreqFactor = low;
-        llama3.highFreqFactor = std::abs(high - std::nearbyint(high)) <= 1e-6 * high
-                                    ? std::nearbyint(high) : high;
+        llama3.highFreqFactor = nearInteger(high);
         llama3.originalMaxPositions = int64_t(l0);
         if (l0 >= 1.0 && fits(llama3))
           return llama3;

@@ -368,32 +368,43 @@ static std::optional<Point> applyMap(AffineMap map, ArrayRef<Index> iteration) {
 }
 
 /// The value of scalar op `op` when every operand is a number (index
-/// arithmetic, comparisons and selects of a fused body), by the op's folder.
-static std::optional<double> foldConstants(Operation *op, ArrayRef<ExprRef> operands) {
+/// arithmetic, comparisons and selects of a fused body), by the op's folder:
+/// a number, or the operand the op forwards.
+static ExprRef foldConstants(Operation *op, ArrayRef<ExprRef> operands) {
   if (op->getNumResults() != 1 || operands.empty())
-    return std::nullopt;
+    return nullptr;
   SmallVector<Attribute> attrs;
   for (auto [value, e] : llvm::zip(op->getOperands(), operands)) {
-    if (e->kind != ExprKind::Constant)
-      return std::nullopt;
+    if (e->kind != ExprKind::Constant) {
+      attrs.push_back(nullptr);
+      continue;
+    }
     Type type = value.getType();
     if (isa<FloatType>(type))
       attrs.push_back(FloatAttr::get(type, e->number));
     else if (type.isIntOrIndex())
       attrs.push_back(IntegerAttr::get(type, int64_t(e->number)));
     else
-      return std::nullopt;
+      attrs.push_back(nullptr);
   }
+  if (llvm::all_of(attrs, [](Attribute a) { return !a; }))
+    return nullptr;
   SmallVector<OpFoldResult> results;
   if (failed(op->fold(attrs, results)) || results.size() != 1)
-    return std::nullopt;
-  auto attr = dyn_cast_if_present<Attribute>(results[0]);
+    return nullptr;
+  if (auto forwarded = dyn_cast<Value>(results[0])) {
+    for (auto [value, e] : llvm::zip(op->getOperands(), operands))
+      if (value == forwarded)
+        return e;
+    return nullptr;
+  }
+  auto attr = dyn_cast<Attribute>(results[0]);
   if (auto f = dyn_cast_if_present<FloatAttr>(attr))
-    return f.getValueAsDouble();
+    return constant(f.getValueAsDouble());
   if (auto i = dyn_cast_if_present<IntegerAttr>(attr))
-    return i.getType().isInteger(1) ? double(i.getValue().getZExtValue())
-                                    : double(i.getValue().getSExtValue());
-  return std::nullopt;
+    return constant(i.getType().isInteger(1) ? double(i.getValue().getZExtValue())
+                                             : double(i.getValue().getSExtValue()));
+  return nullptr;
 }
 
 ExprRef BodyEvaluation::eval(Value v) {
@@ -471,8 +482,8 @@ ExprRef BodyEvaluation::eval(Value v) {
             })
             .Default([&](Operation *other) {
               SmallVector<ExprRef> o = operands();
-              if (std::optional<double> folded = foldConstants(other, o))
-                return constant(*folded);
+              if (ExprRef folded = foldConstants(other, o))
+                return folded;
               int64_t predicate = 0;
               if (auto cmp = dyn_cast<arith::CmpFOp>(other))
                 predicate = int64_t(cmp.getPredicate());
