@@ -286,9 +286,13 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   proof.k = *b;
   proof.v = *v;
 
-  // The query: dims (b | -, h, i, d); i is the output atom of Q not in K.
+  // The query: dims (b | -, h, i, d); i is the output atom of Q that K does
+  // not mention, e the one of V that Q does not.
+  auto mentions = [](const Read &read, int atom) {
+    return llvm::any_of(read.point, [&](const Index &x) { return !x.isConst && x.atom == atom; });
+  };
   for (const Index &index : proof.q.point)
-    if (isPlain(index) && index.atom != proof.d &&
+    if (isPlain(index) && index.atom != proof.d && !mentions(proof.k, index.atom) &&
         llvm::is_contained(proof.outPoint, index))
       proof.i = index.atom;
   if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0)
@@ -308,7 +312,8 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   }
   // e: the output atom of V besides j.
   for (const Index &index : proof.v.point)
-    if (isPlain(index) && index.atom != j && llvm::is_contained(proof.outPoint, index))
+    if (isPlain(index) && index.atom != j && !mentions(proof.q, index.atom) &&
+        llvm::is_contained(proof.outPoint, index))
       proof.e = index.atom;
   if (proof.e < 0)
     return failure();
