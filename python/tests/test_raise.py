@@ -58,7 +58,10 @@ rng = np.random.default_rng(7)
 def test_cases_found():
     assert {"rotate_half", "fused_generic_llama3", "interleaved_complex",
             "partial_rotary"} <= set(ROPE)
-    assert {"batch_matmul_softmax", "bshd_gqa_decomposed_softmax", "alibi"} <= set(ATTENTION)
+    assert {"batch_matmul_softmax", "bshd_gqa_decomposed_softmax", "alibi",
+            "causal_window_from_indices", "select_on_i1_mask",
+            "alibi_computed_slopes"} <= set(ATTENTION)
+    assert "matmul_table_magnitude" in ROPE
 
 
 def test_rotate_half_matches_reference():
@@ -80,6 +83,7 @@ def test_rotate_half_matches_reference():
     ("fused_generic_llama3", [(1, 2, 4, 32)], []),
     ("interleaved_complex", [(2, 4, 3, 8)], [(2, 4)]),
     ("partial_rotary", [(2, 2, 4, 8)], [(1, 4)]),
+    ("matmul_table_magnitude", [(1, 2, 4, 8)], [(4,)]),
 ])
 def test_rope_raised_equals_generic(name, shapes, ints):
     ir = ROPE[name]
@@ -109,7 +113,8 @@ def test_attention_raised_equals_generic_and_reference():
     np.testing.assert_allclose(b, want, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["batch_matmul_softmax", "alibi"])
+@pytest.mark.parametrize("name", ["batch_matmul_softmax", "alibi", "alibi_computed_slopes",
+                                  "causal_window_from_indices", "select_on_i1_mask"])
 def test_attention_variants_match_reference(name):
     # linalg.softmax is not lowered by the CPU pipeline as written: the raised
     # form is compared with the float64 reference alone.
@@ -117,12 +122,20 @@ def test_attention_variants_match_reference(name):
     _check_raised(ir, "pe.attention")
     shape = (3, 4, 16) if name == "batch_matmul_softmax" else (1, 4, 6, 8)
     args = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
-    got = runner.compile(ir, ["--raise"]).call(name, *args)[0]
     q, k, v = (a.astype(np.float64) for a in args)
-    if name == "batch_matmul_softmax":
+    if name == "select_on_i1_mask":
+        keep = rng.random((6, 6)) < 0.7
+        keep[:, 0] = True  # no fully masked row: the generic form would give NaN
+        args.append(keep.astype(np.float32))
+        mask = np.where(keep, 0.0, -np.inf)[None, None]
+        want = reference.attention(q, k, v, mask=mask, scale=0.125)
+    elif name == "batch_matmul_softmax":
         want = reference.attention(q[None], k[None], v[None], scale=0.25)[0]
+    elif name == "causal_window_from_indices":
+        want = reference.attention(q, k, v, scale=0.125, causal=True, window=3)
     else:
         want = reference.attention(q, k, v, scale=0.125, alibi=8.0)
+    got = runner.compile(ir, ["--raise"]).call(name, *args)[0]
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 

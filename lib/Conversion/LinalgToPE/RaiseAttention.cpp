@@ -23,9 +23,12 @@
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Math/PositionalMath.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pe;
@@ -47,6 +50,9 @@ struct AttentionProof {
   Read q, k, v;
   double scale = 0;
   std::optional<Read> mask;
+  bool maskIsCondition = false;    // an i1 tensor: keys where it is false are masked
+  bool causal = false;
+  std::optional<int64_t> window;
   std::optional<double> alibi;
   ExprRef qPositions, kPositions;  // ALiBi's, when not iota
 };
@@ -150,11 +156,11 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
     if (t.factors.size() != 2)
       return failure();
     ExprRef a = stripCasts(t.factors[0]), b = stripCasts(t.factors[1]);
+    // A slope: a function of the head alone (a constant table read at h, or
+    // computed from h).
     auto isSlope = [&](const ExprRef &f) {
-      return f->kind == ExprKind::Leaf && f->value.getDefiningOp() &&
-             f->value.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() &&
-             llvm::count_if(f->point, [](const Index &i) { return !i.isConst; }) == 1 &&
-             llvm::is_contained(f->point, proof.head);
+      return !proof.head.isConst && mentionsAtom(f, proof.head.atom) &&
+             onlyAtoms(f, {proof.head.atom});
     };
     if (!isSlope(a))
       std::swap(a, b);
@@ -204,11 +210,9 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
     return failure();
   std::vector<double> slopes;
   for (int64_t h = 0; h < heads; ++h) {
-    Point point = slopeFactor->point;
-    for (Index &index : point)
-      if (index == proof.head)
-        index = Index::constant(h);
-    std::optional<double> s = constantValue(leaf(slopeFactor->value, point));
+    // The head index is (atom / div) mod mod: atom = h div gives head h.
+    std::optional<double> s =
+        evaluateAt(slopeFactor, {{proof.head.atom, h * proof.head.div}});
     if (!s)
       return failure();
     slopes.push_back(c * *s);
@@ -217,15 +221,66 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
   return success(proof.alibi.has_value());
 }
 
-/// Bias terms: one mask tensor read at (b | -, h | -, i, j), and ALiBi.
+/// Values at most this are a masked key (HF masks add finfo.min or -inf).
+static constexpr double kMasked = -1e30;
+
+/// A mask computed from the loop indices alone, checked at every (i, j):
+/// causal (key j masked when j > i + Skv - Sq, pe's default positions), and
+/// optionally a window W (also masked when i + Skv - Sq - j >= W).
+static bool proveCausalWindow(AttentionProof &proof, const ExprRef &f) {
+  int64_t sq = proof.ev.extent(Index::variable(proof.i));
+  int64_t skv = proof.ev.extent(Index::variable(proof.j));
+  if (sq <= 0 || skv <= 0 || sq * skv > (int64_t(1) << 22) || sq > skv ||
+      !onlyAtoms(f, {proof.i, proof.j}))
+    return false;
+  int64_t offset = skv - sq;
+  // The window: the keys left unmasked in the last row.
+  int64_t window = 0;
+  std::vector<char> masked(sq * skv);
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < skv; ++j) {
+      std::optional<double> v = evaluateAt(f, {{proof.i, i}, {proof.j, j}});
+      if (!v || !(*v == 0 || *v <= kMasked))
+        return false;
+      masked[i * skv + j] = *v <= kMasked;
+      if (i == sq - 1 && !masked[i * skv + j])
+        ++window;
+    }
+  bool windowed = window < sq + offset;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < skv; ++j) {
+      bool want = j > i + offset || (windowed && i + offset - j >= window);
+      if (bool(masked[i * skv + j]) != want)
+        return false;
+    }
+  proof.causal = true;
+  if (windowed)
+    proof.window = window;
+  return true;
+}
+
+/// Bias terms: one mask tensor read at (b | -, h | -, i, j) (or a causal /
+/// sliding-window mask computed from the indices), and ALiBi.
 static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
+  // A causal mask becomes `causal` only when Q and K are not rotated: RoPE
+  // fusion needs the attention's positions to be the rotations', and a mask
+  // from indices says nothing of those.
+  bool rotated = proof.q.value.getDefiningOp<RopeOp>() || proof.k.value.getDefiningOp<RopeOp>();
   SmallVector<Term> alibi;
   for (const Term &t : terms) {
-    if (t.factors.size() == 1 && t.coefficient == 1 && !proof.mask) {
+    if (t.factors.size() == 1 && t.coefficient == 1 && !proof.mask && !proof.causal) {
       const ExprRef &f = t.factors[0];
+      if (!rotated && proveCausalWindow(proof, f))
+        continue;
       std::optional<Read> read = asRead(f);
       if (!read && f->origin)
         read = Read{f->origin, f->originPoint};
+      // select(c, 0, -inf) made from a select on the scores: c is the mask.
+      if (!read && f->kind == ExprKind::Opaque && f->name == "arith.select" &&
+          f->operands[0]->origin) {
+        read = Read{f->operands[0]->origin, f->operands[0]->originPoint};
+        proof.maskIsCondition = true;
+      }
       if (read && read->point.size() == 4 && read->point[2].isPlainAtom(proof.i) &&
           read->point[3].isPlainAtom(proof.j) &&
           (read->point[0] == proof.batch || read->point[0] == Index::constant(0)) &&
@@ -261,6 +316,19 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   FailureOr<SmallVector<Term>> x = softmaxArgument(p, j);
   if (failed(x))
     return failure();
+  // softmax(select(c, s, -inf)): the scores s, masked where c is false.
+  if (x->size() == 1 && x->front().coefficient == 1 && x->front().factors.size() == 1) {
+    ExprRef f = stripCasts(x->front().factors[0]);
+    if (f->kind == ExprKind::Opaque && f->name == "arith.select" &&
+        f->operands[2]->kind == ExprKind::Constant && f->operands[2]->number <= kMasked) {
+      auto select = std::make_shared<Expr>(*f);
+      select->operands = {f->operands[0], constant(0.0),
+                          constant(-std::numeric_limits<double>::infinity())};
+      select->origin = Value();
+      *x = expand(f->operands[1]);
+      x->push_back(Term{1, {select}});
+    }
+  }
   const Term *qk = nullptr;
   SmallVector<Term> bias;
   for (const Term &t : *x) {
@@ -453,6 +521,28 @@ static Value applyOutputPlan(PatternRewriter &rewriter, Location loc, const Outp
   return value;
 }
 
+/// select(c, 0, -inf) of an i1 mask tensor: the additive mask pe.attention takes.
+static Value additiveMask(PatternRewriter &rewriter, Location loc, Value condition,
+                          Type element) {
+  auto type = cast<RankedTensorType>(condition.getType());
+  auto maskType = RankedTensorType::get(type.getShape(), element);
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
+  AffineMap id = rewriter.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(), utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, maskType, condition, init, ArrayRef<AffineMap>{id, id}, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        auto floatType = cast<FloatType>(element);
+        Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(element, 0.0));
+        Value minusInf = arith::ConstantOp::create(
+            b, l,
+            b.getFloatAttr(element, APFloat::getInf(floatType.getFloatSemantics(), true)));
+        Value v = arith::SelectOp::create(b, l, args[0], zero, minusInf);
+        linalg::YieldOp::create(b, l, v);
+      });
+  return generic.getResult(0);
+}
+
 /// The ALiBi positions as [S] vectors.
 static Value positionsOperand(const ExprRef &position) {
   return position ? position->value : Value();
@@ -515,8 +605,9 @@ struct RaiseAttention : RewritePattern {
         cast<RankedTensorType>(proof.k.value.getType()).getElementType() != element ||
         cast<RankedTensorType>(proof.v.value.getType()).getElementType() != element)
       return rewriter.notifyMatchFailure(op, "mixed element types");
+    Type maskElement = proof.maskIsCondition ? Type(rewriter.getI1Type()) : element;
     if (proof.mask &&
-        cast<RankedTensorType>(proof.mask->value.getType()).getElementType() != element)
+        cast<RankedTensorType>(proof.mask->value.getType()).getElementType() != maskElement)
       return rewriter.notifyMatchFailure(op, "mask of another element type");
     Value q = toBhsd(rewriter, loc, proof.q, proof.i, proof.d);
     Value k = toBhsd(rewriter, loc, proof.k, proof.j, proof.d);
@@ -524,6 +615,8 @@ struct RaiseAttention : RewritePattern {
     Value mask;
     if (proof.mask) {
       mask = proof.mask->value;
+      if (proof.maskIsCondition)
+        mask = additiveMask(rewriter, loc, mask, element);
       auto type = cast<RankedTensorType>(mask.getType());
       if (type.getRank() == 2)
         mask = tensor::ExpandShapeOp::create(
@@ -540,7 +633,9 @@ struct RaiseAttention : RewritePattern {
     auto attention = AttentionOp::create(
         rewriter, loc, resultType, q, k, v, mask, positionsOperand(proof.qPositions),
         positionsOperand(proof.kPositions), rewriter.getF64FloatAttr(proof.scale),
-        /*causal=*/nullptr, /*window=*/nullptr, /*rope=*/nullptr, alibi);
+        proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
+        proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
+        /*rope=*/nullptr, alibi);
     rewriter.replaceOp(op, applyOutputPlan(rewriter, loc, *plan, attention.getResult(), outType));
     return success();
   }

@@ -773,3 +773,128 @@ std::optional<double> pe::raising::constantValue(const ExprRef &e) {
       return (*values)[linear];
   return std::nullopt;
 }
+
+/// The value of an index under an assignment of its atom.
+static std::optional<int64_t> indexValue(const Index &index,
+                                         ArrayRef<std::pair<int, int64_t>> atoms) {
+  if (index.isConst)
+    return index.value;
+  for (auto [atom, value] : atoms)
+    if (atom == index.atom) {
+      int64_t v = value / index.div;
+      return index.mod ? v % index.mod : v;
+    }
+  return std::nullopt;
+}
+
+std::optional<double> pe::raising::evaluateAt(const ExprRef &e,
+                                              ArrayRef<std::pair<int, int64_t>> atoms) {
+  SmallVector<double, 3> x;
+  for (const ExprRef &operand : e->operands) {
+    std::optional<double> v = evaluateAt(operand, atoms);
+    if (!v)
+      return std::nullopt;
+    x.push_back(*v);
+  }
+  switch (e->kind) {
+  case ExprKind::Constant:
+    return e->number;
+  case ExprKind::Iota:
+    if (std::optional<int64_t> v = indexValue(Index::variable(e->atom), atoms))
+      return double(*v);
+    return std::nullopt;
+  case ExprKind::Leaf: {
+    Point point;
+    for (const Index &index : e->point) {
+      std::optional<int64_t> v = indexValue(index, atoms);
+      if (!v)
+        return std::nullopt;
+      point.push_back(Index::constant(*v));
+    }
+    return constantValue(leaf(e->value, point));
+  }
+  case ExprKind::Add:
+    return x[0] + x[1];
+  case ExprKind::Mul:
+    return x[0] * x[1];
+  case ExprKind::Neg:
+    return -x[0];
+  case ExprKind::Recip:
+    return 1.0 / x[0];
+  case ExprKind::Max:
+    return std::max(x[0], x[1]);
+  case ExprKind::Exp:
+    return std::exp(x[0]);
+  case ExprKind::Cos:
+    return std::cos(x[0]);
+  case ExprKind::Sin:
+    return std::sin(x[0]);
+  case ExprKind::Cast:
+    return x[0];
+  case ExprKind::Opaque:
+    break;
+  default:
+    return std::nullopt;
+  }
+  StringRef name = e->name;
+  if (name == "arith.select")
+    return x[0] != 0 ? x[1] : x[2];
+  if (name == "arith.andi")
+    return double(int64_t(x[0]) & int64_t(x[1]));
+  if (name == "arith.ori")
+    return double(int64_t(x[0]) | int64_t(x[1]));
+  if (name == "arith.xori")
+    return double(int64_t(x[0]) ^ int64_t(x[1]));
+  if (name == "math.powf")
+    return std::pow(x[0], x[1]);
+  if (name == "math.exp2")
+    return std::exp2(x[0]);
+  if (name == "math.log")
+    return std::log(x[0]);
+  if (name == "math.sqrt")
+    return std::sqrt(x[0]);
+  if (name == "math.absf" || name == "math.absi")
+    return std::abs(x[0]);
+  if (name == "arith.cmpi") {
+    // Signed and unsigned compare alike: the operands are small indices.
+    switch (arith::CmpIPredicate(e->attr - 100)) {
+    case arith::CmpIPredicate::eq: return double(x[0] == x[1]);
+    case arith::CmpIPredicate::ne: return double(x[0] != x[1]);
+    case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return double(x[0] < x[1]);
+    case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return double(x[0] <= x[1]);
+    case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return double(x[0] > x[1]);
+    case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return double(x[0] >= x[1]);
+    }
+  }
+  if (name == "arith.cmpf") {
+    switch (arith::CmpFPredicate(e->attr)) {
+    case arith::CmpFPredicate::OEQ: case arith::CmpFPredicate::UEQ: return double(x[0] == x[1]);
+    case arith::CmpFPredicate::ONE: case arith::CmpFPredicate::UNE: return double(x[0] != x[1]);
+    case arith::CmpFPredicate::OLT: case arith::CmpFPredicate::ULT: return double(x[0] < x[1]);
+    case arith::CmpFPredicate::OLE: case arith::CmpFPredicate::ULE: return double(x[0] <= x[1]);
+    case arith::CmpFPredicate::OGT: case arith::CmpFPredicate::UGT: return double(x[0] > x[1]);
+    case arith::CmpFPredicate::OGE: case arith::CmpFPredicate::UGE: return double(x[0] >= x[1]);
+    default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+bool pe::raising::onlyAtoms(const ExprRef &e, ArrayRef<int> atoms) {
+  if (e->kind == ExprKind::Leaf) {
+    if (!e->value.getDefiningOp<arith::ConstantOp>())
+      return false;
+    for (const Index &index : e->point)
+      if (!index.isConst && !llvm::is_contained(atoms, index.atom))
+        return false;
+    return true;
+  }
+  if ((e->kind == ExprKind::Iota || e->kind == ExprKind::Sum || e->kind == ExprKind::MaxOver ||
+       e->kind == ExprKind::Softmax) &&
+      !llvm::is_contained(atoms, e->atom))
+    return false;
+  for (const ExprRef &operand : e->operands)
+    if (!onlyAtoms(operand, atoms))
+      return false;
+  return true;
+}

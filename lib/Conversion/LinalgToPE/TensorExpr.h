@@ -137,6 +137,14 @@ bool mentionsAtom(const ExprRef &e, int atom);
 /// The number a Leaf stands for when its tensor is a constant (dense or
 /// dense_resource) and its point is all constants.
 std::optional<double> constantValue(const ExprRef &e);
+/// The number `e` stands for when its atoms take the values of `atoms`
+/// (loop indices of a mask or of per-head slopes): constants, iota, element
+/// arithmetic, exp/pow, comparisons and selects. std::nullopt when `e` reads
+/// a tensor that is not constant or uses an op it does not know.
+std::optional<double> evaluateAt(const ExprRef &e, ArrayRef<std::pair<int, int64_t>> atoms);
+/// Whether `e` reads no tensor other than constants, and no atom outside
+/// `atoms`.
+bool onlyAtoms(const ExprRef &e, ArrayRef<int> atoms);
 /// `e` without its casts.
 ExprRef stripCasts(ExprRef e);
 

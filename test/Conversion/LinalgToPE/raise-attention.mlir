@@ -262,3 +262,184 @@ func.func @alibi_wrong_sign(%q: tensor<1x4x6x8xf32>, %k: tensor<1x4x6x8xf32>, %v
   } -> tensor<1x4x6x8xf32>
   return %o : tensor<1x4x6x8xf32>
 }
+
+// -----
+
+// A mask computed from the loop indices (what HF builds from cache
+// positions): masked when j > i or i - j >= 3. Checked at every (i, j), it
+// is causal with a window of 3 (the operands are not rotated).
+
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#x = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#p4 = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#o4 = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+
+// CHECK-LABEL: func @causal_window_from_indices
+//       CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) causal window(3) :
+//   CHECK-NOT: linalg.generic
+func.func @causal_window_from_indices(%q: tensor<1x4x6x8xf32>, %k: tensor<1x4x6x8xf32>, %v: tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %es = tensor.empty() : tensor<1x4x6x6xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) outs(%zs : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x6xf32>
+  %x = linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x4x6x6xf32>) outs(%es : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c3 = arith.constant 3 : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %future = arith.cmpi ugt, %j, %i : index
+    %d = arith.subi %i, %j : index
+    %far = arith.cmpi sge, %d, %c3 : index
+    %masked = arith.ori %future, %far : i1
+    %b = arith.select %masked, %ninf, %zero : f32
+    %m = arith.mulf %a, %scale : f32
+    %y = arith.addf %m, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x6x6xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x6x6xf32>) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %eo = tensor.empty() : tensor<1x4x6x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x4x6x6xf32>, tensor<1x4x6x8xf32>) outs(%zo : tensor<1x4x6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x8xf32>
+  return %o : tensor<1x4x6x8xf32>
+}
+
+// -----
+
+// The scores selected by an i1 mask (torch.where(mask, s, -inf), the mask
+// from a comparison): raised with the additive mask select(mask, 0, -inf).
+
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#x = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#sl = affine_map<(b, h, i, j) -> (i, j)>
+#v4 = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#p4 = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#o4 = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+
+// CHECK-LABEL: func @select_on_i1_mask
+//       CHECK: %[[M:[0-9]+]] = linalg.generic {{.*}} ins(%{{[0-9]+}} : tensor<6x6xi1>)
+//       CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+//       CHECK: %[[M4:.*]] = tensor.expand_shape %[[M]]
+//       CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%[[M4]] : tensor<1x1x6x6xf32>) scale(1.250000e-01) :
+func.func @select_on_i1_mask(%q: tensor<1x4x6x8xf32>, %k: tensor<1x4x6x8xf32>, %v: tensor<1x4x6x8xf32>, %keepf: tensor<6x6xf32>) -> tensor<1x4x6x8xf32> {
+  %eb = tensor.empty() : tensor<6x6xi1>
+  %keep = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%keepf : tensor<6x6xf32>) outs(%eb : tensor<6x6xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %z = arith.constant 0.0 : f32
+    %c = arith.cmpf ogt, %a, %z : f32
+    linalg.yield %c : i1
+  } -> tensor<6x6xi1>
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %es = tensor.empty() : tensor<1x4x6x6xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) outs(%zs : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x6xf32>
+  %x = linalg.generic {indexing_maps = [#x, #sl, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %keep : tensor<1x4x6x6xf32>, tensor<6x6xi1>) outs(%es : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %kp: i1, %o: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %m = arith.mulf %a, %scale : f32
+    %y = arith.select %kp, %m, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x6x6xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x6x6xf32>) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %eo = tensor.empty() : tensor<1x4x6x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x4x6x6xf32>, tensor<1x4x6x8xf32>) outs(%zo : tensor<1x4x6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x8xf32>
+  return %o : tensor<1x4x6x8xf32>
+}
+
+// -----
+
+// ALiBi with the slopes computed from the head index, 2^(-2 (h + 1)),
+// evaluated for every head and recognized as max_bias 8.
+
+#q4 = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#x = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#p4 = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#o4 = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+
+// CHECK-LABEL: func @alibi_computed_slopes
+//       CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) alibi(8.000000e+00)
+func.func @alibi_computed_slopes(%q: tensor<1x4x6x8xf32>, %k: tensor<1x4x6x8xf32>, %v: tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %es = tensor.empty() : tensor<1x4x6x6xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) outs(%zs : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x6xf32>
+  %x = linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x4x6x6xf32>) outs(%es : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %hh = linalg.index 1 : index
+    %hi = arith.index_cast %hh : index to i64
+    %hf = arith.sitofp %hi : i64 to f32
+    %one = arith.constant 1.0 : f32
+    %mtwo = arith.constant -2.0 : f32
+    %h1 = arith.addf %hf, %one : f32
+    %ex = arith.mulf %h1, %mtwo : f32
+    %slope = math.exp2 %ex : f32
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ii = arith.index_cast %i : index to i64
+    %ji = arith.index_cast %j : index to i64
+    %d = arith.subi %ji, %ii : i64
+    %df = arith.sitofp %d : i64 to f32
+    %b = arith.mulf %slope, %df : f32
+    %m = arith.mulf %a, %scale : f32
+    %y = arith.addf %m, %b : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x6x6xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x6x6xf32>) outs(%es : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %eo = tensor.empty() : tensor<1x4x6x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x4x6x6xf32>, tensor<1x4x6x8xf32>) outs(%zo : tensor<1x4x6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x4x6x8xf32>
+  return %o : tensor<1x4x6x8xf32>
+}
+

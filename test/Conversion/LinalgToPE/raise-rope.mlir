@@ -443,3 +443,74 @@ func.func @cos_for_both(%x: tensor<1x2x4x8xf32>, %pos: tensor<4xi64>) -> tensor<
   return %out : tensor<1x2x4x8xf32>
 }
 
+// -----
+
+// The frequency table as HF computes it (inv_freq [1, r/2, 1] x positions
+// [1, 1, S] by a K = 1 batch_matmul, transposed), frequencies that match no
+// scaling, and cos/sin scaled by a magnitude 1.5: kept exactly, as LongRoPE
+// factors over theta with the magnitude as attention factor.
+
+#s = affine_map<(s, i) -> (s)>
+#i = affine_map<(s, i) -> (i)>
+#si = affine_map<(s, i) -> (s, i)>
+#x = affine_map<(b, h, s, d) -> (b, h, s, d)>
+#t = affine_map<(b, h, s, d) -> (s, d)>
+
+// CHECK-LABEL: func @matmul_table_magnitude
+//       CHECK: pe.rope #pe.rope<theta = {{[0-9.]*}}, rotary_dim = 8, scaling = #pe.longrope<short_factor = [{{.*}}], long_factor = [{{.*}}], original_max_position_embeddings = 1, attention_factor = 1.5, select = short>>
+//   CHECK-NOT: linalg.batch_matmul
+func.func @matmul_table_magnitude(%x: tensor<1x2x4x8xf32>, %pos: tensor<4xi64>) -> tensor<1x2x4x8xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.3], [0.05], [0.001]]]> : tensor<1x4x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x1x4xf32>
+  %posf = linalg.generic {indexing_maps = [affine_map<(a, b, s) -> (s)>, affine_map<(a, b, s) -> (a, b, s)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%pos : tensor<4xi64>) outs(%e1 : tensor<1x1x4xf32>) {
+  ^bb0(%p: i64, %o: f32):
+    %pf = arith.sitofp %p : i64 to f32
+    linalg.yield %pf : f32
+  } -> tensor<1x1x4xf32>
+  %e44 = tensor.empty() : tensor<1x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e44 : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  %fm = linalg.batch_matmul ins(%inv, %posf : tensor<1x4x1xf32>, tensor<1x1x4xf32>) outs(%z : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  %ft = linalg.transpose ins(%fm : tensor<1x4x4xf32>) outs(%e44 : tensor<1x4x4xf32>) permutation = [0, 2, 1]
+  %freqs = tensor.collapse_shape %ft [[0, 1], [2]] : tensor<1x4x4xf32> into tensor<4x4xf32>
+  %emb = tensor.concat dim(1) %freqs, %freqs : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %e8 = tensor.empty() : tensor<4x8xf32>
+  %cos = linalg.generic {indexing_maps = [#si, #si], iterator_types = ["parallel", "parallel"]}
+      ins(%emb : tensor<4x8xf32>) outs(%e8 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = math.cos %a : f32
+    %m = arith.constant 1.5 : f32
+    %cm = arith.mulf %c, %m : f32
+    linalg.yield %cm : f32
+  } -> tensor<4x8xf32>
+  %sin = linalg.generic {indexing_maps = [#si, #si], iterator_types = ["parallel", "parallel"]}
+      ins(%emb : tensor<4x8xf32>) outs(%e8 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = math.sin %a : f32
+    %m = arith.constant 1.5 : f32
+    %cm = arith.mulf %c, %m : f32
+    linalg.yield %cm : f32
+  } -> tensor<4x8xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x8xf32> to tensor<1x2x4x4xf32>
+  %x2 = tensor.extract_slice %x[0, 0, 0, 4] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x8xf32> to tensor<1x2x4x4xf32>
+  %e4 = tensor.empty() : tensor<1x2x4x4xf32>
+  %neg = linalg.negf ins(%x2 : tensor<1x2x4x4xf32>) outs(%e4 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %rot = tensor.concat dim(3) %neg, %x1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %ex = tensor.empty() : tensor<1x2x4x8xf32>
+  %xc = linalg.generic {indexing_maps = [#x, #t, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %cos : tensor<1x2x4x8xf32>, tensor<4x8xf32>) outs(%ex : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x8xf32>
+  %rs = linalg.generic {indexing_maps = [#x, #t, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%rot, %sin : tensor<1x2x4x8xf32>, tensor<4x8xf32>) outs(%ex : tensor<1x2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x8xf32>
+  %out = linalg.add ins(%xc, %rs : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%ex : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %out : tensor<1x2x4x8xf32>
+}
+
