@@ -54,6 +54,15 @@ struct TileAndVectorizePass
       // An innermost extent of one has nothing to vectorize: scalar loops.
       if (width < 2)
         continue;
+      // Reductions into a kept unit dim (keep-dim sums and maxima, as
+      // importers write softmax) stay scalar: the vector patterns below do
+      // not converge on their transfers.
+      if (op.getNumReductionLoops() > 0 &&
+          llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
+            return llvm::any_of(map.getResults(),
+                                [](AffineExpr e) { return isa<AffineConstantExpr>(e); });
+          }))
+        continue;
       // A reduction along the innermost loop is vectorized only in full
       // vectors: masked multi-reductions do not lower reliably.
       bool innermostReduction = linalg::isReductionIterator(

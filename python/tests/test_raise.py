@@ -40,7 +40,7 @@ def _cases(name):
 
 def _compile_both(ir):
     raised = runner.compile(ir, ["--raise"])
-    plain = runner.compile(ir, ["--vectorize=false"])
+    plain = runner.compile(ir)
     return plain, raised
 
 
