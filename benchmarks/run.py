@@ -588,6 +588,58 @@ def model_case(s, repeat):
     return row
 
 
+def raise_case(s, repeat):
+    """Hugging Face LLaMA attention as an importer delivers it: RoPE (llama3
+    scaling, positions given) + repeat_kv + eager attention with a causal mask
+    (Llama-3.1-8B shapes: GQA 32/8, D = 128, batch 1), exported by iree-turbine
+    and lowered by `iree-compile --compile-to=input`, then compiled with the CPU
+    pipeline as it is (generic linalg) and with `--raise` (raised into pe.rope +
+    pe.attention, RoPE fused into the flash-attention kernel). Same inputs,
+    same threads; the output of both is checked against transformers'."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama as llama
+    from pe.importers import iree_input_ir
+    torch.set_num_threads(2)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "configs",
+                        "llama-3.1-8b.json")
+    config = LlamaConfig(**json.load(open(path)))
+
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary = llama.LlamaRotaryEmbedding(config)
+
+        def forward(self, q, k, v, positions):
+            cos, sin = self.rotary(v, positions)
+            q, k = llama.apply_rotary_pos_emb(q, k, cos, sin)
+            groups = q.shape[1] // k.shape[1]
+            k, v = llama.repeat_kv(k, groups), llama.repeat_kv(v, groups)
+            n = q.shape[2]
+            mask = torch.full((n, n), float("-inf")).triu(1)[None, None]
+            scores = torch.matmul(q, k.transpose(2, 3)) * q.shape[-1] ** -0.5 + mask
+            return torch.matmul(torch.softmax(scores, dim=-1, dtype=torch.float32), v)
+
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 32, s, 128, generator=gen)
+    k = torch.randn(1, 8, s, 128, generator=gen)
+    v = torch.randn(1, 8, s, 128, generator=gen)
+    positions = torch.arange(s)[None]
+    module = Attention().eval()
+    ir = iree_input_ir(module, (q, k, v, positions))
+    want = module(q, k, v, positions).numpy()
+    # In the table: `fused` is the raised compilation, `unfused` the generic one.
+    row = {"case": f"HF LLaMA attention (iree-turbine import) raised vs generic S={s} f32",
+           "kind": "compute", "flops": 2 * 2 * 32 * 128 * s * (s + 1) / 2}
+    args = [q.numpy(), k.numpy(), v.numpy(), positions.numpy()]
+    for name, extra in (("unfused", []), ("fused", ["--raise"])):
+        mod = runner.compile(ir, [THREADS, *extra])
+        out = mod.call("main", *args)[0]
+        row[f"{name}_max_error"] = float(np.abs(out - want).max())
+        row[name] = timeit(lambda: mod.call("main", *args), repeat)
+    return row
+
+
 def run_case(kind, s, hkv, repeat):
     """One case in this process (the parent starts one process per case)."""
     try:
@@ -611,6 +663,8 @@ def run_case(kind, s, hkv, repeat):
         row = decode_case(s, repeat, torch)
     elif kind == "model":
         row = model_case(s, repeat)
+    elif kind == "raise":
+        row = raise_case(s, repeat)
     else:
         row = compile_case(repeat)
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -789,6 +843,11 @@ def main():
         cases += [("model", s, 0) for s in ([128] if args.quick else [512, 2048])]
     except ImportError:
         print("transformers is not installed: no model case", flush=True)
+    try:
+        import iree.turbine  # noqa: F401
+        cases += [("raise", s, 0) for s in ([128] if args.quick else [512, 2048])]
+    except ImportError:
+        print("iree-turbine is not installed: no raising case", flush=True)
     for kind, s, hkv in cases:
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--case",
                                f"{kind}:{s}:{hkv}", "--repeat", str(args.repeat)],

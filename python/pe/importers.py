@@ -81,3 +81,27 @@ def iree_input_to_mlir(input_text: str, exported_text: str, name: str = "main") 
     if resources:
         out.append(resources.group(0))
     return "\n".join(out) + "\n"
+
+
+def iree_input_ir(module, args, name: str = "main") -> str:
+    """``module(*args)`` (a torch.nn.Module) as linalg-on-tensors IR: exported by
+    iree-turbine, lowered by ``iree-compile --compile-to=input``, cleaned up by
+    :func:`iree_input_to_mlir`. Needs the optional extras (iree-turbine)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from iree.turbine import aot
+
+    compiler = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    if not os.path.exists(compiler):
+        compiler = shutil.which("iree-compile") or compiler
+    with tempfile.TemporaryDirectory(prefix="pe-iree-") as tmp:
+        exported = os.path.join(tmp, "exported.mlir")
+        lowered = os.path.join(tmp, "input.mlir")
+        aot.export(module, *args).save_mlir(exported)
+        subprocess.run([compiler, "--compile-to=input", exported, "-o", lowered], check=True)
+        with open(lowered) as f_in, open(exported) as f_ex:
+            return iree_input_to_mlir(f_in.read(), f_ex.read(), name)

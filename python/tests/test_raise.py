@@ -14,9 +14,7 @@ float64 reference and transformers (f32 rounding of sums over 8-16 terms).
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -139,19 +137,14 @@ def test_attention_variants_match_reference(name):
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 
-def test_llama_attention_from_iree_importer(tmp_path):
+def test_llama_attention_from_iree_importer():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    aot = pytest.importorskip("iree.turbine.aot")
-    iree_compile = os.path.join(os.path.dirname(sys.executable), "iree-compile")
-    if not os.path.exists(iree_compile):
-        iree_compile = shutil.which("iree-compile") or iree_compile
-    if not os.path.exists(iree_compile):
-        pytest.skip("iree-compile not installed")
+    pytest.importorskip("iree.turbine.aot")
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaAttention, LlamaRotaryEmbedding
 
-    from pe.importers import iree_input_to_mlir
+    from pe.importers import iree_input_ir
 
     torch.manual_seed(0)
     cfg = LlamaConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
@@ -174,12 +167,7 @@ def test_llama_attention_from_iree_importer(tmp_path):
     block = Block().eval()
     h = torch.randn(1, 8, 64)
     pos = torch.arange(8)[None] + 5
-    exported = tmp_path / "block.mlir"
-    aot.export(block, h, pos).save_mlir(str(exported))
-    lowered = tmp_path / "block.input.mlir"
-    subprocess.run([iree_compile, "--compile-to=input", str(exported), "-o", str(lowered)],
-                   check=True)
-    ir = iree_input_to_mlir(lowered.read_text(), exported.read_text())
+    ir = iree_input_ir(block, (h, pos))
 
     raised_ir = subprocess.run([runner.PE_COMPILE, "-", "--raise", "--emit=pe"], input=ir,
                                capture_output=True, text=True, check=True).stdout
