@@ -115,12 +115,30 @@ static std::optional<Read> asRead(const ExprRef &f) {
   return Read{s->value, s->point};
 }
 
+/// Whether every dim of `read` has its own index and the (batch | -, head)
+/// dims are all that remain besides `seq` and `inner`: a 3-d or 4-d tensor
+/// read without diagonals.
+static bool wellFormed(const Read &read, int seq, int inner) {
+  int64_t rank = read.point.size();
+  if (rank != 3 && rank != 4)
+    return false;
+  for (int64_t a = 0; a < rank; ++a)
+    for (int64_t b = a + 1; b < rank; ++b)
+      if (!read.point[a].isConst && read.point[a] == read.point[b])
+        return false;
+  int64_t rest = llvm::count_if(read.point, [&](const Index &x) {
+    return !x.isPlainAtom(seq) && !x.isPlainAtom(inner);
+  });
+  return rest == rank - 2;
+}
+
 /// Checks K or V: its dims are (batch | -, kv head | -, j, `inner`) in any
 /// order, with the KV head h / n of the query head. Sets `kvHead`.
 static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
                           Index &kvHead, int64_t &kvHeads) {
   auto type = cast<RankedTensorType>(read.value.getType());
-  if (dimOf(read, Index::variable(proof.j)) < 0 || dimOf(read, Index::variable(inner)) < 0)
+  if (dimOf(read, Index::variable(proof.j)) < 0 || dimOf(read, Index::variable(inner)) < 0 ||
+      !wellFormed(read, proof.j, inner))
     return false;
   SmallVector<int64_t> rest;
   for (auto [n, index] : llvm::enumerate(read.point))
@@ -281,8 +299,16 @@ static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
         read = Read{f->operands[0]->origin, f->operands[0]->originPoint};
         proof.maskIsCondition = true;
       }
+      // A dim read at a constant is broadcast: it must have one element.
+      auto broadcastOk = [&](const Read &r) {
+        auto shape = cast<RankedTensorType>(r.value.getType()).getShape();
+        for (auto [n, x] : llvm::enumerate(r.point))
+          if (x.isConst && shape[n] != 1)
+            return false;
+        return true;
+      };
       if (read && read->point.size() == 4 && read->point[2].isPlainAtom(proof.i) &&
-          read->point[3].isPlainAtom(proof.j) &&
+          read->point[3].isPlainAtom(proof.j) && broadcastOk(*read) &&
           (read->point[0] == proof.batch || read->point[0] == Index::constant(0)) &&
           (read->point[1] == proof.head || read->point[1] == Index::constant(0))) {
         proof.mask = read;
@@ -363,7 +389,8 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
     if (isPlain(index) && index.atom != proof.d && !mentions(proof.k, index.atom) &&
         llvm::is_contained(proof.outPoint, index))
       proof.i = index.atom;
-  if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0)
+  if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0 ||
+      !wellFormed(proof.q, proof.i, proof.d))
     return failure();
   SmallVector<int64_t> rest;
   for (auto [n, index] : llvm::enumerate(proof.q.point))

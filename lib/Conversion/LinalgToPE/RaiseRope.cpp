@@ -220,9 +220,14 @@ static FailureOr<RopeProof> proveRope(Value root) {
     proof.layout = Layout::bshd;
   else
     return failure();
+  // [B, S] positions read at (b, s), or a [1, S] row shared by the batch.
   if (pos->kind == ExprKind::Leaf) {
     int64_t rank = pos->point.size();
-    if (rank > 2 || (rank == 2 && pos->point[0] != rows[0] && pos->point[0] != Index::constant(0)))
+    auto posType = cast<RankedTensorType>(pos->value.getType());
+    if (rank > 2)
+      return failure();
+    if (rank == 2 && pos->point[0].isConst ? posType.getShape()[0] != 1
+                                            : rank == 2 && pos->point[0] != rows[0])
       return failure();
   }
   return proof;
