@@ -357,4 +357,28 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
   return explicitConfig;
 }
 
+std::optional<std::pair<double, double>>
+fitRotationColumn(const std::vector<std::array<double, 3>> &samples) {
+  if (samples.size() < 2 || samples[0][0] != 0.0 || samples[1][0] != 1.0)
+    return std::nullopt;
+  const double m = samples[0][1];
+  if (!(m > 0.0) || !(std::abs(samples[0][2]) <= 2e-6 * m))
+    return std::nullopt;
+  // f from p = 1, refined at each later sample by unwrapping its angle.
+  double f = std::atan2(samples[1][2], samples[1][1]);
+  for (size_t n = 2; n < samples.size(); ++n) {
+    const auto &[p, c, s] = samples[n];
+    const double a = std::atan2(s, c);
+    const double turns = std::nearbyint((p * f - a) / (2.0 * kPi));
+    f = (a + 2.0 * kPi * turns) / p;
+  }
+  for (const auto &[p, c, s] : samples) {
+    const double tolerance = m * (2e-6 + 4.0 * 6e-8 * std::abs(p * f));
+    if (!(std::abs(c - m * std::cos(p * f)) <= tolerance &&
+          std::abs(s - m * std::sin(p * f)) <= tolerance))
+      return std::nullopt;
+  }
+  return std::pair{f, m};
+}
+
 } // namespace mlir::pe::formula

@@ -59,7 +59,7 @@ def test_cases_found():
     assert {"batch_matmul_softmax", "bshd_gqa_decomposed_softmax", "alibi",
             "causal_window_from_indices", "select_on_i1_mask",
             "alibi_computed_slopes"} <= set(ATTENTION)
-    assert "matmul_table_magnitude" in ROPE
+    assert {"matmul_table_magnitude", "sliced_cache", "gathered_cache"} <= set(ROPE)
 
 
 def test_rotate_half_matches_reference():
@@ -82,12 +82,14 @@ def test_rotate_half_matches_reference():
     ("interleaved_complex", [(2, 4, 3, 8)], [(2, 4)]),
     ("partial_rotary", [(2, 2, 4, 8)], [(1, 4)]),
     ("matmul_table_magnitude", [(1, 2, 4, 8)], [(4,)]),
+    ("sliced_cache", [(2, 2, 4, 8)], []),
+    ("gathered_cache", [(2, 2, 4, 8)], [(2, 4)]),  # ids below the table's 16 rows
 ])
 def test_rope_raised_equals_generic(name, shapes, ints):
     ir = ROPE[name]
     _check_raised(ir, "pe.rope")
     args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
-    args += [rng.integers(0, 64, s).astype(np.int64) for s in ints]
+    args += [rng.integers(0, 16, s).astype(np.int64) for s in ints]
     plain, raised = _compile_both(ir)
     np.testing.assert_allclose(raised.call(name, *args)[0], plain.call(name, *args)[0],
                                atol=2e-6)

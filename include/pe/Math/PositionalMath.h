@@ -13,6 +13,7 @@
 #ifndef PE_MATH_POSITIONALMATH_H
 #define PE_MATH_POSITIONALMATH_H
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -139,6 +140,14 @@ std::optional<double> alibiMaxBias(const std::vector<double> &slopes);
 std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
                                         double magnitude,
                                         double tolerance = 2e-6);
+
+/// The (frequency f, magnitude m) of a rotation table column: the samples
+/// (p, c_p, s_p) must hold c_p = m cos(p f), s_p = m sin(p f) to float-table
+/// accuracy (2e-6 m plus 4 ulp of a float angle p f), with p = 0 and p = 1
+/// among them; f is refined along the samples' growing positions and
+/// assumed in (-pi, pi). std::nullopt when they do not.
+std::optional<std::pair<double, double>>
+fitRotationColumn(const std::vector<std::array<double, 3>> &samples);
 
 /// Frequencies w_k, k < dim/2, of a sinusoidal table: base^(-2k/dim) (paper),
 /// or exp(-k ln(base) / (dim/2 - 1)) (fairseq/tensor2tensor).

@@ -92,16 +92,8 @@ static FailureOr<SmallVector<Term>> softmaxArgument(const ExprRef &p, int j) {
       continue;
     SmallVector<Term> rest(x.begin(), it);
     rest.append(std::next(it), x.end());
-    SmallVector<Term> body = expand(renameAtom(m->operands[0], m->atom, j));
-    if (body.size() != rest.size())
+    if (!sameSum(expand(renameAtom(m->operands[0], m->atom, j)), rest))
       return failure();
-    for (const Term &t : body)
-      if (!llvm::any_of(rest, [&](const Term &r) {
-            return r.coefficient == t.coefficient && r.factors.size() == t.factors.size() &&
-                   llvm::all_of(llvm::zip(r.factors, t.factors),
-                                [](auto pair) { return equal(std::get<0>(pair), std::get<1>(pair)); });
-          }))
-        return failure();
     return rest;
   }
   return x;
@@ -135,7 +127,7 @@ static bool wellFormed(const Read &read, int seq, int inner) {
 /// Checks K or V: its dims are (batch | -, kv head | -, j, `inner`) in any
 /// order, with the KV head h / n of the query head. Sets `kvHead`.
 static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
-                          Index &kvHead, int64_t &kvHeads) {
+                          Index &kvHead) {
   auto type = cast<RankedTensorType>(read.value.getType());
   if (dimOf(read, Index::variable(proof.j)) < 0 || dimOf(read, Index::variable(inner)) < 0 ||
       !wellFormed(read, proof.j, inner))
@@ -162,7 +154,6 @@ static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
   if (head != proof.ev.divide(proof.head, queryHeads / heads))
     return false;
   kvHead = head;
-  kvHeads = heads;
   return true;
 }
 
@@ -214,6 +205,9 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
   };
   if (!position(kPos, proof.j) || (qPos && !position(qPos, proof.i)))
     return failure();
+  for (const ExprRef &pos : {kPos, qPos})
+    if (pos && pos->kind == ExprKind::Leaf && !proof.ev.coversShape(pos->value, pos->point))
+      return failure();
   if (kPos->kind == ExprKind::Leaf) {
     if (!qPos || qPos->kind != ExprKind::Leaf)
       return failure(); // pe needs both positions or neither
@@ -299,16 +293,11 @@ static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
         read = Read{f->operands[0]->origin, f->operands[0]->originPoint};
         proof.maskIsCondition = true;
       }
-      // A dim read at a constant is broadcast: it must have one element.
-      auto broadcastOk = [&](const Read &r) {
-        auto shape = cast<RankedTensorType>(r.value.getType()).getShape();
-        for (auto [n, x] : llvm::enumerate(r.point))
-          if (x.isConst && shape[n] != 1)
-            return false;
-        return true;
-      };
+      // Every dim exactly its index's range (a broadcast dim: one element).
+      if (read && !proof.ev.coversShape(read->value, read->point))
+        read.reset();
       if (read && read->point.size() == 4 && read->point[2].isPlainAtom(proof.i) &&
-          read->point[3].isPlainAtom(proof.j) && broadcastOk(*read) &&
+          read->point[3].isPlainAtom(proof.j) &&
           (read->point[0] == proof.batch || read->point[0] == Index::constant(0)) &&
           (read->point[1] == proof.head || read->point[1] == Index::constant(0))) {
         proof.mask = read;
@@ -392,6 +381,9 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0 ||
       !wellFormed(proof.q, proof.i, proof.d))
     return failure();
+  for (const Read *read : {&proof.q, &proof.k, &proof.v})
+    if (!proof.ev.coversShape(read->value, read->point))
+      return failure();
   SmallVector<int64_t> rest;
   for (auto [n, index] : llvm::enumerate(proof.q.point))
     if (!index.isPlainAtom(proof.i) && !index.isPlainAtom(proof.d))
@@ -413,9 +405,8 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   if (proof.e < 0)
     return failure();
   Index kHead, vHead;
-  int64_t kHeads = 0, vHeads = 0;
-  if (!checkKeyValue(proof, proof.k, proof.d, kHead, kHeads) ||
-      !checkKeyValue(proof, proof.v, proof.e, vHead, vHeads) || kHead != vHead)
+  if (!checkKeyValue(proof, proof.k, proof.d, kHead) ||
+      !checkKeyValue(proof, proof.v, proof.e, vHead) || kHead != vHead)
     return failure();
   return proveBias(proof, bias);
 }

@@ -28,6 +28,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -115,6 +117,20 @@ static FailureOr<SmallVector<ChannelTerm>> channelTerms(ArrayRef<Term> terms,
   return result;
 }
 
+/// A position: an iota, or an element of an i32/i64 tensor.
+static bool isPosition(const ExprRef &f) {
+  if (f->kind == ExprKind::Iota)
+    return true;
+  Type element = f->kind == ExprKind::Leaf ? getElementTypeOrSelf(f->value.getType()) : Type();
+  return element && (element.isSignlessInteger(64) || element.isSignlessInteger(32));
+}
+
+/// The rotation of one channel: `m cos(p f)` and `m sin(p f)`.
+struct Rotation {
+  double frequency = 0, magnitude = 1;
+  ExprRef position;
+};
+
 /// The frequency and position of an angle `k * p * table[i]` (or `k * p`).
 static FailureOr<std::pair<double, ExprRef>> splitAngle(Evaluator &ev,
                                                         const ExprRef &angle) {
@@ -125,19 +141,103 @@ static FailureOr<std::pair<double, ExprRef>> splitAngle(Evaluator &ev,
   ExprRef position;
   for (const ExprRef &factor : terms[0].factors) {
     ExprRef f = stripCasts(factor);
-    if (std::optional<double> value = constantValue(f)) {
+    if (std::optional<double> value = constantValue(f))
       frequency *= *value;
-    } else if (!position && (f->kind == ExprKind::Iota ||
-                             (f->kind == ExprKind::Leaf &&
-                              (getElementTypeOrSelf(f->value.getType()).isSignlessInteger(64) || getElementTypeOrSelf(f->value.getType()).isSignlessInteger(32))))) {
+    else if (!position && isPosition(f))
       position = f;
-    } else {
+    else
       return failure();
-    }
   }
   if (!position)
     return failure();
   return std::pair{frequency, position};
+}
+
+/// cos and sin computed in the IR: cos(p f) and sin(p f) of one angle.
+static FailureOr<Rotation> computedRotation(Evaluator &ev, const ExprRef &cos,
+                                            const ExprRef &sin) {
+  if (cos->kind != ExprKind::Cos || sin->kind != ExprKind::Sin)
+    return failure();
+  auto cosAngle = splitAngle(ev, cos->operands[0]);
+  auto sinAngle = splitAngle(ev, sin->operands[0]);
+  if (failed(cosAngle) || failed(sinAngle) || cosAngle->first != sinAngle->first ||
+      !equal(cosAngle->second, sinAngle->second))
+    return failure();
+  return Rotation{cosAngle->first, 1.0, cosAngle->second};
+}
+
+/// A column of a constant table read at one row: the row's index is the
+/// position (a loop index: the table sliced to the sequence; a computed
+/// index: the table gathered by positions), every other index a constant.
+struct TableColumn {
+  Value table;
+  SmallVector<int64_t> index; // the constant indices; the row's is ignored
+  int64_t rowDim = -1;
+  ExprRef position;
+};
+
+static std::optional<TableColumn> tableColumn(const ExprRef &f) {
+  if ((f->kind != ExprKind::Leaf && f->kind != ExprKind::Gather) ||
+      !f->value.getDefiningOp<arith::ConstantOp>())
+    return std::nullopt;
+  TableColumn column{f->value, {}, -1, nullptr};
+  size_t rank = f->kind == ExprKind::Leaf ? f->point.size() : f->operands.size();
+  for (size_t n = 0; n < rank; ++n) {
+    ExprRef index;
+    if (f->kind == ExprKind::Gather)
+      index = stripCasts(f->operands[n]);
+    else if (f->point[n].isConst)
+      index = constant(double(f->point[n].value));
+    else if (f->point[n].div == 1 && f->point[n].mod == 0)
+      index = node(ExprKind::Iota, {}, f->point[n].atom);
+    else
+      return std::nullopt;
+    if (index->kind == ExprKind::Constant) {
+      column.index.push_back(int64_t(index->number));
+    } else if (column.rowDim < 0 && isPosition(index)) {
+      column.rowDim = n;
+      column.position = index;
+      column.index.push_back(0);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (column.rowDim < 0)
+    return std::nullopt;
+  return column;
+}
+
+/// cos and sin read from constant tables at the position's row: the
+/// frequency and magnitude fitted to the columns (formula::fitRotationColumn)
+/// at every row up to 4096, then at 4096 rows spread over the rest.
+static FailureOr<Rotation> tableRotation(const ExprRef &cos, const ExprRef &sin) {
+  std::optional<TableColumn> c = tableColumn(cos), s = tableColumn(sin);
+  if (!c || !s || !equal(c->position, s->position))
+    return failure();
+  auto rowsOf = [](const TableColumn &t) {
+    return cast<RankedTensorType>(t.table.getType()).getShape()[t.rowDim];
+  };
+  int64_t rows = std::min(rowsOf(*c), rowsOf(*s));
+  if (ShapedType::isDynamic(rows) || rows < 2)
+    return failure();
+  auto read = [](const TableColumn &t, int64_t row) {
+    Point point;
+    for (auto [n, i] : llvm::enumerate(t.index))
+      point.push_back(Index::constant(int64_t(n) == t.rowDim ? row : i));
+    return constantValue(leaf(t.table, point));
+  };
+  std::vector<std::array<double, 3>> samples;
+  int64_t stride = std::max<int64_t>(1, (rows - 4096 + 4095) / 4096);
+  for (int64_t row = 0; row < rows; row += row < 4096 ? 1 : stride) {
+    std::optional<double> cv = read(*c, row), sv = read(*s, row);
+    if (!cv || !sv)
+      return failure();
+    samples.push_back({double(row), *cv, *sv});
+  }
+  auto fit = formula::fitRotationColumn(samples);
+  if (!fit)
+    return failure();
+  return Rotation{fit->first, fit->second, c->position};
 }
 
 static FailureOr<RopeProof> proveRope(Value root) {
@@ -186,28 +286,30 @@ static FailureOr<RopeProof> proveRope(Value root) {
     for (const ChannelTerm &t : channels[c])
       (t.source == c ? self : other) = &t;
     if (!self || !other || other->source != p || !self->rest || !other->rest ||
-        self->rest->kind != ExprKind::Cos || other->rest->kind != ExprKind::Sin)
+        self->coefficient != sign * other->coefficient)
       return failure();
-    double m = self->coefficient;
+    ExprRef cos = stripCasts(deepen(ev, self->rest));
+    ExprRef sin = stripCasts(deepen(ev, other->rest));
+    FailureOr<Rotation> rotation = computedRotation(ev, cos, sin);
+    if (failed(rotation))
+      rotation = tableRotation(cos, sin);
+    if (failed(rotation))
+      return failure();
+    double m = self->coefficient * rotation->magnitude;
     if (c == 0)
       proof.magnitude = m;
-    if (!(m > 0) || m != proof.magnitude || other->coefficient != sign * m)
-      return failure();
-    auto cosAngle = splitAngle(ev, self->rest->operands[0]);
-    auto sinAngle = splitAngle(ev, other->rest->operands[0]);
-    if (failed(cosAngle) || failed(sinAngle) ||
-        cosAngle->first != sinAngle->first ||
-        !equal(cosAngle->second, sinAngle->second))
+    if (!(m > 0) || std::abs(m - proof.magnitude) > 1e-6 * proof.magnitude)
       return failure();
     if (!proof.positions)
-      proof.positions = cosAngle->second;
-    if (!equal(proof.positions, cosAngle->second))
+      proof.positions = rotation->position;
+    if (!equal(proof.positions, rotation->position))
       return failure();
     // Both members of a pair turn by the same frequency.
     int64_t pair = proof.style == RopeStyle::half ? c % (r / 2) : c / 2;
+    double f = rotation->frequency;
     if (c == pair || (proof.style == RopeStyle::interleaved && c % 2 == 0))
-      proof.invFreq[pair] = cosAngle->first;
-    else if (proof.invFreq[pair] != cosAngle->first)
+      proof.invFreq[pair] = f;
+    else if (std::abs(proof.invFreq[pair] - f) > 1e-6 * std::abs(f))
       return failure();
   }
 
@@ -222,6 +324,8 @@ static FailureOr<RopeProof> proveRope(Value root) {
     return failure();
   // [B, S] positions read at (b, s), or a [1, S] row shared by the batch.
   if (pos->kind == ExprKind::Leaf) {
+    if (!ev.coversShape(pos->value, pos->point))
+      return failure();
     int64_t rank = pos->point.size();
     auto posType = cast<RankedTensorType>(pos->value.getType());
     if (rank > 2)

@@ -121,6 +121,10 @@ bool pe::raising::equal(const ExprRef &a, const ExprRef &b) {
            (std::isnan(a->number) && std::isnan(b->number));
   case ExprKind::Iota:
     return a->atom == b->atom;
+  case ExprKind::Gather:
+    if (a->value != b->value)
+      return false;
+    break;
   case ExprKind::Opaque:
     if (a->name != b->name || a->attr != b->attr)
       return false;
@@ -159,6 +163,17 @@ static bool sameFactors(ArrayRef<ExprRef> a, ArrayRef<ExprRef> b) {
     if (!found)
       return false;
   }
+  return true;
+}
+
+bool pe::raising::sameSum(ArrayRef<Term> a, ArrayRef<Term> b) {
+  if (a.size() != b.size())
+    return false;
+  for (const Term &t : a)
+    if (!llvm::any_of(b, [&](const Term &u) {
+          return t.coefficient == u.coefficient && sameFactors(t.factors, u.factors);
+        }))
+      return false;
   return true;
 }
 
@@ -226,6 +241,16 @@ int64_t Evaluator::extent(const Index &index) const {
     return index.mod ? index.mod : -1;
   int64_t range = (full + index.div - 1) / index.div;
   return index.mod ? std::min(range, index.mod) : range;
+}
+
+bool Evaluator::coversShape(Value value, const Point &point) const {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() != int64_t(point.size()))
+    return false;
+  for (auto [size, index] : llvm::zip(type.getShape(), point))
+    if (ShapedType::isDynamic(size) || size != extent(index))
+      return false;
+  return true;
 }
 
 Index Evaluator::divide(const Index &index, int64_t n) const {
@@ -471,14 +496,21 @@ ExprRef BodyEvaluation::eval(Value v) {
               return opaque("index", i.div * 1000003 + i.mod, {node(ExprKind::Iota, {}, i.atom)});
             })
             .Case<tensor::ExtractOp>([&](tensor::ExtractOp extract) -> ExprRef {
+              // A read at loop indices, or a gather at computed ones.
               Point point;
+              SmallVector<ExprRef> indices;
               for (Value index : extract.getIndices()) {
-                std::optional<Index> i = toIndex(eval(index));
-                if (!i)
-                  return opaque("extract", 0, operands());
-                point.push_back(*i);
+                indices.push_back(eval(index));
+                if (std::optional<Index> i = toIndex(indices.back()))
+                  point.push_back(*i);
               }
-              return evaluator.eval(extract.getTensor(), point, operandDepth);
+              if (point.size() == indices.size())
+                return evaluator.eval(extract.getTensor(), point, operandDepth);
+              auto gather = std::make_shared<Expr>();
+              gather->kind = ExprKind::Gather;
+              gather->value = extract.getTensor();
+              gather->operands.assign(indices.begin(), indices.end());
+              return ExprRef(gather);
             })
             .Default([&](Operation *other) {
               SmallVector<ExprRef> o = operands();
@@ -644,13 +676,11 @@ ExprRef Evaluator::evalProducer(Value value, const Point &point, Depth depth) {
         if (!slice.hasUnitStride() && depth == Depth::Structure)
           return leaf(value, point);
         ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-        ArrayRef<int64_t> sizes = slice.getStaticSizes();
         ArrayRef<int64_t> strides = slice.getStaticStrides();
-        ArrayRef<int64_t> source = slice.getSourceType().getShape();
         llvm::SmallBitVector dropped = slice.getDroppedDims();
         Point inner;
         unsigned next = 0;
-        for (unsigned d = 0; d < source.size(); ++d) {
+        for (unsigned d = 0; d < slice.getSourceType().getRank(); ++d) {
           if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(strides[d]))
             return leaf(value, point);
           if (dropped.test(d)) {
@@ -660,8 +690,8 @@ ExprRef Evaluator::evalProducer(Value value, const Point &point, Depth depth) {
           const Index &i = point[next++];
           if (i.isConst)
             inner.push_back(Index::constant(offsets[d] + i.value * strides[d]));
-          else if (offsets[d] == 0 && strides[d] == 1 && sizes[d] == source[d])
-            inner.push_back(i);
+          else if (offsets[d] == 0 && strides[d] == 1)
+            inner.push_back(i); // the atom ranges over a prefix of the dim
           else
             return leaf(value, point);
         }
@@ -831,6 +861,12 @@ std::optional<double> pe::raising::evaluateAt(const ExprRef &e,
     return std::sin(x[0]);
   case ExprKind::Cast:
     return x[0];
+  case ExprKind::Gather: {
+    Point point;
+    for (double v : x)
+      point.push_back(Index::constant(int64_t(v)));
+    return constantValue(leaf(e->value, point));
+  }
   case ExprKind::Opaque:
     break;
   default:
@@ -881,6 +917,8 @@ std::optional<double> pe::raising::evaluateAt(const ExprRef &e,
 }
 
 bool pe::raising::onlyAtoms(const ExprRef &e, ArrayRef<int> atoms) {
+  if (e->kind == ExprKind::Gather && !e->value.getDefiningOp<arith::ConstantOp>())
+    return false;
   if (e->kind == ExprKind::Leaf) {
     if (!e->value.getDefiningOp<arith::ConstantOp>())
       return false;

@@ -58,12 +58,13 @@ enum class ExprKind {
   Sum,      // sum over atom `atom` of operand 0
   MaxOver,  // maximum over atom `atom` of operand 0
   Softmax,  // exp(x) / sum over `atom` exp(x), x = operand 0
+  Gather,   // element of tensor `value` at the computed indices `operands`
   Opaque,   // any other scalar op (`name`), compared structurally
 };
 
 struct Expr {
   ExprKind kind;
-  Value value;      // Leaf
+  Value value;      // Leaf, Gather
   Point point;      // Leaf
   double number = 0; // Constant
   int atom = -1;    // Iota, Sum, MaxOver, Softmax
@@ -96,6 +97,10 @@ public:
   /// A fresh atom ranging over [0, extent).
   int newAtom(int64_t extent);
   int64_t extent(const Index &index) const;
+  /// Whether every dim of `value` read at `point` is exactly the range of its
+  /// index: one element for a constant index, the atom's extent otherwise
+  /// (a read through a prefix slice covers less than the tensor).
+  bool coversShape(Value value, const Point &point) const;
   /// `index / n` (a head index of GQA: query head h reads KV head h / n).
   Index divide(const Index &index, int64_t n) const;
 
@@ -156,6 +161,8 @@ struct Term {
 /// `e` as a sum of products: Add, Neg, Mul, Constant and Cast are expanded;
 /// every other node is a factor. Terms with equal factors are merged.
 SmallVector<Term> expand(const ExprRef &e);
+/// Whether two sums of products have the same terms (in any order).
+bool sameSum(ArrayRef<Term> a, ArrayRef<Term> b);
 
 } // namespace mlir::pe::raising
 
