@@ -58,7 +58,7 @@ def test_cases_found():
             "partial_rotary"} <= set(ROPE)
     assert {"batch_matmul_softmax", "bshd_gqa_decomposed_softmax", "alibi",
             "causal_window_from_indices", "select_on_i1_mask",
-            "alibi_computed_slopes"} <= set(ATTENTION)
+            "alibi_computed_slopes", "fused_qkv"} <= set(ATTENTION)
     assert {"matmul_table_magnitude", "sliced_cache", "gathered_cache"} <= set(ROPE)
 
 
@@ -114,7 +114,8 @@ def test_attention_raised_equals_generic_and_reference():
 
 
 @pytest.mark.parametrize("name", ["batch_matmul_softmax", "alibi", "alibi_computed_slopes",
-                                  "causal_window_from_indices", "select_on_i1_mask"])
+                                  "causal_window_from_indices", "select_on_i1_mask",
+                                  "fused_qkv"])
 def test_attention_variants_match_reference(name):
     # linalg.softmax is not lowered by the CPU pipeline as written: the raised
     # form is compared with the float64 reference alone.
@@ -129,6 +130,12 @@ def test_attention_variants_match_reference(name):
         args.append(keep.astype(np.float32))
         mask = np.where(keep, 0.0, -np.inf)[None, None]
         want = reference.attention(q, k, v, mask=mask, scale=0.125)
+    elif name == "fused_qkv":
+        qkv = rng.standard_normal((1, 5, 48)).astype(np.float32)
+        args = [qkv]
+        heads = lambda x: x.astype(np.float64).reshape(1, 5, 2, 8).transpose(0, 2, 1, 3)  # noqa: E731
+        want = reference.attention(heads(qkv[..., :16]), heads(qkv[..., 16:32]),
+                                   heads(qkv[..., 32:]), scale=0.353553385).transpose(0, 2, 1, 3)
     elif name == "batch_matmul_softmax":
         want = reference.attention(q[None], k[None], v[None], scale=0.25)[0]
     elif name == "causal_window_from_indices":

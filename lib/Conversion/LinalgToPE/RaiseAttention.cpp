@@ -460,6 +460,27 @@ static std::optional<OutputPlan> planOutput(AttentionProof &proof, ArrayRef<int6
                                             RankedTensorType outType) {
   Index dims[4] = {proof.batch, proof.head, Index::variable(proof.i), Index::variable(proof.e)};
   OutputPlan plan;
+  // O a transpose of the result: each dim of O one attention dim, unit dims
+  // matched in order.
+  if (outType.getRank() == 4) {
+    SmallVector<bool> used(4, false);
+    for (const Index &out : proof.outPoint)
+      for (int a = 0; a < 4; ++a)
+        if (!used[a] && (out.isConst ? dims[a].isConst : dims[a] == out)) {
+          used[a] = true;
+          plan.perm.push_back(a);
+          break;
+        }
+    if (plan.perm.size() == 4) {
+      plan.collapsedShape.assign(outType.getShape().begin(), outType.getShape().end());
+      for (int64_t n = 0; n < 4; ++n) {
+        plan.collapse.push_back({n});
+        plan.expand.push_back({n});
+      }
+      return plan;
+    }
+    plan.perm.clear();
+  }
   // The dim of O each attention dim lands in; unit attention dims go with the
   // next attention dim that is not (the last when they trail), so that dims
   // in order need no transpose.

@@ -443,3 +443,59 @@ func.func @alibi_computed_slopes(%q: tensor<1x4x6x8xf32>, %k: tensor<1x4x6x8xf32
   return %o : tensor<1x4x6x8xf32>
 }
 
+
+// -----
+
+// A fused QKV projection sliced apart ([B, S, 3 H D] -> Q, K, V by
+// extract_slice, split into heads by expand_shape, BSHD), scores by generic
+// contractions, linalg.softmax: Q, K, V become the reshaped slices.
+
+#q4 = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#k4 = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#s4 = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#v4 = affine_map<(b, h, i, e, j) -> (b, j, h, e)>
+#p4 = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#o4 = affine_map<(b, h, i, e, j) -> (b, i, h, e)>
+
+// CHECK-LABEL: func @fused_qkv
+//   CHECK-DAG: %[[Q:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [1, 5, 2, 8]
+//   CHECK-DAG: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x5x2x8xf32>)
+//       CHECK: pe.attention %[[QT]], %{{.*}}, %{{.*}} scale(0.35355{{[0-9]*}}) : tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x5x8xf32>
+//       CHECK: %[[O:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x5x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
+//  CHECK-NEXT: return %[[O]]
+func.func @fused_qkv(%qkv: tensor<1x5x48xf32>) -> tensor<1x5x2x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.353553385 : f32
+  %qs = tensor.extract_slice %qkv[0, 0, 0] [1, 5, 16] [1, 1, 1] : tensor<1x5x48xf32> to tensor<1x5x16xf32>
+  %ks = tensor.extract_slice %qkv[0, 0, 16] [1, 5, 16] [1, 1, 1] : tensor<1x5x48xf32> to tensor<1x5x16xf32>
+  %vs = tensor.extract_slice %qkv[0, 0, 32] [1, 5, 16] [1, 1, 1] : tensor<1x5x48xf32> to tensor<1x5x16xf32>
+  %q = tensor.expand_shape %qs [[0], [1], [2, 3]] output_shape [1, 5, 2, 8] : tensor<1x5x16xf32> into tensor<1x5x2x8xf32>
+  %k = tensor.expand_shape %ks [[0], [1], [2, 3]] output_shape [1, 5, 2, 8] : tensor<1x5x16xf32> into tensor<1x5x2x8xf32>
+  %v = tensor.expand_shape %vs [[0], [1], [2, 3]] output_shape [1, 5, 2, 8] : tensor<1x5x16xf32> into tensor<1x5x2x8xf32>
+  %es = tensor.empty() : tensor<1x2x5x5xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  %s = linalg.generic {indexing_maps = [#q4, #k4, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<1x5x2x8xf32>, tensor<1x5x2x8xf32>) outs(%zs : tensor<1x2x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x2x5x5xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x2x5x5xf32>) outs(%es : tensor<1x2x5x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %scale : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x5x5xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x5x5xf32>) outs(%es : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  %eo = tensor.empty() : tensor<1x5x2x8xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x5x2x8xf32>) -> tensor<1x5x2x8xf32>
+  %o = linalg.generic {indexing_maps = [#p4, #v4, #o4], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<1x2x5x5xf32>, tensor<1x5x2x8xf32>) outs(%zo : tensor<1x5x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x5x2x8xf32>
+  return %o : tensor<1x5x2x8xf32>
+}
