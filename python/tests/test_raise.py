@@ -190,3 +190,61 @@ def test_llama_attention_from_iree_importer():
     plain, raised = _compile_both(ir)
     np.testing.assert_allclose(raised.call("main", h.numpy(), pos.numpy())[0], want, atol=1e-5)
     np.testing.assert_allclose(plain.call("main", h.numpy(), pos.numpy())[0], want, atol=1e-5)
+
+
+def test_llama_layers_from_iree_importer():
+    """Two LLaMA decoder layers (embedding, RMSNorm, attention with llama3 RoPE,
+    MLP, residuals) from transformers' modules, imported: every layer's RoPE and
+    attention are raised (the llama3 scaling identified) and the whole model
+    still matches transformers."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("iree.turbine.aot")
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama as llama
+
+    from pe.importers import iree_input_ir
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=128, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=32, intermediate_size=256, num_hidden_layers=2,
+                      vocab_size=64, max_position_embeddings=8192, rope_theta=500000.0,
+                      rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                    "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                    "original_max_position_embeddings": 8192})
+    cfg._attn_implementation = "eager"
+    layers = range(cfg.num_hidden_layers)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+            self.rotary = llama.LlamaRotaryEmbedding(cfg)
+            self.attn = torch.nn.ModuleList(llama.LlamaAttention(cfg, i) for i in layers)
+            self.mlp = torch.nn.ModuleList(llama.LlamaMLP(cfg) for _ in layers)
+            self.norm1 = torch.nn.ModuleList(llama.LlamaRMSNorm(cfg.hidden_size) for _ in layers)
+            self.norm2 = torch.nn.ModuleList(llama.LlamaRMSNorm(cfg.hidden_size) for _ in layers)
+
+        def forward(self, ids, pos):
+            h = self.embed(ids)
+            cos, sin = self.rotary(h, pos)
+            n = ids.shape[1]
+            mask = torch.full((n, n), float("-inf")).triu(1)[None, None]
+            for attn, mlp, norm1, norm2 in zip(self.attn, self.mlp, self.norm1, self.norm2):
+                h = h + attn(norm1(h), (cos, sin), mask)[0]
+                h = h + mlp(norm2(h))
+            return h
+
+    model = Model().eval()
+    ids = torch.randint(0, cfg.vocab_size, (1, 16))
+    pos = torch.arange(16)[None] + 3
+    ir = iree_input_ir(model, (ids, pos))
+    raised = subprocess.run([runner.PE_COMPILE, "-", "--raise", "--emit=pe"], input=ir,
+                            capture_output=True, text=True, check=True).stdout
+    assert raised.count("= pe.rope #pe.rope<theta = 500000.0, rotary_dim = 32, scaling = "
+                        "#pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>") == 4
+    assert raised.count("= pe.attention ") == 2
+    want = model(ids, pos).detach().numpy()
+    for extra in ([], ["--raise"]):
+        got = runner.compile(ir, extra).call("main", ids.numpy(), pos.numpy())[0]
+        np.testing.assert_allclose(got, want, atol=1e-5)

@@ -91,6 +91,13 @@ void compileEveryWay(ModuleOp module, uint32_t hash) {
     pm.addPass(pe::createPELowerToLinalg());
     pm.addPass(createCanonicalizerPass());
   });
+  // Raising, on the input and on pe's own lowering of it (linalg IR the
+  // proofs must accept or leave alone, never break).
+  runOnCopy(module, [&](OpPassManager &pm) {
+    pm.addPass(pe::createPERaisePositionalEncodings());
+    pm.addPass(pe::createPELowerToLinalg());
+    pm.addPass(pe::createPERaisePositionalEncodings());
+  });
   if ((hash >> 8) % 16 != 0)
     return;
   pe::CpuPipelineOptions options;

@@ -43,7 +43,10 @@ struct Read {
 
 /// The roles of the atoms and what the proof found.
 struct AttentionProof {
-  Evaluator ev;
+  /// A softmax over scores, masks and ALiBi takes a few hundred nodes; the
+  /// budget keeps a projection matmul, whose operand is the whole model
+  /// before it, from being followed far.
+  Evaluator ev{20000};
   Point outPoint;                  // fresh atoms of O
   int i = -1, j = -1, d = -1, e = -1; // query, key, head-dim, value-dim atoms
   Index batch, head;               // of the query (b, h)

@@ -15,10 +15,6 @@
 using namespace mlir;
 using namespace mlir::pe::raising;
 
-/// Past this many nodes the evaluator stops following producers: a model's
-/// attention block needs a few thousand.
-static constexpr int64_t kNodeBudget = 400000;
-
 //===----------------------------------------------------------------------===//
 // Building and comparing
 //===----------------------------------------------------------------------===//
@@ -645,7 +641,7 @@ static ExprRef evalConstant(arith::ConstantOp c, const Point &point) {
 }
 
 ExprRef Evaluator::eval(Value value, const Point &point, Depth depth) {
-  if (++nodes > kNodeBudget)
+  if (++nodes > budget)
     return leaf(value, point);
   ExprRef e = evalProducer(value, point, depth);
   if (!e->origin && isa<RankedTensorType>(value.getType())) {

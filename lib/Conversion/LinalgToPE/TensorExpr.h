@@ -94,6 +94,10 @@ enum class Depth {
 /// extents are recorded for reshapes.
 class Evaluator {
 public:
+  /// `budget`: the nodes one evaluator builds before it stops following
+  /// producers (what is not followed stays a leaf).
+  explicit Evaluator(int64_t budget = 400000) : budget(budget) {}
+
   /// A fresh atom ranging over [0, extent).
   int newAtom(int64_t extent);
   int64_t extent(const Index &index) const;
@@ -115,8 +119,9 @@ public:
   std::optional<Point> delinearize(const Index &index, ArrayRef<int64_t> sizes);
   std::optional<Index> linearize(ArrayRef<Index> parts, ArrayRef<int64_t> sizes);
 
-  /// Number of nodes built; evaluation gives up (leaves) beyond a budget.
+  /// Number of nodes built; evaluation gives up (leaves) beyond the budget.
   int64_t nodes = 0;
+  int64_t budget;
 
 private:
   ExprRef evalProducer(Value value, const Point &point, Depth depth);
