@@ -442,7 +442,9 @@ ExprRef BodyEvaluation::eval(Value v) {
       result = leaf(operand->get(), {});
   } else if (!v.getDefiningOp() ||
              !op->isProperAncestor(v.getDefiningOp())) {
-    result = evaluator.eval(v, {}, operandDepth); // defined above the op
+    // A scalar defined above the op; a tensor there is only read by
+    // tensor.extract (below), anything else sees it as an opaque leaf.
+    result = isa<ShapedType>(v.getType()) ? leaf(v, {}) : evaluator.eval(v, {}, operandDepth);
   } else {
     Operation *def = v.getDefiningOp();
     auto operands = [&] {
