@@ -151,11 +151,27 @@ func.func @read_peak(%x: tensor<?xf32>) -> vector<16xf32> {
   %pad = arith.constant 0.0 : f32
   %z = arith.constant dense<0.0> : vector<16xf32>
   %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %m = bufferization.to_buffer %x read_only : tensor<?xf32> to memref<?xf32>
+  %ahead = arith.constant 8192 : index
+  %c1 = arith.constant 1 : index
+  %last = arith.subi %n, %c1 : index
   %r:4 = scf.for %i = %c0 to %n step %c64 iter_args(%a0 = %z, %a1 = %z, %a2 = %z, %a3 = %z)
       -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
     %i1 = arith.addi %i, %c16 : index
     %i2 = arith.addi %i, %c32 : index
     %i3 = arith.addi %i, %c48 : index
+    %f = arith.addi %i, %ahead : index
+    %f0 = arith.minsi %f, %last : index
+    %f1 = arith.addi %f0, %c16 : index
+    %f2 = arith.addi %f0, %c32 : index
+    %f3 = arith.addi %f0, %c48 : index
+    %g1 = arith.minsi %f1, %last : index
+    %g2 = arith.minsi %f2, %last : index
+    %g3 = arith.minsi %f3, %last : index
+    memref.prefetch %m[%f0], read, locality<3>, data : memref<?xf32>
+    memref.prefetch %m[%g1], read, locality<3>, data : memref<?xf32>
+    memref.prefetch %m[%g2], read, locality<3>, data : memref<?xf32>
+    memref.prefetch %m[%g3], read, locality<3>, data : memref<?xf32>
     %v0 = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
     %v1 = vector.transfer_read %x[%i1], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
     %v2 = vector.transfer_read %x[%i2], %pad {in_bounds = [true]} : tensor<?xf32>, vector<16xf32>
@@ -221,7 +237,8 @@ def dot_peak(repeat):
 
 
 def read_bandwidth(repeat):
-    """GB/s of a compiled read-only sweep (4 loads in flight) over 256 MiB per
+    """GB/s of a compiled read-only sweep (4 loads in flight, each line also
+    prefetched 32 KiB ahead, as the decode kernels do) over 256 MiB per
     thread, far beyond the caches."""
     mod = runner.compile(READ_IR)
     fn = getattr(mod._lib, mod.entries["read_peak"].symbol)
@@ -425,6 +442,12 @@ func.func @layer(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi32>) -> {qt} {{
            "kind": "compute", "flops": flops}
     mod = runner.compile(ir, extra_args=[THREADS] + (["--amx=on"] if amx else []))
     row["fused"] = timeit(into(mod, "layer", *args), repeat)
+    if dtype == "bf16" and not amx and runner.host_has_avx512_bf16():
+        # The default kernel here computes on vdpbf16ps: measured against that
+        # limit, with the f32-FMA kernel (--bf16-dot=off) beside it.
+        row["limit"] = "dot_gflops"
+        mod = runner.compile(ir, extra_args=[THREADS, "--bf16-dot=off"])
+        row["fused_fma"] = timeit(into(mod, "layer", *args), repeat)
     if s <= 2048 and dtype == "f32":
         mod = runner.compile(ir, extra_args=REFERENCE_LOWERING + [THREADS])
         row["unfused"] = timeit(into(mod, "layer", *args), repeat)
@@ -483,9 +506,9 @@ def torch_prefill(torch, q, k, v, p, variant, dtype="f32"):
     return run
 
 
-def decode_case(skv, repeat, torch):
+def decode_case(skv, repeat, torch, dtype="f32"):
     hq, hkv, d = 32, 8, 128
-    qt, kt = f"tensor<1x{hq}x1x{d}xf32>", f"tensor<1x{hkv}x{skv}x{d}xf32>"
+    qt, kt = f"tensor<1x{hq}x1x{d}x{dtype}>", f"tensor<1x{hkv}x{skv}x{d}x{dtype}>"
     ir = f"""
 func.func @decode(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{
   %o = pe.attention %q, %k, %v causal : {qt}, {kt}, {kt} -> {qt}
@@ -496,12 +519,21 @@ func.func @decode(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{
     q = rng.standard_normal((1, hq, 1, d)).astype(np.float32)
     k = rng.standard_normal((1, hkv, skv, d)).astype(np.float32)
     v = rng.standard_normal((1, hkv, skv, d)).astype(np.float32)
-    row = {"case": f"decode 1 query, Skv={skv}, Hq={hq} Hkv={hkv} D={d} f32",
-           "kind": "bandwidth", "bytes": 2 * k.nbytes}  # the KV read
+    element_bytes = 2 if dtype == "bf16" else 4
+    row = {"case": f"decode 1 query, Skv={skv}, Hq={hq} Hkv={hkv} D={d} {dtype}",
+           "kind": "bandwidth",
+           "bytes": 2 * k.size * element_bytes}  # the KV read
+    args = (q, k, v)
+    if dtype == "bf16":
+        args = tuple(runner.bf16_array(x) for x in args)
+        q, k, v = (x.astype(np.float32) for x in args)  # the same values for PyTorch
     mod = runner.compile(ir, extra_args=[THREADS])
-    row["fused"] = timeit(into(mod, "decode", q, k, v), repeat)
+    row["fused"] = timeit(into(mod, "decode", *args), repeat)
+    if dtype == "bf16" and runner.host_has_avx512_bf16():
+        mod = runner.compile(ir, extra_args=[THREADS, "--bf16-dot=off"])
+        row["fused_fma"] = timeit(into(mod, "decode", *args), repeat)
     mod = runner.compile(ir, extra_args=REFERENCE_LOWERING + [THREADS])
-    row["unfused"] = timeit(into(mod, "decode", q, k, v), repeat)
+    row["unfused"] = timeit(into(mod, "decode", *args), repeat)
     if torch is not None:
         import torch.nn.functional as F
         qq, kk, vv = (torch.from_numpy(x) for x in (q, k, v))
@@ -661,6 +693,8 @@ def run_case(kind, s, hkv, repeat):
         row = prefill_case(s, hkv, repeat, torch, "alibi")
     elif kind == "decode":
         row = decode_case(s, repeat, torch)
+    elif kind == "decode-bf16":
+        row = decode_case(s, repeat, torch, "bf16")
     elif kind == "model":
         row = model_case(s, repeat)
     elif kind == "raise":
@@ -681,7 +715,9 @@ def fraction(row, name, limits):
     seconds = row[name]["median_ms"] * 1e-3
     if row["kind"] == "compute":
         rate = row["flops"] / seconds / 1e9
-        return rate, rate / limits["fma_gflops"][2], "GFLOP/s"
+        # Of the f32 FMA limit, or of the limit of the instructions the
+        # kernel computes with (the bf16 dot product).
+        return rate, rate / limits[row.get("limit", "fma_gflops")][2], "GFLOP/s"
     # Bytes read (the KV cache, the RoPE input and output): of the read
     # bandwidth where measured, else of the copy bandwidth.
     rate = row["bytes"] / seconds / 1e9
@@ -766,6 +802,28 @@ def write_report(out, limits, rows, meta):
         pass
 
 
+def bf16_note(rows):
+    """bf16 prefill and decode: the dot-product kernels beside the f32-FMA ones
+    and beside the f32 kernel of the same case."""
+    if not runner.host_has_avx512_bf16():
+        return ("bf16: this CPU has no avx512_bf16, so the bf16 kernels load bf16 and compute "
+                "with f32 AVX-512 FMAs.")
+    parts = ["bf16: the default kernels (pe-compile --bf16-dot=auto) compute on vdpbf16ps "
+             "dot products, the prefill fraction is of the vdpbf16ps limit"]
+    for row in rows:
+        if "fused_fma" not in row:
+            continue
+        fused, fma = row["fused"]["median_ms"], row["fused_fma"]["median_ms"]
+        text = (f"{row['case']}: {fused:.1f} ms, {fma:.1f} ms with f32 FMAs "
+                f"(--bf16-dot=off, {fma / fused:.2f}x)")
+        f32 = next((r for r in rows if r["case"] == row["case"].replace(" bf16", " f32")
+                    and "fused" in r), None)
+        if f32:
+            text += f", {f32['fused']['median_ms'] / fused:.2f}x the f32 kernel"
+        parts.append(text)
+    return "; ".join(parts) + "."
+
+
 def report_notes(rows):
     """The notes under the table."""
     notes = [
@@ -778,7 +836,7 @@ def report_notes(rows):
         "The reference lowering is not run at S = 8192: it materializes the Sq x Skv scores "
         "(8.6 GB in f32 at S = 8192, Hq = 32) and its temporaries, more than this machine's "
         "24 GB. PyTorch's ALiBi at S = 8192 would need the same 8.6 GB as its attn_mask.",
-        ("bf16 prefill: the default kernel loads bf16 and computes with f32 AVX-512 FMAs. "
+        (bf16_note(rows) + " "
          + ("The AMX kernel (--amx=on) and an AMX GEMM through the same lowering are "
             "measured above." if runner.host_has_amx() else
             "This CPU has no AMX (no amx_bf16/amx_tile in /proc/cpuinfo), so the AMX kernel "
@@ -836,6 +894,7 @@ def main():
                   ("amx-gemm", 512 if args.quick else 2048, 0)]
     cases += [("prefill-alibi", s, 32) for s in prefill_s]
     cases += [("decode", s, 0) for s in decode_skv]
+    cases += [("decode-bf16", decode_skv[-1], 0)]
     cases += [("compile", 0, 0)]
     try:
         import torch  # noqa: F401

@@ -30,6 +30,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
     tiles.rows = options.attentionRows;
     tiles.blockKeys = options.attentionBlockKeys;
     tiles.amx = options.amx;
+    tiles.bf16Dot = options.bf16Dot;
     pm.addPass(createPETileAttention(tiles));
   }
   if (options.tileRope)

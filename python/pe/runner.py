@@ -236,14 +236,26 @@ def _checked_scalar(value, element: str, where: str) -> int:
     return int(value)
 
 
-def host_has_amx() -> bool:
-    """Whether this CPU has AMX bf16 tiles (code built with --amx=on runs here)."""
+def _cpu_flags() -> set:
     try:
         with open("/proc/cpuinfo") as f:
-            flags = f.read()
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
     except OSError:
-        return False
-    return "amx_bf16" in flags and "amx_tile" in flags
+        pass
+    return set()
+
+
+def host_has_amx() -> bool:
+    """Whether this CPU has AMX bf16 tiles (code built with --amx=on runs here)."""
+    return {"amx_bf16", "amx_tile"} <= _cpu_flags()
+
+
+def host_has_avx512_bf16() -> bool:
+    """Whether this CPU has AVX512-BF16 (pe-compile's default --bf16-dot=auto
+    then computes bf16 attention with vdpbf16ps)."""
+    return "avx512_bf16" in _cpu_flags()
 
 
 def _adopt(desc, ttype: TensorType):

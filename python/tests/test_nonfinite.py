@@ -157,17 +157,30 @@ def test_prefill_nonfinite(name, lowering):
     assert_matches(got, want, "f32", f"{name} on {lowering}")
 
 
-@pytest.mark.parametrize("name", ["nan-query", "nan-value-masked-for-early-rows", "inf-values"])
-def test_prefill_nonfinite_bf16(name):
+BF16_KERNELS = {"fma": "--bf16-dot=off", "dot": "--bf16-dot=on"}
+
+
+@pytest.mark.parametrize("kernel", sorted(BF16_KERNELS))
+@pytest.mark.parametrize("name", ["nan-query", "nan-key", "nan-value-masked-for-early-rows",
+                                  "inf-values", "hidden-by-mask", "mask-inf-nan",
+                                  "window-nan-value", "alibi-nan-value"])
+def test_prefill_nonfinite_bf16(name, kernel):
+    """bf16 prefill with f32 FMAs and on vdpbf16ps dot products, whose masked
+    keys with NaN/inf values take the path that skips weight-0 keys."""
+    if kernel == "dot" and not runner.host_has_avx512_bf16():
+        pytest.skip("the CPU has no avx512_bf16")
     hq, hkv, sq, skv, attrs, poison = PREFILL[name]
     rng = np.random.default_rng(8)
     q, k, v = _base(rng, hq, hkv, sq, skv, 32, "bf16")
-    poison(q, k, v, None)
+    m = rng.standard_normal((1, hq, sq, skv)).astype(np.float32) if attrs.get("mask") else None
+    poison(q, k, v, m)
     mod = runner.compile(_ir("bf16", hq, hkv, sq, skv, 32, static=False, **attrs),
-                         extra_args=["--attention-rows=16", "--attention-block-keys=48"])
-    (got,) = mod.call("attn", q, k, v)
-    want = reference.attention(q, k, v, causal=attrs.get("causal", False))
-    assert_matches(got, want, "bf16", name)
+                         extra_args=["--attention-rows=16", "--attention-block-keys=48",
+                                     BF16_KERNELS[kernel]])
+    (got,) = mod.call("attn", q, k, v, *([m] if m is not None else []))
+    want = reference.attention(q, k, v, mask=m, causal=attrs.get("causal", False),
+                               window=attrs.get("window"), alibi=attrs.get("alibi"))
+    assert_matches(got, want, "bf16", f"{name} ({kernel})")
 
 
 # Decode: one query at the last position against 40 keys, a window of 10
@@ -196,6 +209,26 @@ def test_decode_nonfinite(name, lowering):
     if name.endswith("hidden"):
         assert np.isfinite(want).all()
     assert_matches(got, want, "f32", f"{name} on {lowering}")
+
+
+@pytest.mark.parametrize("kernel", sorted(BF16_KERNELS))
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", sorted(DECODE))
+def test_decode_nonfinite_bf16(name, threads, kernel):
+    """bf16 decode: with dot products, tiles without masked keys take the pair
+    products, the window's tiles the FMAs that skip weight-0 keys."""
+    if kernel == "dot" and not runner.host_has_avx512_bf16():
+        pytest.skip("the CPU has no avx512_bf16")
+    rng = np.random.default_rng(9)
+    hq, hkv, sq, skv, d = 4, 2, 1, 120, 32
+    q, k, v = _base(rng, hq, hkv, sq, skv, d, "bf16")
+    DECODE[name](q, k, v)
+    mod = runner.compile(_ir("bf16", hq, hkv, sq, skv, d, static=True, causal=True, window=10),
+                         extra_args=[f"--num-threads={threads}", "--attention-block-keys=48",
+                                     BF16_KERNELS[kernel]])
+    (got,) = mod.call("attn", q, k, v)
+    want = reference.attention(q, k, v, causal=True, window=10)
+    assert_matches(got, want, "bf16", f"{name} ({kernel}, {threads} threads)")
 
 
 def _extreme_positions():

@@ -8,7 +8,12 @@ fewer tasks than 4 splits its key tiles, so MQA/decode cases run the
 split-and-combine path.
 
 Tolerances, relative to max(1, max |reference|): f32 1e-5; f16 2e-3; bf16
-1.6e-2 (2 ulps of the element type near 1.0; the kernel rounds once).
+1.6e-2 (2 ulps of the element type near 1.0; the f32-FMA kernel rounds once,
+the vdpbf16ps kernel also rounds the rotated Q and K and the weights P to
+bf16, which stays well within it: about 5e-3 measured).
+
+bf16 runs both kernels: f32 FMAs on converted values (--bf16-dot=off) and
+AVX512-BF16 dot products (--bf16-dot=on, where the CPU has avx512_bf16).
 """
 
 import zlib
@@ -30,6 +35,9 @@ ROPES = {
     "half-llama3": dict(theta=500000.0, rotary_dim=32, style="half", scaling=LLAMA3),
     "interleaved": dict(theta=10000.0, rotary_dim=32, style="interleaved", scaling=None),
     "partial-scalar": dict(theta=10000.0, rotary_dim=8, style="half", scaling=None),
+    "partial-yarn": dict(theta=10000.0, rotary_dim=16, style="interleaved",
+                         scaling={"type": "yarn", "factor": 4.0,
+                                  "original_max_position_embeddings": 32}),
 }
 
 
@@ -96,6 +104,8 @@ CASES = {
     "gqa-decode-batch": (4, 2, 2, 2, 260, 32, 32, dict(causal=True, positions="batch",
                                                       rope="interleaved")),
     "alibi-causal": (6, 6, 1, 110, 110, 32, 32, dict(causal=True, alibi=8.0)),
+    "gqa-yarn-partial-offset": (8, 2, 1, 77, 141, 32, 32,
+                                dict(causal=True, rope="partial-yarn", positions="offset")),
     # ALiBi scores grow with |q - k|: f32 holds them to ~1e-7 relative, so
     # positions stay within a few hundred (as in models using ALiBi).
     "alibi-gqa-arbitrary": (8, 2, 1, 60, 140, 32, 32, dict(alibi=8.0, positions="nearby")),
@@ -201,14 +211,24 @@ def test_static_shapes(name, threads):
     _check(got, want, "f32", name)
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+BF16_KERNELS = {"fma": ["--bf16-dot=off"], "dot": ["--bf16-dot=on"]}
+LOW_PRECISION = [("f16", "fma"), ("bf16", "fma"), ("bf16", "dot")]
+
+
+def _skip_without_bf16_dot(kernel):
+    if kernel == "dot" and not runner.host_has_avx512_bf16():
+        pytest.skip("the CPU has no avx512_bf16")
+
+
+@pytest.mark.parametrize("dtype,kernel", LOW_PRECISION, ids=["-".join(x) for x in LOW_PRECISION])
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
                                   "mask-causal-rope", "odd-dims-partial-rope",
                                   "decode-rope-bf16-shapes"])
-def test_tiled_low_precision(name, dtype, static):
+def test_tiled_low_precision(name, dtype, kernel, static):
+    _skip_without_bf16_dot(kernel)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES, 2, static=static)
+    mod = _compile(name, dtype, SMALL_TILES + BF16_KERNELS[kernel], 2, static=static)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
@@ -237,6 +257,45 @@ def test_threads_do_not_change_results():
     (one,) = _compile(name, "f32", SMALL_TILES, 1).call("attn", *args)
     (two,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
     assert np.array_equal(one, two)
+
+
+BF16_DOT = ["gqa-prefill-rope", "gqa-prefill-interleaved-offset", "gqa-yarn-partial-offset",
+            "mha-window-causal", "mha-window-symmetric", "alibi-causal", "alibi-gqa-arbitrary",
+            "mask-gqa", "mask-causal-rope", "arbitrary-positions-rope", "fully-masked-rows",
+            "far-positions-window", "mqa-decode-split", "mqa-decode-4-queries",
+            "gqa-decode-batch", "decode-alibi-mask", "empty-keys", "empty-queries"]
+
+
+@pytest.mark.skipif(not runner.host_has_avx512_bf16(), reason="the CPU has no avx512_bf16")
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("tiles", ["small", "default"])
+@pytest.mark.parametrize("name", BF16_DOT)
+def test_bf16_dot(name, tiles, threads):
+    """bf16 attention on vdpbf16ps dot products (--bf16-dot=on) against the
+    float64 reference: GQA/MQA/MHA, causal, windows, ALiBi, masks, RoPE styles
+    and scalings, arbitrary and far positions, and decode shapes (dynamic
+    shapes: the prefill schedule; with 2 threads the key split and combine)."""
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    extra = BF16_KERNELS["dot"] + (SMALL_TILES if tiles == "small" else [])
+    mod = _compile(name, "bf16", extra, threads)
+    args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
+    _check(np.asarray(got, np.float64), want, "bf16", name)
+
+
+@pytest.mark.skipif(not runner.host_has_avx512_bf16(), reason="the CPU has no avx512_bf16")
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", DECODE)
+def test_bf16_dot_decode(name, threads):
+    """Static decode shapes (<= 8 rows): the decode kernel's dot-product scores
+    and pair products of P V (--bf16-dot=on) against the float64 reference."""
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    mod = _compile(name, "bf16", BF16_KERNELS["dot"] + SMALL_TILES, threads, static=True)
+    args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
+    _check(np.asarray(got, np.float64), want, "bf16", name)
 
 
 @pytest.mark.skipif(not runner.host_has_amx(), reason="the CPU has no AMX (amx_bf16, amx_tile)")

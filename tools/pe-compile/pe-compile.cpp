@@ -195,15 +195,23 @@ static cl::opt<bool> tileAttention(
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
              "linalg lowering)"),
     cl::init(true), cl::cat(category));
-enum class Amx { Auto, On, Off };
-static cl::opt<Amx> amxMode(
+/// Whether a kernel that needs an instruction set is used.
+enum class Choice { Auto, On, Off };
+static cl::opt<Choice> amxMode(
     "amx", cl::desc("bf16 attention on AMX tiles"),
-    cl::values(clEnumValN(Amx::Auto, "auto",
+    cl::values(clEnumValN(Choice::Auto, "auto",
                           "when the target CPU has amx-bf16 and amx-tile"),
-               clEnumValN(Amx::On, "on", "always (the target must have AMX)"),
-               clEnumValN(Amx::Off, "off", "never (default: the AMX kernel is "
+               clEnumValN(Choice::On, "on", "always (the target must have AMX)"),
+               clEnumValN(Choice::Off, "off", "never (default: the AMX kernel is "
                                            "new and opt-in)")),
-    cl::init(Amx::Off), cl::cat(category));
+    cl::init(Choice::Off), cl::cat(category));
+static cl::opt<Choice> bf16DotMode(
+    "bf16-dot", cl::desc("bf16 attention on AVX512-BF16 dot products (vdpbf16ps)"),
+    cl::values(clEnumValN(Choice::Auto, "auto",
+                          "when the target CPU has avx512bf16 (default)"),
+               clEnumValN(Choice::On, "on", "always (the target must have avx512bf16)"),
+               clEnumValN(Choice::Off, "off", "never: bf16 computed with f32 FMAs")),
+    cl::init(Choice::Auto), cl::cat(category));
 static cl::opt<bool> tileRope(
     "tile-rope",
     cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
@@ -249,11 +257,17 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The instruction sets a kernel was built for (beyond the target's own).
+struct KernelFeatures {
+  bool amx = false;
+  bool bf16Dot = false;
+};
+
 /// A target machine for the host, or for --mcpu/--mattr; with the AMX
-/// features when the code uses AMX tiles (--amx=on compiles for an AMX CPU
-/// whatever the host is).
+/// (AVX512-BF16) features when the code uses AMX tiles (bf16 dot products):
+/// --amx=on compiles for an AMX CPU whatever the host is.
 static FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(bool withAmx = false) {
+createTargetMachine(KernelFeatures features = {}) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     fail("cannot detect the host target: " + llvm::toString(builder.takeError()));
@@ -265,8 +279,10 @@ createTargetMachine(bool withAmx = false) {
   }
   if (!mattr.empty())
     builder->addFeatures({mattr});
-  if (withAmx)
+  if (features.amx)
     builder->addFeatures({"+amx-tile", "+amx-bf16"});
+  if (features.bf16Dot)
+    builder->addFeatures({"+avx512bf16"});
   builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                               : optLevel == 0 ? llvm::CodeGenOptLevel::None
                                               : llvm::CodeGenOptLevel::Default);
@@ -532,8 +548,8 @@ static int writeGpuKernels(ModuleOp module) {
 }
 
 /// The module, in the LLVM dialect, as LLVM IR, assembly, an object or a
-/// shared library for the host (with AMX features if `amx`).
-static int emitHostCode(ModuleOp module, bool amx) {
+/// shared library for the host (with the features the kernels use).
+static int emitHostCode(ModuleOp module, KernelFeatures features) {
   std::string error;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -541,7 +557,7 @@ static int emitHostCode(ModuleOp module, bool amx) {
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(amx);
+      createTargetMachine(features);
   if (failed(machine))
     return 1;
   llvmModule->setDataLayout((*machine)->createDataLayout());
@@ -817,7 +833,7 @@ int main(int argc, char **argv) {
       return 1;
     if (emit == Emit::Mlir)
       return writeMlir(*module);
-    return emitHostCode(*module, /*amx=*/false);
+    return emitHostCode(*module, KernelFeatures());
   }
 
   PassManager pm(&context);
@@ -829,13 +845,17 @@ int main(int argc, char **argv) {
   options.fuse = fuse;
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
-  options.amx = amxMode == Amx::On;
-  if (amxMode == Amx::Auto) {
+  options.amx = amxMode == Choice::On;
+  options.bf16Dot = bf16DotMode == Choice::On;
+  if (amxMode == Choice::Auto || bf16DotMode == Choice::Auto) {
     auto machine = createTargetMachine();
     if (failed(machine))
       return 1;
-    options.amx =
-        (*machine)->getMCSubtargetInfo()->checkFeatures("+amx-bf16,+amx-tile");
+    const llvm::MCSubtargetInfo *target = (*machine)->getMCSubtargetInfo();
+    if (amxMode == Choice::Auto)
+      options.amx = target->checkFeatures("+amx-bf16,+amx-tile");
+    if (bf16DotMode == Choice::Auto)
+      options.bf16Dot = target->checkFeatures("+avx512bf16");
   }
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
@@ -849,6 +869,7 @@ int main(int argc, char **argv) {
     gpuOptions.fuse = fuse;
     gpuOptions.tileRope = tileRope;
     options.amx = false;
+    options.bf16Dot = false;
     pe::buildGpuOnCpuPipeline(pm, gpuOptions);
   } else {
     pe::buildCpuPipeline(pm, options);
@@ -863,8 +884,11 @@ int main(int argc, char **argv) {
     if (options.amx && !(host.lookup("amx-tile") && host.lookup("amx-bf16")))
       return fail("--amx=on with --emit=jit needs a host CPU with AMX "
                   "(amx-tile, amx-bf16)");
+    if (options.bf16Dot && !host.lookup("avx512bf16"))
+      return fail("--bf16-dot=on with --emit=jit needs a host CPU with "
+                  "avx512bf16");
     return runMain(*module, exportPrefix());
   }
 
-  return emitHostCode(*module, options.amx);
+  return emitHostCode(*module, KernelFeatures{options.amx, options.bf16Dot});
 }

@@ -70,6 +70,7 @@ void compileEveryWay(ModuleOp module, uint32_t hash) {
   const uint32_t variant = hash & 0xFF;
   const int64_t threads = 1 + variant % 2;
   const bool amx = variant & 2, smallTiles = variant & 4, kernels = !(variant & 8);
+  const bool bf16Dot = variant & 32;
   runOnCopy(module, [&](OpPassManager &pm) {
     pm.addPass(createCanonicalizerPass());
     pe::PESpecializeRopeScalingOptions specialize;
@@ -85,6 +86,7 @@ void compileEveryWay(ModuleOp module, uint32_t hash) {
       tiles.rows = smallTiles ? 16 : 64;
       tiles.blockKeys = smallTiles ? 48 : 96;
       tiles.amx = amx;
+      tiles.bf16Dot = bf16Dot;
       pm.addPass(pe::createPETileAttention(tiles));
       pm.addPass(pe::createPETileRope(pe::PETileRopeOptions{threads}));
     }
@@ -103,6 +105,7 @@ void compileEveryWay(ModuleOp module, uint32_t hash) {
   pe::CpuPipelineOptions options;
   options.threads = threads;
   options.amx = amx;
+  options.bf16Dot = bf16Dot;
   options.fuse = options.tileAttention = options.tileRope = kernels;
   if (smallTiles) {
     options.attentionRows = 16;

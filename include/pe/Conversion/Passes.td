@@ -116,6 +116,11 @@ def PETileAttention : Pass<"pe-tile-attention"> {
 
     Runs on a symbol table (a module), where it adds the kernels.
 
+    With `bf16-dot`, bf16 prefill computes both products with AVX512-BF16
+    dot products (x86vector.avx512.dot = vdpbf16ps, bf16 pairs into f32
+    lanes): the prefill schedule with Q^T, P^T and V in bf16 pairs, P
+    rounded to bf16 for P V, softmax statistics f32.
+
     With `amx`, bf16 prefill computes both products on AMX tiles (16 x 16
     f32 accumulators of 16 x 32 bf16 operands): S^T = K Q^T with Q^T in
     VNNI pairs, and O = P V with P transposed to bf16 rows and V in VNNI
@@ -135,6 +140,9 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     Option<"amx", "amx", "bool", /*default=*/"false",
            "bf16 attention on AMX tiles (the target must have amx-bf16; the "
            "code calls pe_runtime_enable_amx)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "bf16 attention on AVX512-BF16 dot products (the target must have "
+           "avx512bf16; amx takes precedence)">,
   ];
   let dependentDialects = [
     "::mlir::amx::AMXDialect", "::mlir::LLVM::LLVMDialect",
@@ -142,7 +150,7 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect",
+    "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect",
   ];
 }
 

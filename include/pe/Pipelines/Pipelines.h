@@ -47,6 +47,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("bf16 attention on AMX tiles (the target must have "
                      "amx-bf16 and amx-tile)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 attention on AVX512-BF16 dot products, vdpbf16ps "
+                     "(the target must have avx512bf16)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "

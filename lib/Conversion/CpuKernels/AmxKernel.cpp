@@ -15,7 +15,6 @@
 #include "AttentionTask.h"
 
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
-#include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 
@@ -51,11 +50,7 @@ private:
     return g.scratch({p.headDim / 2, 2 * p.rows}, g.b.getBF16Type());
   }
   Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
-  SmallVector<Value> queryIndex(Value d, Value r) override {
-    // Q^T in VNNI pairs: Qv[d / 2][2 r + d % 2].
-    return {arith::DivUIOp::create(g.b, d, g.index(2)),
-            g.add(g.mul(r, g.index(2)), arith::RemUIOp::create(g.b, d, g.index(2)))};
-  }
+  QueryLayout queryLayout() override { return QueryLayout::Pairs; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
   Type keyTileType() override { return g.b.getBF16Type(); }
   void allocateVariant() override {
@@ -105,45 +100,11 @@ private:
     });
   }
 
-  /// Whether a bf16 vector holds a NaN or inf (all exponent bits set).
-  Value anyNonFinite(Value x) {
-    auto bitsType = VectorType::get({kLanes}, g.b.getI16Type());
-    Value bits = arith::BitcastOp::create(g.b, bitsType, x);
-    Value exponent = arith::ConstantOp::create(
-        g.b, DenseElementsAttr::get(bitsType, g.b.getI16IntegerAttr(0x7F80)));
-    Value special = g.cmp(arith::CmpIPredicate::eq,
-                          arith::AndIOp::create(g.b, bits, exponent), exponent);
-    return vector::ReductionOp::create(g.b, vector::CombiningKind::OR, special);
-  }
-
-  /// Vv[j / 2][2 e + j % 2] = v[bi, kvh, k0 + j, e] (zero past the keys):
-  /// rows j and j + 1 zipped. Returns whether a value is NaN or inf.
+  /// Vv = V in pairs (zero past the keys and in the tile's last pair rows).
+  /// Returns whether a value is NaN or inf.
   Value packValues(Value k0, Value kCount) {
-    Value pairs = g.ceilDiv(kCount, g.index(2));
-    auto raw = VectorType::get({kLanes}, p.element);
-    Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
-    Value none = arith::ConstantOp::create(g.b, g.b.getBoolAttr(false));
-    Value nonFinite = g.loop(
-        g.index(0), pairs, g.index(1), {none},
-        [&](Value jp, ValueRange found) -> SmallVector<Value> {
-          Value j = g.mul(jp, g.index(2));
-          Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.index(1)), kCount);
-          // The second row's index stays in bounds; past the keys it reads zeros.
-          Value j1 = g.min(g.add(j, g.index(1)), g.sub(kCount, g.index(1)));
-          Value any = found[0];
-          for (int64_t e = 0; e < p.valueDim; e += kLanes) {
-            Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
-                                              ValueRange{bi, kvh, g.add(k0, j), g.index(e)});
-            Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
-                                              ValueRange{bi, kvh, g.add(k0, j1), g.index(e)});
-            x1 = g.select(second, x1, zero);
-            any = arith::OrIOp::create(
-                g.b, any, arith::OrIOp::create(g.b, anyNonFinite(x0), anyNonFinite(x1)));
-            g.vstore(buildZip(g.b, x0, x1), values, {jp, g.index(2 * e)});
-          }
-          return {any};
-        })[0];
-    g.zeroRows(values, pairs, g.index(p.keysPerTile / 2));
+    Value nonFinite = packValuePairs(values, k0, kCount);
+    g.zeroRows(values, g.ceilDiv(kCount, g.index(2)), g.index(p.keysPerTile / 2));
     return nonFinite;
   }
 

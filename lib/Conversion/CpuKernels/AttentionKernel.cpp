@@ -27,6 +27,8 @@ std::unique_ptr<AttentionTask> createTask(KernelBuilder &g, const AttentionPlan 
     return createTiledTask(g, p, buf);
   case AttentionKernelKind::Decode:
     return createDecodeTask(g, p, buf);
+  case AttentionKernelKind::Bf16Dot:
+    return createBf16DotTask(g, p, buf);
   case AttentionKernelKind::Amx:
     return createAmxTask(g, p, buf);
   }
@@ -81,7 +83,7 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
       };
       // base = max_s m_s, or 0
       Value mMax = sumOverSplits(g.negInf(), [&](Value s, Value m) {
-        return buildRowMax(g.b, m, partial(s, mAt));
+        return buildRunningRowMax(g.b, m, partial(s, mAt));
       });
       Value base = buildExponentBase(g.b, mMax);
       auto weight = [&](Value s) {
@@ -157,8 +159,18 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
     g.loop(kbBegin, kbEnd, g.index(1), [&](Value kb) {
       Value k0 = g.mul(kb, g.index(p.keysPerTile));
       Value kCount = g.min(g.index(p.keysPerTile), g.sub(skv, k0));
+      Value none = arith::ConstantOp::create(b, b.getBoolAttr(false));
+      if (p.positionMask.causal || p.positionMask.window) {
+        // Only the keys from the first to the last one visible to a row: the
+        // causal diagonal's tile stops at the block's last query.
+        auto [first, count] = task->visibleKeyRange(k0, kCount, qMin, qMax);
+        k0 = g.add(k0, first);
+        kCount = count;
+        none = g.cmp(IntPredicate::eq, count, g.index(0));
+      }
       auto [kMin, kMax] = task->keyPositions(k0, kCount);
       auto [hidden, masking] = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
+      hidden = arith::OrIOp::create(b, hidden, none);
       Value visible = arith::XOrIOp::create(
           b, hidden, arith::ConstantOp::create(b, b.getBoolAttr(true)));
       g.ifThen(visible, [&] { task->processTile(k0, kCount, masking); });

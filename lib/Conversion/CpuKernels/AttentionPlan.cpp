@@ -27,7 +27,7 @@ std::optional<int64_t> roundUp(int64_t x, int64_t m) {
 }
 
 /// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2)),
-/// and for AMX the bf16 weight rows, 2 rows Bk.
+/// and for the bf16 pair kernels (AMX, vdpbf16ps) the bf16 weights, 2 rows Bk.
 std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   std::optional<int64_t> perRow = llvm::checkedAdd(p.headDim + p.valueDim, p.keysPerTile + 8);
   std::optional<int64_t> perKey = llvm::checkedAdd(p.headDim, p.valueDim + 2);
@@ -39,9 +39,9 @@ std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
     return std::nullopt;
   std::optional<int64_t> total = llvm::checkedAdd(*rowBytes, *keyBytes);
   std::optional<int64_t> bytes = total ? llvm::checkedMul(*total, int64_t(4)) : std::nullopt;
-  if (!bytes || p.kind != AttentionKernelKind::Amx)
+  if (!bytes || (p.kind != AttentionKernelKind::Amx && !p.dotProducts))
     return bytes;
-  // AMX also holds the weights as bf16 rows: rows x Bk x 2 bytes.
+  // The weights as bf16 too: rows x Bk x 2 bytes.
   std::optional<int64_t> weights = llvm::checkedMul(p.rows, p.keysPerTile);
   weights = weights ? llvm::checkedMul(*weights, int64_t(2)) : std::nullopt;
   return weights ? llvm::checkedAdd(*bytes, *weights) : std::nullopt;
@@ -110,9 +110,15 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
     return std::nullopt;
   p.keysPerTile = *keys;
 
+  const bool bf16Dot = options.bf16Dot && p.element.isBF16() && p.valueDim % kLanes == 0;
+  if (bf16Dot && p.headDim % 2 == 0) {
+    p.kind = AttentionKernelKind::Bf16Dot;
+    p.dotProducts = true;
+  }
   if (options.amx && p.element.isBF16() && p.headDim % 32 == 0 &&
       p.valueDim % kLanes == 0) {
     p.kind = AttentionKernelKind::Amx;
+    p.dotProducts = false;
     // Whole 16-key score tiles and 32-key P V steps.
     p.keysPerTile = roundUp(p.keysPerTile, 96).value_or(0);
     if (p.keysPerTile < 1)
@@ -124,6 +130,8 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   if (queryRows && *queryRows <= kMaxDecodeRows && p.headDim % kLanes == 0 &&
       p.valueDim % kLanes == 0) {
     p.kind = AttentionKernelKind::Decode;
+    // Scores as dot products of whole 32-channel pair vectors.
+    p.dotProducts = bf16Dot && p.headDim % (2 * kLanes) == 0;
     p.queriesPerTask = std::max<int64_t>(1, sq);
     p.validRows = p.queriesPerTask * p.group;
     p.rows = kLanes;

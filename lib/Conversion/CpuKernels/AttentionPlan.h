@@ -26,6 +26,9 @@ enum class AttentionKernelKind {
   /// Decode (at most 8 rows): Q and O row-major; scores are dot products
   /// along D and P V runs along Dv, so no lane holds a padding row.
   Decode,
+  /// bf16 prefill on AVX512-BF16 dot products (vdpbf16ps): the Tiled
+  /// schedule with Q^T, P^T and V in bf16 pairs.
+  Bf16Dot,
   /// bf16 prefill on AMX tiles: Q^T and V in VNNI pairs, P transposed to
   /// bf16 rows, O row-major.
   Amx,
@@ -48,6 +51,9 @@ struct AttentionPlan {
   int64_t rotaryDim = 0;
   RopeStyle ropeStyle = RopeStyle::half;
   Type element;
+  /// bf16 pair products on vdpbf16ps: both products of the Bf16Dot kernel;
+  /// the scores, and P V in tiles without masked keys, of the decode kernel.
+  bool dotProducts = false;
   double scale = 1.0;
   PositionMask positionMask;
   std::optional<double> alibiMaxBias;
@@ -56,7 +62,9 @@ struct AttentionPlan {
 
   int64_t rotaryHalf() const { return rotaryDim / 2; }
   /// O and its partials row-major [rows][Dv] rather than [Dv][rows].
-  bool outputRowMajor() const { return kind != AttentionKernelKind::Tiled; }
+  bool outputRowMajor() const {
+    return kind == AttentionKernelKind::Decode || kind == AttentionKernelKind::Amx;
+  }
   /// The rows that O holds.
   int64_t outputRows() const {
     return kind == AttentionKernelKind::Decode ? validRows : rows;
@@ -69,6 +77,7 @@ struct AttentionPlanOptions {
   int64_t rows = 64;
   int64_t blockKeys = 96;
   bool amx = false;
+  bool bf16Dot = false;
 };
 
 /// The plan of the kernel for `op`, or std::nullopt when the op keeps the

@@ -24,6 +24,8 @@ void AttentionTask::allocate() {
     rowSlopes = g.scratch({p.rows}, g.f32());
   if (p.hasMask)
     rowMaskOffsets = g.scratch({p.rows}, g.i64());
+  if (vectorQueries())
+    queryRows = g.scratch({kLanes, p.headDim}, g.f32());
   allocateVariant();
 }
 
@@ -81,6 +83,8 @@ std::pair<Value, Value> AttentionTask::packQueries() {
             Value row = g.add(g.mul(g.add(g.mul(bm, heads), hm), sq), qi);
             g.store(g.toI64(g.mul(row, skv)), rowMaskOffsets, {r});
           }
+          if (vectorQueries())
+            return;
           Value scale = g.f32Constant(p.scale);
           auto channel = [&](Value d) { return g.toF32(g.load(buf.q, {bi, h, qi, d})); };
           if (p.rotaryDim) {
@@ -99,7 +103,133 @@ std::pair<Value, Value> AttentionTask::packQueries() {
         });
         return {g.min(minMax[0], position), g.max(minMax[1], position)};
       });
+  if (vectorQueries()) {
+    Value rowCount = g.mul(qCount, g.index(p.group));
+    g.loop(0, rowCount, kLanes, [&](Value r0) {
+      rotateQueryRows(r0, rowCount);
+      storeQueryRows(r0);
+    });
+  }
   return {range[0], range[1]};
+}
+
+void AttentionTask::accumulateOutputTiles(Value steps, MicroTileStep step) {
+  const int64_t rowVectors = p.rowVectors;
+  g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
+    SmallVector<Value> correction;
+    for (int64_t v = 0; v < rowVectors; ++v)
+      correction.push_back(g.vload(alpha, {g.add(r0, g.index(v * kLanes))}));
+    auto at = [&](Value e0, int64_t ec, int64_t v) {
+      return SmallVector<Value>{g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))};
+    };
+    auto microTile = [&](Value e0, int64_t channels) {
+      // acc = alpha O, then the steps.
+      SmallVector<Value> init;
+      for (int64_t ec = 0; ec < channels; ++ec)
+        for (int64_t v = 0; v < rowVectors; ++v)
+          init.push_back(buildRescale(g.b, g.vload(output, at(e0, ec, v)), correction[v]));
+      SmallVector<Value> acc = g.loop(g.index(0), steps, g.index(1), init,
+                                      [&](Value s, ValueRange a) -> SmallVector<Value> {
+                                        return step(s, r0, e0, channels, a);
+                                      });
+      for (int64_t ec = 0; ec < channels; ++ec)
+        for (int64_t v = 0; v < rowVectors; ++v)
+          g.vstore(acc[ec * rowVectors + v], output, at(e0, ec, v));
+    };
+    const int64_t microChannels = p.channelsPerMicroTile;
+    const int64_t whole = p.valueDim - p.valueDim % microChannels;
+    if (whole > 0)
+      g.loop(0, g.index(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
+    if (p.valueDim % microChannels)
+      microTile(g.index(whole), p.valueDim % microChannels);
+  });
+}
+
+void AttentionTask::accumulateWeightedValues(Value kCount,
+                                             function_ref<Value(Value, Value)> value,
+                                             bool skipZeroWeights) {
+  accumulateOutputTiles(kCount, [&](Value j, Value r0, Value e0, int64_t channels,
+                                    ValueRange a) -> SmallVector<Value> {
+    SmallVector<Value> weights, next;
+    for (int64_t v = 0; v < p.rowVectors; ++v)
+      weights.push_back(g.vload(scores, {j, g.add(r0, g.index(v * kLanes))}));
+    for (int64_t ec = 0; ec < channels; ++ec) {
+      Value ve = g.splat(value(j, g.add(e0, g.index(ec))));
+      for (int64_t v = 0; v < p.rowVectors; ++v) {
+        Value acc = a[ec * p.rowVectors + v];
+        next.push_back(skipZeroWeights ? buildWeightedSum(g.b, acc, weights[v], ve)
+                                       : g.fma(weights[v], ve, acc));
+      }
+    }
+    return next;
+  });
+}
+
+SmallVector<Value> AttentionTask::queryIndex(Value d, Value r) {
+  switch (queryLayout()) {
+  case QueryLayout::RowMajor:
+    return {r, d};
+  case QueryLayout::Transposed:
+    return {d, r};
+  case QueryLayout::Pairs:
+    return {arith::DivUIOp::create(g.b, d, g.index(2)),
+            g.add(g.mul(r, g.index(2)), arith::RemUIOp::create(g.b, d, g.index(2)))};
+  }
+  llvm_unreachable("unknown query layout");
+}
+
+bool AttentionTask::vectorQueries() const {
+  return p.headDim % kLanes == 0 && p.rotaryHalf() % kLanes == 0 &&
+         (p.headDim - p.rotaryDim) % kLanes == 0;
+}
+
+void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
+  Value count = g.min(g.index(kLanes), g.sub(rowCount, r0));
+  Value scale = g.f32Splat(p.scale);
+  g.loop(0, count, 1, [&](Value t) {
+    Value r = g.add(r0, t);
+    Value qi = g.add(q0, arith::DivUIOp::create(g.b, r, g.index(p.group)));
+    Value h = g.add(g.mul(kvh, g.index(p.group)),
+                    arith::RemUIOp::create(g.b, r, g.index(p.group)));
+    auto rowAt = [&](Value d) { return SmallVector<Value>{bi, h, qi, d}; };
+    // The same operations as the scalar path: rotate in f32, then scale.
+    auto store = [&](Value v, Value d) { g.vstore(g.fmul(v, scale), queryRows, {t, d}); };
+    for (int64_t pair = 0; pair < p.rotaryHalf(); pair += kLanes) {
+      Value cos = g.vload(buf.qCos, tableIndex(buf.qCos, bi, qi, g.index(pair)));
+      Value sin = g.vload(buf.qSin, tableIndex(buf.qSin, bi, qi, g.index(pair)));
+      buildVectorPairRotation(
+          g.b, cos, sin, g.index(pair), p.ropeStyle, p.rotaryDim,
+          [&](Value d, int64_t lanes) { return g.vload(buf.q, rowAt(d), lanes); }, store);
+    }
+    for (int64_t d = p.rotaryDim; d < p.headDim; d += kLanes)
+      store(g.vload(buf.q, rowAt(g.index(d))), g.index(d));
+  });
+  g.zeroRows(queryRows, count, g.index(kLanes));
+}
+
+void AttentionTask::storeQueryRows(Value r0) {
+  QueryLayout layout = queryLayout();
+  for (int64_t c = 0; c < p.headDim; c += kLanes) {
+    SmallVector<Value> rows;
+    for (int64_t t = 0; t < kLanes; ++t)
+      rows.push_back(g.vload(queryRows, {g.index(t), g.index(c)}));
+    if (layout == QueryLayout::RowMajor) {
+      for (int64_t t = 0; t < kLanes; ++t)
+        g.storeAs(rows[t], queries, {g.add(r0, g.index(t)), g.index(c)});
+      continue;
+    }
+    // columns[t]: channel c + t of the 16 rows.
+    SmallVector<Value> columns = g.transpose16(rows);
+    for (int64_t t = 0; t < kLanes; ++t) {
+      if (layout == QueryLayout::Transposed) {
+        g.storeAs(columns[t], queries, {g.index(c + t), r0});
+      } else if (t % 2 == 0) {
+        // Channels c + t and c + t + 1 of each row side by side.
+        g.storeAs(buildZip(g.b, columns[t], columns[t + 1]), queries,
+                  {g.index((c + t) / 2), g.mul(r0, g.index(2))});
+      }
+    }
+  }
 }
 
 std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
@@ -113,6 +243,23 @@ std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
         return {g.min(minMax[0], position), g.max(minMax[1], position)};
       });
   return {range[0], range[1]};
+}
+
+std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, Value qMin,
+                                                      Value qMax) {
+  SmallVector<Value> range = g.loop(
+      g.index(0), kCount, g.index(1), {kCount, g.index(-1)},
+      [&](Value j, ValueRange firstLast) -> SmallVector<Value> {
+        Value position = positionAt(g, buf.kPos, bi, g.add(k0, j));
+        Value hidden =
+            buildTileVisibility(g.b, p.positionMask, qMin, qMax, position, position).hidden;
+        return {g.select(hidden, firstLast[0], g.min(firstLast[0], j)),
+                g.select(hidden, firstLast[1], g.max(firstLast[1], j))};
+      });
+  Value count = g.max(g.add(g.sub(range[1], range[0]), g.index(1)), g.index(0));
+  Value first = g.select(g.cmp(arith::CmpIPredicate::sgt, count, g.index(0)), range[0],
+                         g.index(0));
+  return {first, count};
 }
 
 void AttentionTask::packKeys(Value k0, Value kCount) {
@@ -154,6 +301,67 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
   g.zeroRows(keys, kCount, g.index(p.keysPerTile));
 }
 
+Value AttentionTask::packValuePairs(Value pairBuffer, Value k0, Value kCount) {
+  auto raw = VectorType::get({kLanes}, p.element);
+  auto bitsType = VectorType::get({kLanes}, g.b.getI16Type());
+  auto lanesType = VectorType::get({kLanes}, g.b.getI1Type());
+  Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
+  Value exponent = arith::ConstantOp::create(
+      g.b, DenseElementsAttr::get(bitsType, g.b.getI16IntegerAttr(0x7F80)));
+  // Lanes of a bf16 vector holding a NaN or inf: all exponent bits set.
+  auto nonFiniteLanes = [&](Value x) {
+    Value bits = arith::BitcastOp::create(g.b, bitsType, x);
+    return g.cmp(arith::CmpIPredicate::eq, arith::AndIOp::create(g.b, bits, exponent),
+                 exponent);
+  };
+  Value none = arith::ConstantOp::create(
+      g.b, DenseElementsAttr::get(lanesType, g.b.getBoolAttr(false)));
+  Value special = g.loop(
+      g.index(0), g.ceilDiv(kCount, g.index(2)), g.index(1), {none},
+      [&](Value jp, ValueRange found) -> SmallVector<Value> {
+        Value j = g.mul(jp, g.index(2));
+        Value second = g.cmp(arith::CmpIPredicate::slt, g.add(j, g.index(1)), kCount);
+        // The second row's index stays in bounds; past the keys it reads zeros.
+        Value j1 = g.min(g.add(j, g.index(1)), g.sub(kCount, g.index(1)));
+        Value any = found[0];
+        for (int64_t e = 0; e < p.valueDim; e += kLanes) {
+          Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
+                                            ValueRange{bi, kvh, g.add(k0, j), g.index(e)});
+          Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
+                                            ValueRange{bi, kvh, g.add(k0, j1), g.index(e)});
+          x1 = g.select(second, x1, zero);
+          any = arith::OrIOp::create(
+              g.b, any, arith::OrIOp::create(g.b, nonFiniteLanes(x0), nonFiniteLanes(x1)));
+          g.vstore(buildZip(g.b, x0, x1), pairBuffer, {jp, g.index(2 * e)});
+        }
+        return {any};
+      })[0];
+  return vector::ReductionOp::create(g.b, vector::CombiningKind::OR, special);
+}
+
+void AttentionTask::packWeightPairs(Value pairBuffer, Value count) {
+  auto pairType = VectorType::get({2 * kLanes}, g.b.getBF16Type());
+  g.loop(0, count, 1, [&](Value jp) {
+    Value j = g.mul(jp, g.index(2));
+    for (int64_t r = 0; r < p.rows; r += kLanes) {
+      Value first = g.vload(scores, {j, g.index(r)});
+      Value second = g.vload(scores, {g.add(j, g.index(1)), g.index(r)});
+      Value zipped = arith::TruncFOp::create(g.b, pairType, buildZip(g.b, first, second));
+      g.vstore(zipped, pairBuffer, {jp, g.index(2 * r)});
+    }
+  });
+}
+
+Value AttentionTask::broadcastPair(Value mem, Value i, Value c) {
+  Type bf16 = g.b.getBF16Type();
+  Value pair =
+      vector::LoadOp::create(g.b, VectorType::get({2}, bf16), mem, ValueRange{i, c});
+  Value word = vector::ExtractOp::create(
+      g.b, vector::BitCastOp::create(g.b, VectorType::get({1}, g.b.getI32Type()), pair),
+      ArrayRef<int64_t>{0});
+  return vector::BitCastOp::create(g.b, VectorType::get({2 * kLanes}, bf16), g.splat(word));
+}
+
 Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid) {
   Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
   Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
@@ -193,7 +401,7 @@ Value AttentionTask::scoreWithBiasAndMasks(Value s, Value rowQ, Value slope,
 }
 
 Value AttentionTask::tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0,
-                                Value kCount, Value base) {
+                                Value kCount, Value scoreRows, Value base) {
   Value rowQ, slope, maskOffsets;
   const bool exact = fix == ScoreFix::ExactDistances;
   if (fix != ScoreFix::None) {
@@ -205,7 +413,7 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0,
     if (p.hasMask)
       maskOffsets = g.vloadI64(rowMaskOffsets, {r});
   }
-  return g.loop(g.index(0), g.index(p.keysPerTile), g.index(1), {mOld},
+  return g.loop(g.index(0), scoreRows, g.index(1), {mOld},
                 [&](Value j, ValueRange m) -> SmallVector<Value> {
                   Value s = g.vload(scores, {j, r});
                   if (fix != ScoreFix::None) {
@@ -213,11 +421,17 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0,
                                               exact ? base : Value());
                     g.vstore(s, scores, {j, r});
                   }
-                  return {buildRowMax(g.b, m[0], s)};
+                  return {buildRunningRowMax(g.b, m[0], s)};
                 })[0];
 }
 
 void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) {
+  // The score rows the products read: the keys, rounded up to whole pairs
+  // for the bf16 pair products, every row for AMX tiles. Rows past the keys
+  // get weight 0 (the tile is then partial and they are masked).
+  Value scoreRows = p.kind == AttentionKernelKind::Amx
+                        ? g.index(p.keysPerTile)
+                        : g.mul(g.ceilDiv(kCount, g.index(2)), g.index(2));
   g.loop(0, g.index(p.rows), kLanes, [&](Value r) {
     Value mOld = g.vload(rowMax, {r});
     // m' = max(m, max_j s_j), the scores fixed first where the tile needs it.
@@ -227,19 +441,23 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
           return g.ifElse(
               masking.nearby, g.f32Vector(),
               [&] {
-                return tileRowMax(r, mOld, ScoreFix::ExactDistances, k0, kCount, masking.base);
+                return tileRowMax(r, mOld, ScoreFix::ExactDistances, k0, kCount, scoreRows,
+                                  masking.base);
               },
               [&] {
-                return tileRowMax(r, mOld, ScoreFix::Int64Positions, k0, kCount, masking.base);
+                return tileRowMax(r, mOld, ScoreFix::Int64Positions, k0, kCount, scoreRows,
+                                  masking.base);
               });
         },
-        [&] { return tileRowMax(r, mOld, ScoreFix::None, k0, kCount, masking.base); });
+        [&] {
+          return tileRowMax(r, mOld, ScoreFix::None, k0, kCount, scoreRows, masking.base);
+        });
     // base = m', or 0 while the row has no visible key.
     Value base = buildExponentBase(g.b, mNew);
     // alpha = exp(m - base)
     Value correction = buildExpOfDifference(g.b, mOld, base, buildExpNonPositive);
     // p_j = exp(s_j - base), and their sum.
-    Value sum = g.loop(g.index(0), g.index(p.keysPerTile), g.index(1), {g.f32Splat(0.0)},
+    Value sum = g.loop(g.index(0), scoreRows, g.index(1), {g.f32Splat(0.0)},
                        [&](Value j, ValueRange acc) -> SmallVector<Value> {
                          Value weight = buildExpOfDifference(
                              g.b, g.vload(scores, {j, r}), base, buildExpNonPositive);

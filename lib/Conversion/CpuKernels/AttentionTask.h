@@ -74,6 +74,11 @@ public:
   std::pair<Value, Value> packQueries();
   /// Positions of keys [k0, k0 + kCount) into the tile; returns their range.
   std::pair<Value, Value> keyPositions(Value k0, Value kCount);
+  /// The keys of [k0, k0 + kCount) that the position masks leave visible to
+  /// some query at [qMin, qMax]: (first, count) of the range from the first
+  /// to the last such key (count 0: none). Keys outside it are hidden from
+  /// every row, so a tile may skip them (they would add nothing).
+  std::pair<Value, Value> visibleKeyRange(Value k0, Value kCount, Value qMin, Value qMax);
   /// The online-softmax update with the K/V tile [k0, k0 + kCount).
   virtual void processTile(Value k0, Value kCount, const TileMasking &masking) = 0;
   /// out[bi, h, q0 + i, :] = O / l for the task's rows.
@@ -88,22 +93,70 @@ protected:
   Value sq, skv, bi, kvh, q0, qCount;
   // Scratch.
   Value queries, scores, output, keys, rowMax, rowSum, alpha, rowPositions,
-      rowSlopes, rowMaskOffsets, keyPositionTile;
+      rowSlopes, rowMaskOffsets, keyPositionTile, queryRows;
 
-  /// Variant hooks: Q and O buffers and where element (channel, row) of
-  /// each lives; extra scratch.
+  /// How a variant lays out the rotated, scaled queries.
+  enum class QueryLayout {
+    RowMajor,   // Q[r][d]
+    Transposed, // Q^T[d][r]
+    Pairs,      // Q^T in pairs along d: Qv[d / 2][2 r + d % 2]
+  };
+
+  /// Variant hooks: Q and O buffers, the layout of Q, where element
+  /// (channel, row) of O lives; extra scratch.
   virtual Value allocateQueries() = 0;
   virtual Value allocateOutput() = 0;
-  virtual SmallVector<Value> queryIndex(Value d, Value r) = 0;
+  virtual QueryLayout queryLayout() = 0;
   virtual SmallVector<Value> outputIndex(Value e, Value r) = 0;
   virtual Type keyTileType() { return g.f32(); }
   virtual void allocateVariant() {}
+
+  /// One step of a micro-tile product into O^T: the accumulators (index
+  /// ec * rowVectors + v) after step `s` of the micro-tile of rows
+  /// [r0, r0 + 16 rowVectors) and value channels [e0, e0 + channels).
+  using MicroTileStep = function_ref<SmallVector<Value>(Value s, Value r0, Value e0,
+                                                        int64_t channels, ValueRange acc)>;
+  /// O^T = alpha O^T + the sum over steps [0, steps) of `step`, on micro-tiles
+  /// of channelsPerMicroTile value channels x rowVectors row vectors (the
+  /// O^T layout of the Tiled and Bf16Dot kernels).
+  void accumulateOutputTiles(Value steps, MicroTileStep step);
+
+  /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r]
+  /// with f32 FMAs on the f32 weights, `value(j, e)` an f32 element of V;
+  /// with `skipZeroWeights`, keys of weight 0 add nothing even where their
+  /// value is NaN or inf.
+  void accumulateWeightedValues(Value kCount, function_ref<Value(Value, Value)> value,
+                                bool skipZeroWeights);
+
+  /// Where element (channel d, row r) of Q lives.
+  SmallVector<Value> queryIndex(Value d, Value r);
+  /// Whether whole rows of Q are rotated as vectors (16 channels at a time).
+  bool vectorQueries() const;
+  /// Rows [r0, r0 + 16) of scale * rope(q) (zero past `rowCount` rows) into
+  /// the 16 x D f32 tile `queryRows`.
+  void rotateQueryRows(Value r0, Value rowCount);
+  /// Those 16 rows from `queryRows` into Q in the variant's layout: 16 x 16
+  /// blocks transposed by shuffles for the transposed layouts.
+  void storeQueryRows(Value r0);
 
   /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys.
   void packKeys(Value k0, Value kCount);
   /// The online-softmax step over the scores of one tile: fixes, row max,
   /// weights, sums and the correction alpha of the running output.
   void softmax(Value k0, Value kCount, const TileMasking &masking);
+  /// pairs[jp][2 e + j % 2] = v[bi, kvh, k0 + 2 jp + j % 2, e] for the pairs
+  /// of keys [0, kCount) (the second row of a last odd pair zero): rows 2 jp
+  /// and 2 jp + 1 zipped, as the bf16 pair products (AMX, vdpbf16ps) read V.
+  /// Needs bf16 values and Dv a multiple of 16. Returns whether a value is
+  /// NaN or inf.
+  Value packValuePairs(Value pairs, Value k0, Value kCount);
+  /// pairs[jp][2 r + j % 2] = bf16(P^T[2 jp + j % 2][r]) for jp < `count`:
+  /// rows 2 jp and 2 jp + 1 of the weights zipped and rounded, as the bf16
+  /// pair products read P.
+  void packWeightPairs(Value pairs, Value count);
+  /// The bf16 pair (mem[i][c], mem[i][c + 1]) in every 32-bit lane of a
+  /// vector<32xbf16>.
+  Value broadcastPair(Value mem, Value i, Value c);
 
 private:
   /// How the scores of a tile are fixed before the row max.
@@ -119,10 +172,10 @@ private:
                               Value j, Value k0, Value kCount, Value base);
   /// The mask operand's entries of key j for 16 rows (gathered).
   Value maskValue(Value maskOffsets, Value j, Value k0, Value valid);
-  /// m' = max(m, max_j s_j) over the tile for the 16 rows from `r`, the
-  /// scores fixed first as `fix` says.
+  /// m' = max(m, max_j s_j) over score rows [0, scoreRows) of the tile for
+  /// the 16 rows from `r`, the scores fixed first as `fix` says.
   Value tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0, Value kCount,
-                   Value base);
+                   Value scoreRows, Value base);
 };
 
 /// The task of each variant.
@@ -130,6 +183,8 @@ std::unique_ptr<AttentionTask> createTiledTask(KernelBuilder &g, const Attention
                                                const AttentionBuffers &buf);
 std::unique_ptr<AttentionTask> createDecodeTask(KernelBuilder &g, const AttentionPlan &p,
                                                 const AttentionBuffers &buf);
+std::unique_ptr<AttentionTask> createBf16DotTask(KernelBuilder &g, const AttentionPlan &p,
+                                                 const AttentionBuffers &buf);
 std::unique_ptr<AttentionTask> createAmxTask(KernelBuilder &g, const AttentionPlan &p,
                                              const AttentionBuffers &buf);
 

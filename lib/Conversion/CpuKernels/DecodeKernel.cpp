@@ -5,12 +5,21 @@
 //   S^T[j][r] = sum_d Q[r][d] K[j][d]      D/16 FMAs and one tree reduction
 //   O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e]   vectors along Dv
 // K and V are read in place (f32 keys without RoPE); rotated or narrow keys
-// go through the key tile.
+// go through the key tile. Decode streams K and V from memory once: while a
+// tile is processed, the loops over its keys prefetch the same rows of the
+// next tile, so the memory stays busy through the softmax and the products.
+//
+// bf16 with dot products (plan.dotProducts, vdpbf16ps): Q is stored as bf16,
+// the scores are dot products of 32-channel pair vectors read in place (or
+// from the bf16 key tile); in tiles without masked keys P V is a pair product
+// of the bf16-rounded weights Pv[j / 2][2 r + j % 2] and two zipped rows of V,
+// other tiles take the f32 FMAs that skip weight-0 keys.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTask.h"
 
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
 #include <algorithm>
 
@@ -24,41 +33,88 @@ public:
   using AttentionTask::AttentionTask;
 
   void processTile(Value k0, Value kCount, const TileMasking &masking) override {
-    const bool packed = p.rotaryDim || !p.element.isF32();
+    const bool packed = p.rotaryDim || (!p.element.isF32() && !p.dotProducts);
     if (packed)
       packKeys(k0, kCount);
-    computeScores(kCount, [&](Value j, int64_t c) {
+    // f32 channels, or bf16 pairs for dot products, as the keys hold them.
+    auto type = VectorType::get({chunkWidth()}, p.dotProducts ? p.element : g.f32());
+    computeScores(k0, kCount, [&](Value j, int64_t c) -> Value {
       if (packed)
-        return g.vload(keys, {j, g.index(c)});
-      return g.vload(buf.k, {bi, kvh, g.add(k0, j), g.index(c)});
+        return vector::LoadOp::create(g.b, type, keys, ValueRange{j, g.index(c)});
+      return vector::LoadOp::create(g.b, type, buf.k,
+                                    ValueRange{bi, kvh, g.add(k0, j), g.index(c)});
     });
     softmax(k0, kCount, masking);
-    // Every tile skips weight-0 keys: the masked FMAs cost nothing here
-    // (decode streams K and V from memory).
-    accumulateValues(kCount, [&](Value j, int64_t c) {
-      return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(c)});
-    });
+    // The f32 path skips weight-0 keys in every tile: the masked FMAs cost
+    // nothing here (decode streams K and V from memory).
+    auto skippingZeroWeights = [&] {
+      accumulateValues(k0, kCount, [&](Value j, int64_t c) {
+        return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(c)});
+      });
+    };
+    if (!p.dotProducts)
+      return skippingZeroWeights();
+    auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(g.b);
+    g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    skippingZeroWeights();
+    g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    Value pairs = g.ceilDiv(kCount, g.index(2));
+    packWeightPairs(weights, pairs);
+    accumulateValuePairs(k0, kCount, pairs);
   }
 
 private:
-  Value allocateQueries() override { return g.scratch({p.rows, p.headDim}, g.f32()); }
+  /// bf16 weight pairs (dot products).
+  Value weights;
+
+  Value allocateQueries() override {
+    return g.scratch({p.rows, p.headDim}, p.dotProducts ? p.element : g.f32());
+  }
+  Type keyTileType() override { return p.dotProducts ? p.element : g.f32(); }
+  void allocateVariant() override {
+    if (p.dotProducts)
+      weights = g.scratch({p.keysPerTile / 2, 2 * p.rows}, p.element);
+  }
+  /// Channels of a query or key chunk: 32 bf16 (16 pairs) for dot products.
+  int64_t chunkWidth() const { return p.dotProducts ? 2 * kLanes : kLanes; }
   Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
-  SmallVector<Value> queryIndex(Value d, Value r) override { return {r, d}; }
+  QueryLayout queryLayout() override { return QueryLayout::RowMajor; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
 
-  /// `row(j, c)`: the 16 channels from c of key or value j, as f32.
+  /// `row(j, c)`: the chunk of channels from c of key or value j (16 f32, or
+  /// 32 bf16 for the scores' dot products).
   using TileRow = function_ref<Value(Value, int64_t)>;
 
-  /// S^T[j][r] = sum_d Q[r][d] K[j][d] for the valid rows.
-  void computeScores(Value kCount, TileRow key) {
+  /// Prefetches the cache lines of key k0 + j of the next tile (clamped to
+  /// the last key) of `operand` (K or V) into every cache level.
+  void prefetchNextTile(Value operand, Value k0, Value j) {
+    auto type = cast<MemRefType>(operand.getType());
+    const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
+    Value ahead = g.min(g.add(g.add(k0, j), g.index(p.keysPerTile)), g.sub(skv, g.index(1)));
+    for (int64_t c = 0; c < type.getDimSize(3); c += lineElements)
+      memref::PrefetchOp::create(g.b, operand, ValueRange{bi, kvh, ahead, g.index(c)},
+                                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  }
+
+  /// S^T[j][r] = sum_d Q[r][d] K[j][d] for the valid rows: FMAs of f32
+  /// chunks or dot products of bf16 pair chunks, then one tree reduction.
+  void computeScores(Value k0, Value kCount, TileRow key) {
+    const int64_t width = chunkWidth();
+    auto queryType =
+        VectorType::get({width}, cast<MemRefType>(queries.getType()).getElementType());
     g.loop(0, kCount, 1, [&](Value j) {
+      prefetchNextTile(buf.k, k0, j);
       SmallVector<Value> k;
-      for (int64_t c = 0; c < p.headDim; c += kLanes)
+      for (int64_t c = 0; c < p.headDim; c += width)
         k.push_back(key(j, c));
       for (int64_t r = 0; r < p.validRows; ++r) {
-        Value acc = g.fmul(g.vload(queries, {g.index(r), g.index(0)}), k[0]);
-        for (int64_t c = kLanes; c < p.headDim; c += kLanes)
-          acc = g.fma(g.vload(queries, {g.index(r), g.index(c)}), k[c / kLanes], acc);
+        Value acc = g.f32Splat(0.0);
+        for (int64_t c = 0; c < p.headDim; c += width) {
+          Value q = vector::LoadOp::create(g.b, queryType, queries,
+                                           ValueRange{g.index(r), g.index(c)});
+          acc = p.dotProducts ? g.bf16Dot(acc, q, k[c / width]) : g.fma(q, k[c / width], acc);
+        }
         auto sum = vector::ReductionOp::create(g.b, vector::CombiningKind::ADD, acc);
         sum.setFastmath(arith::FastMathFlags::reassoc);
         g.store(sum, scores, {j, g.index(r)});
@@ -66,40 +122,88 @@ private:
     });
   }
 
-  /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e], in chunks of
-  /// channels that keep rows x vectors <= 16 accumulators; keys of weight 0
-  /// add nothing.
-  void accumulateValues(Value kCount, TileRow value) {
+  /// One step of a chunk of P V: the accumulators (index r * vectors + v)
+  /// after step `s` for the value vectors [v0, v0 + vectors) of every row.
+  using ChunkStep =
+      function_ref<SmallVector<Value>(Value s, int64_t v0, int64_t vectors, ValueRange acc)>;
+
+  /// O[r][e] = alpha[r] O[r][e] + the sum over steps [0, steps) of `step`, in
+  /// chunks of value channels that keep rows x vectors <= 16 accumulators.
+  void accumulateChunks(Value steps, ChunkStep step) {
     const int64_t vectors = p.valueDim / kLanes;
     const int64_t chunk = std::clamp<int64_t>(16 / p.validRows, 1, vectors);
+    auto at = [&](int64_t r, int64_t v) {
+      return SmallVector<Value>{g.index(r), g.index(v * kLanes)};
+    };
     for (int64_t v0 = 0; v0 < vectors; v0 += chunk) {
       const int64_t nv = std::min(chunk, vectors - v0);
-      // acc = alpha O
+      // acc = alpha O, then the steps.
       SmallVector<Value> init;
       for (int64_t r = 0; r < p.validRows; ++r) {
         Value correction = g.splat(g.load(alpha, {g.index(r)}));
         for (int64_t v = 0; v < nv; ++v)
-          init.push_back(buildRescale(
-              g.b, g.vload(output, {g.index(r), g.index((v0 + v) * kLanes)}), correction));
+          init.push_back(buildRescale(g.b, g.vload(output, at(r, v0 + v)), correction));
       }
-      // acc += p_j v_j
-      SmallVector<Value> acc = g.loop(
-          g.index(0), kCount, g.index(1), init,
-          [&](Value j, ValueRange a) -> SmallVector<Value> {
-            SmallVector<Value> vj, next;
-            for (int64_t v = 0; v < nv; ++v)
-              vj.push_back(value(j, (v0 + v) * kLanes));
-            for (int64_t r = 0; r < p.validRows; ++r) {
-              Value weight = g.splat(g.load(scores, {j, g.index(r)}));
-              for (int64_t v = 0; v < nv; ++v)
-                next.push_back(buildWeightedSum(g.b, a[r * nv + v], weight, vj[v]));
-            }
-            return next;
-          });
+      SmallVector<Value> acc = g.loop(g.index(0), steps, g.index(1), init,
+                                      [&](Value s, ValueRange a) -> SmallVector<Value> {
+                                        return step(s, v0, nv, a);
+                                      });
       for (int64_t r = 0; r < p.validRows; ++r)
         for (int64_t v = 0; v < nv; ++v)
-          g.vstore(acc[r * nv + v], output, {g.index(r), g.index((v0 + v) * kLanes)});
+          g.vstore(acc[r * nv + v], output, at(r, v0 + v));
     }
+  }
+
+  /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e]; keys of weight 0
+  /// add nothing. The first chunk prefetches the next tile's rows of V.
+  void accumulateValues(Value k0, Value kCount, TileRow value) {
+    accumulateChunks(kCount, [&](Value j, int64_t v0, int64_t nv,
+                                 ValueRange a) -> SmallVector<Value> {
+      if (v0 == 0)
+        prefetchNextTile(buf.v, k0, j);
+      SmallVector<Value> vj, next;
+      for (int64_t v = 0; v < nv; ++v)
+        vj.push_back(value(j, (v0 + v) * kLanes));
+      for (int64_t r = 0; r < p.validRows; ++r) {
+        Value weight = g.splat(g.load(scores, {j, g.index(r)}));
+        for (int64_t v = 0; v < nv; ++v)
+          next.push_back(buildWeightedSum(g.b, a[r * nv + v], weight, vj[v]));
+      }
+      return next;
+    });
+  }
+
+  /// O[r][e] = alpha[r] O[r][e] + sum_{jp < pairs} of the pair products
+  /// Pv[jp][2 r..] . (V[2 jp][e], V[2 jp + 1][e]) (V's rows zipped as they
+  /// are read; the second row of a last odd pair is zero).
+  void accumulateValuePairs(Value k0, Value kCount, Value pairs) {
+    auto raw = VectorType::get({kLanes}, p.element);
+    Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
+    Value last = g.sub(kCount, g.index(1));
+    accumulateChunks(pairs, [&](Value jp, int64_t v0, int64_t nv,
+                                ValueRange a) -> SmallVector<Value> {
+      Value j = g.mul(jp, g.index(2));
+      Value j1 = g.add(j, g.index(1));
+      if (v0 == 0) {
+        prefetchNextTile(buf.v, k0, j);
+        prefetchNextTile(buf.v, k0, j1);
+      }
+      Value second = g.cmp(arith::CmpIPredicate::slt, j1, kCount);
+      auto row = [&](Value key, int64_t v) {
+        return vector::LoadOp::create(g.b, raw, buf.v,
+                                      ValueRange{bi, kvh, g.add(k0, key), g.index(v * kLanes)});
+      };
+      SmallVector<Value> zipped, next;
+      for (int64_t v = v0; v < v0 + nv; ++v)
+        zipped.push_back(
+            buildZip(g.b, row(j, v), g.select(second, row(g.min(j1, last), v), zero)));
+      for (int64_t r = 0; r < p.validRows; ++r) {
+        Value weight = broadcastPair(weights, jp, g.index(2 * r));
+        for (int64_t v = 0; v < nv; ++v)
+          next.push_back(g.bf16Dot(a[r * nv + v], zipped[v], weight));
+      }
+      return next;
+    });
   }
 };
 

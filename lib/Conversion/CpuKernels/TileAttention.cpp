@@ -135,6 +135,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     planOptions.rows = options.rows;
     planOptions.blockKeys = options.blockKeys;
     planOptions.amx = options.amx;
+    planOptions.bf16Dot = options.bf16Dot;
     std::optional<AttentionPlan> plan = planAttention(op, planOptions);
     if (!plan)
       return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
@@ -227,6 +228,7 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
     options.rows = rows;
     options.blockKeys = blockKeys;
     options.amx = amx;
+    options.bf16Dot = bf16Dot;
     populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }

@@ -36,9 +36,9 @@ public:
     auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(g.b);
     g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    accumulateValues(kCount, value, /*skipZeroWeights=*/true);
+    accumulateWeightedValues(kCount, value, /*skipZeroWeights=*/true);
     g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    accumulateValues(kCount, value, /*skipZeroWeights=*/false);
+    accumulateWeightedValues(kCount, value, /*skipZeroWeights=*/false);
   }
 
 private:
@@ -47,7 +47,7 @@ private:
 
   Value allocateQueries() override { return g.scratch({p.headDim, p.rows}, g.f32()); }
   Value allocateOutput() override { return g.scratch({p.valueDim, p.rows}, g.f32()); }
-  SmallVector<Value> queryIndex(Value d, Value r) override { return {d, r}; }
+  QueryLayout queryLayout() override { return QueryLayout::Transposed; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {e, r}; }
   void allocateVariant() override {
     if (!p.element.isF32())
@@ -97,55 +97,6 @@ private:
       }
     });
     g.zeroRows(values, kCount, g.index(p.keysPerTile));
-  }
-
-  /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r],
-  /// `value(j, e)` an f32 element of V; with `skipZeroWeights`, keys of
-  /// weight 0 add nothing even where their value is NaN or inf.
-  void accumulateValues(Value kCount, function_ref<Value(Value, Value)> value,
-                        bool skipZeroWeights) {
-    const int64_t rowVectors = p.rowVectors;
-    g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
-      SmallVector<Value> correction;
-      for (int64_t v = 0; v < rowVectors; ++v)
-        correction.push_back(g.vload(alpha, {g.add(r0, g.index(v * kLanes))}));
-      auto microTile = [&](Value e0, int64_t microChannels) {
-        // acc = alpha O
-        SmallVector<Value> init;
-        for (int64_t ec = 0; ec < microChannels; ++ec)
-          for (int64_t v = 0; v < rowVectors; ++v)
-            init.push_back(buildRescale(
-                g.b, g.vload(output, {g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))}),
-                correction[v]));
-        // acc += p_j v_j
-        SmallVector<Value> acc = g.loop(
-            g.index(0), kCount, g.index(1), init,
-            [&](Value j, ValueRange a) -> SmallVector<Value> {
-              SmallVector<Value> weights, next;
-              for (int64_t v = 0; v < rowVectors; ++v)
-                weights.push_back(g.vload(scores, {j, g.add(r0, g.index(v * kLanes))}));
-              for (int64_t ec = 0; ec < microChannels; ++ec) {
-                Value ve = g.splat(value(j, g.add(e0, g.index(ec))));
-                for (int64_t v = 0; v < rowVectors; ++v)
-                  next.push_back(
-                      skipZeroWeights
-                          ? buildWeightedSum(g.b, a[ec * rowVectors + v], weights[v], ve)
-                          : g.fma(weights[v], ve, a[ec * rowVectors + v]));
-              }
-              return next;
-            });
-        for (int64_t ec = 0; ec < microChannels; ++ec)
-          for (int64_t v = 0; v < rowVectors; ++v)
-            g.vstore(acc[ec * rowVectors + v], output,
-                     {g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))});
-      };
-      const int64_t microChannels = p.channelsPerMicroTile;
-      const int64_t whole = p.valueDim - p.valueDim % microChannels;
-      if (whole > 0)
-        g.loop(0, g.index(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
-      if (p.valueDim % microChannels)
-        microTile(g.index(whole), p.valueDim % microChannels);
-    });
   }
 };
 

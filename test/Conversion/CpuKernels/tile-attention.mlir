@@ -133,10 +133,10 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // Packing V looks for NaN/inf (all exponent bits set): such a tile takes
 // the vector P V that skips weight-0 keys, others the tile product.
-// CHECK-AMX: %[[NONFINITE:.*]] = scf.for {{.*}} -> (i1)
+// CHECK-AMX: scf.for {{.*}} -> (vector<16xi1>)
 // CHECK-AMX: arith.andi %{{.*}}, %{{.*}} : vector<16xi16>
-// CHECK-AMX: vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
 // CHECK-AMX: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18,
+// CHECK-AMX: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
 // CHECK-AMX: scf.if %[[NONFINITE]] {
 // CHECK-AMX: arith.cmpf une
 // CHECK-AMX: math.fma
@@ -147,4 +147,71 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<rotary_dim = 64>) : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
   return %o : tensor<1x8x?x64xbf16>
+}
+
+// -----
+
+// bf16 on AVX512-BF16 dot products (bf16-dot=true): both products are
+// micro-tiles of vdpbf16ps, each adding the products of one bf16 pair to 16
+// f32 lanes (rows): S^T from Q^T pairs and a broadcast pair of Kr, O^T from
+// the bf16-rounded P^T pairs and a broadcast pair of V; the softmax stays f32.
+// RUN: pe-opt %s --pe-tile-attention="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT
+// RUN: pe-opt %s --pe-cpu-pipeline="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT-LLVM
+// CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x4x?x32xbf16>
+// Q^T pairs (D/2 x 2 rows), Kr (Bk x D, bf16), P^T pairs (Bk/2 x 2 rows),
+// V pairs (Bk/2 x 2 Dv):
+// CHECK-DOT-DAG: memref.alloca() : memref<16x128xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<96x32xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<48x128xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<48x64xbf16>
+// S^T: a pair of Kr in every 32-bit lane, 6 keys x 4 row vectors.
+// CHECK-DOT: %[[KPAIR:.*]] = vector.load %{{.*}} : memref<96x32xbf16>, vector<2xbf16>
+// CHECK-DOT: vector.bitcast %[[KPAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK-DOT: vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK-DOT: %[[K:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK-DOT-COUNT-4: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[K]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-DOT-COUNT-20: x86vector.avx512.dot
+// Weight rows 2 jp and 2 jp + 1 zipped, rounded to bf16.
+// CHECK-DOT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK-DOT-NEXT: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+// V pairs, checked for NaN/inf: only a tile with masked keys and such a value
+// takes the f32 path that skips weight-0 keys.
+// CHECK-DOT: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// CHECK-DOT: %[[SLOW:.*]] = arith.andi %{{.*}}, %[[NONFINITE]] : i1
+// CHECK-DOT: scf.if %[[SLOW]] {
+// CHECK-DOT: arith.cmpf une
+// CHECK-DOT: math.fma
+// CHECK-DOT: } else {
+// CHECK-DOT: vector.load %{{.*}} : memref<48x128xbf16>, vector<32xbf16>
+// CHECK-DOT: x86vector.avx512.dot
+// CHECK-DOT-LLVM: llvm.func internal @pe_attention_kernel
+// CHECK-DOT-LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: tensor<1x1x?x32xbf16>) -> tensor<1x4x?x32xbf16> {
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<rotary_dim = 32>) : tensor<1x4x?x32xbf16>, tensor<1x1x?x32xbf16>, tensor<1x1x?x32xbf16> -> tensor<1x4x?x32xbf16>
+  return %o : tensor<1x4x?x32xbf16>
+}
+
+// -----
+
+// Decode with bf16-dot: the scores are dot products of 32-channel pair
+// vectors of Q (bf16) and K (read in place), prefetching the next tile's
+// rows; tiles with masked keys take the FMAs that skip weight-0 keys, others
+// the pair products of zipped V rows and the bf16 weights.
+// CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x1x64xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<16x64xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<48x32xbf16>
+// CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<3>, data : memref<1x2x?x64xbf16>
+// CHECK-DOT: %[[DOT:.*]] = x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-DOT: x86vector.avx512.dot %[[DOT]], %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-DOT-NEXT: vector.reduction <add>
+// CHECK-DOT: scf.if %{{.*}} {
+// CHECK-DOT: arith.cmpf une
+// CHECK-DOT: } else {
+// CHECK-DOT: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+// CHECK-DOT: memref.prefetch %arg2
+// CHECK-DOT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}} : vector<16xbf16>, vector<16xbf16>
+// CHECK-DOT: x86vector.avx512.dot
+func.func @bf16_dot_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = pe.attention %q, %k, %v causal : tensor<1x8x1x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
 }

@@ -17,6 +17,8 @@ struct TileAttentionOptions {
   int64_t blockKeys = 96;
   /// bf16 attention on AMX tiles.
   bool amx = false;
+  /// bf16 attention on AVX512-BF16 dot products (vdpbf16ps).
+  bool bf16Dot = false;
 };
 
 /// pe.attention -> a call of a flash-attention kernel function on buffers

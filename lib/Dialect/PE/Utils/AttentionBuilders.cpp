@@ -194,6 +194,12 @@ Value pe::buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s) {
   return arith::MaxNumFOp::create(b, m, s);
 }
 
+Value pe::buildRunningRowMax(ImplicitLocOpBuilder &b, Value m, Value s) {
+  // A NaN score compares false and leaves m, as maxnum does.
+  Value greater = arith::CmpFOp::create(b, FloatPredicate::OGT, s, m);
+  return arith::SelectOp::create(b, greater, s, m);
+}
+
 Value pe::buildExponentBase(ImplicitLocOpBuilder &b, Value rowMax) {
   Value none = arith::CmpFOp::create(
       b, FloatPredicate::OEQ, rowMax,

@@ -5,7 +5,7 @@
 // the distance between positions, the ALiBi bias, and the steps of the online
 // softmax (as in IREE's attention decomposition, one step per builder):
 //
-//   m' = max(m, max_j s_j)                 buildRowMax
+//   m' = max(m, max_j s_j)                 buildRowMax, buildRunningRowMax
 //   base = m' == -inf ? 0 : m'              buildExponentBase
 //   p_j = exp(s_j - base), alpha = exp(m - base)   buildExpOfDifference
 //   l' = alpha l + sum_j p_j                buildRescaledSum
@@ -119,7 +119,12 @@ Value buildMathExp(ImplicitLocOpBuilder &b, Value x);
 
 /// m' = max(m, s), ignoring NaN: a NaN score makes its row NaN through its
 /// weight exp(NaN - base) = NaN (the exponentials must propagate NaN).
+/// arith.maxnumf, a combiner linalg's vectorizer recognizes.
 Value buildRowMax(ImplicitLocOpBuilder &b, Value m, Value s);
+/// The same for a running maximum m that is never NaN (it starts at -inf):
+/// s > m ? s : m, which x86 computes in one vmaxps (maxnumf needs a NaN
+/// fix-up there).
+Value buildRunningRowMax(ImplicitLocOpBuilder &b, Value m, Value s);
 
 /// base = m' == -inf ? 0 : m': what the exponents subtract. A row without a
 /// visible key yet has m' = -inf; subtracting 0 gives p = exp(-inf) = 0 and
