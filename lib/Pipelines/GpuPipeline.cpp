@@ -127,6 +127,10 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   if (reportInvalidOptions(pm, options))
     return;
   addGpuSchedule(pm, options);
+  // Tensor-core, async-copy and TMA ops (nvgpu) to NVVM while the kernels
+  // are still inside their launches: a TMA descriptor made on the host then
+  // enters its kernel as a pointer.
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuSinkConstants());
   pm.addPass(createGpuKernelOutliningPass());
 }

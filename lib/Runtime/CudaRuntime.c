@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PE_EXPORT __attribute__((visibility("default")))
 
@@ -71,11 +72,18 @@
   X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                            \
     (CUdeviceptr, unsigned short, size_t, CUstream))
 
-/* Stream-ordered allocation (CUDA 11.2 drivers and newer): used when present. */
+/* Stream-ordered allocation (CUDA 11.2 drivers and newer): used when
+ * present. TMA descriptors (CUDA 12 drivers): needed only by sm_90a kernels
+ * that load with TMA. */
 #define PE_OPTIONAL_DRIVER_FUNCTIONS(X)                                        \
   X(cuMemAllocAsync, "cuMemAllocAsync", CUresult,                              \
     (CUdeviceptr *, size_t, CUstream))                                         \
-  X(cuMemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))
+  X(cuMemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))     \
+  X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", CUresult,                \
+    (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,                   \
+     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,               \
+     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,            \
+     CUtensorMapL2promotion, CUtensorMapFloatOOBfill))
 
 #define PE_MEMBER(name, symbol, result, params) result(*name) params;
 static struct {
@@ -358,4 +366,104 @@ PE_EXPORT void mgpuMemset16(void *destination, unsigned short value,
                             size_t count, void *stream) {
   if (count != 0)
     CHECK(cuMemsetD16Async((CUdeviceptr)destination, value, count, stream));
+}
+
+/*===--- TMA descriptors --------------------------------------------------===*/
+
+/* Bytes per element of each CUtensorMapDataType, in the enum's order (uint8,
+ * uint16, uint32, int32, uint64, int64, f16, f32, f64, bf16, f32 ftz, tf32,
+ * tf32 ftz). */
+static const unsigned kTensorMapElementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+
+/* Device copies of the descriptors encoded so far, one per distinct
+ * descriptor: a kernel launched earlier may still read one, so none is
+ * overwritten or freed while the process runs. */
+typedef struct TensorMapCopy {
+  CUtensorMap map;
+  CUdeviceptr device;
+  struct TensorMapCopy *next;
+} TensorMapCopy;
+static TensorMapCopy *tensorMaps;
+
+static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
+  pthread_mutex_lock(&lock);
+  for (TensorMapCopy *copy = tensorMaps; copy != NULL; copy = copy->next)
+    if (memcmp(&copy->map, map, sizeof *map) == 0) {
+      pthread_mutex_unlock(&lock);
+      return copy->device;
+    }
+  /* CUtensorMap is 64-byte aligned (sizeof a multiple of 64). */
+  TensorMapCopy *copy = aligned_alloc(_Alignof(TensorMapCopy), sizeof(TensorMapCopy));
+  CUdeviceptr device = 0;
+  CUresult result = CUDA_ERROR_OUT_OF_MEMORY;
+  const char *call = "aligned_alloc";
+  if (copy != NULL) {
+    memset(copy, 0, sizeof *copy);
+    copy->map = *map;
+    call = "cuMemAlloc";
+    result = driver.cuMemAlloc(&copy->device, sizeof *map);
+    if (result == CUDA_SUCCESS) {
+      call = "cuMemcpyAsync";
+      result = driver.cuMemcpyAsync(copy->device, (CUdeviceptr)&copy->map,
+                                    sizeof *map, NULL);
+    }
+    if (result == CUDA_SUCCESS) {
+      call = "cuStreamSynchronize";
+      result = driver.cuStreamSynchronize(NULL);
+    }
+    if (result == CUDA_SUCCESS) {
+      device = copy->device;
+      copy->next = tensorMaps;
+      tensorMaps = copy;
+    } else {
+      if (copy->device != 0)
+        driver.cuMemFree(copy->device);
+      free(copy);
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  check(result, call);
+  return device;
+}
+
+/* MLIR's nvgpu lowering of nvgpu.tma.create.descriptor: a tiled TMA
+ * descriptor of the ranked memref `descriptor` (allocated, aligned, offset,
+ * sizes[rank], strides[rank]) with box sizes `box` (outermost first), in
+ * device memory. TMA lists dimensions innermost first, strides in bytes for
+ * all but the innermost, which must be contiguous. */
+PE_EXPORT void *mgpuTensorMapEncodeTiledMemref(
+    int64_t rank, void *descriptor, CUtensorMapDataType type,
+    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+    CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill,
+    int64_t *box) {
+  if (rank < 1 || rank > 5)
+    die("a TMA descriptor needs a memref of rank 1 to 5", NULL);
+  if ((unsigned)type >= sizeof kTensorMapElementBytes / sizeof *kTensorMapElementBytes)
+    die("a TMA descriptor has an unknown element type", NULL);
+  const unsigned bytes = kTensorMapElementBytes[type];
+  const int64_t *fields = (const int64_t *)((char **)descriptor + 2);
+  const int64_t offset = fields[0], *sizes = fields + 1, *strides = fields + 1 + rank;
+  if (strides[rank - 1] != 1)
+    die("a TMA descriptor needs a memref whose innermost dimension is contiguous", NULL);
+  cuuint64_t globalDim[5], globalStrides[4];
+  cuuint32_t boxDim[5], elementStrides[5];
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t dim = rank - 1 - i;
+    if (sizes[dim] < 1 || box[dim] < 1 || box[dim] > 256)
+      die("a TMA descriptor has an empty dimension or a box size outside [1, 256]", NULL);
+    globalDim[i] = (cuuint64_t)sizes[dim];
+    boxDim[i] = (cuuint32_t)box[dim];
+    elementStrides[i] = 1;
+    if (i + 1 < rank)
+      globalStrides[i] = (cuuint64_t)strides[dim - 1] * bytes;
+  }
+  char *address = ((char **)descriptor)[1] + offset * (int64_t)bytes;
+  ensureContext();
+  if (driver.cuTensorMapEncodeTiled == NULL)
+    die("TMA descriptors need a CUDA 12 driver or newer (cuTensorMapEncodeTiled)", NULL);
+  CUtensorMap map;
+  CHECK(cuTensorMapEncodeTiled(&map, type, (cuuint32_t)rank, address, globalDim,
+                               globalStrides, boxDim, elementStrides, interleave,
+                               swizzle, l2Promotion, oobFill));
+  return (void *)deviceTensorMap(&map);
 }
