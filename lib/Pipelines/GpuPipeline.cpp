@@ -107,6 +107,8 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
 /// outlined (what the GPU and the on-CPU pipelines share).
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
   pe::addFoldsAndFusions(pm, options.fuse);
+  if (options.tileAttention)
+    pm.addPass(pe::createPEGpuTileAttention());
   if (options.tileRope)
     pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());

@@ -482,6 +482,8 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   options.blockSize = gpuBlockSize;
   options.maxBlocks = gpuMaxBlocks;
   options.fuse = fuse;
+  options.tileAttention = tileAttention;
+  options.tileRope = tileRope;
   options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
   if (emitsHostCode()) {
     std::optional<std::string> toolkit = findCudaToolkit();
@@ -867,6 +869,7 @@ int main(int argc, char **argv) {
     gpuOptions.blockSize = gpuBlockSize;
     gpuOptions.maxBlocks = gpuMaxBlocks;
     gpuOptions.fuse = fuse;
+    gpuOptions.tileAttention = tileAttention;
     gpuOptions.tileRope = tileRope;
     options.amx = false;
     options.bf16Dot = false;

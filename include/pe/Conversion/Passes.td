@@ -181,6 +181,35 @@ def PEGpuTileRope : Pass<"pe-gpu-tile-rope"> {
   ];
 }
 
+def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
+  let summary = "Lower pe.attention to a fused flash-attention loop without scores in memory (GPU)";
+  let description = [{
+    Every `pe.attention` with static head counts and head dims D, Dv <= 64
+    becomes one `scf.parallel` over (batch, query head, query, chunk of up
+    to 8 value channels), innermost the chunk, one GPU thread per
+    iteration: the thread rotates its query row once (rope(q), f32
+    registers, RoPE of every style and scaling from cos/sin tables computed
+    once per positions tensor with the exact angle reduction), then streams
+    the keys of its KV head (GQA/MQA: query head h reads h / (Hq / Hkv)),
+    rotating each key row as it is read, and keeps the online softmax
+    (running max, sum and output chunk) in registers: causal and window
+    masks, ALiBi and the mask operand are applied per score; a masked key
+    weighs exactly 0 and a row without a visible key is 0. Neither rotated
+    Q/K nor the scores reach memory. Computed in f32 for every element
+    type, rounded once. This is the path without tensor cores (every
+    element type, every chip); wider heads (a D = 128 query row does not
+    fit a thread's registers) and dynamic head dims are left to
+    pe-lower-to-linalg.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def PETileRope : Pass<"pe-tile-rope"> {
   let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
   let description = [{

@@ -116,6 +116,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Share RoPE tables and fuse RoPE and ALiBi into attention "
                      "before lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tileAttention{
+      *this, "tile-attention",
+      llvm::cl::desc("pe.attention as the fused flash-attention loop of "
+                     "pe-gpu-tile-attention (off: the reference linalg lowering, "
+                     "scores materialized)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("pe.rope as one pass over 16-byte chunks (pe-gpu-tile-rope; "

@@ -1,6 +1,8 @@
 //===- AttentionPlan.cpp - the shape of a CPU attention kernel ------------===//
 #include "AttentionPlan.h"
 
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
@@ -66,16 +68,14 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group,
 std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
                                                const AttentionPlanOptions &options) {
   RankedTensorType qType = op.getQuery().getType();
-  RankedTensorType kType = op.getKey().getType();
-  RankedTensorType vType = op.getValue().getType();
+  std::optional<AttentionHeads> heads = attentionHeads(op);
+  if (!heads)
+    return std::nullopt;
   AttentionPlan p;
-  p.queryHeads = qType.getDimSize(1);
-  p.kvHeads = kType.getDimSize(1);
-  p.headDim = qType.getDimSize(3);
-  p.valueDim = vType.getDimSize(3);
-  for (int64_t dim : {p.queryHeads, p.kvHeads, p.headDim, p.valueDim})
-    if (ShapedType::isDynamic(dim) || dim < 1)
-      return std::nullopt;
+  p.queryHeads = heads->queryHeads;
+  p.kvHeads = heads->kvHeads;
+  p.headDim = heads->headDim;
+  p.valueDim = heads->valueDim;
   if (p.headDim > kMaxHeadDim || p.valueDim > kMaxHeadDim)
     return std::nullopt;
   p.group = p.queryHeads / p.kvHeads;

@@ -11,9 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
-#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
-#include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
 #include "AttentionTask.h"
 
@@ -151,14 +149,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         symbolTable, buildKernelFunction(op.getContext(), op.getLoc(), *plan, buf));
     func::CallOp::create(b, kernel, kernelArguments(buf));
 
-    auto outType = cast<MemRefType>(buf.out.getType());
-    Value result = bufferization::ToTensorOp::create(
-        b, RankedTensorType::get(outType.getShape(), plan->element), buf.out,
-        /*restrict=*/true, /*writable=*/true);
-    checkAttentionResult(b, op, tensor::getMixedSizes(b, b.getLoc(), result));
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(b, op.getType(), result);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
     return success();
   }
 
@@ -169,34 +160,22 @@ private:
   /// operand as a buffer, and the output buffer.
   static AttentionBuffers prepareBuffers(ImplicitLocOpBuilder &b, KernelBuilder &g,
                                          AttentionOp op, const AttentionPlan &p) {
-    Value q = op.getQuery(), k = op.getKey(), v = op.getValue(), mask = op.getMask();
-    auto [qPos, kPos] = prepareAttentionOperands(b, op, q, k, v, mask,
-                                                 op.getQPositions(), op.getKPositions());
     // Every tensor first, then the buffers: bufferization sees the reads of
     // to_buffer, not those of the kernel, so no tensor may be computed after
     // another's to_buffer (it could reuse that tensor's buffer).
-    Value qCos, qSin, kCos, kSin, slopes;
-    if (RopeAttr rope = op.getRopeAttr()) {
-      std::tie(qCos, qSin) = buildRopeTables(b, rope, qPos, b.getF32Type());
-      // Keys rotated by the queries' positions share their tables.
-      std::tie(kCos, kSin) = std::pair{qCos, qSin};
-      if (kPos != qPos)
-        std::tie(kCos, kSin) = buildRopeTables(b, rope, kPos, b.getF32Type());
-    }
-    if (p.alibiMaxBias)
-      slopes = buildAlibiSlopes(b, p.queryHeads, *p.alibiMaxBias);
+    AttentionTensors t = prepareAttentionTensors(b, op);
     AttentionBuffers buf;
-    buf.qCos = g.toBuffer(qCos);
-    buf.qSin = g.toBuffer(qSin);
-    buf.kCos = kCos == qCos ? buf.qCos : g.toBuffer(kCos);
-    buf.kSin = kSin == qSin ? buf.qSin : g.toBuffer(kSin);
-    buf.slopes = g.toBuffer(slopes);
-    buf.q = g.toBuffer(q);
-    buf.k = g.toBuffer(k);
-    buf.v = g.toBuffer(v);
-    buf.qPos = g.toBuffer(qPos);
-    buf.kPos = g.toBuffer(kPos);
-    buf.mask = g.toBuffer(mask);
+    buf.qCos = g.toBuffer(t.qCos);
+    buf.qSin = g.toBuffer(t.qSin);
+    buf.kCos = t.kCos == t.qCos ? buf.qCos : g.toBuffer(t.kCos);
+    buf.kSin = t.kSin == t.qSin ? buf.qSin : g.toBuffer(t.kSin);
+    buf.slopes = g.toBuffer(t.slopes);
+    buf.q = g.toBuffer(t.q);
+    buf.k = g.toBuffer(t.k);
+    buf.v = g.toBuffer(t.v);
+    buf.qPos = g.toBuffer(t.qPos);
+    buf.kPos = g.toBuffer(t.kPos);
+    buf.mask = g.toBuffer(t.mask);
     SmallVector<OpFoldResult> sizes = {
         memref::getMixedSize(b, b.getLoc(), buf.q, 0), b.getIndexAttr(p.queryHeads),
         memref::getMixedSize(b, b.getLoc(), buf.q, 2), b.getIndexAttr(p.valueDim)};

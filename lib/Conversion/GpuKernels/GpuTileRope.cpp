@@ -14,6 +14,8 @@
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
+#include "GpuBuffers.h"
+
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -29,14 +31,6 @@ namespace {
 
 /// Bytes of one GPU vector access (ld.global.v4.b32).
 constexpr int64_t kChunkBytes = 16;
-
-/// `tensor` as a read-only buffer of identity layout.
-Value toBuffer(ImplicitLocOpBuilder &b, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
 
 /// Reports at run time a buffer whose first element is not 16-byte aligned
 /// (a caller's view into a larger allocation): the chunk accesses would
@@ -71,8 +65,8 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto [cosTable, sinTable] = prepareRopeOperands(
         b, op, op.getInput(), op.getPositions(), op.getCos(), op.getSin());
-    Value x = toBuffer(b, op.getInput());
-    Value cos = toBuffer(b, cosTable), sin = toBuffer(b, sinTable);
+    Value x = toReadOnlyBuffer(b, op.getInput());
+    Value cos = toReadOnlyBuffer(b, cosTable), sin = toReadOnlyBuffer(b, sinTable);
     for (Value buffer : {x, cos, sin})
       buildAlignmentCheck(b, op, buffer);
     SmallVector<Value> sizes;

@@ -11,6 +11,10 @@ namespace pe {
 /// channels are whole chunks.
 void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 
+/// pe.attention -> one parallel loop over (batch, query head, query, value
+/// chunk) holding the online softmax in registers (pe-gpu-tile-attention).
+void populateGpuTileAttentionPatterns(RewritePatternSet &patterns);
+
 } // namespace pe
 } // namespace mlir
 

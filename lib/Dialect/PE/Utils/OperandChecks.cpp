@@ -1,9 +1,11 @@
 //===- OperandChecks.cpp - operands and run-time checks of pe ops ---------===//
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -170,6 +172,26 @@ std::pair<Value, Value> pe::prepareAttentionOperands(ImplicitLocOpBuilder &b,
   return {qPos, kPos};
 }
 
+AttentionTensors pe::prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op) {
+  AttentionTensors t;
+  t.q = op.getQuery();
+  t.k = op.getKey();
+  t.v = op.getValue();
+  t.mask = op.getMask();
+  std::tie(t.qPos, t.kPos) = prepareAttentionOperands(b, op, t.q, t.k, t.v, t.mask,
+                                                      op.getQPositions(), op.getKPositions());
+  if (RopeAttr rope = op.getRopeAttr()) {
+    std::tie(t.qCos, t.qSin) = buildRopeTables(b, rope, t.qPos, b.getF32Type());
+    std::tie(t.kCos, t.kSin) = std::pair{t.qCos, t.qSin};
+    if (t.kPos != t.qPos)
+      std::tie(t.kCos, t.kSin) = buildRopeTables(b, rope, t.kPos, b.getF32Type());
+  }
+  if (std::optional<APFloat> alibi = op.getAlibi())
+    t.slopes = buildAlibiSlopes(b, op.getQuery().getType().getDimSize(1),
+                                alibi->convertToDouble());
+  return t;
+}
+
 std::pair<Value, Value> pe::prepareRopeOperands(ImplicitLocOpBuilder &b,
                                                 RopeOp op, Value x,
                                                 Value positions, Value cos,
@@ -191,4 +213,27 @@ std::pair<Value, Value> pe::prepareRopeOperands(ImplicitLocOpBuilder &b,
 void pe::checkAttentionResult(ImplicitLocOpBuilder &b, AttentionOp op,
                               ArrayRef<OpFoldResult> sizes) {
   buildResultSizeChecks(b, op, PE_CHECK_ATTENTION_RESULT, op.getType(), sizes);
+}
+
+Value pe::attentionResultFromBuffer(ImplicitLocOpBuilder &b, AttentionOp op, Value out) {
+  auto type = cast<MemRefType>(out.getType());
+  Value result = bufferization::ToTensorOp::create(
+      b, RankedTensorType::get(type.getShape(), type.getElementType()), out,
+      /*restrict=*/true, /*writable=*/true);
+  checkAttentionResult(b, op, tensor::getMixedSizes(b, b.getLoc(), result));
+  if (result.getType() != op.getType())
+    result = tensor::CastOp::create(b, op.getType(), result);
+  return result;
+}
+
+std::optional<AttentionHeads> pe::attentionHeads(AttentionOp op) {
+  AttentionHeads heads;
+  heads.queryHeads = op.getQuery().getType().getDimSize(1);
+  heads.kvHeads = op.getKey().getType().getDimSize(1);
+  heads.headDim = op.getQuery().getType().getDimSize(3);
+  heads.valueDim = op.getValue().getType().getDimSize(3);
+  for (int64_t dim : {heads.queryHeads, heads.kvHeads, heads.headDim, heads.valueDim})
+    if (ShapedType::isDynamic(dim) || dim < 1)
+      return std::nullopt;
+  return heads;
 }

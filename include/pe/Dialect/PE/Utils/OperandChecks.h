@@ -77,6 +77,16 @@ std::pair<Value, Value> prepareAttentionOperands(ImplicitLocOpBuilder &b,
                                                  Value k, Value v, Value mask,
                                                  Value qPos, Value kPos);
 
+/// The tensors an attention kernel reads: the operands, the query and key
+/// positions (prepareAttentionOperands), the f32 cos/sin tables of each
+/// for a fused `rope` (the keys share the queries' tables when their
+/// positions are the same tensor) and, for `alibi`, the slopes of the query
+/// heads (a static count). Absent ones are null.
+struct AttentionTensors {
+  Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes;
+};
+AttentionTensors prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op);
+
 /// The run-time size checks of pe.rope `op` (positions against the sequence,
 /// given tables against the positions) and its f32 tables: `cos`/`sin` when
 /// given (pe-share-rope-tables), else computed from the positions.
@@ -87,6 +97,18 @@ std::pair<Value, Value> prepareRopeOperands(ImplicitLocOpBuilder &b, RopeOp op,
 /// Checks at run time that `sizes` agree with the static dims of op's result.
 void checkAttentionResult(ImplicitLocOpBuilder &b, AttentionOp op,
                           ArrayRef<OpFoldResult> sizes);
+
+/// The result of attention `op` computed by a kernel into the buffer `out`
+/// ([B, Hq, Sq, Dv]): the tensor of `out`, checked at run time against the
+/// static dims of op's result and cast to its type.
+Value attentionResultFromBuffer(ImplicitLocOpBuilder &b, AttentionOp op, Value out);
+
+/// The head counts and head dims of attention `op` (the verifier makes them
+/// static), or std::nullopt when one is 0.
+struct AttentionHeads {
+  int64_t queryHeads = 0, kvHeads = 0, headDim = 0, valueDim = 0;
+};
+std::optional<AttentionHeads> attentionHeads(AttentionOp op);
 
 } // namespace mlir::pe
 

@@ -1,0 +1,84 @@
+// RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s
+
+// GQA 8/2, bf16, D = Dv = 64, causal window with ALiBi and interleaved
+// partial RoPE: one scf.parallel over (batch, query head, query, chunk of 8
+// value channels); query head h reads KV head h / 4; each thread streams
+// the keys in an scf.for holding (max, sum, output chunk), rotating both
+// rows piece by piece (interleaved pairs split by shuffles) from the f32
+// tables of the query's and the key's rows. The output is the only buffer
+// the kernel allocates: no scores, no rotated Q/K.
+// CHECK-LABEL: func.func @gqa_rope_alibi_window
+// CHECK: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only : tensor<2x8x?x64xbf16> to memref<2x8x?x64xbf16>
+// CHECK: %[[K:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK: %[[V:.*]] = bufferization.to_buffer %arg2 read_only
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<2x8x?x64xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[C:.*]]) = ({{.*}}) to (%{{.*}}, %c8{{.*}}, %{{.*}}, %c8{{.*}}) step
+// CHECK: %[[KVH:.*]] = arith.divui %[[H]], %c4
+// CHECK: %[[E0:.*]] = arith.muli %[[C]], %c8
+// CHECK: %[[QP:.*]] = arith.extsi
+// CHECK: %[[SLOPE:.*]] = memref.load %{{.*}}[%[[H]]] : memref<8xf32>
+// CHECK: %[[KEYS:.*]] = memref.dim %[[K]], %c2
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %[[KEYS]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %{{.*}}, %[[L:[a-z0-9_]+]] = %{{.*}}, %[[ACC:[a-z0-9_]+]] = %{{.*}}) -> (f32, f32, vector<8xf32>)
+// CHECK: vector.load %{{.*}}[%[[I]], %{{.*}}] : memref<?x16xf32>, vector<8xf32>
+// CHECK: vector.load %[[Q]][%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x8x?x64xbf16>, vector<16xbf16>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK: vector.load %{{.*}}[%[[J]], %{{.*}}] : memref<?x16xf32>, vector<8xf32>
+// CHECK: vector.load %[[K]][%[[B]], %[[KVH]], %[[J]], %{{.*}}] : memref<2x2x?x64xbf16>, vector<16xbf16>
+// CHECK: math.fma
+// The pass-through channels 32..63 are read as they are.
+// CHECK: vector.load %[[K]][%[[B]], %[[KVH]], %[[J]], %c32{{.*}}] : memref<2x2x?x64xbf16>, vector<8xbf16>
+// CHECK: %[[DOT:.*]] = vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
+// CHECK: %[[S:.*]] = arith.mulf %[[DOT]], %{{.*}} : f32
+// ALiBi: score + slope * (k - q) as one FMA; then -inf where causal or the
+// window hides the key.
+// CHECK: %[[KP:.*]] = memref.load %{{.*}}[%[[J]]] : memref<?xi64>
+// CHECK: %[[BIASED:.*]] = math.fma %[[SLOPE]], %{{.*}}, %[[S]] : f32
+// CHECK: arith.cmpi sgt, %[[KP]], %[[QP]] : i64
+// CHECK: %[[MASKED:.*]] = arith.select %{{.*}}, %{{.*}}, %[[BIASED]] : f32
+// CHECK: arith.cmpf ogt, %[[MASKED]], %[[M]] : f32
+// CHECK: vector.load %[[V]][%[[B]], %[[KVH]], %[[J]], %[[E0]]] : memref<2x2x?x64xbf16>, vector<8xbf16>
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, vector<8xf32>
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %[[I]], %[[E0]]] : memref<2x8x?x64xbf16>, vector<8xbf16>
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+func.func @gqa_rope_alibi_window(%q: tensor<2x8x?x64xbf16>, %k: tensor<2x2x?x64xbf16>,
+                                 %v: tensor<2x2x?x64xbf16>, %pos: tensor<?xi32>) -> tensor<2x8x?x64xbf16> {
+  %o = pe.attention %q, %k, %v q_positions(%pos : tensor<?xi32>) causal window(16)
+       rope(#pe.rope<theta = 10000.0, rotary_dim = 32, style = interleaved>) alibi(8.0)
+       : tensor<2x8x?x64xbf16>, tensor<2x2x?x64xbf16>, tensor<2x2x?x64xbf16> -> tensor<2x8x?x64xbf16>
+  return %o : tensor<2x8x?x64xbf16>
+}
+
+// -----
+
+// A mask [1, 1, Sq, Skv] broadcasts over batch and heads; Dv = 24 is three
+// chunks of 8; the scale multiplies the dot product.
+// CHECK-LABEL: func.func @broadcast_mask
+// CHECK: %[[MASK:.*]] = bufferization.to_buffer %arg3 read_only
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[C:.*]]) = ({{.*}}) to (%{{.*}}, %c4{{.*}}, %{{.*}}, %c3{{.*}}) step
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[ENTRY:.*]] = memref.load %[[MASK]][%c0{{.*}}, %c0{{.*}}, %[[I]], %[[J]]] : memref<1x1x?x?xf32>
+// CHECK: arith.addf %{{.*}}, %[[ENTRY]] : f32
+func.func @broadcast_mask(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>, %v: tensor<1x4x?x24xf32>,
+                          %m: tensor<1x1x?x?xf32>) -> tensor<1x4x?x24xf32> {
+  %o = pe.attention %q, %k, %v mask(%m : tensor<1x1x?x?xf32>) scale(0.5)
+       : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x24xf32> -> tensor<1x4x?x24xf32>
+  return %o : tensor<1x4x?x24xf32>
+}
+
+// -----
+
+// A D = 128 query row does not fit a thread's registers: the reference
+// lowering.
+// CHECK-LABEL: func.func @wide_head
+// CHECK: pe.attention
+// CHECK-NOT: scf.parallel
+func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
+                     %v: tensor<1x8x?x128xf32>) -> tensor<1x32x?x128xf32> {
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x32x?x128xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x32x?x128xf32>
+  return %o : tensor<1x32x?x128xf32>
+}
