@@ -195,8 +195,11 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     (running max, sum and output chunk) in registers: causal and window
     masks, ALiBi and the mask operand are applied per score; a masked key
     weighs exactly 0 and a row without a visible key is 0. Neither rotated
-    Q/K nor the scores reach memory. Computed in f32 for every element
-    type, rounded once. This is the path without tensor cores (every
+    Q/K nor the scores reach memory. Decode (a static query count of at
+    most 8) splits the keys into up to 128 ranges of at least 32 keys, one
+    thread per (row, chunk, split), and merges the splits' (max, sum,
+    output) in a second loop. Computed in f32 for every element type,
+    rounded once. This is the path without tensor cores (every
     element type, every chip); wider heads (a D = 128 query row does not
     fit a thread's registers) and dynamic head dims are left to
     pe-lower-to-linalg.

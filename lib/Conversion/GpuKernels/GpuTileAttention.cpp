@@ -18,7 +18,8 @@
 // threads of one query row (its chunks) and of one KV group repeat the key
 // rotation and the dot product; a kernel whose threads cooperate (tensor
 // cores, shared memory) would share them. The query row lives in
-// registers, which bounds the head dim (kMaxHeadDim).
+// registers, which bounds the head dim (kMaxHeadDim). Decode splits the
+// keys across threads and merges the splits' states in a second loop.
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
@@ -52,6 +53,12 @@ constexpr int64_t kMaxChunk = 8;
 /// Head dims up to this keep the rotated query row in registers: D = 128
 /// would need more than the 255 registers of a thread (ptxas spills).
 constexpr int64_t kMaxHeadDim = 64;
+/// Decode (at most kMaxDecodeQueries queries, static) splits the keys into
+/// up to kMaxSplits ranges of at least kMinSplitKeys keys, so that a single
+/// sequence still spreads over many threads.
+constexpr int64_t kMaxDecodeQueries = 8;
+constexpr int64_t kMinSplitKeys = 32;
+constexpr int64_t kMaxSplits = 128;
 /// Channels of a key row rotated and multiplied at a time.
 constexpr int64_t kPieceLanes = 8;
 
@@ -59,6 +66,8 @@ constexpr int64_t kPieceLanes = 8;
 struct GpuAttentionShape {
   AttentionHeads heads;
   int64_t chunk = 0;
+  /// Few static queries: keys split across threads, then merged.
+  bool decode = false;
   Type element;
   double scale = 1.0;
   PositionMask positionMask;
@@ -81,6 +90,8 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op) {
   while (s.chunk < kMaxChunk && s.heads.valueDim % (2 * s.chunk) == 0)
     s.chunk *= 2;
   s.element = op.getQuery().getType().getElementType();
+  const int64_t queries = op.getQuery().getType().getDimSize(2);
+  s.decode = !ShapedType::isDynamic(queries) && queries <= kMaxDecodeQueries;
   s.scale = op.getEffectiveScale();
   s.positionMask = PositionMask::of(op);
   s.alibi = op.getAlibi().has_value();
@@ -105,48 +116,91 @@ std::optional<int64_t> foldIndex(Value v) {
 /// The buffers the kernel reads and writes (null where absent).
 struct GpuAttentionBuffers {
   Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+  /// Decode: the state of each split of the keys, the unnormalized output
+  /// [B, Hq, Sq, splits, Dv] and (max, sum) [B, Hq, Sq, splits, 2], f32.
+  Value partialOut, partialStats;
 };
 
-/// Builds the loop body of one thread.
+/// Builds the loop bodies of the threads.
 class AttentionThread {
 public:
   AttentionThread(ImplicitLocOpBuilder &b, const GpuAttentionShape &s,
-                  const GpuAttentionBuffers &buf)
-      : b(b), s(s), buf(buf) {}
+                  const GpuAttentionBuffers &buf, Value bi, Value h, Value i, Value c)
+      : b(b), s(s), buf(buf), bi(bi), h(h), i(i) {
+    kvh = arith::DivUIOp::create(b, h, index(s.group()));
+    e0 = arith::MulIOp::create(b, c, index(s.chunk));
+  }
 
-  /// The body for thread (bi, h, i, c).
-  void build(Value bi, Value h, Value i, Value c) {
-    this->bi = bi;
-    Value kvh = arith::DivUIOp::create(b, h, index(s.group()));
-    Value e0 = arith::MulIOp::create(b, c, index(s.chunk));
+  /// The online softmax of the thread's row and chunk over keys [k0, k1):
+  /// (running max m, sum l, unnormalized output chunk acc).
+  SmallVector<Value> streamKeys(Value k0, Value k1) {
     Row query{buf.q, {bi, h, i}, buf.qCos, buf.qSin, i};
     Value qp = needsPositions() ? positionAt(buf.qPos, i) : nullptr;
     Value slope = s.alibi ? memref::LoadOp::create(b, buf.slopes, ValueRange{h}).getResult()
                           : nullptr;
+    Value step = index(1);
+    SmallVector<Value> init = initialState();
+    auto loop = scf::ForOp::create(b, k0, k1, step, init);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value score = keyScore(query, j, qp, slope);
+    Value value = loadValueChunk(buf.v, {bi, kvh, j, e0}, s.element);
+    scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), score, /*weight=*/nullptr,
+                                        value));
+    return loop.getResults();
+  }
 
-    Value keys = memref::DimOp::create(b, buf.k, 2);
-    SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()), f32(0.0),
-                               splat(f32(0.0), s.chunk)};
-    auto loop = scf::ForOp::create(b, index(0), keys, index(1), init);
+  /// out[bi, h, i, chunk] = acc / l (0 for l = 0).
+  void storeOutput(ValueRange state) {
+    Value out = buildNormalize(b, state[2], splat(state[1], s.chunk));
+    vector::StoreOp::create(b, convertFloat(b, out, s.element), buf.out,
+                            ValueRange{bi, h, i, e0});
+  }
+
+  /// The state of key split `split` into the partial buffers (the row's
+  /// (m, l) by its first chunk's thread).
+  void storePartial(ValueRange state, Value split) {
+    vector::StoreOp::create(b, state[2], buf.partialOut, ValueRange{bi, h, i, split, e0});
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, e0, index(0));
+    auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+    for (int64_t k = 0; k < 2; ++k)
+      memref::StoreOp::create(b, state[k], buf.partialStats,
+                              ValueRange{bi, h, i, split, index(k)});
+  }
+
+  /// The splits' states merged as the online softmax merges keys, a split of
+  /// max m_s, sum l_s and output acc_s weighing like a key of score m_s:
+  ///   M' = max(M, m_s), w = exp(m_s - M'), alpha = exp(M - M'),
+  ///   L = alpha L + w l_s, O = alpha O + w acc_s;
+  /// then out = O / L. A split without a visible key (m_s = -inf) adds 0.
+  void combinePartials(Value splits) {
+    Value first = index(0), step = index(1);
+    SmallVector<Value> init = initialState();
+    auto loop = scf::ForOp::create(b, first, splits, step, init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value j = loop.getInductionVar();
-      Value score = keyScore(query, kvh, i, j, h, qp, slope);
-      SmallVector<Value> next = softmaxStep(loop.getRegionIterArgs(), score, kvh, j, e0);
-      scf::YieldOp::create(b, next);
+      Value split = loop.getInductionVar();
+      auto stat = [&](int64_t k) {
+        return memref::LoadOp::create(b, buf.partialStats,
+                                      ValueRange{bi, h, i, split, index(k)})
+            .getResult();
+      };
+      Value rowMax = stat(0), rowSum = stat(1);
+      Value acc = loadValueChunk(buf.partialOut, {bi, h, i, split, e0}, b.getF32Type());
+      scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), rowMax, rowSum, acc));
     }
-    Value l = loop.getResult(1), acc = loop.getResult(2);
-    Value out = buildNormalize(b, acc, splat(l, s.chunk));
-    vector::StoreOp::create(b, convertFloat(b, out, s.element), buf.out,
-                            ValueRange{bi, h, i, e0});
+    storeOutput(loop.getResults());
   }
 
 private:
   ImplicitLocOpBuilder &b;
   const GpuAttentionShape &s;
   const GpuAttentionBuffers &buf;
-  Value bi;
+  Value bi, h, i, kvh, e0;
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value f32(double v) {
@@ -234,17 +288,20 @@ private:
         accumulate(qPiece.second, kPiece.second);
     }
     const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1));
-    for (int64_t c = rotary; c < s.heads.headDim; c += restLanes)
-      accumulate(loadChannels(q, index(c), restLanes), loadChannels(k, index(c), restLanes));
+    for (int64_t c = rotary; c < s.heads.headDim; c += restLanes) {
+      Value qPiece = loadChannels(q, index(c), restLanes);
+      Value kPiece = loadChannels(k, index(c), restLanes);
+      accumulate(qPiece, kPiece);
+    }
     return vector::ReductionOp::create(b, vector::CombiningKind::ADD, partial);
   }
 
-  /// The score of key j for the thread's query: q' . rope(k), then ALiBi,
-  /// the mask operand, and -inf where the position masks hide the key.
-  Value keyScore(const Row &query, Value kvh, Value i, Value j, Value h, Value qp,
-                 Value slope) {
+  /// The score of key j for the thread's query: scale (q' . rope(k)), then
+  /// ALiBi, the mask operand, and -inf where the position masks hide the key.
+  Value keyScore(const Row &query, Value j, Value qp, Value slope) {
     Row key{buf.k, {bi, kvh, j}, buf.kCos, buf.kSin, j};
-    Value score = arith::MulFOp::create(b, dotRotated(query, key), f32(s.scale));
+    Value dot = dotRotated(query, key);
+    Value score = arith::MulFOp::create(b, dot, f32(s.scale));
     Value kp = needsPositions() ? positionAt(buf.kPos, j) : nullptr;
     if (s.alibi)
       score = buildAlibiScore(b, score, slope, buildPositionDistance(b, kp, qp));
@@ -264,23 +321,67 @@ private:
     return score;
   }
 
-  /// The online-softmax update of (m, l, acc) with one key of score `score`.
-  SmallVector<Value> softmaxStep(ValueRange state, Value score, Value kvh, Value j, Value e0) {
+  /// (-inf, 0, 0): the state before the first key.
+  SmallVector<Value> initialState() {
+    return {f32(-std::numeric_limits<double>::infinity()), f32(0.0), splat(f32(0.0), s.chunk)};
+  }
+
+  /// `chunk` channels of `buffer` at `at` as f32.
+  Value loadValueChunk(Value buffer, ValueRange at, Type element) {
+    return extendToF32(b, vector::LoadOp::create(b, VectorType::get({s.chunk}, element),
+                                                 buffer, at));
+  }
+
+  /// The online-softmax update of state (m, l, acc) with a term of score
+  /// `score` and value `value`: a key (weight 1) or, with `weight` l_s, the
+  /// state of a split whose max is `score`.
+  SmallVector<Value> softmaxStep(ValueRange state, Value score, Value weight, Value value) {
     Value m = state[0], l = state[1], acc = state[2];
     Value rowMax = buildRunningRowMax(b, m, score);
     Value base = buildExponentBase(b, rowMax);
     Value p = buildExpOfDifference(b, score, base, buildExpNonPositive);
     Value alpha = buildExpOfDifference(b, m, base, buildExpNonPositive);
-    Value sum = buildRescaledSum(b, l, alpha, p);
-    Type element = cast<MemRefType>(buf.v.getType()).getElementType();
-    Value value = extendToF32(
-        b, vector::LoadOp::create(b, VectorType::get({s.chunk}, element), buf.v,
-                                  ValueRange{bi, kvh, j, e0}));
-    Value out = buildWeightedSum(b, buildRescale(b, acc, splat(alpha, s.chunk)),
-                                 splat(p, s.chunk), value);
+    Value sum = buildRescaledSum(b, l, alpha, weight ? arith::MulFOp::create(b, p, weight) : p);
+    Value rescaled = buildRescale(b, acc, splat(alpha, s.chunk));
+    Value weights = splat(p, s.chunk);
+    Value out = buildWeightedSum(b, rescaled, weights, value);
     return {rowMax, sum, out};
   }
 };
+
+Value zeroIndex(ImplicitLocOpBuilder &b) { return arith::ConstantIndexOp::create(b, 0); }
+
+/// A new buffer of `sizes` and element type `element`.
+Value alloc(ImplicitLocOpBuilder &b, ArrayRef<OpFoldResult> sizes, Type element) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  return memref::AllocOp::create(b, MemRefType::get(shape, element), dynamic);
+}
+
+/// One scf.parallel over [0, sizes), its body built by `body(ivs)`.
+void parallelLoop(ImplicitLocOpBuilder &b, ArrayRef<OpFoldResult> sizes,
+                  function_ref<void(ValueRange)> body) {
+  SmallVector<Value> upper = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes);
+  Value zero = zeroIndex(b), one = arith::ConstantIndexOp::create(b, 1);
+  auto loop = scf::ParallelOp::create(b, SmallVector<Value>(upper.size(), zero), upper,
+                                      SmallVector<Value>(upper.size(), one));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(SmallVector<Value>(loop.getInductionVars()));
+}
+
+/// How decode splits `keys` keys: splits = clamp(ceil(keys / kMinSplitKeys),
+/// 1, kMaxSplits) ranges of len = ceil(keys / splits) keys (the last one
+/// shorter).
+std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys) {
+  auto ceilDiv = [&](Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); };
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value splits = ceilDiv(keys, arith::ConstantIndexOp::create(b, kMinSplitKeys));
+  splits = arith::MaxUIOp::create(b, splits, one);
+  splits = arith::MinUIOp::create(b, splits, arith::ConstantIndexOp::create(b, kMaxSplits));
+  return {splits, ceilDiv(keys, splits)};
+}
 
 struct GpuTileAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -314,24 +415,39 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
     SmallVector<OpFoldResult> sizes = {
         memref::getMixedSize(b, b.getLoc(), buf.q, 0), b.getIndexAttr(shape->heads.queryHeads),
         memref::getMixedSize(b, b.getLoc(), buf.q, 2), b.getIndexAttr(shape->heads.valueDim)};
-    SmallVector<int64_t> staticShape;
-    SmallVector<Value> dynamic;
-    dispatchIndexOpFoldResults(sizes, dynamic, staticShape);
-    buf.out = memref::AllocOp::create(b, MemRefType::get(staticShape, shape->element), dynamic);
-
-    Value zero = arith::ConstantIndexOp::create(b, 0);
-    Value one = arith::ConstantIndexOp::create(b, 1);
+    buf.out = alloc(b, sizes, shape->element);
+    // Threads: (batch, query head, query, value chunk).
     sizes[3] = b.getIndexAttr(shape->heads.valueDim / shape->chunk);
-    SmallVector<Value> upper = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes);
-    auto loop = scf::ParallelOp::create(b, SmallVector<Value>(4, zero), upper,
-                                        SmallVector<Value>(4, one));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      SmallVector<Value> ivs(loop.getInductionVars());
-      AttentionThread(b, *shape, buf).build(ivs[0], ivs[1], ivs[2], ivs[3]);
+    Value keys = memref::DimOp::create(b, buf.k, 2);
+    if (!shape->decode) {
+      parallelLoop(b, sizes, [&](ValueRange t) {
+        AttentionThread thread(b, *shape, buf, t[0], t[1], t[2], t[3]);
+        thread.storeOutput(thread.streamKeys(zeroIndex(b), keys));
+      });
+      rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
+      return success();
     }
 
+    // Decode: the keys in `splits` ranges of `len`, one thread per (row,
+    // chunk, split), then one per (row, chunk) merging the splits.
+    auto [splits, len] = keySplits(b, keys);
+    SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
+    partialSizes.push_back(splits);
+    partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));
+    buf.partialOut = alloc(b, partialSizes, b.getF32Type());
+    partialSizes.back() = b.getIndexAttr(2);
+    buf.partialStats = alloc(b, partialSizes, b.getF32Type());
+    SmallVector<OpFoldResult> splitThreads(sizes);
+    splitThreads.push_back(splits);
+    parallelLoop(b, splitThreads, [&](ValueRange t) {
+      AttentionThread thread(b, *shape, buf, t[0], t[1], t[2], t[3]);
+      Value k0 = arith::MulIOp::create(b, t[4], len);
+      Value k1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, k0, len), keys);
+      thread.storePartial(thread.streamKeys(k0, k1), t[4]);
+    });
+    parallelLoop(b, sizes, [&](ValueRange t) {
+      AttentionThread(b, *shape, buf, t[0], t[1], t[2], t[3]).combinePartials(splits);
+    });
     rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
     return success();
   }

@@ -13,12 +13,12 @@
 // CHECK: %[[V:.*]] = bufferization.to_buffer %arg2 read_only
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<2x8x?x64xbf16>
 // CHECK-NOT: memref.alloc
+// CHECK: %[[KEYS:.*]] = memref.dim %[[K]], %c2
 // CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[C:.*]]) = ({{.*}}) to (%{{.*}}, %c8{{.*}}, %{{.*}}, %c8{{.*}}) step
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %c4
 // CHECK: %[[E0:.*]] = arith.muli %[[C]], %c8
 // CHECK: %[[QP:.*]] = arith.extsi
 // CHECK: %[[SLOPE:.*]] = memref.load %{{.*}}[%[[H]]] : memref<8xf32>
-// CHECK: %[[KEYS:.*]] = memref.dim %[[K]], %c2
 // CHECK: scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %[[KEYS]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %{{.*}}, %[[L:[a-z0-9_]+]] = %{{.*}}, %[[ACC:[a-z0-9_]+]] = %{{.*}}) -> (f32, f32, vector<8xf32>)
 // CHECK: vector.load %{{.*}}[%[[I]], %{{.*}}] : memref<?x16xf32>, vector<8xf32>
 // CHECK: vector.load %[[Q]][%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x8x?x64xbf16>, vector<16xbf16>
@@ -36,8 +36,8 @@
 // CHECK: %[[BIASED:.*]] = math.fma %[[SLOPE]], %{{.*}}, %[[S]] : f32
 // CHECK: arith.cmpi sgt, %[[KP]], %[[QP]] : i64
 // CHECK: %[[MASKED:.*]] = arith.select %{{.*}}, %{{.*}}, %[[BIASED]] : f32
-// CHECK: arith.cmpf ogt, %[[MASKED]], %[[M]] : f32
 // CHECK: vector.load %[[V]][%[[B]], %[[KVH]], %[[J]], %[[E0]]] : memref<2x2x?x64xbf16>, vector<8xbf16>
+// CHECK: arith.cmpf ogt, %[[MASKED]], %[[M]] : f32
 // CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, vector<8xf32>
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
@@ -81,4 +81,41 @@ func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
   %o = pe.attention %q, %k, %v causal
        : tensor<1x32x?x128xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x32x?x128xf32>
   return %o : tensor<1x32x?x128xf32>
+}
+
+// -----
+
+// Decode (one query, static): the keys in splits = clamp(ceil(Skv / 32), 1,
+// 128) ranges; one thread per (batch, head, query, chunk, split) writes the
+// split's output chunk and, from chunk 0, its (max, sum); a second loop per
+// (batch, head, query, chunk) merges the splits and normalizes.
+// CHECK-LABEL: func.func @decode_splits
+// CHECK: %[[KEYS:.*]] = memref.dim %{{.*}}, %c2
+// CHECK: %[[N:.*]] = arith.ceildivui %[[KEYS]], %c32
+// CHECK: %[[N1:.*]] = arith.maxui %[[N]], %c1
+// CHECK: %[[SPLITS:.*]] = arith.minui %[[N1]], %c128
+// CHECK: %[[LEN:.*]] = arith.ceildivui %[[KEYS]], %[[SPLITS]]
+// CHECK: %[[POUT:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x8x1x?x64xf32>
+// CHECK: %[[PSTATS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x8x1x?x2xf32>
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[C:.*]], %[[S:.*]]) = ({{.*}}) to (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}, %c8{{.*}}, %[[SPLITS]])
+// CHECK: %[[E0:.*]] = arith.muli %[[C]], %c8
+// CHECK: %[[K0:.*]] = arith.muli %[[S]], %[[LEN]]
+// CHECK: %[[END:.*]] = arith.addi %[[K0]], %[[LEN]]
+// CHECK: %[[K1:.*]] = arith.minui %[[END]], %[[KEYS]]
+// CHECK: %[[STATE:.*]]:3 = scf.for %{{.*}} = %[[K0]] to %[[K1]]
+// CHECK: vector.store %[[STATE]]#2, %[[POUT]][%[[B]], %[[H]], %[[I]], %[[S]], %[[E0]]]
+// CHECK: scf.if
+// CHECK: memref.store %[[STATE]]#0, %[[PSTATS]][%[[B]], %[[H]], %[[I]], %[[S]], %c0
+// CHECK: memref.store %[[STATE]]#1, %[[PSTATS]][%[[B]], %[[H]], %[[I]], %[[S]], %c1
+// CHECK: scf.parallel (%{{.*}}) = ({{.*}}) to (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}, %c8{{.*}})
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]]
+// CHECK: memref.load %[[PSTATS]]
+// CHECK: memref.load %[[PSTATS]]
+// CHECK: vector.load %[[POUT]]
+// CHECK: arith.divf
+func.func @decode_splits(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x?x64xf32>,
+                         %v: tensor<1x2x?x64xf32>) -> tensor<1x8x1x64xf32> {
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x8x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }
