@@ -53,6 +53,7 @@ class Case:
     timed: bool = False
     sample_axis: Optional[int] = None
     torch_rope: Optional[dict] = None  # HF-style RoPE in PyTorch, for a side-by-side
+    torch_attention: Optional[dict] = None  # HF RoPE + SDPA in PyTorch, for a side-by-side
     notes: str = ""
     sample: Optional[np.ndarray] = field(default=None, repr=False)
 
@@ -199,24 +200,95 @@ def _absolute_cases(rng, full: bool) -> List[Case]:
     return out
 
 
+def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi=None,
+                    rope_ir=None, rope_ref=None, qpos=None, kpos=None, timed=False,
+                    rows=None, torch_attention=None, notes="") -> Case:
+    """pe.attention of q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D] (`shape` = (B, Hq, Hkv, Sq,
+    Skv, D)) with the given attributes and positions; `rows` samples the query rows that
+    the reference is computed for (all when None)."""
+    b, hq, hkv, sq, skv, d = shape
+    q = _quantized(rng, (b, hq, sq, d), dtype)
+    k = _quantized(rng, (b, hkv, skv, d), dtype)
+    v = _quantized(rng, (b, hkv, skv, d), dtype)
+    qt, kt = _ttype(q.shape, dtype), _ttype(k.shape, dtype)
+    args, arg_types = [q, k, v], [dtype] * 3
+    params, attrs = [f"%q: {qt}", f"%k: {kt}", f"%v: {kt}"], ""
+    for label, positions in (("q", qpos), ("k", kpos)):
+        if positions is not None:
+            pt = _ttype(positions.shape, "i64")
+            params.append(f"%{label}pos: {pt}")
+            attrs += f" {label}_positions(%{label}pos : {pt})"
+            args.append(positions)
+            arg_types.append("i64")
+    attrs += " causal" if causal else ""
+    attrs += f" window({window})" if window else ""
+    attrs += f" rope({rope_ir})" if rope_ir else ""
+    attrs += f" alibi({alibi})" if alibi else ""
+    ir = (f"func.func @{name}({', '.join(params)}) -> {qt} {{\n"
+          f"  %o = pe.attention %q, %k, %v{attrs} : {qt}, {kt}, {kt} -> {qt}\n"
+          f"  return %o : {qt}\n}}\n")
+
+    def reference(a, sample):
+        picked = np.arange(sq) if sample is None else sample
+        qp = np.arange(sq) + (skv - sq) if qpos is None else qpos
+        return [ref.attention(a[0][:, :, picked], a[1], a[2], q_positions=qp[picked],
+                              k_positions=kpos, causal=causal, window=window, alibi=alibi,
+                              rope=rope_ref)]
+
+    metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
+    elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    return Case(name, ir, args, arg_types, [dtype], reference, metric, limit,
+                bytes_moved=2 * k.size * elem_bytes, timed=timed,
+                sample_axis=2 if rows is not None else None, sample=rows,
+                torch_attention=torch_attention,
+                notes=notes or "within 1e-5 (f32) and 1.6e-2 (bf16/f16) of the largest output")
+
+
 def _attention_cases(rng, full: bool) -> List[Case]:
-    """The reference (unfused, one element per thread) attention: correctness only."""
+    """Fused attention (pe-gpu-tile-attention, D = 64) over the variants, decode with its key
+    splits, and a D = 128 case (the reference lowering on the GPU)."""
     out = []
-    b, hq, hkv, s, d = (1, 8, 2, 256, 64) if full else (1, 4, 2, 12, 16)
-    for dtype in ("f32", "bf16"):
-        q = _quantized(rng, (b, hq, s, d), dtype)
-        k = _quantized(rng, (b, hkv, s, d), dtype)
-        v = _quantized(rng, (b, hkv, s, d), dtype)
-        qt, kt = _ttype(q.shape, dtype), _ttype(k.shape, dtype)
-        rope = "#pe.rope<rotary_dim = %d>" % d
-        ir = (f"func.func @attention_{dtype}(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{\n"
-              f"  %o = pe.attention %q, %k, %v causal rope({rope}) : {qt}, {kt}, {kt} -> {qt}\n"
-              f"  return %o : {qt}\n}}\n")
-        metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
-        out.append(Case(f"attention_{dtype}", ir, [q, k, v], [dtype] * 3, [dtype],
-                        lambda a, _: [ref.attention(a[0], a[1], a[2], causal=True,
-                                                    rope={"rotary_dim": d})],
-                        metric, limit,
-                        notes="GQA 8/2 (4/2 small), causal, RoPE fused; within 1e-5 (f32) "
-                              "and 1.6e-2 (bf16: about 2 ulps) of the largest output"))
+    llama3_64 = ("#pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<"
+                 "factor = 8.0, original_max_position_embeddings = 8192>>")
+    llama3_ref = {"theta": 500000.0, "rotary_dim": 64, "scaling": LLAMA3}
+    s = 512 if full else 12
+    hq, hkv = (32, 8) if full else (4, 2)
+    out.append(_attention_case(
+        "attention_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, s, s, 64), causal=True,
+        rope_ir=llama3_64, rope_ref=llama3_ref,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="GQA 32/8 (4/2 small), causal, llama3 RoPE fused; PyTorch: HF RoPE + SDPA"))
+    pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
+    out.append(_attention_case(
+        "attention_mha_window_yarn_f16", rng, "f16", (1, 8 if full else 2, 8 if full else 2,
+                                                      s, s, 64),
+        window=4096, rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
+                             "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
+        rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN}, qpos=pos,
+        kpos=pos, notes="MHA, window 4096 both ways, YaRN interleaved partial (32 of 64) "
+                        "RoPE, arbitrary positions"))
+    out.append(_attention_case(
+        "attention_alibi_f32", rng, "f32", (2, 16 if full else 4, 16 if full else 4, s, s, 64),
+        causal=True, alibi=8.0, notes="ALiBi (max_bias 8), causal, batch 2"))
+    out.append(_attention_case(
+        "attention_d128_bf16", rng, "bf16", (1, hq, hkv, 256 if full else 8, 256 if full else 8,
+                                             128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref={"theta": 500000.0, "rotary_dim": 128,
+                                                  "scaling": LLAMA3},
+        notes="D = 128: the reference lowering (a D = 128 row exceeds a thread's registers)"))
+    skv = 32768 if full else 40
+    out.append(_attention_case(
+        "decode_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 64), causal=True,
+        rope_ir=llama3_64, rope_ref=llama3_ref, timed=True,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="1 query x Skv = 32768 (40 small): keys split across threads, then merged; "
+              "GB/s of the K/V read"))
+    s = 2048 if full else 16
+    rows = np.unique(np.concatenate([np.arange(4), rng.choice(s, 60 if full else 4,
+                                                              replace=False), [s - 1]]))
+    out.append(_attention_case(
+        "prefill_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, s, s, 64), causal=True,
+        rope_ir=llama3_64, rope_ref=llama3_ref, timed=True, rows=rows,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
     return out

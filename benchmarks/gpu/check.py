@@ -12,7 +12,9 @@ replaying the manifest's steps with CuPy on device buffers, which is what is tim
 events around the whole function (tables, allocations and every kernel), median (min, max)
 of --repeats runs after 3 warm-ups. Results are compared with the float64 reference of
 python/pe/reference.py (bf16/f16: ulps from the correctly rounded value; f32: max |error|
-over max(1, max |reference|)), RoPE also with PyTorch as Hugging Face computes it. The
+over max(1, max |reference|)), RoPE also with PyTorch as Hugging Face computes it, and
+attention with Hugging Face's RoPE followed by PyTorch's scaled_dot_product_attention
+(flash backend where it applies), timed side by side. The
 machine's limits are measured in the same run: device-to-device copy bandwidth (1 GiB) and
 the bf16 matmul rate at 8192^3. The unchanged C example runs too. Writes results.json and
 results.md (and results.png when matplotlib is there) into --dir; exits 1 if a check fails.
@@ -32,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -157,6 +160,53 @@ def torch_rope(torch, x, positions, rope: dict):
     return x * cos + rotated * sin
 
 
+def torch_tensor(torch, values: np.ndarray, dtype: str):
+    """A case input as a CUDA tensor of its element type."""
+    if dtype == "bf16":
+        bits = runner.to_bf16_bits(values.astype(np.float32)).view(np.int16)
+        return torch.as_tensor(bits, device="cuda").view(torch.bfloat16)
+    return torch.as_tensor(host_array(values, dtype), device="cuda")
+
+
+def torch_host(torch, tensor, dtype: str) -> np.ndarray:
+    """A CUDA tensor back as the C interface returns it (bf16 as 16-bit patterns)."""
+    if dtype == "bf16":
+        return runner.from_bf16_bits(tensor.view(torch.int16).cpu().numpy().view(np.uint16))
+    return tensor.cpu().numpy()
+
+
+def torch_attention(torch, q, k, v, spec: dict):
+    """Hugging Face's attention: RoPE on q and k (torch_rope, positions Skv - Sq + i and j),
+    then scaled_dot_product_attention on the flash backend: with enable_gqa, else with K/V
+    heads repeated (HF's repeat_kv), else on PyTorch's default choice. Causal queries are
+    the last Sq tokens: Sq = Skv is SDPA's is_causal, one query sees every key. Returns
+    (output, the variant that ran)."""
+    sq, skv = q.shape[2], k.shape[2]
+    if spec["causal"] and sq not in (1, skv):
+        raise ValueError("causal SDPA side-by-side needs Sq = 1 or Sq = Skv")
+    qr = torch_rope(torch, q, np.arange(sq) + (skv - sq), spec["rope"])
+    kr = torch_rope(torch, k, np.arange(skv), spec["rope"])
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    causal = spec["causal"] and sq == skv
+    group = q.shape[1] // k.shape[1]
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), "default"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label in ("flash, enable_gqa", "flash, K/V heads repeated"):
+            try:
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    if label.endswith("enable_gqa"):
+                        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), label
+                    return sdpa(qr, kr.repeat_interleave(group, dim=1),
+                                v.repeat_interleave(group, dim=1), is_causal=causal), label
+            except RuntimeError:
+                continue
+        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), "default"
+
+
 def machine_limits(cp, torch, repeats: int) -> dict:
     """Device-to-device copy bandwidth (1 GiB) and the bf16 matmul rate at 8192^3."""
     n = 1 << 30
@@ -216,6 +266,16 @@ def run_case(case, entry, args, cp, torch, workdir) -> dict:
             out["torch"]["time"] = time_gpu(
                 cp, lambda: (torch_rope(torch, x, case.args[-1], case.torch_rope),
                              torch_rope(torch, k, case.args[-1], case.torch_rope)), args.repeats)
+    if cp is not None and torch is not None and case.torch_attention is not None:
+        dtype = case.arg_types[0]
+        q, k, v = (torch_tensor(torch, a, dtype) for a in case.args[:3])
+        got, backend = torch_attention(torch, q, k, v, case.torch_attention)
+        out["torch"] = {"error": error(sampled(torch_host(torch, got, dtype), case), want[0],
+                                       dtype, case.metric), "metric": case.metric,
+                        "backend": backend}
+        if "time" in out:  # the same work: RoPE of q and k, then attention
+            out["torch"]["time"] = time_gpu(
+                cp, lambda: torch_attention(torch, q, k, v, case.torch_attention), args.repeats)
     return out
 
 
@@ -246,7 +306,9 @@ def write_markdown(report: dict, path: str) -> None:
         frac = f"{100 * c['GBps'] / limits['copy_GBps']:.0f} %" if "GBps" in c and limits else "-"
         torch_cell = "-"
         if "torch" in c:
-            torch_cell = f"{c['torch']['error']:.3g} ulp"
+            torch_cell = f"{c['torch']['error']:.3g} {c['torch'].get('metric', 'ulp')}"
+            if "backend" in c["torch"]:
+                torch_cell += f" (SDPA {c['torch']['backend']})"
             if "time" in c["torch"]:
                 torch_cell += f", {c['torch']['time']['median_ms']:.3f} ms"
         lines.append(f"| {c['name']} | {cell('c_interface')} | {cell('manifest')} | {timing} | "
