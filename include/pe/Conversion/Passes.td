@@ -193,8 +193,9 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     the keys of its KV head (GQA/MQA: query head h reads h / (Hq / Hkv)),
     rotating each key row as it is read, and keeps the online softmax
     (running max, sum and output chunk) in registers: causal and window
-    masks, ALiBi and the mask operand are applied per score; a masked key
-    weighs exactly 0 and a row without a visible key is 0. Neither rotated
+    masks, ALiBi and the mask operand are applied per score (tiles of 32
+    keys that the causal/window masks hide entirely are skipped); a masked
+    key weighs exactly 0 and a row without a visible key is 0. Neither rotated
     Q/K nor the scores reach memory. Decode (a static query count of at
     most 8) splits the keys into up to 128 ranges of at least 32 keys, one
     thread per (row, chunk, split), and merges the splits' (max, sum,

@@ -59,6 +59,8 @@ constexpr int64_t kMaxHeadDim = 64;
 constexpr int64_t kMaxDecodeQueries = 8;
 constexpr int64_t kMinSplitKeys = 32;
 constexpr int64_t kMaxSplits = 128;
+/// Keys per tile of the causal/window tile skipping.
+constexpr int64_t kSkipTileKeys = 32;
 /// Channels of a key row rotated and multiplied at a time.
 constexpr int64_t kPieceLanes = 8;
 
@@ -132,23 +134,66 @@ public:
   }
 
   /// The online softmax of the thread's row and chunk over keys [k0, k1):
-  /// (running max m, sum l, unnormalized output chunk acc).
+  /// (running max m, sum l, unnormalized output chunk acc). With causal or
+  /// window masks the keys go in tiles of kSkipTileKeys, and a tile whose
+  /// every key they hide is skipped: such keys would change nothing (weight
+  /// 0, correction 1 once a key was visible, or 0 before).
   SmallVector<Value> streamKeys(Value k0, Value k1) {
     Row query{buf.q, {bi, h, i}, buf.qCos, buf.qSin, i};
     Value qp = needsPositions() ? positionAt(buf.qPos, i) : nullptr;
     Value slope = s.alibi ? memref::LoadOp::create(b, buf.slopes, ValueRange{h}).getResult()
                           : nullptr;
-    Value step = index(1);
+    auto keyLoop = [&](Value first, Value last, ValueRange state) {
+      Value step = index(1);
+      auto loop = scf::ForOp::create(b, first, last, step, state);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value j = loop.getInductionVar();
+      Value score = keyScore(query, j, qp, slope);
+      Value value = loadValueChunk(buf.v, {bi, kvh, j, e0}, s.element);
+      scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), score, /*weight=*/nullptr,
+                                          value));
+      return SmallVector<Value>(loop.getResults());
+    };
     SmallVector<Value> init = initialState();
-    auto loop = scf::ForOp::create(b, k0, k1, step, init);
+    if (!s.positionMask.causal && !s.positionMask.window)
+      return keyLoop(k0, k1, init);
+
+    Value tileKeys = index(kSkipTileKeys);
+    auto tiles = scf::ForOp::create(b, k0, k1, tileKeys, init);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value score = keyScore(query, j, qp, slope);
-    Value value = loadValueChunk(buf.v, {bi, kvh, j, e0}, s.element);
-    scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), score, /*weight=*/nullptr,
-                                        value));
-    return loop.getResults();
+    b.setInsertionPointToStart(tiles.getBody());
+    Value t0 = tiles.getInductionVar();
+    Value end = arith::AddIOp::create(b, t0, tileKeys);
+    Value t1 = arith::MinUIOp::create(b, end, k1);
+    auto [kMin, kMax] = keyPositionRange(t0, t1);
+    Value hidden = buildTileVisibility(b, s.positionMask, qp, qp, kMin, kMax).hidden;
+    ValueRange state = tiles.getRegionIterArgs();
+    auto ifHidden = scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(ifHidden.thenBlock());
+    scf::YieldOp::create(b, state);
+    b.setInsertionPointToStart(ifHidden.elseBlock());
+    scf::YieldOp::create(b, keyLoop(t0, t1, state));
+    b.setInsertionPointAfter(ifHidden);
+    scf::YieldOp::create(b, ifHidden.getResults());
+    return tiles.getResults();
+  }
+
+  /// (min, max) of the i64 positions of keys [t0, t1).
+  std::pair<Value, Value> keyPositionRange(Value t0, Value t1) {
+    Value step = index(1);
+    Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
+    Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
+    auto loop = scf::ForOp::create(b, t0, t1, step, ValueRange{highest, lowest});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kp = positionAt(buf.kPos, loop.getInductionVar());
+      Value kMin = arith::MinSIOp::create(b, loop.getRegionIterArgs()[0], kp);
+      Value kMax = arith::MaxSIOp::create(b, loop.getRegionIterArgs()[1], kp);
+      scf::YieldOp::create(b, ValueRange{kMin, kMax});
+    }
+    return {loop.getResult(0), loop.getResult(1)};
   }
 
   /// out[bi, h, i, chunk] = acc / l (0 for l = 0).

@@ -19,7 +19,18 @@
 // CHECK: %[[E0:.*]] = arith.muli %[[C]], %c8
 // CHECK: %[[QP:.*]] = arith.extsi
 // CHECK: %[[SLOPE:.*]] = memref.load %{{.*}}[%[[H]]] : memref<8xf32>
-// CHECK: scf.for %[[J:[a-z0-9_]+]] = %{{.*}} to %[[KEYS]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %{{.*}}, %[[L:[a-z0-9_]+]] = %{{.*}}, %[[ACC:[a-z0-9_]+]] = %{{.*}}) -> (f32, f32, vector<8xf32>)
+// Tiles of 32 keys: the range of a tile's key positions decides whether the
+// causal/window masks hide all of it (then its state passes unchanged).
+// CHECK: scf.for %[[T0:[a-z0-9_]+]] = %{{.*}} to %[[KEYS]] step %c32 iter_args(%[[TM:[a-z0-9_]+]] = %{{.*}}, %[[TL:[a-z0-9_]+]] = %{{.*}}, %[[TACC:[a-z0-9_]+]] = %{{.*}}) -> (f32, f32, vector<8xf32>)
+// CHECK: %[[T1:.*]] = arith.minui %{{.*}}, %[[KEYS]]
+// CHECK: %[[RANGE:.*]]:2 = scf.for %{{.*}} = %[[T0]] to %[[T1]] {{.*}} -> (i64, i64)
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: arith.cmpi sgt, %[[RANGE]]#0, %[[QP]] : i64
+// CHECK: %[[STATE:.*]]:3 = scf.if %{{.*}} -> (f32, f32, vector<8xf32>) {
+// CHECK-NEXT: scf.yield %[[TM]], %[[TL]], %[[TACC]]
+// CHECK-NEXT: } else {
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = %[[T0]] to %[[T1]] step %{{.*}} iter_args(%[[M:[a-z0-9_]+]] = %[[TM]], %[[L:[a-z0-9_]+]] = %[[TL]], %[[ACC:[a-z0-9_]+]] = %[[TACC]]) -> (f32, f32, vector<8xf32>)
 // CHECK: vector.load %{{.*}}[%[[I]], %{{.*}}] : memref<?x16xf32>, vector<8xf32>
 // CHECK: vector.load %[[Q]][%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x8x?x64xbf16>, vector<16xbf16>
 // CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
