@@ -176,35 +176,56 @@ def torch_host(torch, tensor, dtype: str) -> np.ndarray:
 
 
 def torch_attention(torch, q, k, v, spec: dict):
-    """Hugging Face's attention: RoPE on q and k (torch_rope, positions Skv - Sq + i and j),
-    then scaled_dot_product_attention on the flash backend: with enable_gqa, else with K/V
-    heads repeated (HF's repeat_kv), else on PyTorch's default choice. Causal queries are
-    the last Sq tokens: Sq = Skv is SDPA's is_causal, one query sees every key. Returns
-    (output, the variant that ran)."""
+    """Hugging Face's attention as a function of no arguments, and the variant it runs: RoPE
+    on q and k (torch_rope, positions Skv - Sq + i and j), then scaled_dot_product_attention
+    on the flash backend with enable_gqa, else with K/V heads repeated (HF's repeat_kv),
+    else on PyTorch's own choice. The variant is picked once, by a first call. Causal
+    queries are the last Sq tokens: Sq = Skv is SDPA's is_causal, one query sees every key."""
     sq, skv = q.shape[2], k.shape[2]
     if spec["causal"] and sq not in (1, skv):
         raise ValueError("causal SDPA side-by-side needs Sq = 1 or Sq = Skv")
-    qr = torch_rope(torch, q, np.arange(sq) + (skv - sq), spec["rope"])
-    kr = torch_rope(torch, k, np.arange(skv), spec["rope"])
     sdpa = torch.nn.functional.scaled_dot_product_attention
     causal = spec["causal"] and sq == skv
     group = q.shape[1] // k.shape[1]
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
+        flash = lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)  # noqa: E731
     except ImportError:
-        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), "default"
+        flash = None
+
+    def rotated():
+        return (torch_rope(torch, q, np.arange(sq) + (skv - sq), spec["rope"]),
+                torch_rope(torch, k, np.arange(skv), spec["rope"]))
+
+    def gqa():
+        qr, kr = rotated()
+        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True)
+
+    def repeated():
+        qr, kr = rotated()
+        return sdpa(qr, kr.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1),
+                    is_causal=causal)
+
+    def on_flash(fn):
+        def run():
+            with flash():
+                return fn()
+        return run
+
+    variants = [("default, K/V heads repeated", repeated)]
+    if flash is not None:
+        variants = [("flash, enable_gqa", on_flash(gqa)),
+                    ("flash, K/V heads repeated", on_flash(repeated)),
+                    ("default, enable_gqa", gqa)] + variants
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for label in ("flash, enable_gqa", "flash, K/V heads repeated"):
+        for label, fn in variants:
             try:
-                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                    if label.endswith("enable_gqa"):
-                        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), label
-                    return sdpa(qr, kr.repeat_interleave(group, dim=1),
-                                v.repeat_interleave(group, dim=1), is_causal=causal), label
-            except RuntimeError:
+                fn()
+                return fn, label
+            except (RuntimeError, TypeError):  # no such kernel; no enable_gqa before 2.5
                 continue
-        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True), "default"
+    raise RuntimeError("no scaled_dot_product_attention variant ran")
 
 
 def machine_limits(cp, torch, repeats: int) -> dict:
@@ -269,13 +290,12 @@ def run_case(case, entry, args, cp, torch, workdir) -> dict:
     if cp is not None and torch is not None and case.torch_attention is not None:
         dtype = case.arg_types[0]
         q, k, v = (torch_tensor(torch, a, dtype) for a in case.args[:3])
-        got, backend = torch_attention(torch, q, k, v, case.torch_attention)
-        out["torch"] = {"error": error(sampled(torch_host(torch, got, dtype), case), want[0],
-                                       dtype, case.metric), "metric": case.metric,
+        attend, backend = torch_attention(torch, q, k, v, case.torch_attention)
+        out["torch"] = {"error": error(sampled(torch_host(torch, attend(), dtype), case),
+                                       want[0], dtype, case.metric), "metric": case.metric,
                         "backend": backend}
         if "time" in out:  # the same work: RoPE of q and k, then attention
-            out["torch"]["time"] = time_gpu(
-                cp, lambda: torch_attention(torch, q, k, v, case.torch_attention), args.repeats)
+            out["torch"]["time"] = time_gpu(cp, attend, args.repeats)
     return out
 
 

@@ -41,6 +41,7 @@
     (CUcontext *, CUdevice))                                                   \
   X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult, (CUcontext *))               \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                 \
+  X(cuCtxSynchronize, "cuCtxSynchronize", CUresult, (void))                    \
   X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *, const void *)) \
   X(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                        \
     (CUmodule *, const void *, unsigned, CUjit_option *, void **))             \
@@ -99,9 +100,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Errors reach the caller of the exported entry as PE_ERROR_GPU with the
  * message (pe_runtime_raise); never raised while a lock is held. */
-static void die(const char *what, const char *detail) {
+static _Noreturn void die(const char *what, const char *detail) {
   pe_runtime_raise(PE_ERROR_GPU, "pe GPU runtime: %s%s%s", what,
                    detail ? ": " : "", detail ? detail : "");
+  abort(); /* not reached: pe_runtime_raise never returns */
 }
 
 /* "CALL failed with CUDA error N: TEXT" for a failed driver call. */
@@ -376,54 +378,105 @@ PE_EXPORT void mgpuMemset16(void *destination, unsigned short value,
 static const unsigned kTensorMapElementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
 
 /* Device copies of the descriptors encoded so far, one per distinct
- * descriptor: a kernel launched earlier may still read one, so none is
- * overwritten or freed while the process runs. */
+ * (context, descriptor): a kernel launched earlier may still read a copy, so
+ * copies are freed only when the cache is full, after the context's work has
+ * finished. */
 typedef struct TensorMapCopy {
   CUtensorMap map;
+  CUcontext context;
   CUdeviceptr device;
   struct TensorMapCopy *next;
 } TensorMapCopy;
 static TensorMapCopy *tensorMaps;
+static int tensorMapCount;
+enum { kMaxTensorMaps = 4096 };
 
-static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
-  pthread_mutex_lock(&lock);
-  for (TensorMapCopy *copy = tensorMaps; copy != NULL; copy = copy->next)
-    if (memcmp(&copy->map, map, sizeof *map) == 0) {
-      pthread_mutex_unlock(&lock);
-      return copy->device;
-    }
-  /* CUtensorMap is 64-byte aligned (sizeof a multiple of 64). */
-  TensorMapCopy *copy = aligned_alloc(_Alignof(TensorMapCopy), sizeof(TensorMapCopy));
+/* The device copy of `map` in `context`, or 0. */
+static CUdeviceptr findTensorMap(CUcontext context, const CUtensorMap *map) {
   CUdeviceptr device = 0;
-  CUresult result = CUDA_ERROR_OUT_OF_MEMORY;
-  const char *call = "aligned_alloc";
-  if (copy != NULL) {
-    memset(copy, 0, sizeof *copy);
-    copy->map = *map;
-    call = "cuMemAlloc";
-    result = driver.cuMemAlloc(&copy->device, sizeof *map);
-    if (result == CUDA_SUCCESS) {
-      call = "cuMemcpyAsync";
-      result = driver.cuMemcpyAsync(copy->device, (CUdeviceptr)&copy->map,
-                                    sizeof *map, NULL);
-    }
-    if (result == CUDA_SUCCESS) {
-      call = "cuStreamSynchronize";
-      result = driver.cuStreamSynchronize(NULL);
-    }
-    if (result == CUDA_SUCCESS) {
+  pthread_mutex_lock(&lock);
+  for (TensorMapCopy *copy = tensorMaps; copy != NULL && device == 0; copy = copy->next)
+    if (copy->context == context && memcmp(&copy->map, map, sizeof *map) == 0)
       device = copy->device;
-      copy->next = tensorMaps;
-      tensorMaps = copy;
-    } else {
-      if (copy->device != 0)
-        driver.cuMemFree(copy->device);
-      free(copy);
+  pthread_mutex_unlock(&lock);
+  return device;
+}
+
+/* Frees the copies of `context` once every kernel of the context finished. */
+static void releaseTensorMaps(CUcontext context) {
+  TensorMapCopy *released = NULL;
+  pthread_mutex_lock(&lock);
+  for (TensorMapCopy **link = &tensorMaps; *link != NULL;) {
+    TensorMapCopy *copy = *link;
+    if (copy->context != context) {
+      link = &copy->next;
+      continue;
     }
+    *link = copy->next;
+    copy->next = released;
+    released = copy;
+    --tensorMapCount;
   }
   pthread_mutex_unlock(&lock);
-  check(result, call);
-  return device;
+  CUresult result = driver.cuCtxSynchronize();
+  for (TensorMapCopy *copy = released, *next; copy != NULL; copy = next) {
+    next = copy->next;
+    if (result == CUDA_SUCCESS)
+      result = driver.cuMemFree(copy->device);
+    free(copy);
+  }
+  check(result, "cuCtxSynchronize or cuMemFree of TMA descriptors");
+}
+
+/* A device copy of `map` for the calling thread's context, uploaded on a
+ * stream of its own (no wait on other streams' work). */
+static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
+  CUcontext context = NULL;
+  CHECK(cuCtxGetCurrent(&context));
+  CUdeviceptr device = findTensorMap(context, map);
+  if (device != 0)
+    return device;
+  pthread_mutex_lock(&lock);
+  int full = tensorMapCount >= kMaxTensorMaps;
+  pthread_mutex_unlock(&lock);
+  if (full)
+    releaseTensorMaps(context);
+  /* CUtensorMap is 64-byte aligned (sizeof a multiple of 64). */
+  TensorMapCopy *copy = aligned_alloc(_Alignof(TensorMapCopy), sizeof(TensorMapCopy));
+  if (copy == NULL)
+    die("out of host memory for a TMA descriptor", NULL);
+  memset(copy, 0, sizeof *copy);
+  copy->map = *map;
+  copy->context = context;
+  CUstream stream = NULL;
+  const char *call = "cuMemAlloc";
+  CUresult result = driver.cuMemAlloc(&copy->device, sizeof *map);
+  if (result == CUDA_SUCCESS) {
+    call = "cuStreamCreate";
+    result = driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  }
+  if (result == CUDA_SUCCESS) {
+    call = "cuMemcpyAsync";
+    result = driver.cuMemcpyAsync(copy->device, (CUdeviceptr)&copy->map, sizeof *map, stream);
+    CUresult synchronized = driver.cuStreamSynchronize(stream);
+    if (result == CUDA_SUCCESS) {
+      call = "cuStreamSynchronize";
+      result = synchronized;
+    }
+    driver.cuStreamDestroy(stream);
+  }
+  if (result != CUDA_SUCCESS) {
+    if (copy->device != 0)
+      driver.cuMemFree(copy->device);
+    free(copy);
+    check(result, call);
+  }
+  pthread_mutex_lock(&lock);
+  copy->next = tensorMaps;
+  tensorMaps = copy;
+  ++tensorMapCount;
+  pthread_mutex_unlock(&lock);
+  return copy->device;
 }
 
 /* MLIR's nvgpu lowering of nvgpu.tma.create.descriptor: a tiled TMA
@@ -431,15 +484,17 @@ static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
  * sizes[rank], strides[rank]) with box sizes `box` (outermost first), in
  * device memory. TMA lists dimensions innermost first, strides in bytes for
  * all but the innermost, which must be contiguous. */
-PE_EXPORT void *mgpuTensorMapEncodeTiledMemref(
-    int64_t rank, void *descriptor, CUtensorMapDataType type,
-    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
-    CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill,
-    int64_t *box) {
+PE_EXPORT void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor, int64_t type,
+                                               int64_t interleave, int64_t swizzle,
+                                               int64_t l2Promotion, int64_t oobFill,
+                                               int64_t *box) {
   if (rank < 1 || rank > 5)
     die("a TMA descriptor needs a memref of rank 1 to 5", NULL);
-  if ((unsigned)type >= sizeof kTensorMapElementBytes / sizeof *kTensorMapElementBytes)
+  if (type < 0 || type >= (int64_t)(sizeof kTensorMapElementBytes / sizeof *kTensorMapElementBytes))
     die("a TMA descriptor has an unknown element type", NULL);
+  if (interleave < 0 || swizzle < 0 || l2Promotion < 0 || oobFill < 0 || interleave > 16 ||
+      swizzle > 16 || l2Promotion > 16 || oobFill > 16)
+    die("a TMA descriptor has an unknown interleave, swizzle, L2 or fill mode", NULL);
   const unsigned bytes = kTensorMapElementBytes[type];
   const int64_t *fields = (const int64_t *)((char **)descriptor + 2);
   const int64_t offset = fields[0], *sizes = fields + 1, *strides = fields + 1 + rank;
@@ -461,9 +516,14 @@ PE_EXPORT void *mgpuTensorMapEncodeTiledMemref(
   ensureContext();
   if (driver.cuTensorMapEncodeTiled == NULL)
     die("TMA descriptors need a CUDA 12 driver or newer (cuTensorMapEncodeTiled)", NULL);
+  /* Zeroed, so that equal descriptors compare equal whatever bytes the
+   * driver leaves unwritten. */
   CUtensorMap map;
-  CHECK(cuTensorMapEncodeTiled(&map, type, (cuuint32_t)rank, address, globalDim,
-                               globalStrides, boxDim, elementStrides, interleave,
-                               swizzle, l2Promotion, oobFill));
+  memset(&map, 0, sizeof map);
+  CHECK(cuTensorMapEncodeTiled(&map, (CUtensorMapDataType)type, (cuuint32_t)rank, address,
+                               globalDim, globalStrides, boxDim, elementStrides,
+                               (CUtensorMapInterleave)interleave, (CUtensorMapSwizzle)swizzle,
+                               (CUtensorMapL2promotion)l2Promotion,
+                               (CUtensorMapFloatOOBfill)oobFill));
   return (void *)deviceTensorMap(&map);
 }

@@ -187,7 +187,7 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     Every `pe.attention` with static head counts and head dims D, Dv <= 64
     becomes one `scf.parallel` over (batch, query head, query, chunk of up
     to 8 value channels), innermost the chunk, one GPU thread per
-    iteration: the thread rotates its query row once (rope(q), f32
+    iteration: the thread rotates its query row (rope(q), f32
     registers, RoPE of every style and scaling from cos/sin tables computed
     once per positions tensor with the exact angle reduction), then streams
     the keys of its KV head (GQA/MQA: query head h reads h / (Hq / Hkv)),
@@ -197,7 +197,8 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     keys that the causal/window masks hide entirely are skipped); a masked
     key weighs exactly 0 and a row without a visible key is 0. Neither rotated
     Q/K nor the scores reach memory. Decode (a static query count of at
-    most 8) splits the keys into up to 128 ranges of at least 32 keys, one
+    most 8) splits the keys into up to 128 ranges of at least 32 keys (fewer
+    when the rows alone make about 33792 threads), one
     thread per (row, chunk, split), and merges the splits' (max, sum,
     output) in a second loop. Computed in f32 for every element type,
     rounded once. This is the path without tensor cores (every

@@ -2,11 +2,14 @@
 //
 // pe.attention for the GPU without tensor cores: one parallel loop over
 // (batch b, query head h, query i, chunk c of the value channels), mapped
-// one iteration per thread, chunk innermost. The thread holds its rotated
+// one iteration per thread, chunk innermost (decode: then the key split).
+// The thread holds its rotated
 // query row and the online softmax of its output chunk in registers and
 // streams the keys of its KV head:
 //
-//   q' = rope(q[b, h, i, :])                              once
+//   q' = rope(q[b, h, i, :])                  once per thread (per visible
+//                                             tile of 32 keys with causal
+//                                             or window masks)
 //   for each key j:  k' = rope(k[b, h / G, j, :])         as it is read
 //     s = scale (q' . k') (+ ALiBi, + mask; -inf where masked)
 //     m' = max(m, s), p = exp(s - m'), alpha = exp(m - m')
@@ -55,10 +58,12 @@ constexpr int64_t kMaxChunk = 8;
 constexpr int64_t kMaxHeadDim = 64;
 /// Decode (at most kMaxDecodeQueries queries, static) splits the keys into
 /// up to kMaxSplits ranges of at least kMinSplitKeys keys, so that a single
-/// sequence still spreads over many threads.
+/// sequence still spreads over about kTargetThreads threads (what an H200
+/// holds at once at this kernel's 255 registers: 132 SMs x 256).
 constexpr int64_t kMaxDecodeQueries = 8;
 constexpr int64_t kMinSplitKeys = 32;
 constexpr int64_t kMaxSplits = 128;
+constexpr int64_t kTargetThreads = 132 * 256;
 /// Keys per tile of the causal/window tile skipping.
 constexpr int64_t kSkipTileKeys = 32;
 /// Channels of a key row rotated and multiplied at a time.
@@ -99,20 +104,6 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op) {
   s.alibi = op.getAlibi().has_value();
   s.rope = op.getRopeAttr();
   return s;
-}
-
-/// The value of an index that arith built from constants (the channels
-/// buildVectorPairRotation computes from a constant first pair).
-std::optional<int64_t> foldIndex(Value v) {
-  if (std::optional<int64_t> c = getConstantIntValue(v))
-    return c;
-  Operation *op = v.getDefiningOp();
-  if (!op || !isa<arith::AddIOp, arith::MulIOp>(op))
-    return std::nullopt;
-  std::optional<int64_t> l = foldIndex(op->getOperand(0)), r = foldIndex(op->getOperand(1));
-  if (!l || !r)
-    return std::nullopt;
-  return isa<arith::AddIOp>(op) ? *l + *r : *l * *r;
 }
 
 /// The buffers the kernel reads and writes (null where absent).
@@ -283,9 +274,9 @@ private:
   }
 
   /// The rotated channels of pairs [pair, pair + lanes) of `row`, as pieces
-  /// of `lanes` channels keyed by their first channel.
-  SmallVector<std::pair<int64_t, Value>> rotatedPieces(const Row &row, int64_t pair,
-                                                       int64_t lanes) {
+  /// of `lanes` channels in the order buildVectorPairRotation stores them
+  /// (the same for every row).
+  SmallVector<Value> rotatedPieces(const Row &row, int64_t pair, int64_t lanes) {
     auto tableSlice = [&](Value table) {
       bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
       SmallVector<Value> at = batched ? SmallVector<Value>{bi, row.i} : SmallVector<Value>{row.i};
@@ -294,11 +285,11 @@ private:
           .getResult();
     };
     Value cos = tableSlice(row.cos), sin = tableSlice(row.sin);
-    SmallVector<std::pair<int64_t, Value>> pieces;
+    SmallVector<Value> pieces;
     buildVectorPairRotation(
         b, cos, sin, index(pair), s.rope.getStyle(), s.rope.getRotaryDim(),
         [&](Value c, int64_t n) { return loadChannels(row, c, n); },
-        [&](Value piece, Value c) { pieces.push_back({*foldIndex(c), piece}); });
+        [&](Value piece, Value) { pieces.push_back(piece); });
     return pieces;
   }
 
@@ -313,7 +304,8 @@ private:
   /// rope(q) . rope(k) for rows `q` and `k`, a few channels at a time, the
   /// products summed into kPieceLanes partial sums. The query's reads and
   /// rotation do not depend on the key: LLVM hoists them out of the key
-  /// loop, so the query is rotated once and held in registers.
+  /// loop (with causal/window masks out of a tile's loop, not out of the
+  /// condition that skips the tile), so the query is held in registers.
   Value dotRotated(const Row &q, const Row &k) {
     Value partial = splat(f32(0.0), kPieceLanes);
     auto accumulate = [&](Value qPiece, Value kPiece) {
@@ -330,7 +322,7 @@ private:
       auto qPieces = rotatedPieces(q, pair, pairLanes);
       auto kPieces = rotatedPieces(k, pair, pairLanes);
       for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
-        accumulate(qPiece.second, kPiece.second);
+        accumulate(qPiece, kPiece);
     }
     const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1));
     for (int64_t c = rotary; c < s.heads.headDim; c += restLanes) {
@@ -416,15 +408,22 @@ void parallelLoop(ImplicitLocOpBuilder &b, ArrayRef<OpFoldResult> sizes,
   body(SmallVector<Value>(loop.getInductionVars()));
 }
 
-/// How decode splits `keys` keys: splits = clamp(ceil(keys / kMinSplitKeys),
-/// 1, kMaxSplits) ranges of len = ceil(keys / splits) keys (the last one
-/// shorter).
-std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys) {
+/// How decode splits `keys` keys among the `threads` threads of the rows
+/// and chunks: splits = clamp(ceil(keys / kMinSplitKeys), 1, cap) ranges of
+/// len = ceil(keys / splits) keys, cap = clamp(ceil(kTargetThreads /
+/// threads), 1, kMaxSplits) (a call with many rows needs few splits). The
+/// last ranges may be short or empty.
+std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value threads) {
   auto ceilDiv = [&](Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); };
-  Value one = arith::ConstantIndexOp::create(b, 1);
-  Value splits = ceilDiv(keys, arith::ConstantIndexOp::create(b, kMinSplitKeys));
-  splits = arith::MaxUIOp::create(b, splits, one);
-  splits = arith::MinUIOp::create(b, splits, arith::ConstantIndexOp::create(b, kMaxSplits));
+  auto clamp = [&](Value x, Value high) {
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    return arith::MinUIOp::create(b, arith::MaxUIOp::create(b, x, one), high);
+  };
+  Value target = arith::ConstantIndexOp::create(b, kTargetThreads);
+  Value maxSplits = arith::ConstantIndexOp::create(b, kMaxSplits);
+  Value minKeys = arith::ConstantIndexOp::create(b, kMinSplitKeys);
+  Value cap = clamp(ceilDiv(target, threads), maxSplits);
+  Value splits = clamp(ceilDiv(keys, minKeys), cap);
   return {splits, ceilDiv(keys, splits)};
 }
 
@@ -475,7 +474,12 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
 
     // Decode: the keys in `splits` ranges of `len`, one thread per (row,
     // chunk, split), then one per (row, chunk) merging the splits.
-    auto [splits, len] = keySplits(b, keys);
+    Value threads = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[0]);
+    for (int64_t d = 1; d < 4; ++d) {
+      Value size = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d]);
+      threads = arith::MulIOp::create(b, threads, size);
+    }
+    auto [splits, len] = keySplits(b, keys, threads);
     SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
     partialSizes.push_back(splits);
     partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));

@@ -97,14 +97,18 @@ func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
 // -----
 
 // Decode (one query, static): the keys in splits = clamp(ceil(Skv / 32), 1,
-// 128) ranges; one thread per (batch, head, query, chunk, split) writes the
+// cap) ranges, cap = clamp(ceil(33792 / threads without splits), 1, 128);
+// one thread per (batch, head, query, chunk, split) writes the
 // split's output chunk and, from chunk 0, its (max, sum); a second loop per
 // (batch, head, query, chunk) merges the splits and normalizes.
 // CHECK-LABEL: func.func @decode_splits
 // CHECK: %[[KEYS:.*]] = memref.dim %{{.*}}, %c2
+// CHECK: %[[CAPN:.*]] = arith.ceildivui %c33792, %{{.*}}
+// CHECK: %[[CAP1:.*]] = arith.maxui %[[CAPN]], %c1
+// CHECK: %[[CAP:.*]] = arith.minui %[[CAP1]], %c128
 // CHECK: %[[N:.*]] = arith.ceildivui %[[KEYS]], %c32
 // CHECK: %[[N1:.*]] = arith.maxui %[[N]], %c1
-// CHECK: %[[SPLITS:.*]] = arith.minui %[[N1]], %c128
+// CHECK: %[[SPLITS:.*]] = arith.minui %[[N1]], %[[CAP]]
 // CHECK: %[[LEN:.*]] = arith.ceildivui %[[KEYS]], %[[SPLITS]]
 // CHECK: %[[POUT:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x8x1x?x64xf32>
 // CHECK: %[[PSTATS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x8x1x?x2xf32>

@@ -30,8 +30,13 @@ module attributes {gpu.container_module} {
       %qs = memref.reinterpret_cast %base to offset: [0], sizes: [64, 64], strides: [64, 1] : memref<0xbf16, 3> to memref<64x64xbf16, 3>
       %ks = memref.reinterpret_cast %base to offset: [4096], sizes: [64, 64], strides: [64, 1] : memref<0xbf16, 3> to memref<64x64xbf16, strided<[64, 1], offset: 4096>, 3>
       %bar = nvgpu.mbarrier.create -> !barrier
-      nvgpu.mbarrier.init %bar[%c0], %c1 : !barrier
       %first = arith.cmpi eq, %tx, %c0 : index
+      // One thread initializes the barrier; every thread sees it initialized
+      // before anyone arrives or waits on it.
+      scf.if %first {
+        nvgpu.mbarrier.init %bar[%c0], %c1 : !barrier
+      }
+      gpu.barrier
       scf.if %first {
         nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %bytes : !barrier
         nvgpu.tma.async.load %qd[%c0, %c0], %bar[%c0] to %qs : !tileMap, !barrier -> memref<64x64xbf16, 3>
