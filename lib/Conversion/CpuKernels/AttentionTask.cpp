@@ -47,12 +47,6 @@ void AttentionTask::initialize() {
   }
 }
 
-/// Position `i` of batch row `bi` (positions [S] or [B, S]) as i64.
-static Value positionAt(KernelBuilder &g, Value positions, Value bi, Value i) {
-  bool batched = cast<MemRefType>(positions.getType()).getRank() == 2;
-  return extendToI64(g.b, batched ? g.load(positions, {bi, i}) : g.load(positions, {i}));
-}
-
 /// Indices of table entry (bi, i, c) for tables [S, r/2] or [B, S, r/2].
 static SmallVector<Value> tableIndex(Value table, Value bi, Value i, Value c) {
   if (cast<MemRefType>(table.getType()).getRank() == 3)
@@ -67,7 +61,7 @@ std::pair<Value, Value> AttentionTask::packQueries() {
        g.i64Constant(std::numeric_limits<int64_t>::min())},
       [&](Value i, ValueRange minMax) -> SmallVector<Value> {
         Value qi = g.add(q0, i);
-        Value position = positionAt(g, buf.qPos, bi, qi);
+        Value position = buildPositionAt(g.b, buf.qPos, bi, qi);
         g.loop(0, g.index(p.group), 1, [&](Value hg) {
           Value h = g.add(g.mul(kvh, g.index(p.group)), hg);
           Value r = g.add(g.mul(i, g.index(p.group)), hg);
@@ -238,7 +232,7 @@ std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
       {g.i64Constant(std::numeric_limits<int64_t>::max()),
        g.i64Constant(std::numeric_limits<int64_t>::min())},
       [&](Value j, ValueRange minMax) -> SmallVector<Value> {
-        Value position = positionAt(g, buf.kPos, bi, g.add(k0, j));
+        Value position = buildPositionAt(g.b, buf.kPos, bi, g.add(k0, j));
         g.store(position, keyPositionTile, {j});
         return {g.min(minMax[0], position), g.max(minMax[1], position)};
       });
@@ -250,7 +244,7 @@ std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, V
   SmallVector<Value> range = g.loop(
       g.index(0), kCount, g.index(1), {kCount, g.index(-1)},
       [&](Value j, ValueRange firstLast) -> SmallVector<Value> {
-        Value position = positionAt(g, buf.kPos, bi, g.add(k0, j));
+        Value position = buildPositionAt(g.b, buf.kPos, bi, g.add(k0, j));
         Value hidden =
             buildTileVisibility(g.b, p.positionMask, qMin, qMax, position, position).hidden;
         return {g.select(hidden, firstLast[0], g.min(firstLast[0], j)),

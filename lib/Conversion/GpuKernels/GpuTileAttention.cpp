@@ -131,7 +131,7 @@ public:
   /// 0, correction 1 once a key was visible, or 0 before).
   SmallVector<Value> streamKeys(Value k0, Value k1) {
     Row query{buf.q, {bi, h, i}, buf.qCos, buf.qSin, i};
-    Value qp = needsPositions() ? positionAt(buf.qPos, i) : nullptr;
+    Value qp = needsPositions() ? buildPositionAt(b, buf.qPos, bi, i) : nullptr;
     Value slope = s.alibi ? memref::LoadOp::create(b, buf.slopes, ValueRange{h}).getResult()
                           : nullptr;
     auto keyLoop = [&](Value first, Value last, ValueRange state) {
@@ -179,7 +179,7 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value kp = positionAt(buf.kPos, loop.getInductionVar());
+      Value kp = buildPositionAt(b, buf.kPos, bi, loop.getInductionVar());
       Value kMin = arith::MinSIOp::create(b, loop.getRegionIterArgs()[0], kp);
       Value kMax = arith::MaxSIOp::create(b, loop.getRegionIterArgs()[1], kp);
       scf::YieldOp::create(b, ValueRange{kMin, kMax});
@@ -248,13 +248,6 @@ private:
 
   bool needsPositions() const {
     return s.alibi || s.positionMask.causal || s.positionMask.window;
-  }
-
-  /// Position `i` of batch row `bi` (positions [S] or [B, S]) as i64.
-  Value positionAt(Value positions, Value i) {
-    bool batched = cast<MemRefType>(positions.getType()).getRank() == 2;
-    SmallVector<Value> at = batched ? SmallVector<Value>{bi, i} : SmallVector<Value>{i};
-    return extendToI64(b, memref::LoadOp::create(b, positions, at));
   }
 
   /// A row of q or k: the buffer, every index but the channel, its tables
@@ -339,7 +332,7 @@ private:
     Row key{buf.k, {bi, kvh, j}, buf.kCos, buf.kSin, j};
     Value dot = dotRotated(query, key);
     Value score = arith::MulFOp::create(b, dot, f32(s.scale));
-    Value kp = needsPositions() ? positionAt(buf.kPos, j) : nullptr;
+    Value kp = needsPositions() ? buildPositionAt(b, buf.kPos, bi, j) : nullptr;
     if (s.alibi)
       score = buildAlibiScore(b, score, slope, buildPositionDistance(b, kp, qp));
     if (buf.mask) {

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <limits>
 
@@ -83,6 +84,12 @@ Value pe::buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &m
       },
       [&](int64_t w) { return atLeast(arith::NegFOp::create(b, kMinusQ), w); },
       [&](int64_t w) { return atLeast(kMinusQ, w); });
+}
+
+Value pe::buildPositionAt(ImplicitLocOpBuilder &b, Value positions, Value bi, Value i) {
+  bool batched = cast<MemRefType>(positions.getType()).getRank() == 2;
+  SmallVector<Value> at = batched ? SmallVector<Value>{bi, i} : SmallVector<Value>{i};
+  return extendToI64(b, memref::LoadOp::create(b, positions, at));
 }
 
 Value pe::buildPositionDistance(ImplicitLocOpBuilder &b, Value k, Value q) {

@@ -65,6 +65,10 @@ Value buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask, Value q,
 Value buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
                               Value kMinusQ);
 
+/// Position `i` of batch row `bi` of a positions buffer ([S] or [B, S],
+/// i32 or i64) as i64.
+Value buildPositionAt(ImplicitLocOpBuilder &b, Value positions, Value bi, Value i);
+
 /// k - q for i64 positions (scalars or vectors), rounded once to f32,
 /// without i64 overflow: the difference is formed as an unsigned magnitude
 /// with a sign.
