@@ -108,13 +108,18 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
   pe::addFoldsAndFusions(pm, options.fuse);
   if (options.tileAttention)
-    pm.addPass(pe::createPEGpuTileAttention());
+    pm.addPass(pe::createPEGpuTileAttention(
+        pe::PEGpuTileAttentionOptions{options.tileAttention && options.tensorCores}));
   if (options.tileRope)
     pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());
   pe::addLinalgFusion(pm);
   // Buffers with the CPU pipeline's guarantees, then in device memory.
   pe::addBufferization(pm);
+  // Tensor-core kernels on buffers (their nvgpu ops have no memory effects
+  // that deallocation could read).
+  if (options.tensorCores)
+    pm.addPass(pe::createPEGpuMmaAttention());
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
@@ -135,11 +140,20 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuSinkConstants());
   pm.addPass(createGpuKernelOutliningPass());
+  // Outlining copies the kernels' shared-memory globals into their module;
+  // the host's unused copies go.
+  pm.addPass(createSymbolDCEPass());
 }
 
 void pe::buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   if (reportInvalidOptions(pm, options))
     return;
+  if (options.tensorCores) {
+    // Warp-collective mma.sync and shuffles need the warp's 32 lanes at once.
+    pm.addPass(std::make_unique<InvalidOptionPass>(
+        "tensor-cores: the tensor-core kernel does not run on the on-CPU schedule"));
+    return;
+  }
   addGpuSchedule(pm, options);
   // The kernels' math as the GPU computes it, their threads in sequence.
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuLowerMath());

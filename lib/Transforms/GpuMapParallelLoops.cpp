@@ -23,7 +23,6 @@ namespace mlir::pe {
 using namespace mlir;
 
 /// The GPU module every kernel is outlined into.
-static constexpr StringLiteral kKernelModule = "pe_kernels";
 
 /// `name` as a PTX identifier ([A-Za-z_][A-Za-z0-9_]*): other characters
 /// become `_`, and a changed name gets a hash of the original, so that
@@ -121,7 +120,7 @@ struct GpuMapParallelLoopsPass
         b, grid, one, one, block, one, one, /*dynamicSharedMemorySize=*/nullptr,
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
         /*workgroupAttributions=*/{}, /*privateAttributions=*/{}, nullptr, nullptr,
-        nullptr, FlatSymbolRefAttr::get(b.getContext(), kKernelModule),
+        nullptr, FlatSymbolRefAttr::get(b.getContext(), pe::kGpuKernelModule),
         FlatSymbolRefAttr::get(b.getContext(), name));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());

@@ -212,6 +212,11 @@ static cl::opt<Choice> bf16DotMode(
                clEnumValN(Choice::On, "on", "always (the target must have avx512bf16)"),
                clEnumValN(Choice::Off, "off", "never: bf16 computed with f32 FMAs")),
     cl::init(Choice::Auto), cl::cat(category));
+static cl::opt<bool> tensorCores(
+    "tensor-cores",
+    cl::desc("--target=gpu: bf16/f16 attention on the tensor-core kernel "
+             "(mma.sync; not decode, head dims multiples of 16 up to 128)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> tileRope(
     "tile-rope",
     cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
@@ -484,6 +489,7 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   options.fuse = fuse;
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
+  options.tensorCores = tensorCores;
   options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
   if (emitsHostCode()) {
     std::optional<std::string> toolkit = findCudaToolkit();
@@ -871,6 +877,7 @@ int main(int argc, char **argv) {
     gpuOptions.fuse = fuse;
     gpuOptions.tileAttention = tileAttention;
     gpuOptions.tileRope = tileRope;
+    gpuOptions.tensorCores = tensorCores;
     options.amx = false;
     options.bf16Dot = false;
     pe::buildGpuOnCpuPipeline(pm, gpuOptions);

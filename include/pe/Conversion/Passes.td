@@ -205,13 +205,48 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     element type, every chip); wider heads (a D = 128 query row does not
     fit a thread's registers) and dynamic head dims are left to
     pe-lower-to-linalg.
+
+    With `tensor-cores` (sm_80 and newer), a bf16/f16 attention that is not
+    decode, with head dims that are multiples of 16 up to 128, becomes
+    `pe.gpu_mma_attention` on its buffers instead, the tensor-core kernel
+    that pe-gpu-mma-attention builds after bufferization.
   }];
+  let options = [
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "bf16/f16 prefill to pe.gpu_mma_attention (tensor cores, sm_80+)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
+  ];
+}
+
+def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
+  let summary = "Build the tensor-core flash-attention kernel of pe.gpu_mma_attention (sm_80+)";
+  let description = [{
+    Every `pe.gpu_mma_attention` becomes one `gpu.launch`: a block of four
+    warps per (row tile of 64, KV head, batch), where the rows of a tile
+    are (query, head of the KV head's group) pairs, query-major, so that
+    the heads of a GQA/MQA group share each K/V tile. Per warp, 16 rows:
+    the query fragments are loaded once and rotated (every RoPE style and
+    scaling, from the f32 tables) into bf16/f16 registers; per tile of 64
+    keys, K is read, rotated and stored to shared memory, V is copied by
+    `cp.async`, S = Q K^T and O += P V run on `mma.sync` m16n8k16 with
+    `ldmatrix` fragments (V transposed by `ldmatrix.trans`) and f32
+    accumulators, and the online softmax keeps its row max and sum in
+    registers (row reductions by shuffles among the four lanes of a row).
+    Tiles that causal/window masks hide from every row of the block are
+    skipped; masks, ALiBi, the mask operand and key tails are applied per
+    score. Rotated Q/K and the scores never reach global memory.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
   ];
 }
 

@@ -122,6 +122,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "pe-gpu-tile-attention (off: the reference linalg lowering, "
                      "scores materialized)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("bf16/f16 attention (not decode; head dims multiples of 16 "
+                     "up to 128) on the tensor-core kernel of "
+                     "pe-gpu-mma-attention (mma.sync; not with the on-CPU "
+                     "schedule)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("pe.rope as one pass over 16-byte chunks (pe-gpu-tile-rope; "

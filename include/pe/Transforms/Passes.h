@@ -17,6 +17,10 @@
 
 namespace mlir::pe {
 
+/// The gpu.module that every kernel is outlined into
+/// (`@pe_kernels::@<function>_kernel_<n>`, `@<function>_attention_<n>`).
+inline constexpr char kGpuKernelModule[] = "pe_kernels";
+
 /// The buffer signature of a public function (a TypeAttr of its
 /// FunctionType), set by pe-request-c-wrappers and read after the conversion
 /// to LLVM by pe-export-c-interface and pe-compile's header writer.

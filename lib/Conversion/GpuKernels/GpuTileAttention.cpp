@@ -420,10 +420,52 @@ std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value thr
   return {splits, ceilDiv(keys, splits)};
 }
 
+/// Whether the tensor-core kernel computes `op`: bf16/f16, not decode,
+/// head dims that are multiples of 16 up to 128 (pe.gpu_mma_attention).
+bool suitsTensorCores(AttentionOp op) {
+  std::optional<AttentionHeads> heads = attentionHeads(op);
+  Type element = op.getQuery().getType().getElementType();
+  const int64_t queries = op.getQuery().getType().getDimSize(2);
+  bool decode = !ShapedType::isDynamic(queries) && queries <= kMaxDecodeQueries;
+  auto fits = [](int64_t dim) { return dim % 16 == 0 && dim <= 128; };
+  return heads && element.isF16() != element.isBF16() && !decode && fits(heads->headDim) &&
+         fits(heads->valueDim);
+}
+
+/// pe.attention -> pe.gpu_mma_attention on its buffers (the tables and
+/// slopes computed here, on tensors), the result read from `out`.
+void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  AttentionTensors t = prepareAttentionTensors(b, op);
+  Value qCos = toReadOnlyBuffer(b, t.qCos), qSin = toReadOnlyBuffer(b, t.qSin);
+  Value kCos = t.kCos == t.qCos ? qCos : toReadOnlyBuffer(b, t.kCos);
+  Value kSin = t.kSin == t.qSin ? qSin : toReadOnlyBuffer(b, t.kSin);
+  Value slopes = toReadOnlyBuffer(b, t.slopes);
+  Value q = toReadOnlyBuffer(b, t.q), k = toReadOnlyBuffer(b, t.k), v = toReadOnlyBuffer(b, t.v);
+  Value qPos = toReadOnlyBuffer(b, t.qPos), kPos = toReadOnlyBuffer(b, t.kPos);
+  Value mask = toReadOnlyBuffer(b, t.mask);
+  std::optional<AttentionHeads> heads = attentionHeads(op);
+  SmallVector<OpFoldResult> sizes = {
+      memref::getMixedSize(b, b.getLoc(), q, 0), b.getIndexAttr(heads->queryHeads),
+      memref::getMixedSize(b, b.getLoc(), q, 2), b.getIndexAttr(heads->valueDim)};
+  Value out = alloc(b, sizes, op.getQuery().getType().getElementType());
+  GpuMmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
+                            b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
+                            op.getWindowAttr(), op.getRopeAttr());
+  rewriter.replaceOp(op, attentionResultFromBuffer(b, op, out));
+}
+
 struct GpuTileAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  GpuTileAttention(MLIRContext *context, bool tensorCores)
+      : OpRewritePattern(context), tensorCores(tensorCores) {}
+  bool tensorCores;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+    if (tensorCores && suitsTensorCores(op) && SymbolTable::getNearestSymbolTable(op) &&
+        largestConstantTable(op) <= kMaxConstantTableEntries) {
+      replaceWithMmaAttention(op, rewriter);
+      return success();
+    }
     std::optional<GpuAttentionShape> shape = shapeOf(op);
     if (!shape)
       return rewriter.notifyMatchFailure(op, "dynamic or too wide heads: reference lowering");
@@ -496,17 +538,19 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
 };
 
 struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionPass> {
+  using PEGpuTileAttentionBase::PEGpuTileAttentionBase;
   void runOnOperation() override {
     if (failed(checkLoweringRoot(getOperation(), "pe-gpu-tile-attention")))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateGpuTileAttentionPatterns(patterns);
+    populateGpuTileAttentionPatterns(patterns, tensorCores);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 
 } // namespace
 
-void mlir::pe::populateGpuTileAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<GpuTileAttention>(patterns.getContext());
+void mlir::pe::populateGpuTileAttentionPatterns(RewritePatternSet &patterns,
+                                                bool tensorCores) {
+  patterns.add<GpuTileAttention>(patterns.getContext(), tensorCores);
 }

@@ -12,8 +12,10 @@ namespace pe {
 void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 
 /// pe.attention -> one parallel loop over (batch, query head, query, value
-/// chunk) holding the online softmax in registers (pe-gpu-tile-attention).
-void populateGpuTileAttentionPatterns(RewritePatternSet &patterns);
+/// chunk) holding the online softmax in registers (pe-gpu-tile-attention);
+/// with `tensorCores`, bf16/f16 prefill to pe.gpu_mma_attention instead.
+void populateGpuTileAttentionPatterns(RewritePatternSet &patterns,
+                                      bool tensorCores = false);
 
 } // namespace pe
 } // namespace mlir

@@ -289,4 +289,51 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels on buffers
+//===----------------------------------------------------------------------===//
+
+def PE_GpuMmaAttentionOp : Op<PE_Dialect, "gpu_mma_attention",
+                              [AttrSizedOperandSegments]> {
+  let summary = "pe.attention on buffers, for the tensor-core GPU kernel";
+  let description = [{
+    What `pe-gpu-tile-attention{tensor-cores}` leaves of a `pe.attention`
+    that the tensor-core kernel computes: the operands as buffers, the
+    positions (defaults made explicit), the f32 cos/sin tables of a fused
+    `rope` (`[S, r/2]` or `[B, S, r/2]`) and the ALiBi slopes of the query
+    heads, written into `out` (`[B, Hq, Sq, Dv]`). The semantics are those of
+    `pe.attention` with the same attributes. `pe-gpu-mma-attention` builds
+    the kernel (`gpu.launch`, `mma.sync`) after bufferization: the nvgpu ops
+    it uses declare no memory effects, which buffer deallocation rejects.
+  }];
+  let arguments = (ins
+      Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemRead]>:$query,
+      Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemRead]>:$key,
+      Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemRead]>:$value,
+      Arg<Optional<MemRefRankOf<[F32, F16, BF16], [4]>>, "", [MemRead]>:$mask,
+      Arg<MemRefOf<[I32, I64]>, "", [MemRead]>:$q_positions,
+      Arg<MemRefOf<[I32, I64]>, "", [MemRead]>:$k_positions,
+      Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$q_cos,
+      Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$q_sin,
+      Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$k_cos,
+      Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$k_sin,
+      Arg<Optional<MemRefRankOf<[F32], [1]>>, "", [MemRead]>:$slopes,
+      Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemWrite]>:$out,
+      F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
+      OptionalAttr<PE_RopeAttr>:$rope);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `into` $out
+    `positions` `(` $q_positions `,` $k_positions `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`tables` `(` $q_cos^ `,` $q_sin `,` $k_cos `,` $k_sin `:`
+       type($q_cos) `,` type($q_sin) `,` type($k_cos) `,` type($k_sin) `)`)?
+    (`slopes` `(` $slopes^ `:` type($slopes) `)`)?
+    `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
+    (`rope` `(` qualified($rope)^ `)`)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
+    `,` type($k_positions) `->` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // PE_DIALECT_PE_IR_PEOPS_TD

@@ -1,0 +1,713 @@
+//===- GpuMmaAttention.cpp - pe-gpu-mma-attention -------------------------===//
+//
+// pe.gpu_mma_attention as a flash-attention kernel on the tensor cores of
+// sm_80 and newer (mma.sync m16n8k16, bf16/f16 operands, f32 accumulators).
+//
+// Rows. Query head h = kvh G + g of KV head kvh (G = Hq / Hkv) and query i
+// make row r = i G + g of KV head kvh: the rows of one KV head, query-major.
+// A block of kWarps warps takes kBlockRows consecutive rows of one (batch,
+// KV head), warp w rows 16 w .. 16 w + 15 of them, so that every head of a
+// GQA/MQA group shares the block's K/V tiles.
+//
+// Fragments (PTX ISA, mma.m16n8k16): lane l = 4 gq + tq of a warp holds
+//   A (16 x 16, row-major):  rows gq and gq + 8, columns 2 tq + {0, 1} and
+//                            2 tq + 8 + {0, 1}  (four 32-bit registers)
+//   B (16 x 8, column-major): column gq, rows 2 tq + {0, 1} and
+//                            2 tq + 8 + {0, 1}  (two registers)
+//   C (16 x 8, f32):         rows gq and gq + 8, columns 2 tq + {0, 1}
+// so the accumulators of two adjacent 8-key blocks of S are, rounded to
+// bf16/f16, the A fragment of P for the 16 keys of one step of P V.
+//
+// Per block:
+//   Q fragments <- rope(q) of the warp's rows, read from global memory
+//                  once, rotated in f32 and rounded to the element type
+//   for each tile of kTileKeys keys (skipped when causal/window masks hide
+//   it from every row of the block):
+//     Vs <- v tile (cp.async, zero past the last key)
+//     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope)
+//     S = Q Ks^T                  mma.sync, B fragments by ldmatrix
+//     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key)
+//     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
+//     p = exp(s - m'), alpha = exp(m - m'), l = alpha l + rowsum p
+//     O = alpha O + P Vs          mma.sync, B fragments by ldmatrix.trans
+//   out = O / l                   (l summed over the quad; 0 for l = 0)
+//
+// with the formulas of the shared builders (RopeBuilders,
+// AttentionBuilders). The sum l adds the f32 weights; P is rounded to the
+// element type only as the operand of P V (as FlashAttention does). Rows of
+// shared memory are padded by kPad elements, which puts the eight rows an
+// ldmatrix reads in distinct banks.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Conversion/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+#include "pe/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <limits>
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPUMMAATTENTION
+#include "pe/Conversion/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = kWarps * kWarpSize;
+/// Rows of an m16n8k16 product: the rows of one warp.
+constexpr int64_t kWarpRows = 16;
+constexpr int64_t kBlockRows = kWarps * kWarpRows;
+/// Keys per K/V tile: eight 8-key blocks of S, four 16-key steps of P V;
+/// half as many for head dims over 64, whose query fragments and output
+/// accumulators leave fewer of a thread's 255 registers to the scores.
+constexpr int64_t kTileKeys = 64;
+constexpr int64_t kWideHeadDim = 64;
+/// Elements (16 bytes) added to each shared-memory row.
+constexpr int64_t kPad = 8;
+/// Elements of one cp.async (16 bytes of bf16/f16).
+constexpr int64_t kCopyLanes = 8;
+/// Channels rotated at a time when K is staged.
+constexpr int64_t kPieceLanes = 8;
+
+/// The largest power of two up to kPieceLanes that divides n (n > 0).
+int64_t pieceLanes(int64_t n) {
+  int64_t lanes = 1;
+  while (lanes < kPieceLanes && n % (2 * lanes) == 0)
+    lanes *= 2;
+  return lanes;
+}
+
+/// The row of a lane in the A/C fragments: which of the two it is (gq or
+/// gq + 8), whether it exists, and its query, head and positions.
+struct LaneRow {
+  Value valid, i, h, qp, slope;
+};
+
+class MmaAttentionKernel {
+public:
+  MmaAttentionKernel(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op)
+      : b(b), op(op), rope(op.getRopeAttr()),
+        mask{op.getCausal(), op.getWindow()} {
+    element = op.getQuery().getType().getElementType();
+    group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
+    d = op.getQuery().getType().getDimSize(3);
+    dv = op.getValue().getType().getDimSize(3);
+    tileKeys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+  }
+
+  /// The launch over (row tiles, KV heads, batch), nothing for no rows; its
+  /// shared memory declared in `symbols`.
+  void build(SymbolTable &symbols, StringRef kernelName) {
+    Value batch = memref::DimOp::create(b, op.getQuery(), 0);
+    queries = memref::DimOp::create(b, op.getQuery(), 2);
+    keys = memref::DimOp::create(b, op.getKey(), 2);
+    rows = arith::MulIOp::create(b, queries, index(group));
+    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
+    Value kvHeads = index(op.getKey().getType().getDimSize(1));
+    Value blocks = arith::MulIOp::create(b, rowTiles, batch);
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
+    auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    memref::GlobalOp queryTile =
+        sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
+    memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
+    memref::GlobalOp valueTile = sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv);
+    Value one = index(1);
+    auto launch = gpu::LaunchOp::create(
+        b, rowTiles, kvHeads, batch, index(kThreads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
+        nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
+        FlatSymbolRefAttr::get(b.getContext(), kernelName));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::TerminatorOp::create(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
+    ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
+    vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
+    blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
+              launch.getThreadIds().x);
+  }
+
+private:
+  /// A tile of `rows` rows of `width` elements (+ kPad) in shared memory:
+  /// a memref.global in address space 3, 16-byte aligned for cp.async and
+  /// ldmatrix. (Outlining copies it into the kernel's module. The integer
+  /// address space, unlike #gpu.address_space<workgroup>, needs no mapping
+  /// in the vector dialect's own LLVM lowering.)
+  memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
+                              int64_t width) {
+    auto type = MemRefType::get({rows, width + kPad}, element, MemRefLayoutAttrInterface(),
+                                b.getI64IntegerAttr(3));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&symbols.getOp()->getRegion(0).front());
+    auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), type,
+                                           b.getUnitAttr(), /*constant=*/false,
+                                           b.getI64IntegerAttr(16));
+    symbols.insert(global);
+    return global;
+  }
+
+  ImplicitLocOpBuilder &b;
+  GpuMmaAttentionOp op;
+  RopeAttr rope;
+  PositionMask mask;
+  Type element;
+  int64_t group, d, dv, tileKeys;
+  Value queries, keys, rows, qs, ks, vs;
+  // Per thread.
+  Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
+  LaneRow laneRows[2];
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  /// The alignment of n consecutive elements that start at a multiple of n
+  /// (every vector access of the kernel: rows are multiples of 16 elements).
+  llvm::MaybeAlign alignOf(int64_t n) {
+    return llvm::MaybeAlign(n * element.getIntOrFloatBitWidth() / 8);
+  }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value add(Value x, int64_t v) { return arith::AddIOp::create(b, x, index(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, int64_t v) { return arith::MulIOp::create(b, x, index(v)); }
+  Value lessThan(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+  }
+  /// min(x, limit - 1): an index that stays inside a dimension of size limit
+  /// (> 0) where x may not.
+  Value clampBelow(Value x, Value limit) {
+    return arith::MinUIOp::create(b, x, arith::SubIOp::create(b, limit, index(1)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The block
+  //===--------------------------------------------------------------------===//
+
+  void blockBody(Value rowTile, Value kvHead, Value batchRow, Value thread) {
+    bi = batchRow;
+    kvh = kvHead;
+    tid = thread;
+    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+    lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+    gq = arith::DivUIOp::create(b, lane, index(4));
+    tq = arith::RemUIOp::create(b, lane, index(4));
+    r0 = mul(rowTile, kBlockRows);
+    warpRow = mul(warp, kWarpRows);
+    for (int64_t k = 0; k < 2; ++k)
+      laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
+
+    stageQueries();
+    std::pair<Value, Value> queryRange;
+    if (mask.causal || mask.window)
+      queryRange = blockQueryPositions();
+
+    // State: (m, l) of the lane's two rows, then O per 8 value channels.
+    SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
+                               f32(-std::numeric_limits<double>::infinity()), f32(0.0),
+                               f32(0.0)};
+    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
+    init.append(dv / 8, zeros);
+    auto tiles = scf::ForOp::create(b, index(0), keys, index(tileKeys), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tiles.getBody());
+      Value t0 = tiles.getInductionVar();
+      ValueRange state = tiles.getRegionIterArgs();
+      if (!mask.causal && !mask.window) {
+        scf::YieldOp::create(b, tileStep(t0, state));
+      } else {
+        Value hidden = tileHidden(queryRange, tileKeyPositions(t0));
+        auto ifHidden =
+            scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
+        b.setInsertionPointToStart(ifHidden.thenBlock());
+        scf::YieldOp::create(b, state);
+        b.setInsertionPointToStart(ifHidden.elseBlock());
+        scf::YieldOp::create(b, tileStep(t0, state));
+        b.setInsertionPointAfter(ifHidden);
+        scf::YieldOp::create(b, ifHidden.getResults());
+      }
+    }
+    storeOutput(tiles.getResults());
+  }
+
+  /// Row `r` of the KV head: query r / G, head kvh G + r % G (index and
+  /// positions clamped into range for a row past the last one).
+  LaneRow laneRow(Value r) {
+    LaneRow row;
+    row.valid = lessThan(r, rows);
+    Value i = arith::DivUIOp::create(b, r, index(group));
+    row.i = clampBelow(i, queries);
+    row.h = add(mul(kvh, group), arith::RemUIOp::create(b, r, index(group)));
+    row.qp = buildPositionAt(b, op.getQPositions(), bi, row.i);
+    if (op.getSlopes())
+      row.slope = memref::LoadOp::create(b, op.getSlopes(), ValueRange{row.h});
+    return row;
+  }
+
+  /// (min, max) of the positions of the block's queries (i64).
+  std::pair<Value, Value> blockQueryPositions() {
+    Value first = arith::DivUIOp::create(b, r0, index(group));
+    Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
+    Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
+    Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
+    Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
+    auto loop = scf::ForOp::create(b, first, last, index(1), ValueRange{highest, lowest});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value qp = buildPositionAt(b, op.getQPositions(), bi, loop.getInductionVar());
+    ValueRange range = loop.getRegionIterArgs();
+    scf::YieldOp::create(b, ValueRange{arith::MinSIOp::create(b, range[0], qp),
+                                       arith::MaxSIOp::create(b, range[1], qp)});
+    return {loop.getResult(0), loop.getResult(1)};
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Fragments
+  //===--------------------------------------------------------------------===//
+
+  /// A pair of f32 values rounded to the element type, as a vector<2> and
+  /// as one register of an mma.sync operand (fragmentRegister).
+  Value roundPair(Value lo, Value hi) {
+    return vector::FromElementsOp::create(b, VectorType::get({2}, element),
+                                          ValueRange{arith::TruncFOp::create(b, element, lo),
+                                                     arith::TruncFOp::create(b, element, hi)});
+  }
+  Value packPair(Value lo, Value hi) { return fragmentRegister(roundPair(lo, hi)); }
+  /// i32 for bf16, vector<2xf16> for f16 (what nvvm.mma.sync takes).
+  Value fragmentRegister(Value pair) {
+    if (element.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+  }
+
+  /// D = A B + C on mma.sync m16n8k16 (C, D: four f32).
+  SmallVector<Value> mma(ValueRange a, ValueRange bFrag, ValueRange c) {
+    Type f32Type = b.getF32Type();
+    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   {f32Type, f32Type, f32Type, f32Type});
+    NVVM::MMATypes type = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    Value d = NVVM::MmaOp::create(b, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
+                                  std::nullopt, std::nullopt,
+                                  std::array<NVVM::MMATypes, 2>{type, type},
+                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                 NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t k = 0; k < 4; ++k)
+      out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{k}));
+    return out;
+  }
+
+  /// The registers of a fragment that ldmatrix reads as `count` 8x8 tiles
+  /// (4: A, 2: B) from shared memory at [row, col] (this lane's address).
+  SmallVector<Value> loadFragment(Value smemTile, Value row, Value col, int64_t count,
+                                  bool transpose) {
+    auto type = VectorType::get({count, 2}, element);
+    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, ValueRange{row, col},
+                                            b.getBoolAttr(transpose), b.getI32IntegerAttr(count));
+    SmallVector<Value> regs;
+    for (int64_t k = 0; k < count; ++k)
+      regs.push_back(fragmentRegister(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{k})));
+    return regs;
+  }
+
+  /// Channel c (index) of rope(q) for `row`, f32: x c' = x cos - x p sin or
+  /// x c' = x cos + x p sin with its pair's partner p (buildPairRotation),
+  /// channels past the rotary dim unchanged.
+  Value rotatedQueryChannel(const LaneRow &row, Value c) {
+    auto load = [&](Value channel) {
+      Value x = memref::LoadOp::create(b, op.getQuery(), ValueRange{bi, row.h, row.i, channel});
+      return extendToF32(b, x);
+    };
+    Value x = load(c);
+    if (!rope)
+      return x;
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    if (half == 0)
+      return x;
+    Value first, partner, pair;
+    if (rope.getStyle() == RopeStyle::half) {
+      first = lessThan(c, index(half));
+      partner = arith::SelectOp::create(b, first, add(c, half),
+                                        arith::SubIOp::create(b, c, index(half)));
+      pair = arith::SelectOp::create(b, first, c, arith::SubIOp::create(b, c, index(half)));
+    } else {
+      Value odd = arith::AndIOp::create(b, c, index(1));
+      first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, odd, index(0));
+      partner = arith::XOrIOp::create(b, c, index(1));
+      pair = arith::DivUIOp::create(b, c, index(2));
+    }
+    // Channels past the rotary dim read pair 0 and themselves, unused.
+    Value rotated = lessThan(c, index(rotary));
+    partner = arith::SelectOp::create(b, rotated, partner, c);
+    pair = arith::SelectOp::create(b, rotated, pair, index(0));
+    Value xp = load(partner);
+    auto table = [&](Value t) { return tableEntry(t, row.i, pair); };
+    Value x0 = arith::SelectOp::create(b, first, x, xp);
+    Value x1 = arith::SelectOp::create(b, first, xp, x);
+    auto [y0, y1] = buildPairRotation(b, x0, x1, table(op.getQCos()), table(op.getQSin()));
+    Value y = arith::SelectOp::create(b, first, y0, y1);
+    return arith::SelectOp::create(b, rotated, y, x);
+  }
+
+  /// Entry (row i, pair) of a cos/sin table ([S, r/2] or [B, S, r/2]).
+  Value tableEntry(Value table, Value i, Value pair) {
+    bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
+    SmallVector<Value> at = batched ? SmallVector<Value>{bi, i} : SmallVector<Value>{i};
+    at.push_back(pair);
+    return memref::LoadOp::create(b, table, at);
+  }
+
+  /// Qs <- rope(q) of the block's rows, rounded to the element type (0 in
+  /// rows past the last), a pair of channels per step of a loop that the
+  /// block's threads share.
+  void stageQueries() {
+    const int64_t pairs = d / 2;
+    auto loop = scf::ForOp::create(b, tid, index(kBlockRows * pairs), index(kThreads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value w = loop.getInductionVar();
+    Value local = arith::DivUIOp::create(b, w, index(pairs));
+    Value c = mul(arith::RemUIOp::create(b, w, index(pairs)), 2);
+    LaneRow row = laneRow(add(r0, local));
+    Value zero = f32(0.0);
+    auto channel = [&](Value at) {
+      return arith::SelectOp::create(b, row.valid, rotatedQueryChannel(row, at), zero)
+          .getResult();
+    };
+    Value lo = channel(c), hi = channel(add(c, 1));
+    vector::StoreOp::create(b, roundPair(lo, hi), qs, ValueRange{local, c},
+                            /*nontemporal=*/false, alignOf(2));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // One tile of keys
+  //===--------------------------------------------------------------------===//
+
+  /// Key j of the tile at t0 whose score this lane holds in block nb,
+  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
+  Value laneKey(Value t0, int64_t nb, int64_t e) {
+    return add(add(t0, mul(tq, 2)), 8 * nb + e);
+  }
+
+  /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
+  /// the last; their scores are masked).
+  SmallVector<Value> tileKeyPositions(Value t0) {
+    SmallVector<Value> positions;
+    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+      for (int64_t e = 0; e < 2; ++e)
+        positions.push_back(
+            buildPositionAt(b, op.getKPositions(), bi, clampBelow(laneKey(t0, nb, e), keys)));
+    return positions;
+  }
+
+  /// x combined with the values of the other lanes of its quad (the four
+  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
+  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset : {1, 2})
+      x = combine(x, shuffleXor(x, offset));
+    return x;
+  }
+  Value shuffleXor(Value x, int32_t offset) {
+    if (!x.getType().isInteger(64))
+      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+    Value lo = arith::TruncIOp::create(b, i32, x);
+    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
+    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
+    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
+    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
+  }
+
+  /// Whether causal/window masks hide the tile from every row of the block:
+  /// the four lanes of a quad hold all the tile's keys (past the last: the
+  /// range of the others), so every lane of the block finds the same answer.
+  Value tileHidden(std::pair<Value, Value> queryRange, ArrayRef<Value> keyPositions) {
+    Value kMin = keyPositions[0], kMax = keyPositions[0];
+    for (Value kp : keyPositions.drop_front()) {
+      kMin = arith::MinSIOp::create(b, kMin, kp);
+      kMax = arith::MaxSIOp::create(b, kMax, kp);
+    }
+    kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
+    kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
+    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax)
+        .hidden;
+  }
+
+  /// The state after the tile at t0.
+  SmallVector<Value> tileStep(Value t0, ValueRange state) {
+    // cp.async groups complete in order: without rope, K's group is the
+    // older one, and waiting until one group is pending waits for K only.
+    Value keysCopied = rope ? nullptr : copyTile(op.getKey(), ks, t0, d);
+    Value copied = copyTile(op.getValue(), vs, t0, dv);
+    if (rope)
+      stageRotatedKeys(t0);
+    else
+      nvgpu::DeviceAsyncWaitOp::create(b, keysCopied, b.getI32IntegerAttr(1));
+    gpu::BarrierOp::create(b);
+    SmallVector<SmallVector<Value>> scores = tileScores(t0);
+    auto [softmax, weights] = softmaxStep(state, scores);
+    nvgpu::DeviceAsyncWaitOp::create(b, copied, nullptr);
+    gpu::BarrierOp::create(b);
+    accumulateValues(softmax, weights);
+    // Ks/Vs are read until here: the next tile's copies wait.
+    gpu::BarrierOp::create(b);
+    return softmax;
+  }
+
+  /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
+  /// Hkv, S, n] into `tile`, 16 bytes per copy, thread t taking copies t,
+  /// t + kThreads, ...; rows past the last key are zero. The token of the
+  /// copies' group.
+  Value copyTile(Value source, Value tile, Value t0, int64_t n) {
+    const int64_t chunks = n / kCopyLanes, copies = tileKeys * chunks;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    SmallVector<Value> tokens;
+    for (int64_t k = 0; k * kThreads < copies; ++k) {
+      Value w = add(tid, k * kThreads);
+      // Past the last copy (when kThreads does not divide them): copy the
+      // first row again, with no bytes (zeros in place of zeros).
+      Value inRange = lessThan(w, index(copies));
+      w = arith::SelectOp::create(b, inRange, w, index(0));
+      Value row = arith::DivUIOp::create(b, w, index(chunks));
+      Value col = mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes);
+      Value j = add(t0, row);
+      Value inside = arith::AndIOp::create(b, lessThan(j, keys), inRange);
+      Value elements = arith::SelectOp::create(b, inside, index(kCopyLanes), index(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, tile, ValueRange{row, col}, source,
+          ValueRange{bi, kvh, clampBelow(j, keys), col}, b.getIndexAttr(kCopyLanes), elements,
+          b.getUnitAttr()));
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+  }
+
+  /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
+  /// the last key). The pieces of a row (those of buildVectorPairRotation,
+  /// then the pass-through channels) go round-robin to the kThreads /
+  /// tileKeys threads of key t % tileKeys: thread t takes pieces t /
+  /// tileKeys, + kThreads / tileKeys, ... (the same for a whole warp).
+  void stageRotatedKeys(Value t0) {
+    const int64_t groups = kThreads / tileKeys;
+    Value row = arith::RemUIOp::create(b, tid, index(tileKeys));
+    Value firstPiece = arith::DivUIOp::create(b, tid, index(tileKeys));
+    Value j = add(t0, row);
+    Value inside = lessThan(j, keys);
+    Value jr = clampBelow(j, keys);
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1));
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1));
+    auto store = [&](Value piece, Value channel) {
+      auto type = cast<VectorType>(piece.getType());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));
+      Value kept = arith::SelectOp::create(b, inside, piece, zero);
+      vector::StoreOp::create(b, arith::TruncFOp::create(b, type.clone(element), kept), ks,
+                              ValueRange{row, channel}, /*nontemporal=*/false,
+                              alignOf(type.getNumElements()));
+    };
+    auto load = [&](Value channel, int64_t n) {
+      Value x = vector::LoadOp::create(b, VectorType::get({n}, element), op.getKey(),
+                                       ValueRange{bi, kvh, jr, channel}, /*nontemporal=*/false,
+                                       alignOf(n));
+      return extendToF32(b, x);
+    };
+    int64_t piece = 0;
+    auto ownPiece = [&](function_ref<void()> body) {
+      Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, firstPiece,
+                                         index(piece++ % groups));
+      auto ifMine = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifMine.thenBlock()->getTerminator());
+      body();
+    };
+    for (int64_t pair = 0; pair < half; pair += pairLanes)
+      ownPiece([&] {
+        auto tableSlice = [&](Value table) {
+          bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
+          SmallVector<Value> at = batched ? SmallVector<Value>{bi, jr} : SmallVector<Value>{jr};
+          at.push_back(index(pair));
+          return vector::LoadOp::create(b, VectorType::get({pairLanes}, b.getF32Type()), table,
+                                        at, /*nontemporal=*/false, llvm::MaybeAlign(4 * pairLanes))
+              .getResult();
+        };
+        buildVectorPairRotation(b, tableSlice(op.getKCos()), tableSlice(op.getKSin()),
+                                index(pair), rope.getStyle(), rotary, load, store);
+      });
+    for (int64_t c = rotary; c < d; c += restLanes)
+      ownPiece([&] { store(load(index(c), restLanes), index(c)); });
+  }
+
+  /// The lane's scores of the tile, per row of the lane, 16 each (block
+  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand, -inf
+  /// where masked or past the last key.
+  SmallVector<SmallVector<Value>> tileScores(Value t0) {
+    // Read again rather than kept from the tile test: registers are short.
+    SmallVector<Value> keyPositions = tileKeyPositions(t0);
+    SmallVector<SmallVector<Value>> scores(2);
+    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
+    // S = Q K^T: per 16-channel step, the warp's A fragment (ldmatrix x4:
+    // lane l points at row l % 16, column 8 (l / 16) of its rows) times the
+    // B fragment of each 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)).
+    const int64_t blocks = tileKeys / 8;
+    SmallVector<SmallVector<Value>> accs(blocks, SmallVector<Value>(4, f32(0.0)));
+    Value queryRow = add(arith::RemUIOp::create(b, lane, index(16)), warpRow);
+    Value queryHalf = arith::DivUIOp::create(b, lane, index(16));
+    Value keyInBlock = arith::RemUIOp::create(b, lane, index(8));
+    Value keyHalf = arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, index(8)), index(2));
+    for (int64_t step = 0; step < d / 16; ++step) {
+      SmallVector<Value> a = loadFragment(qs, queryRow, add(mul(queryHalf, 8), 16 * step), 4,
+                                          /*transpose=*/false);
+      for (int64_t nb = 0; nb < blocks; ++nb) {
+        SmallVector<Value> bFrag = loadFragment(ks, add(keyInBlock, 8 * nb),
+                                                add(mul(keyHalf, 8), 16 * step), 2,
+                                                /*transpose=*/false);
+        accs[nb] = mma(a, bFrag, accs[nb]);
+      }
+    }
+    for (int64_t nb = 0; nb < blocks; ++nb) {
+      ArrayRef<Value> acc = accs[nb];
+      for (int64_t e = 0; e < 2; ++e) {
+        Value j = laneKey(t0, nb, e);
+        Value kp = keyPositions[2 * nb + e];
+        for (int64_t k = 0; k < 2; ++k) {
+          const LaneRow &row = laneRows[k];
+          Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
+          if (row.slope)
+            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
+          if (Value m = op.getMask()) {
+            auto type = cast<MemRefType>(m.getType());
+            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
+            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
+            Value entry =
+                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
+            s = buildAddMask(b, s, extendToF32(b, entry));
+          }
+          Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keys);
+          if (mask.causal || mask.window)
+            hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
+          scores[k].push_back(arith::SelectOp::create(b, hidden, minusInf, s));
+        }
+      }
+    }
+    return scores;
+  }
+
+  /// The online softmax over the tile's scores: the new state (m, l, O
+  /// rescaled by alpha) and the weights p of each row.
+  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
+    SmallVector<Value> next(state);
+    SmallVector<SmallVector<Value>> weights(2);
+    Value alphas[2];
+    for (int64_t k = 0; k < 2; ++k) {
+      Value m = state[k], l = state[2 + k];
+      Value tileMax = f32(-std::numeric_limits<double>::infinity());
+      for (Value s : scores[k])
+        tileMax = buildRunningRowMax(b, tileMax, s);
+      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
+      Value rowMax = buildRunningRowMax(b, m, tileMax);
+      Value base = buildExponentBase(b, rowMax);
+      Value sum = f32(0.0);
+      for (Value s : scores[k]) {
+        Value p = buildExpOfDifference(b, s, base, buildExpNonPositive);
+        weights[k].push_back(p);
+        sum = arith::AddFOp::create(b, sum, p);
+      }
+      alphas[k] = buildExpOfDifference(b, m, base, buildExpNonPositive);
+      next[k] = rowMax;
+      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
+    }
+    // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
+    Value alpha = vector::FromElementsOp::create(
+        b, VectorType::get({4}, b.getF32Type()),
+        ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+    for (int64_t nb = 0; nb < dv / 8; ++nb)
+      next[4 + nb] = buildRescale(b, state[4 + nb], alpha);
+    return {next, weights};
+  }
+
+  /// O += P Vs: four 16-key steps, P's A fragment from the weights of two
+  /// 8-key blocks.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights) {
+    Value keyRow = arith::RemUIOp::create(b, lane, index(16));
+    for (int64_t step = 0; step < tileKeys / 16; ++step) {
+      SmallVector<Value> a;
+      for (int64_t nb : {2 * step, 2 * step + 1})
+        for (int64_t k = 0; k < 2; ++k)
+          a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
+      Value row = add(keyRow, 16 * step);
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        SmallVector<Value> bFrag = loadFragment(vs, row, index(8 * nb), 2, /*transpose=*/true);
+        SmallVector<Value> c;
+        for (int64_t k = 0; k < 4; ++k)
+          c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));
+        state[4 + nb] = vector::FromElementsOp::create(
+            b, VectorType::get({4}, b.getF32Type()), mma(a, bFrag, c));
+      }
+    }
+  }
+
+  /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
+  /// the lane, l summed over the row's quad.
+  void storeOutput(ValueRange state) {
+    for (int64_t k = 0; k < 2; ++k) {
+      const LaneRow &row = laneRows[k];
+      Value l = quadReduce(state[2 + k],
+                           [&](Value x, Value y) { return arith::AddFOp::create(b, x, y); });
+      Value sum = vector::BroadcastOp::create(b, VectorType::get({2}, b.getF32Type()), l);
+      auto ifValid = scf::IfOp::create(b, row.valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifValid.thenBlock()->getTerminator());
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
+                                                          ArrayRef<int64_t>{2},
+                                                          ArrayRef<int64_t>{1});
+        Value out = buildNormalize(b, acc, sum);
+        Value channel = add(mul(tq, 2), 8 * nb);
+        vector::StoreOp::create(b, convertFloat(b, out, element), op.getOut(),
+                                ValueRange{bi, row.h, row.i, channel}, /*nontemporal=*/false,
+                                alignOf(2));
+      }
+    }
+  }
+};
+
+struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass> {
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-gpu-mma-attention")))
+      return signalPassFailure();
+    SymbolTable symbols(getOperation());
+    SmallVector<GpuMmaAttentionOp> ops;
+    getOperation()->walk([&](GpuMmaAttentionOp op) { ops.push_back(op); });
+    // Kernels @pe_kernels::@<function>_attention_<n>, n counted per function.
+    llvm::StringMap<int64_t> kernels;
+    for (GpuMmaAttentionOp op : ops) {
+      auto function = op->getParentOfType<FunctionOpInterface>();
+      std::string prefix = function ? function.getName().str() : "pe";
+      std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
+      ImplicitLocOpBuilder b(op.getLoc(), op);
+      MmaAttentionKernel(b, op).build(symbols, name);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
+
