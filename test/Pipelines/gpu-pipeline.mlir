@@ -9,6 +9,7 @@
 // RUN: not pe-opt %s --pe-gpu-pipeline="features=+avx512f" 2>&1 | FileCheck %s --check-prefix=FEATURE
 // RUN: not pe-opt %s --pe-gpu-pipeline="format=elf" 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not pe-opt %s --pe-gpu-pipeline="block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not pe-opt %s --pe-gpu-on-cpu-pipeline="tensor-cores" 2>&1 | FileCheck %s --check-prefix=ON-CPU
 
 // CHECK-LABEL: llvm.func @rope(
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @pe_kernels::@rope_kernel_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i64
@@ -27,6 +28,7 @@
 // FEATURE: error: pe-gpu-pipeline: unsupported GPU target feature '+avx512f'
 // FORMAT: error: pe-gpu-pipeline: unknown GPU binary format 'elf' (expected isa, bin or fatbin)
 // BLOCK: error: pe-gpu-pipeline: block-size must be in [1, 1024], got 2048
+// ON-CPU: error: pe-gpu-pipeline: tensor-cores: the tensor-core kernel does not run on the on-CPU schedule
 func.func @rope(%x: tensor<1x32x?x128xf32>, %pos: tensor<?xi32>) -> tensor<1x32x?x128xf32> {
   %r = pe.rope #pe.rope<rotary_dim = 128> %x, %pos : tensor<1x32x?x128xf32>, tensor<?xi32>
   return %r : tensor<1x32x?x128xf32>

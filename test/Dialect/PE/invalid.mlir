@@ -1497,3 +1497,55 @@ func.func @inexact_integer_factor() {
   %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.linear<factor = 170141183460469231731687303715884105727 : i128>> -> tensor<2xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// pe.gpu_mma_attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// gpu_mma_attention: m16n8k16 products need head dims that are multiples of 16.
+func.func @mma_attention_head_dim(%q: memref<1x4x?x72xbf16>, %k: memref<1x4x?x72xbf16>,
+                                  %v: memref<1x4x?x72xbf16>, %p: memref<?xi64>,
+                                  %o: memref<1x4x?x72xbf16>) {
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 128, got 72 and 72}}
+  pe.gpu_mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x72xbf16>
+  return
+}
+
+// -----
+
+// gpu_mma_attention: a rope needs its tables.
+func.func @mma_attention_rope_tables(%q: memref<1x4x?x64xbf16>, %k: memref<1x4x?x64xbf16>,
+                                     %v: memref<1x4x?x64xbf16>, %p: memref<?xi64>,
+                                     %o: memref<1x4x?x64xbf16>) {
+  // expected-error @+1 {{expects the cos/sin tables of its rope}}
+  pe.gpu_mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125) rope(#pe.rope<rotary_dim = 64>)
+    : memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
+  return
+}
+
+// -----
+
+// gpu_mma_attention: the query heads are a multiple of the key/value heads.
+func.func @mma_attention_heads(%q: memref<1x6x?x64xf16>, %k: memref<1x4x?x64xf16>,
+                               %v: memref<1x4x?x64xf16>, %p: memref<?xi64>,
+                               %o: memref<1x6x?x64xf16>) {
+  // expected-error @+1 {{expects Hkv key/value heads dividing the Hq query and out heads}}
+  pe.gpu_mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x6x?x64xf16>, memref<1x4x?x64xf16>, memref<1x4x?x64xf16>, memref<?xi64>, memref<?xi64> -> memref<1x6x?x64xf16>
+  return
+}
+
+// -----
+
+// gpu_mma_attention: one element type.
+func.func @mma_attention_types(%q: memref<1x4x?x64xf16>, %k: memref<1x4x?x64xbf16>,
+                               %v: memref<1x4x?x64xbf16>, %p: memref<?xi64>,
+                               %o: memref<1x4x?x64xbf16>) {
+  // expected-error @+1 {{expects query, key, value and out to share one element type}}
+  pe.gpu_mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x4x?x64xf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
+  return
+}

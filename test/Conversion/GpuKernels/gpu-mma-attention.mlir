@@ -1,0 +1,86 @@
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file | FileCheck %s --check-prefix=SELECT
+// RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=SIMT
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=KERNEL
+
+// bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
+// pe.gpu_mma_attention on the buffers, the positions (the defaults: the
+// queries are the last Sq keys) and the f32 cos/sin tables of each.
+// SELECT-LABEL: func.func @llama3
+// SELECT: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x32x?x128xbf16>
+// SELECT: pe.gpu_mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
+// SELECT-SAME: : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
+// SELECT: bufferization.to_tensor %[[OUT]]
+// Without the option, D = 128 is left to the reference lowering.
+// SIMT-LABEL: func.func @llama3
+// SIMT-NOT: pe.gpu_mma_attention
+// SIMT: pe.attention
+
+// The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
+// 16-byte aligned in address space 3; one launch of 128 threads per (row
+// tile, KV head, batch) into @pe_kernels; Q staged once, then per tile V by
+// cp.async and K rotated into shared memory, S on ldmatrix x4/x2 +
+// mma.sync, quad shuffles for the row max, P V on ldmatrix x2 .trans +
+// mma.sync, and the row sums reduced by the quad at the end.
+// KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// KERNEL-LABEL: func.func @llama3
+// KERNEL-NOT: pe.gpu_mma_attention
+// KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
+// KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64 : index
+// KERNEL: scf.if
+// KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) module(@pe_kernels) function(@llama3_attention_0)
+// KERNEL: memref.get_global @__pe_mma_attention_queries
+// KERNEL: scf.for
+// KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
+// KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32
+// KERNEL: scf.if
+// KERNEL: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// KERNEL: nvgpu.device_async_create_group
+// KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
+// KERNEL: gpu.barrier
+// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
+// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// KERNEL: nvgpu.device_async_wait %{{.*}}
+// KERNEL: gpu.barrier
+// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// KERNEL: nvvm.mma.sync
+// KERNEL: gpu.barrier
+// KERNEL: gpu.shuffle xor
+// KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<1x32x?x128xbf16>, vector<2xbf16>
+// KERNEL: gpu.terminator
+func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                  %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
+  %o = pe.attention %q, %k, %v causal
+       rope(#pe.rope<theta = 500000.0, rotary_dim = 128,
+            scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)
+       : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  return %o : tensor<1x32x?x128xbf16>
+}
+
+// -----
+
+// What the tensor-core kernel does not take: f32 (the SIMT kernel), decode
+// (a static query count up to 8: the SIMT kernel's key splits), head dims
+// that are not multiples of 16 (D = 72: the reference lowering).
+// SELECT-LABEL: func.func @others
+// SELECT-NOT: pe.gpu_mma_attention
+// SELECT: scf.parallel
+// SELECT: scf.parallel
+// SELECT: pe.attention
+// SELECT-NOT: pe.gpu_mma_attention
+func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor<1x4x?x64xf32>,
+                  %qd: tensor<1x4x1x64xbf16>, %kd: tensor<1x4x?x64xbf16>, %vd: tensor<1x4x?x64xbf16>,
+                  %qw: tensor<1x4x?x72xbf16>, %kw: tensor<1x4x?x72xbf16>, %vw: tensor<1x4x?x72xbf16>)
+    -> (tensor<1x4x?x64xf32>, tensor<1x4x1x64xbf16>, tensor<1x4x?x72xbf16>) {
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32> -> tensor<1x4x?x64xf32>
+  %d = pe.attention %qd, %kd, %vd causal
+       : tensor<1x4x1x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x1x64xbf16>
+  %w = pe.attention %qw, %kw, %vw causal
+       : tensor<1x4x?x72xbf16>, tensor<1x4x?x72xbf16>, tensor<1x4x?x72xbf16> -> tensor<1x4x?x72xbf16>
+  return %o, %d, %w : tensor<1x4x?x64xf32>, tensor<1x4x1x64xbf16>, tensor<1x4x?x72xbf16>
+}
