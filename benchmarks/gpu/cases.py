@@ -56,6 +56,13 @@ class Case:
     torch_attention: Optional[dict] = None  # HF RoPE + SDPA in PyTorch, for a side-by-side
     notes: str = ""
     sample: Optional[np.ndarray] = field(default=None, repr=False)
+    flags: List[str] = field(default_factory=list)  # more pe-compile options
+    flops: int = 0  # floating-point operations of the unmasked work, for timed cases
+
+    @property
+    def gpu_only(self) -> bool:
+        """Tensor-core kernels (warp-collective) have no run on the CPU schedule."""
+        return "--tensor-cores" in self.flags
 
 
 def _ttype(shape, elem: str) -> str:
@@ -202,7 +209,7 @@ def _absolute_cases(rng, full: bool) -> List[Case]:
 
 def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi=None,
                     rope_ir=None, rope_ref=None, qpos=None, kpos=None, timed=False,
-                    rows=None, torch_attention=None, notes="") -> Case:
+                    rows=None, torch_attention=None, notes="", flags=()) -> Case:
     """pe.attention of q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D] (`shape` = (B, Hq, Hkv, Sq,
     Skv, D)) with the given attributes and positions; `rows` samples the query rows that
     the reference is computed for (all when None)."""
@@ -237,10 +244,12 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
 
     metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
     elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    # Q K^T and P V: 4 B Hq Sq Skv D, half of it under a causal mask (Sq = Skv).
+    flops = 4 * b * hq * sq * skv * d // (2 if causal and sq == skv else 1)
     return Case(name, ir, args, arg_types, [dtype], reference, metric, limit,
                 bytes_moved=2 * k.size * elem_bytes, timed=timed,
                 sample_axis=2 if rows is not None else None, sample=rows,
-                torch_attention=torch_attention,
+                torch_attention=torch_attention, flags=list(flags), flops=flops,
                 notes=notes or "within 1e-5 (f32) and 1.6e-2 (bf16/f16) of the largest output")
 
 
@@ -291,4 +300,42 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         rope_ir=llama3_64, rope_ref=llama3_ref, timed=True, rows=rows,
         torch_attention={"rope": llama3_ref, "causal": True},
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
+    return out + _tensor_core_cases(rng, full)
+
+
+def _tensor_core_cases(rng, full: bool) -> List[Case]:
+    """The tensor-core kernel (--tensor-cores: pe-gpu-mma-attention, mma.sync) over the
+    variants, D = 64 and 128, and the prefill target (S = 8192, D = 128) timed against
+    HF RoPE + SDPA. GPU only: its warp-collective steps have no CPU schedule."""
+    tc = ["--tensor-cores"]
+    llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
+    s = 512 if full else 40
+    hq, hkv = (32, 8) if full else (4, 2)
+    out = [_attention_case(
+        "tc_attention_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128), causal=True,
+        rope_ir=LLAMA3_IR, rope_ref=llama3_ref, flags=tc,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="tensor cores: GQA 32/8, D = 128, causal, llama3 RoPE fused")]
+    pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
+    out.append(_attention_case(
+        "tc_attention_mha_window_yarn_f16", rng, "f16", (2, 4, 4, s, s, 64), window=300,
+        rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
+                "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
+        rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN},
+        qpos=np.stack([pos, pos + 7]), kpos=np.stack([pos, pos + 7]), flags=tc,
+        notes="tensor cores: MHA f16, batch 2, window 300 both ways, YaRN interleaved "
+              "partial RoPE, arbitrary batched positions (tiles skipped)"))
+    out.append(_attention_case(
+        "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,
+        alibi=8.0, flags=tc,
+        notes="tensor cores: MQA 8/1, ALiBi, causal, Sq < Skv (row and key tails)"))
+    s = 8192 if full else 64
+    rows = np.unique(np.concatenate([np.arange(4), rng.choice(s, 60 if full else 4,
+                                                              replace=False), [s - 1]]))
+    out.append(_attention_case(
+        "tc_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128), causal=True,
+        rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows, flags=tc,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="tensor cores: the prefill target, S = 8192, B = 1, GQA 32/8, D = 128, causal, "
+              "llama3; timed against HF RoPE + SDPA; reference on sampled rows"))
     return out

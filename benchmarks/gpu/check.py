@@ -260,8 +260,11 @@ def cpu_library(case, workdir: str) -> str:
 
 
 def run_case(case, entry, args, cp, torch, workdir) -> dict:
-    want = case.reference(case.args, case.sample)
     out = {"name": case.name, "notes": case.notes}
+    if cp is None and case.gpu_only:
+        out["skipped"] = "GPU only"
+        return out
+    want = case.reference(case.args, case.sample)
     library = os.path.join(args.dir, entry["library"]) if cp else cpu_library(case, workdir)
     out["c_interface"] = compare(case, run_library(library, case), want)
     if cp is not None and entry["replayable"]:
@@ -275,6 +278,8 @@ def run_case(case, entry, args, cp, torch, workdir) -> dict:
             out["time"] = time_gpu(cp, lambda: fn(*inputs), args.repeats)
             out["bytes_moved"] = case.bytes_moved
             out["GBps"] = case.bytes_moved / out["time"]["median_ms"] / 1e6
+            if case.flops:
+                out["TFLOPs"] = case.flops / out["time"]["median_ms"] / 1e9
     if cp is not None and torch is not None and case.torch_rope is not None:
         x = torch.as_tensor(runner.to_bf16_bits(case.args[0].astype(np.float32)).view(np.int16),
                             device="cuda").view(torch.bfloat16)
@@ -324,6 +329,10 @@ def write_markdown(report: dict, path: str) -> None:
         timing = f"{t['median_ms']:.3f} ({t['min_ms']:.3f}-{t['max_ms']:.3f})" if t else "-"
         gbps = f"{c['GBps']:.0f}" if "GBps" in c else "-"
         frac = f"{100 * c['GBps'] / limits['copy_GBps']:.0f} %" if "GBps" in c and limits else "-"
+        if "TFLOPs" in c:  # compute-bound: the matmul rate is its limit
+            gbps += f"; {c['TFLOPs']:.0f} TFLOP/s"
+            if "matmul_bf16_TFLOPs" in limits:
+                frac += f"; {100 * c['TFLOPs'] / limits['matmul_bf16_TFLOPs']:.0f} % of matmul"
         torch_cell = "-"
         if "torch" in c:
             torch_cell = f"{c['torch']['error']:.3g} {c['torch'].get('metric', 'ulp')}"
@@ -331,6 +340,9 @@ def write_markdown(report: dict, path: str) -> None:
                 torch_cell += f" (SDPA {c['torch']['backend']})"
             if "time" in c["torch"]:
                 torch_cell += f", {c['torch']['time']['median_ms']:.3f} ms"
+        if "skipped" in c:
+            lines.append(f"| {c['name']} | {c['skipped']} | - | - | - | - | - |")
+            continue
         lines.append(f"| {c['name']} | {cell('c_interface')} | {cell('manifest')} | {timing} | "
                      f"{gbps} | {frac} | {torch_cell} |")
     if "c_example" in report:
@@ -396,6 +408,9 @@ def main() -> int:
         checks = [result[k] for k in ("c_interface", "manifest") if k in result]
         failed |= not all(c["ok"] for c in checks)
         report["cases"].append(result)
+        if "skipped" in result:
+            print(f"{case.name}: skipped ({result['skipped']})", flush=True)
+            continue
         print(f"{case.name}: " + ", ".join(f"{k} {'ok' if result[k]['ok'] else 'FAIL'} "
                                             f"{result[k]['error']:.3g}"
                                             for k in ("c_interface", "manifest") if k in result)

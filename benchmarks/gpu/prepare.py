@@ -115,7 +115,7 @@ def main() -> int:
         stem = os.path.join(args.out, case.name)
         with open(stem + ".mlir", "w") as f:
             f.write(case.ir)
-        base = [PE_COMPILE, "--target=gpu", f"--chip={args.chip}", stem + ".mlir"]
+        base = [PE_COMPILE, "--target=gpu", f"--chip={args.chip}", stem + ".mlir"] + case.flags
         run(base + ["--emit=ptx", "-o", stem + ".ptx", f"--manifest={stem}.json"])
         binary = case.name + ".ptx"
         if toolkit:

@@ -136,9 +136,11 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   addGpuSchedule(pm, options);
   // Tensor-core, async-copy and TMA ops (nvgpu) to NVVM while the kernels
   // are still inside their launches: a TMA descriptor made on the host then
-  // enters its kernel as a pointer.
-  pm.addPass(createConvertNVGPUToNVVMPass());
+  // enters its kernel as a pointer. After the constants are sunk into the
+  // launches: the conversion casts a value where it is defined, and a cast
+  // made on the host would enter its kernel as one more argument.
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuSinkConstants());
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createGpuKernelOutliningPass());
   // Outlining copies the kernels' shared-memory globals into their module;
   // the host's unused copies go.

@@ -168,7 +168,7 @@ private:
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
-  Value queries, keys, rows, qs, ks, vs;
+  Value queries, keys, rows, qs, ks, vs, key, value;
   // Per thread.
   Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
   LaneRow laneRows[2];
@@ -202,6 +202,11 @@ private:
     bi = batchRow;
     kvh = kvHead;
     tid = thread;
+    // K and V as the kernel reads them: 16-byte aligned (the host checks every
+    // GPU buffer), as cp.async needs. (Also values of the kernel's own, so that
+    // converting the nvgpu ops before outlining casts them inside it.)
+    key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
+    value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
     Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
     lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
     gq = arith::DivUIOp::create(b, lane, index(4));
@@ -455,8 +460,8 @@ private:
   SmallVector<Value> tileStep(Value t0, ValueRange state) {
     // cp.async groups complete in order: without rope, K's group is the
     // older one, and waiting until one group is pending waits for K only.
-    Value keysCopied = rope ? nullptr : copyTile(op.getKey(), ks, t0, d);
-    Value copied = copyTile(op.getValue(), vs, t0, dv);
+    Value keysCopied = rope ? nullptr : copyTile(key, ks, t0, d);
+    Value copied = copyTile(value, vs, t0, dv);
     if (rope)
       stageRotatedKeys(t0);
     else
@@ -523,7 +528,7 @@ private:
                               alignOf(type.getNumElements()));
     };
     auto load = [&](Value channel, int64_t n) {
-      Value x = vector::LoadOp::create(b, VectorType::get({n}, element), op.getKey(),
+      Value x = vector::LoadOp::create(b, VectorType::get({n}, element), key,
                                        ValueRange{bi, kvh, jr, channel}, /*nontemporal=*/false,
                                        alignOf(n));
       return extendToF32(b, x);
