@@ -176,8 +176,10 @@ private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   /// The alignment of n consecutive elements that start at a multiple of n
   /// (every vector access of the kernel: rows are multiples of 16 elements).
-  llvm::MaybeAlign alignOf(int64_t n) {
-    return llvm::MaybeAlign(n * element.getIntOrFloatBitWidth() / 8);
+  /// At most 16 bytes: what the host checks of every GPU buffer.
+  llvm::MaybeAlign alignOf(int64_t n, Type type = {}) {
+    int64_t bytes = n * (type ? type : element).getIntOrFloatBitWidth() / 8;
+    return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
   }
   Value f32(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(static_cast<float>(v)));
@@ -487,19 +489,25 @@ private:
     SmallVector<Value> tokens;
     for (int64_t k = 0; k * kThreads < copies; ++k) {
       Value w = add(tid, k * kThreads);
-      // Past the last copy (when kThreads does not divide them): copy the
-      // first row again, with no bytes (zeros in place of zeros).
-      Value inRange = lessThan(w, index(copies));
-      w = arith::SelectOp::create(b, inRange, w, index(0));
       Value row = arith::DivUIOp::create(b, w, index(chunks));
       Value col = mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes);
       Value j = add(t0, row);
-      Value inside = arith::AndIOp::create(b, lessThan(j, keys), inRange);
+      Value inside = lessThan(j, keys);
+      if (copies % kThreads != 0) {
+        // Past the last copy: 16 zero bytes into the padding of row 0 (never
+        // read), from row 0 of the tile (no bytes read).
+        Value inRange = lessThan(w, index(copies));
+        row = arith::SelectOp::create(b, inRange, row, index(0));
+        col = arith::SelectOp::create(b, inRange, col, index(n));
+        j = arith::SelectOp::create(b, inRange, j, t0);
+        inside = arith::AndIOp::create(b, inside, inRange);
+      }
+      Value sourceCol = arith::MinUIOp::create(b, col, index(n - kCopyLanes));
       Value elements = arith::SelectOp::create(b, inside, index(kCopyLanes), index(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, tokenType, tile, ValueRange{row, col}, source,
-          ValueRange{bi, kvh, clampBelow(j, keys), col}, b.getIndexAttr(kCopyLanes), elements,
-          b.getUnitAttr()));
+          ValueRange{bi, kvh, clampBelow(j, keys), sourceCol}, b.getIndexAttr(kCopyLanes),
+          elements, b.getUnitAttr()));
     }
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
   }
@@ -549,7 +557,7 @@ private:
           SmallVector<Value> at = batched ? SmallVector<Value>{bi, jr} : SmallVector<Value>{jr};
           at.push_back(index(pair));
           return vector::LoadOp::create(b, VectorType::get({pairLanes}, b.getF32Type()), table,
-                                        at, /*nontemporal=*/false, llvm::MaybeAlign(4 * pairLanes))
+                                        at, /*nontemporal=*/false, alignOf(pairLanes, b.getF32Type()))
               .getResult();
         };
         buildVectorPairRotation(b, tableSlice(op.getKCos()), tableSlice(op.getKSin()),

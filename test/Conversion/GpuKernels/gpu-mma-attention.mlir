@@ -84,3 +84,23 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
        : tensor<1x4x?x72xbf16>, tensor<1x4x?x72xbf16>, tensor<1x4x?x72xbf16> -> tensor<1x4x?x72xbf16>
   return %o, %d, %w : tensor<1x4x?x64xf32>, tensor<1x4x1x64xbf16>, tensor<1x4x?x72xbf16>
 }
+
+// -----
+
+// D = 80 (Phi-2): a V tile of 32 keys is 320 copies of 16 bytes, not a
+// multiple of the 128 threads: the copies past the last write zeros into the
+// padding of row 0 (columns 80..87, never read), reading no bytes.
+// SELECT-LABEL: func.func @phi2
+// SELECT: pe.gpu_mma_attention
+// KERNEL-LABEL: func.func @phi2
+// KERNEL: gpu.launch
+// KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
+// KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
+// KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
+// KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<32x88xf16, 3>
+func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
+                %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
+       : tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16> -> tensor<1x32x?x80xf16>
+  return %o : tensor<1x32x?x80xf16>
+}

@@ -31,3 +31,12 @@ func.func @alibi_mask(%q: tensor<2x16x?x64xbf16>, %k: tensor<2x1x?x64xbf16>,
        : tensor<2x16x?x64xbf16>, tensor<2x1x?x64xbf16>, tensor<2x1x?x128xbf16> -> tensor<2x16x?x128xbf16>
   return %o : tensor<2x16x?x128xbf16>
 }
+
+// Phi-2: MHA f16, D = 80 (32-key tiles: 320 copies of 16 bytes per V tile,
+// not a multiple of the 128 threads), partial RoPE (32 of 80), causal.
+func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
+                %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
+       : tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16> -> tensor<1x32x?x80xf16>
+  return %o : tensor<1x32x?x80xf16>
+}
