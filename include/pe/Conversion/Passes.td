@@ -239,8 +239,8 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     accumulators, and the online softmax keeps its row max and sum in
     registers (row reductions by shuffles among the four lanes of a row).
     Tiles that causal/window masks hide from every row of the block are
-    skipped; masks, ALiBi, the mask operand and key tails are applied per
-    score. Rotated Q/K and the scores never reach global memory.
+    skipped; ALiBi and the mask operand are applied per score, causal/window
+    masks and the key tail only in the tiles that need them. Rotated Q/K and the scores never reach global memory.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -236,15 +236,15 @@ private:
       Value t0 = tiles.getInductionVar();
       ValueRange state = tiles.getRegionIterArgs();
       if (!mask.causal && !mask.window) {
-        scf::YieldOp::create(b, tileStep(t0, state));
+        scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
       } else {
-        Value hidden = tileHidden(queryRange, tileKeyPositions(t0));
+        auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
         auto ifHidden =
             scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
         b.setInsertionPointToStart(ifHidden.thenBlock());
         scf::YieldOp::create(b, state);
         b.setInsertionPointToStart(ifHidden.elseBlock());
-        scf::YieldOp::create(b, tileStep(t0, state));
+        scf::YieldOp::create(b, tileStep(t0, state, partial));
         b.setInsertionPointAfter(ifHidden);
         scf::YieldOp::create(b, ifHidden.getResults());
       }
@@ -443,10 +443,12 @@ private:
     return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
   }
 
-  /// Whether causal/window masks hide the tile from every row of the block:
-  /// the four lanes of a quad hold all the tile's keys (past the last: the
-  /// range of the others), so every lane of the block finds the same answer.
-  Value tileHidden(std::pair<Value, Value> queryRange, ArrayRef<Value> keyPositions) {
+  /// Whether causal/window masks hide the tile from every row of the block
+  /// (`hidden`) or may hide some key from some row (`partial`): the four
+  /// lanes of a quad hold all the tile's keys (past the last: the range of
+  /// the others), so every lane of the block finds the same answer.
+  TileVisibility tileVisibility(std::pair<Value, Value> queryRange,
+                                ArrayRef<Value> keyPositions) {
     Value kMin = keyPositions[0], kMax = keyPositions[0];
     for (Value kp : keyPositions.drop_front()) {
       kMin = arith::MinSIOp::create(b, kMin, kp);
@@ -454,12 +456,12 @@ private:
     }
     kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
     kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
-    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax)
-        .hidden;
+    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax);
   }
 
-  /// The state after the tile at t0.
-  SmallVector<Value> tileStep(Value t0, ValueRange state) {
+  /// The state after the tile at t0 (`partial`: whether causal/window masks
+  /// may hide some of its keys from some row; null without such masks).
+  SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
     // cp.async groups complete in order: without rope, K's group is the
     // older one, and waiting until one group is pending waits for K only.
     Value keysCopied = rope ? nullptr : copyTile(key, ks, t0, d);
@@ -469,7 +471,9 @@ private:
     else
       nvgpu::DeviceAsyncWaitOp::create(b, keysCopied, b.getI32IntegerAttr(1));
     gpu::BarrierOp::create(b);
-    SmallVector<SmallVector<Value>> scores = tileScores(t0);
+    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keys);
+    Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
+    SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
     auto [softmax, weights] = softmaxStep(state, scores);
     nvgpu::DeviceAsyncWaitOp::create(b, copied, nullptr);
     gpu::BarrierOp::create(b);
@@ -567,17 +571,11 @@ private:
       ownPiece([&] { store(load(index(c), restLanes), index(c)); });
   }
 
-  /// The lane's scores of the tile, per row of the lane, 16 each (block
-  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand, -inf
-  /// where masked or past the last key.
-  SmallVector<SmallVector<Value>> tileScores(Value t0) {
-    // Read again rather than kept from the tile test: registers are short.
-    SmallVector<Value> keyPositions = tileKeyPositions(t0);
-    SmallVector<SmallVector<Value>> scores(2);
-    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
-    // S = Q K^T: per 16-channel step, the warp's A fragment (ldmatrix x4:
-    // lane l points at row l % 16, column 8 (l / 16) of its rows) times the
-    // B fragment of each 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)).
+  /// S = Q K^T of the tile, the four accumulators of each 8-key block: per
+  /// 16-channel step, the warp's A fragment (ldmatrix x4: lane l points at
+  /// row l % 16, column 8 (l / 16) of its rows) times the B fragment of each
+  /// 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)).
+  SmallVector<SmallVector<Value>> tileProducts() {
     const int64_t blocks = tileKeys / 8;
     SmallVector<SmallVector<Value>> accs(blocks, SmallVector<Value>(4, f32(0.0)));
     Value queryRow = add(arith::RemUIOp::create(b, lane, index(16)), warpRow);
@@ -594,11 +592,44 @@ private:
         accs[nb] = mma(a, bFrag, accs[nb]);
       }
     }
-    for (int64_t nb = 0; nb < blocks; ++nb) {
-      ArrayRef<Value> acc = accs[nb];
+    return accs;
+  }
+
+  /// The lane's scores of the tile, per row of the lane, 16 each (block
+  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
+  /// in a tile that needs it (`needsMask`: the last, or one that
+  /// causal/window masks hide in part), -inf where masked or past the last
+  /// key. Other tiles skip the per-score test.
+  SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
+    SmallVector<SmallVector<Value>> accs = tileProducts();
+    const int64_t count = 2 * 2 * (tileKeys / 8);
+    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
+                                      /*withElseRegion=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
+      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
+      SmallVector<Value> flat(scores[0]);
+      flat.append(scores[1]);
+      scf::YieldOp::create(b, flat);
+    }
+    ValueRange results = ifMasked.getResults();
+    return {SmallVector<Value>(results.take_front(count / 2)),
+            SmallVector<Value>(results.drop_front(count / 2))};
+  }
+
+  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                           bool masked) {
+    const bool positional = masked && (mask.causal || mask.window);
+    SmallVector<Value> keyPositions;
+    if (positional || op.getSlopes())
+      keyPositions = tileKeyPositions(t0);
+    SmallVector<SmallVector<Value>> scores(2);
+    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
+    for (auto [nb, acc] : llvm::enumerate(accs)) {
       for (int64_t e = 0; e < 2; ++e) {
         Value j = laneKey(t0, nb, e);
-        Value kp = keyPositions[2 * nb + e];
+        Value kp = keyPositions.empty() ? nullptr : keyPositions[2 * nb + e];
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
           Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
@@ -612,10 +643,13 @@ private:
                 memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
             s = buildAddMask(b, s, extendToF32(b, entry));
           }
-          Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keys);
-          if (mask.causal || mask.window)
-            hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
-          scores[k].push_back(arith::SelectOp::create(b, hidden, minusInf, s));
+          if (masked) {
+            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keys);
+            if (positional)
+              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
+            s = arith::SelectOp::create(b, hidden, minusInf, s);
+          }
+          scores[k].push_back(s);
         }
       }
     }

@@ -39,9 +39,18 @@
 // KERNEL: nvgpu.device_async_create_group
 // KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
 // KERNEL: gpu.barrier
+// KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
+// KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
 // KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
 // KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
 // KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// Masks per score only in the last tile or one that the causal mask hides
+// in part: the 16 scores of the lane from one branch or the other.
+// KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
+// KERNEL: } else {
+// KERNEL-NOT: arith.select
+// KERNEL: }
 // KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
 // KERNEL: nvgpu.device_async_wait %{{.*}}
