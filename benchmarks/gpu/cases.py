@@ -329,6 +329,13 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,
         alibi=8.0, flags=tc,
         notes="tensor cores: MQA 8/1, ALiBi, causal, Sq < Skv (row and key tails)"))
+    skv = 131072 if full else 600
+    out.append(_attention_case(
+        "tc_decode_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 128), causal=True,
+        rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, flags=tc,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="tensor cores: decode target, 1 query x Skv = 131072 (600 small), GQA 32/8, "
+              "D = 128: keys split across blocks, then merged; GB/s of the K/V read"))
     s = 8192 if full else 64
     rows = np.unique(np.concatenate([np.arange(4), rng.choice(s, 60 if full else 4,
                                                               replace=False), [s - 1]]))

@@ -142,6 +142,7 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuSinkConstants());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(pe::createPEGpuTensorCoreOccupancy());
   // Outlining copies the kernels' shared-memory globals into their module;
   // the host's unused copies go.
   pm.addPass(createSymbolDCEPass());

@@ -42,7 +42,7 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "attention_alibi_f32", "attention_d128_bf16", "decode_gqa_llama3_bf16",
             "prefill_gqa_llama3_bf16", "tc_attention_gqa_llama3_d128_bf16",
             "tc_attention_mha_window_yarn_f16", "tc_attention_mqa_alibi_bf16",
-            "tc_prefill_gqa_llama3_d128_bf16"} <= names
+            "tc_prefill_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16"} <= names
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     assert total < 64 << 20
     for case in index["cases"]:
@@ -52,7 +52,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
     replayable = {c["name"] for c in index["cases"] if c["replayable"]}
     assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_alibi_f32",
             "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16", "learned_bf16",
-            "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16"} <= replayable
+            "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16",
+            "tc_decode_gqa_llama3_d128_bf16"} <= replayable
     # pe.learned's range check: a kernel fills an error record that the host reads and checks.
     manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))
     steps = replay.find_function(manifest, "learned_bf16")["steps"]
@@ -114,7 +115,7 @@ def test_step2_dry_run_on_the_cpu_passes(prepared):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with open(os.path.join(out, "results.json")) as f:
         report = json.load(f)
-    assert len(report["cases"]) >= 19
+    assert len(report["cases"]) >= 20
     # The tensor-core cases need a GPU; every other case ran and passed.
     skipped = {c["name"] for c in report["cases"] if "skipped" in c}
     assert skipped == {c["name"] for c in report["cases"] if c["name"].startswith("tc_")}

@@ -225,6 +225,19 @@ def PEGpuVectorizeLoops : Pass<"pe-gpu-vectorize-loops", "func::FuncOp"> {
   let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];
 }
 
+def PEGpuTensorCoreOccupancy
+    : Pass<"pe-gpu-tensor-core-occupancy", "gpu::GPUModuleOp"> {
+  let summary = "Give tensor-core kernels a thread's whole register budget";
+  let description = [{
+    Marks every kernel that holds a warp-level matrix product
+    (`nvvm.mma.sync`) with `nvvm.minctasm = 1` (PTX `.minnctapersm 1`):
+    one block per SM suffices, so ptxas may give each thread up to 255
+    registers. Without it ptxas may cap such a kernel at 128 registers to
+    fit more blocks, and spill the fragments the kernel keeps in registers.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def PEGpuSinkConstants : Pass<"pe-gpu-sink-constants", "func::FuncOp"> {
   let summary = "Copy the vector constants a gpu.launch uses into it, before outlining";
   let description = [{
@@ -235,7 +248,10 @@ def PEGpuSinkConstants : Pass<"pe-gpu-sink-constants", "func::FuncOp"> {
     that kernels hold them as immediates and a manifest never meets a
     vector among a launch's operands. Scalar sizes stay parameters: as
     immediates they let LLVM unroll the reduction loops of the reference
-    attention kernels until their registers spill.
+    attention kernels until their registers spill. A launch with nvgpu ops
+    (a tensor-core kernel, unrolled already) gets every constant: the
+    nvgpu-to-NVVM conversion before outlining casts a value where it is
+    defined, and a cast on the host would be one more kernel parameter.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

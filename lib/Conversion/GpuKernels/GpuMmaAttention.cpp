@@ -71,6 +71,7 @@ constexpr int64_t kThreads = kWarps * kWarpSize;
 /// Rows of an m16n8k16 product: the rows of one warp.
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
+static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
 /// Keys per K/V tile: eight 8-key blocks of S, four 16-key steps of P V;
 /// half as many for head dims over 64, whose query fragments and output
 /// accumulators leave fewer of a thread's 255 registers to the scores.
@@ -118,7 +119,13 @@ public:
     rows = arith::MulIOp::create(b, queries, index(group));
     Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
     Value kvHeads = index(op.getKey().getType().getDimSize(1));
-    Value blocks = arith::MulIOp::create(b, rowTiles, batch);
+    // Grid z: the batch rows, each split into the key ranges (decode).
+    Value gridZ = batch;
+    if ((splits = op.getSplits())) {
+      splitKeys = arith::CeilDivUIOp::create(b, keys, splits);
+      gridZ = arith::MulIOp::create(b, batch, splits);
+    }
+    Value blocks = arith::MulIOp::create(b, rowTiles, gridZ);
     Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
     auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
     b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
@@ -128,7 +135,7 @@ public:
     memref::GlobalOp valueTile = sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv);
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
-        b, rowTiles, kvHeads, batch, index(kThreads), one, one,
+        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
@@ -169,8 +176,12 @@ private:
   Type element;
   int64_t group, d, dv, tileKeys;
   Value queries, keys, rows, qs, ks, vs, key, value;
+  /// Decode: the number of key ranges (null otherwise) and their length.
+  Value splits, splitKeys;
   // Per thread.
   Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
+  /// The block's keys [keyBegin, keyEnd) (all, or its split's) and split.
+  Value keyBegin, keyEnd, split;
   LaneRow laneRows[2];
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -200,10 +211,18 @@ private:
   // The block
   //===--------------------------------------------------------------------===//
 
-  void blockBody(Value rowTile, Value kvHead, Value batchRow, Value thread) {
-    bi = batchRow;
+  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
     kvh = kvHead;
     tid = thread;
+    keyBegin = index(0);
+    keyEnd = keys;
+    bi = gridZ;
+    if (splits) {
+      bi = arith::DivUIOp::create(b, gridZ, splits);
+      split = arith::RemUIOp::create(b, gridZ, splits);
+      keyBegin = arith::MulIOp::create(b, split, splitKeys);
+      keyEnd = arith::MinUIOp::create(b, add(keyBegin, splitKeys), keys);
+    }
     // K and V as the kernel reads them: 16-byte aligned (the host checks every
     // GPU buffer), as cp.async needs. (Also values of the kernel's own, so that
     // converting the nvgpu ops before outlining casts them inside it.)
@@ -229,7 +248,7 @@ private:
                                f32(0.0)};
     Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
     init.append(dv / 8, zeros);
-    auto tiles = scf::ForOp::create(b, index(0), keys, index(tileKeys), init);
+    auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(tiles.getBody());
@@ -471,7 +490,7 @@ private:
     else
       nvgpu::DeviceAsyncWaitOp::create(b, keysCopied, b.getI32IntegerAttr(1));
     gpu::BarrierOp::create(b);
-    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keys);
+    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
     Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
     SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
     auto [softmax, weights] = softmaxStep(state, scores);
@@ -496,7 +515,7 @@ private:
       Value row = arith::DivUIOp::create(b, w, index(chunks));
       Value col = mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes);
       Value j = add(t0, row);
-      Value inside = lessThan(j, keys);
+      Value inside = lessThan(j, keyEnd);
       if (copies % kThreads != 0) {
         // Past the last copy: 16 zero bytes into the padding of row 0 (never
         // read), from row 0 of the tile (no bytes read).
@@ -526,7 +545,7 @@ private:
     Value row = arith::RemUIOp::create(b, tid, index(tileKeys));
     Value firstPiece = arith::DivUIOp::create(b, tid, index(tileKeys));
     Value j = add(t0, row);
-    Value inside = lessThan(j, keys);
+    Value inside = lessThan(j, keyEnd);
     Value jr = clampBelow(j, keys);
     const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
     const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1));
@@ -644,7 +663,7 @@ private:
             s = buildAddMask(b, s, extendToF32(b, entry));
           }
           if (masked) {
-            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keys);
+            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
             if (positional)
               hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
             s = arith::SelectOp::create(b, hidden, minusInf, s);
@@ -712,7 +731,9 @@ private:
   }
 
   /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
-  /// the lane, l summed over the row's quad.
+  /// the lane, l summed over the row's quad. Decode: the split's state
+  /// instead, O unnormalized into partial_out and (m, l) into partial_stats
+  /// (by the quad's first lane).
   void storeOutput(ValueRange state) {
     for (int64_t k = 0; k < 2; ++k) {
       const LaneRow &row = laneRows[k];
@@ -726,12 +747,27 @@ private:
         Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
                                                           ArrayRef<int64_t>{2},
                                                           ArrayRef<int64_t>{1});
-        Value out = buildNormalize(b, acc, sum);
         Value channel = add(mul(tq, 2), 8 * nb);
+        if (splits) {
+          vector::StoreOp::create(b, acc, op.getPartialOut(),
+                                  ValueRange{bi, row.h, row.i, split, channel},
+                                  /*nontemporal=*/false, alignOf(2, b.getF32Type()));
+          continue;
+        }
+        Value out = buildNormalize(b, acc, sum);
         vector::StoreOp::create(b, convertFloat(b, out, element), op.getOut(),
                                 ValueRange{bi, row.h, row.i, channel}, /*nontemporal=*/false,
                                 alignOf(2));
       }
+      if (!splits)
+        continue;
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
+      auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+      SmallVector<Value, 2> stats = {state[k], l};
+      for (auto [slot, stat] : llvm::enumerate(stats))
+        memref::StoreOp::create(b, stat, op.getPartialStats(),
+                                ValueRange{bi, row.h, row.i, split, index(slot)});
     }
   }
 };

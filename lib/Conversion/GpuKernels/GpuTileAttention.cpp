@@ -64,6 +64,10 @@ constexpr int64_t kMaxDecodeQueries = 8;
 constexpr int64_t kMinSplitKeys = 32;
 constexpr int64_t kMaxSplits = 128;
 constexpr int64_t kTargetThreads = 132 * 256;
+/// The tensor-core decode: splits of at least kMinMmaSplitKeys keys, until
+/// about kTargetBlocks blocks (four per SM of an H200) of pe-gpu-mma-attention.
+constexpr int64_t kMinMmaSplitKeys = 256;
+constexpr int64_t kTargetBlocks = 132 * 4;
 /// Keys per tile of the causal/window tile skipping.
 constexpr int64_t kSkipTileKeys = 32;
 /// Channels of a key row rotated and multiplied at a time.
@@ -84,13 +88,15 @@ struct GpuAttentionShape {
   int64_t group() const { return heads.queryHeads / heads.kvHeads; }
 };
 
-std::optional<GpuAttentionShape> shapeOf(AttentionOp op) {
+/// What the SIMT kernel is specialized on; with `anyHeadDim`, also for head
+/// dims it does not take (the merge of the tensor-core decode's splits).
+std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   if (!heads)
     return std::nullopt;
   GpuAttentionShape s;
   s.heads = *heads;
-  if (s.heads.headDim > kMaxHeadDim || s.heads.valueDim > kMaxHeadDim)
+  if (!anyHeadDim && (s.heads.headDim > kMaxHeadDim || s.heads.valueDim > kMaxHeadDim))
     return std::nullopt;
   // The largest power of two up to kMaxChunk that divides Dv.
   s.chunk = 1;
@@ -420,20 +426,34 @@ std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value thr
   return {splits, ceilDiv(keys, splits)};
 }
 
-/// Whether the tensor-core kernel computes `op`: bf16/f16, not decode,
-/// head dims that are multiples of 16 up to 128 (pe.gpu_mma_attention).
+/// Whether the tensor-core kernel computes `op`: bf16/f16, head dims that
+/// are multiples of 16 up to 128 (pe.gpu_mma_attention).
 bool suitsTensorCores(AttentionOp op) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   Type element = op.getQuery().getType().getElementType();
-  const int64_t queries = op.getQuery().getType().getDimSize(2);
-  bool decode = !ShapedType::isDynamic(queries) && queries <= kMaxDecodeQueries;
   auto fits = [](int64_t dim) { return dim % 16 == 0 && dim <= 128; };
-  return heads && element.isF16() != element.isBF16() && !decode && fits(heads->headDim) &&
+  return heads && element.isF16() != element.isBF16() && fits(heads->headDim) &&
          fits(heads->valueDim);
 }
 
+/// How the tensor-core decode splits `keys` keys among blocks: splits =
+/// clamp(ceil(keys / kMinMmaSplitKeys), 1, cap) with cap = clamp(
+/// ceil(kTargetBlocks / blocks), 1, kMaxSplits), `blocks` the blocks of one
+/// split (row tiles x KV heads x batch).
+Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks) {
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
+  auto clamp = [&](Value x, Value high) {
+    return arith::MinUIOp::create(b, arith::MaxUIOp::create(b, x, index(1)), high);
+  };
+  Value cap = clamp(arith::CeilDivUIOp::create(b, index(kTargetBlocks), blocks),
+                    index(kMaxSplits));
+  return clamp(arith::CeilDivUIOp::create(b, keys, index(kMinMmaSplitKeys)), cap);
+}
+
 /// pe.attention -> pe.gpu_mma_attention on its buffers (the tables and
-/// slopes computed here, on tensors), the result read from `out`.
+/// slopes computed here, on tensors), the result read from `out`. Decode
+/// (few static queries): the keys split across blocks, then a loop per
+/// (row, value chunk) merging the splits' states (as the SIMT decode does).
 void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   AttentionTensors t = prepareAttentionTensors(b, op);
@@ -449,9 +469,41 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
       memref::getMixedSize(b, b.getLoc(), q, 0), b.getIndexAttr(heads->queryHeads),
       memref::getMixedSize(b, b.getLoc(), q, 2), b.getIndexAttr(heads->valueDim)};
   Value out = alloc(b, sizes, op.getQuery().getType().getElementType());
-  GpuMmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
-                            b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
-                            op.getWindowAttr(), op.getRopeAttr());
+  auto create = [&](Value splits, Value partialOut, Value partialStats) {
+    GpuMmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
+                              splits, partialOut, partialStats,
+                              b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
+                              op.getWindowAttr(), op.getRopeAttr());
+  };
+  std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
+  if (!shape->decode) {
+    create(nullptr, nullptr, nullptr);
+    rewriter.replaceOp(op, attentionResultFromBuffer(b, op, out));
+    return;
+  }
+  // The kernel's blocks without splits: ceil(Sq G / 64) x Hkv x B.
+  const int64_t queries = op.getQuery().getType().getDimSize(2);
+  const int64_t rowTiles = llvm::divideCeil(queries * shape->group(), kMmaAttentionBlockRows);
+  Value blocks = arith::MulIOp::create(
+      b, getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[0]),
+      arith::ConstantIndexOp::create(b, rowTiles * shape->heads.kvHeads));
+  Value keys = memref::DimOp::create(b, k, 2);
+  Value splits = mmaKeySplits(b, keys, blocks);
+  SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
+  partialSizes.push_back(splits);
+  partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));
+  Value partialOut = alloc(b, partialSizes, b.getF32Type());
+  partialSizes.back() = b.getIndexAttr(2);
+  Value partialStats = alloc(b, partialSizes, b.getF32Type());
+  create(splits, partialOut, partialStats);
+  GpuAttentionBuffers buf;
+  buf.out = out;
+  buf.partialOut = partialOut;
+  buf.partialStats = partialStats;
+  sizes[3] = b.getIndexAttr(shape->heads.valueDim / shape->chunk);
+  parallelLoop(b, sizes, [&](ValueRange t) {
+    AttentionThread(b, *shape, buf, t[0], t[1], t[2], t[3]).combinePartials(splits);
+  });
   rewriter.replaceOp(op, attentionResultFromBuffer(b, op, out));
 }
 

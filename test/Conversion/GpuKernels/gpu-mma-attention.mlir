@@ -72,13 +72,21 @@ func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 
 // -----
 
-// What the tensor-core kernel does not take: f32 (the SIMT kernel), decode
-// (a static query count up to 8: the SIMT kernel's key splits), head dims
-// that are not multiples of 16 (D = 72: the reference lowering).
+// f32 takes the SIMT kernel; decode (a static query count up to 8) the
+// tensor-core kernel with the keys split across blocks (splits(n), the
+// partial states in f32 buffers [B, Hq, Sq, n, Dv] and [B, Hq, Sq, n, 2]),
+// then one loop per (row, value chunk) merging the splits; head dims that
+// are not multiples of 16 (D = 72) the reference lowering.
 // SELECT-LABEL: func.func @others
 // SELECT-NOT: pe.gpu_mma_attention
 // SELECT: scf.parallel
+// SELECT: %[[PO:.*]] = memref.alloc(%[[SPLITS:.*]]) : memref<1x4x1x?x64xf32>
+// SELECT: %[[PS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x4x1x?x2xf32>
+// SELECT: pe.gpu_mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
 // SELECT: scf.parallel
+// SELECT: scf.for %{{.*}} = %c0{{.*}} to %[[SPLITS]]
+// SELECT: memref.load %[[PS]]
+// SELECT: vector.load %[[PO]]
 // SELECT: pe.attention
 // SELECT-NOT: pe.gpu_mma_attention
 func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor<1x4x?x64xf32>,

@@ -1549,3 +1549,15 @@ func.func @mma_attention_types(%q: memref<1x4x?x64xf16>, %k: memref<1x4x?x64xbf1
     : memref<1x4x?x64xf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
   return
 }
+
+// -----
+
+// gpu_mma_attention: splits write partial states, which need their buffers.
+func.func @mma_attention_splits(%q: memref<1x4x1x64xbf16>, %k: memref<1x4x?x64xbf16>,
+                                %v: memref<1x4x?x64xbf16>, %p: memref<?xi64>, %qp: memref<1xi64>,
+                                %o: memref<1x4x1x64xbf16>, %n: index) {
+  // expected-error @+1 {{expects partial buffers exactly with splits}}
+  pe.gpu_mma_attention %q, %k, %v into %o positions(%qp, %p) splits(%n) scale(0.125)
+    : memref<1x4x1x64xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<1xi64>, memref<?xi64> -> memref<1x4x1x64xbf16>
+  return
+}

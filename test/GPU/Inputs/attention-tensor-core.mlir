@@ -40,3 +40,12 @@ func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
        : tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16> -> tensor<1x32x?x80xf16>
   return %o : tensor<1x32x?x80xf16>
 }
+
+// Decode: one query of GQA 32/8 against a long KV cache, D = 128: the keys
+// split across blocks (partial states), then merged.
+func.func @decode(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                  %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x1x128xbf16> {
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+       : tensor<1x32x1x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x1x128xbf16>
+  return %o : tensor<1x32x1x128xbf16>
+}

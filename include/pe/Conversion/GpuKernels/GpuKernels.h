@@ -2,9 +2,15 @@
 #ifndef PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
 #define PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
 
+#include <cstdint>
+
 namespace mlir {
 class RewritePatternSet;
 namespace pe {
+
+/// Rows (query, group head pairs) per block of the tensor-core attention
+/// kernel (pe-gpu-mma-attention): 4 warps of 16.
+inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
 /// pe.rope -> one parallel loop over 16-byte chunks of its rows
 /// (pe-gpu-tile-rope), where the rotated half and the pass-through

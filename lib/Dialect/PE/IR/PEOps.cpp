@@ -499,5 +499,7 @@ LogicalResult GpuMmaAttentionOp::verify() {
   if (getSlopes() && !ShapedType::isDynamic(getSlopes().getType().getDimSize(0)) &&
       getSlopes().getType().getDimSize(0) != hq)
     return emitOpError("expects one ALiBi slope per query head");
+  if (!getSplits() != !getPartialOut() || !getPartialOut() != !getPartialStats())
+    return emitOpError("expects partial buffers exactly with splits");
   return success();
 }

@@ -302,7 +302,11 @@ def PE_GpuMmaAttentionOp : Op<PE_Dialect, "gpu_mma_attention",
     positions (defaults made explicit), the f32 cos/sin tables of a fused
     `rope` (`[S, r/2]` or `[B, S, r/2]`) and the ALiBi slopes of the query
     heads, written into `out` (`[B, Hq, Sq, Dv]`). The semantics are those of
-    `pe.attention` with the same attributes. `pe-gpu-mma-attention` builds
+    `pe.attention` with the same attributes. With `splits(n)` (decode), the
+    keys are cut into n ranges of ceil(Skv / n) and the state of each range
+    is written instead of `out`: the unnormalized output into `partial_out`
+    (`[B, Hq, Sq, n, Dv]`) and the row's running max and sum into
+    `partial_stats` (`[B, Hq, Sq, n, 2]`), for a merge to combine. `pe-gpu-mma-attention` builds
     the kernel (`gpu.launch`, `mma.sync`) after bufferization: the nvgpu ops
     it uses declare no memory effects, which buffer deallocation rejects.
   }];
@@ -319,6 +323,9 @@ def PE_GpuMmaAttentionOp : Op<PE_Dialect, "gpu_mma_attention",
       Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$k_sin,
       Arg<Optional<MemRefRankOf<[F32], [1]>>, "", [MemRead]>:$slopes,
       Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemWrite]>:$out,
+      Optional<Index>:$splits,
+      Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_out,
+      Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_stats,
       F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
       OptionalAttr<PE_RopeAttr>:$rope);
   let assemblyFormat = [{
@@ -328,6 +335,9 @@ def PE_GpuMmaAttentionOp : Op<PE_Dialect, "gpu_mma_attention",
     (`tables` `(` $q_cos^ `,` $q_sin `,` $k_cos `,` $k_sin `:`
        type($q_cos) `,` type($q_sin) `,` type($k_cos) `,` type($k_sin) `)`)?
     (`slopes` `(` $slopes^ `:` type($slopes) `)`)?
+    (`splits` `(` $splits^ `)`)?
+    (`partials` `(` $partial_out^ `,` $partial_stats `:` type($partial_out) `,`
+       type($partial_stats) `)`)?
     `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
     (`rope` `(` qualified($rope)^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
