@@ -206,14 +206,15 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     fit a thread's registers) and dynamic head dims are left to
     pe-lower-to-linalg.
 
-    With `tensor-cores` (sm_80 and newer), a bf16/f16 attention that is not
-    decode, with head dims that are multiples of 16 up to 128, becomes
-    `pe.gpu_mma_attention` on its buffers instead, the tensor-core kernel
-    that pe-gpu-mma-attention builds after bufferization.
+    With `tensor-cores` (sm_80 and newer), a bf16/f16 attention with head
+    dims that are multiples of 16 up to 128 becomes `pe.gpu_mma_attention`
+    on its buffers instead, the tensor-core kernel that pe-gpu-mma-attention
+    builds after bufferization; for decode with its keys split across
+    blocks, followed by the loop that merges the splits.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
-           "bf16/f16 prefill to pe.gpu_mma_attention (tensor cores, sm_80+)">,
+           "bf16/f16 attention to pe.gpu_mma_attention (tensor cores, sm_80+)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
@@ -240,7 +241,9 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     registers (row reductions by shuffles among the four lanes of a row).
     Tiles that causal/window masks hide from every row of the block are
     skipped; ALiBi and the mask operand are applied per score, causal/window
-    masks and the key tail only in the tiles that need them. Rotated Q/K and the scores never reach global memory.
+    masks and the key tail only in the tiles that need them. With
+    `splits(n)` the grid also runs over n key ranges, each block writing
+    its range's unnormalized output and (max, sum) for a merge. Rotated Q/K and the scores never reach global memory.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -124,8 +124,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("bf16/f16 attention (not decode; head dims multiples of 16 "
-                     "up to 128) on the tensor-core kernel of "
+      llvm::cl::desc("bf16/f16 attention (head dims multiples of 16 up to 128) "
+                     "on the tensor-core kernel of "
                      "pe-gpu-mma-attention (mma.sync; not with the on-CPU "
                      "schedule)"),
       llvm::cl::init(false)};
