@@ -253,6 +253,13 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
                 notes=notes or "within 1e-5 (f32) and 1.6e-2 (bf16/f16) of the largest output")
 
 
+def _sampled_rows(rng, s: int, full: bool) -> np.ndarray:
+    """The query rows a long prefill's reference is computed for: the first four, the last,
+    and 60 (4 small) drawn at random."""
+    drawn = rng.choice(s, 60 if full else 4, replace=False)
+    return np.unique(np.concatenate([np.arange(4), drawn, [s - 1]]))
+
+
 def _attention_cases(rng, full: bool) -> List[Case]:
     """Fused attention (pe-gpu-tile-attention, D = 64) over the variants, decode with its key
     splits, and a D = 128 case (the reference lowering on the GPU)."""
@@ -293,8 +300,7 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         notes="1 query x Skv = 32768 (40 small): keys split across threads, then merged; "
               "GB/s of the K/V read"))
     s = 2048 if full else 16
-    rows = np.unique(np.concatenate([np.arange(4), rng.choice(s, 60 if full else 4,
-                                                              replace=False), [s - 1]]))
+    rows = _sampled_rows(rng, s, full)
     out.append(_attention_case(
         "prefill_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, s, s, 64), causal=True,
         rope_ir=llama3_64, rope_ref=llama3_ref, timed=True, rows=rows,
@@ -337,8 +343,7 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         notes="tensor cores: decode target, 1 query x Skv = 131072 (600 small), GQA 32/8, "
               "D = 128: keys split across blocks, then merged; GB/s of the K/V read"))
     s = 8192 if full else 64
-    rows = np.unique(np.concatenate([np.arange(4), rng.choice(s, 60 if full else 4,
-                                                              replace=False), [s - 1]]))
+    rows = _sampled_rows(rng, s, full)
     out.append(_attention_case(
         "tc_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128), causal=True,
         rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows, flags=tc,

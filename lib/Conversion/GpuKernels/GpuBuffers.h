@@ -1,4 +1,4 @@
-//===- GpuBuffers.h - tensors as the buffers of a GPU kernel ----*- C++ -*-===//
+//===- GpuBuffers.h - buffers and vector pieces of GPU kernels --*- C++ -*-===//
 #ifndef PE_LIB_CONVERSION_GPUKERNELS_GPUBUFFERS_H
 #define PE_LIB_CONVERSION_GPUKERNELS_GPUBUFFERS_H
 
@@ -16,6 +16,16 @@ inline Value toReadOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
   return bufferization::ToBufferOp::create(
       b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*read_only=*/true);
+}
+
+/// The largest power of two up to `most` that divides n (n > 0): the width
+/// of the vector pieces a thread reads a row in (rotated pairs, pass-through
+/// channels), so that pieces tile the row exactly and stay aligned.
+inline int64_t pieceLanes(int64_t n, int64_t most) {
+  int64_t lanes = 1;
+  while (lanes < most && n % (2 * lanes) == 0)
+    lanes *= 2;
+  return lanes;
 }
 
 } // namespace mlir::pe

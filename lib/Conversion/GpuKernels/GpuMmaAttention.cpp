@@ -47,6 +47,8 @@
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 #include "pe/Transforms/Passes.h"
 
+#include "GpuBuffers.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -83,14 +85,6 @@ constexpr int64_t kPad = 8;
 constexpr int64_t kCopyLanes = 8;
 /// Channels rotated at a time when K is staged.
 constexpr int64_t kPieceLanes = 8;
-
-/// The largest power of two up to kPieceLanes that divides n (n > 0).
-int64_t pieceLanes(int64_t n) {
-  int64_t lanes = 1;
-  while (lanes < kPieceLanes && n % (2 * lanes) == 0)
-    lanes *= 2;
-  return lanes;
-}
 
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
 /// gq + 8), whether it exists, and its query, head and positions.
@@ -548,8 +542,8 @@ private:
     Value inside = lessThan(j, keyEnd);
     Value jr = clampBelow(j, keys);
     const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
-    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1));
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1));
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kPieceLanes);
     auto store = [&](Value piece, Value channel) {
       auto type = cast<VectorType>(piece.getType());
       Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));

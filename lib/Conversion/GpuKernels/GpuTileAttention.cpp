@@ -292,13 +292,6 @@ private:
     return pieces;
   }
 
-  /// The largest power of two up to kPieceLanes that divides n (n > 0).
-  static int64_t pieceLanes(int64_t n) {
-    int64_t lanes = 1;
-    while (lanes < kPieceLanes && n % (2 * lanes) == 0)
-      lanes *= 2;
-    return lanes;
-  }
 
   /// rope(q) . rope(k) for rows `q` and `k`, a few channels at a time, the
   /// products summed into kPieceLanes partial sums. The query's reads and
@@ -316,14 +309,14 @@ private:
       partial = arith::AddFOp::create(b, partial, product);
     };
     const int64_t rotary = s.rope ? s.rope.getRotaryDim() : 0, half = rotary / 2;
-    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1));
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
     for (int64_t pair = 0; pair < half; pair += pairLanes) {
       auto qPieces = rotatedPieces(q, pair, pairLanes);
       auto kPieces = rotatedPieces(k, pair, pairLanes);
       for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
         accumulate(qPiece, kPiece);
     }
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1));
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1), kPieceLanes);
     for (int64_t c = rotary; c < s.heads.headDim; c += restLanes) {
       Value qPiece = loadChannels(q, index(c), restLanes);
       Value kPiece = loadChannels(k, index(c), restLanes);
