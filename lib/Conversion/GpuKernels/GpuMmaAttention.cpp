@@ -19,18 +19,21 @@
 // bf16/f16, the A fragment of P for the 16 keys of one step of P V.
 //
 // Per block:
-//   Q fragments <- rope(q) of the warp's rows, read from global memory
-//                  once, rotated in f32 and rounded to the element type
-//   for each tile of kTileKeys keys (skipped when causal/window masks hide
-//   it from every row of the block):
+//   Qs <- rope(q) of the block's rows, read from global memory once,
+//         rotated in f32 and rounded to the element type
+//   for each tile of tileKeys keys (64; 32 for head dims over 64), skipped
+//   when causal/window masks hide it from every row of the block:
 //     Vs <- v tile (cp.async, zero past the last key)
 //     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope)
-//     S = Q Ks^T                  mma.sync, B fragments by ldmatrix
-//     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key)
+//     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
+//     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
+//         tested only in the tiles that need it)
 //     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
 //     p = exp(s - m'), alpha = exp(m - m'), l = alpha l + rowsum p
 //     O = alpha O + P Vs          mma.sync, B fragments by ldmatrix.trans
 //   out = O / l                   (l summed over the quad; 0 for l = 0)
+// Decode (splits(n)): the grid also runs over n ranges of the keys, and a
+// block stores its range's O and (m, l) for the merge instead of out.
 //
 // with the formulas of the shared builders (RopeBuilders,
 // AttentionBuilders). The sum l adds the f32 weights; P is rounded to the
