@@ -292,7 +292,6 @@ private:
     return pieces;
   }
 
-
   /// rope(q) . rope(k) for rows `q` and `k`, a few channels at a time, the
   /// products summed into kPieceLanes partial sums. The query's reads and
   /// rotation do not depend on the key: LLVM hoists them out of the key
@@ -431,14 +430,15 @@ bool suitsTensorCores(AttentionOp op) {
 
 /// How the tensor-core decode splits `keys` keys among blocks: splits =
 /// clamp(ceil(keys / kMinMmaSplitKeys), 1, cap) with cap = clamp(
-/// ceil(kTargetBlocks / blocks), 1, kMaxSplits), `blocks` the blocks of one
-/// split (row tiles x KV heads x batch).
+/// ceil(kTargetBlocks / max(blocks, 1)), 1, kMaxSplits), `blocks` the blocks
+/// of one split (row tiles x KV heads x batch; 0 for an empty batch).
 Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks) {
   auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
   auto clamp = [&](Value x, Value high) {
     return arith::MinUIOp::create(b, arith::MaxUIOp::create(b, x, index(1)), high);
   };
-  Value cap = clamp(arith::CeilDivUIOp::create(b, index(kTargetBlocks), blocks),
+  Value divisor = arith::MaxUIOp::create(b, blocks, index(1));
+  Value cap = clamp(arith::CeilDivUIOp::create(b, index(kTargetBlocks), divisor),
                     index(kMaxSplits));
   return clamp(arith::CeilDivUIOp::create(b, keys, index(kMinMmaSplitKeys)), cap);
 }

@@ -73,13 +73,17 @@ func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 // -----
 
 // f32 takes the SIMT kernel; decode (a static query count up to 8) the
-// tensor-core kernel with the keys split across blocks (splits(n), the
-// partial states in f32 buffers [B, Hq, Sq, n, Dv] and [B, Hq, Sq, n, 2]),
-// then one loop per (row, value chunk) merging the splits; head dims that
-// are not multiples of 16 (D = 72) the reference lowering.
+// tensor-core kernel with the keys split across blocks (splits(n): about
+// 528 blocks in all, the blocks of one split counted as at least 1, so an
+// empty batch divides by no 0; the partial states in f32 buffers
+// [B, Hq, Sq, n, Dv] and [B, Hq, Sq, n, 2]), then one loop per (row, value
+// chunk) merging the splits; head dims that are not multiples of 16
+// (D = 72) the reference lowering.
 // SELECT-LABEL: func.func @others
 // SELECT-NOT: pe.gpu_mma_attention
 // SELECT: scf.parallel
+// SELECT: %[[DIVISOR:.*]] = arith.maxui %{{.*}}, %c1{{.*}} : index
+// SELECT: arith.ceildivui %c528{{.*}}, %[[DIVISOR]] : index
 // SELECT: %[[PO:.*]] = memref.alloc(%[[SPLITS:.*]]) : memref<1x4x1x?x64xf32>
 // SELECT: %[[PS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x4x1x?x2xf32>
 // SELECT: pe.gpu_mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
