@@ -1,19 +1,19 @@
-// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file | FileCheck %s --check-prefix=SELECT
-// RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=SIMT
-// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=KERNEL
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file | FileCheck %s --check-prefix=CHECK-SELECT
+// RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=CHECK-SIMT
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=CHECK-KERNEL
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
 // pe.gpu_mma_attention on the buffers, the positions (the defaults: the
 // queries are the last Sq keys) and the f32 cos/sin tables of each.
-// SELECT-LABEL: func.func @llama3
-// SELECT: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x32x?x128xbf16>
-// SELECT: pe.gpu_mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
-// SELECT-SAME: : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
-// SELECT: bufferization.to_tensor %[[OUT]]
+// CHECK-SELECT-LABEL: func.func @llama3
+// CHECK-SELECT: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x32x?x128xbf16>
+// CHECK-SELECT: pe.gpu_mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
+// CHECK-SELECT-SAME: : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
+// CHECK-SELECT: bufferization.to_tensor %[[OUT]]
 // Without the option, D = 128 is left to the reference lowering.
-// SIMT-LABEL: func.func @llama3
-// SIMT-NOT: pe.gpu_mma_attention
-// SIMT: pe.attention
+// CHECK-SIMT-LABEL: func.func @llama3
+// CHECK-SIMT-NOT: pe.gpu_mma_attention
+// CHECK-SIMT: pe.attention
 
 // The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
 // 16-byte aligned in address space 3; one launch of 128 threads per (row
@@ -21,46 +21,46 @@
 // cp.async and K rotated into shared memory, S on ldmatrix x4/x2 +
 // mma.sync, quad shuffles for the row max, P V on ldmatrix x2 .trans +
 // mma.sync, and the row sums reduced by the quad at the end.
-// KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// KERNEL-LABEL: func.func @llama3
-// KERNEL-NOT: pe.gpu_mma_attention
-// KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
-// KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64 : index
-// KERNEL: scf.if
-// KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) module(@pe_kernels) function(@llama3_attention_0)
-// KERNEL: memref.get_global @__pe_mma_attention_queries
-// KERNEL: scf.for
-// KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
-// KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32
-// KERNEL: scf.if
-// KERNEL: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
-// KERNEL: nvgpu.device_async_create_group
-// KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
-// KERNEL: gpu.barrier
-// KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
-// KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
-// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
-// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
-// KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-KERNEL-LABEL: func.func @llama3
+// CHECK-KERNEL-NOT: pe.gpu_mma_attention
+// CHECK-KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
+// CHECK-KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64 : index
+// CHECK-KERNEL: scf.if
+// CHECK-KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) module(@pe_kernels) function(@llama3_attention_0)
+// CHECK-KERNEL: memref.get_global @__pe_mma_attention_queries
+// CHECK-KERNEL: scf.for
+// CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32
+// CHECK-KERNEL: scf.if
+// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL: nvgpu.device_async_create_group
+// CHECK-KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
+// CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
+// CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// CHECK-KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // Masks per score only in the last tile or one that the causal mask hides
 // in part: the 16 scores of the lane from one branch or the other.
-// KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
-// KERNEL: } else {
-// KERNEL-NOT: arith.select
-// KERNEL: }
-// KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
-// KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
-// KERNEL: nvgpu.device_async_wait %{{.*}}
-// KERNEL: gpu.barrier
-// KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
-// KERNEL: nvvm.mma.sync
-// KERNEL: gpu.barrier
-// KERNEL: gpu.shuffle xor
-// KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<1x32x?x128xbf16>, vector<2xbf16>
-// KERNEL: gpu.terminator
+// CHECK-KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
+// CHECK-KERNEL: } else {
+// CHECK-KERNEL-NOT: arith.select
+// CHECK-KERNEL: }
+// CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK-KERNEL: nvgpu.device_async_wait %{{.*}}
+// CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// CHECK-KERNEL: nvvm.mma.sync
+// CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL: gpu.shuffle xor
+// CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<1x32x?x128xbf16>, vector<2xbf16>
+// CHECK-KERNEL: gpu.terminator
 func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                   %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
   %o = pe.attention %q, %k, %v causal
@@ -79,20 +79,20 @@ func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 // [B, Hq, Sq, n, Dv] and [B, Hq, Sq, n, 2]), then one loop per (row, value
 // chunk) merging the splits; head dims that are not multiples of 16
 // (D = 72) the reference lowering.
-// SELECT-LABEL: func.func @others
-// SELECT-NOT: pe.gpu_mma_attention
-// SELECT: scf.parallel
-// SELECT: %[[DIVISOR:.*]] = arith.maxui %{{.*}}, %c1{{.*}} : index
-// SELECT: arith.ceildivui %c528{{.*}}, %[[DIVISOR]] : index
-// SELECT: %[[PO:.*]] = memref.alloc(%[[SPLITS:.*]]) : memref<1x4x1x?x64xf32>
-// SELECT: %[[PS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x4x1x?x2xf32>
-// SELECT: pe.gpu_mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
-// SELECT: scf.parallel
-// SELECT: scf.for %{{.*}} = %c0{{.*}} to %[[SPLITS]]
-// SELECT: memref.load %[[PS]]
-// SELECT: vector.load %[[PO]]
-// SELECT: pe.attention
-// SELECT-NOT: pe.gpu_mma_attention
+// CHECK-SELECT-LABEL: func.func @others
+// CHECK-SELECT-NOT: pe.gpu_mma_attention
+// CHECK-SELECT: scf.parallel
+// CHECK-SELECT: %[[DIVISOR:.*]] = arith.maxui %{{.*}}, %c1{{.*}} : index
+// CHECK-SELECT: arith.ceildivui %c528{{.*}}, %[[DIVISOR]] : index
+// CHECK-SELECT: %[[PO:.*]] = memref.alloc(%[[SPLITS:.*]]) : memref<1x4x1x?x64xf32>
+// CHECK-SELECT: %[[PS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x4x1x?x2xf32>
+// CHECK-SELECT: pe.gpu_mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
+// CHECK-SELECT: scf.parallel
+// CHECK-SELECT: scf.for %{{.*}} = %c0{{.*}} to %[[SPLITS]]
+// CHECK-SELECT: memref.load %[[PS]]
+// CHECK-SELECT: vector.load %[[PO]]
+// CHECK-SELECT: pe.attention
+// CHECK-SELECT-NOT: pe.gpu_mma_attention
 func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor<1x4x?x64xf32>,
                   %qd: tensor<1x4x1x64xbf16>, %kd: tensor<1x4x?x64xbf16>, %vd: tensor<1x4x?x64xbf16>,
                   %qw: tensor<1x4x?x72xbf16>, %kw: tensor<1x4x?x72xbf16>, %vw: tensor<1x4x?x72xbf16>)
@@ -111,14 +111,14 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // D = 80 (Phi-2): a V tile of 32 keys is 320 copies of 16 bytes, not a
 // multiple of the 128 threads: the copies past the last write zeros into the
 // padding of row 0 (columns 80..87, never read), reading no bytes.
-// SELECT-LABEL: func.func @phi2
-// SELECT: pe.gpu_mma_attention
-// KERNEL-LABEL: func.func @phi2
-// KERNEL: gpu.launch
-// KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
-// KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
-// KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
-// KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<32x88xf16, 3>
+// CHECK-SELECT-LABEL: func.func @phi2
+// CHECK-SELECT: pe.gpu_mma_attention
+// CHECK-KERNEL-LABEL: func.func @phi2
+// CHECK-KERNEL: gpu.launch
+// CHECK-KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
+// CHECK-KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
+// CHECK-KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
+// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<32x88xf16, 3>
 func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
                 %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
