@@ -118,8 +118,10 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   pe::addBufferization(pm);
   // Tensor-core kernels on buffers (their nvgpu ops have no memory effects
   // that deallocation could read).
+  // wgmma exists on sm_90a only (not sm_90, nor the later chips).
   if (options.tensorCores)
-    pm.addPass(pe::createPEGpuMmaAttention());
+    pm.addPass(pe::createPEGpuMmaAttention(pe::PEGpuMmaAttentionOptions{
+        options.warpgroupMma && options.chip == "sm_90a"}));
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -24,7 +24,12 @@ struct GpuTensorCoreOccupancyPass
   void runOnOperation() override {
     Builder b(&getContext());
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
-      bool products = kernel.walk([](NVVM::MmaOp) { return WalkResult::interrupt(); })
+      bool products = kernel
+                          .walk([](Operation *op) {
+                            return isa<NVVM::MmaOp, NVVM::WgmmaMmaAsyncOp>(op)
+                                       ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+                          })
                           .wasInterrupted();
       if (kernel.isKernel() && products)
         kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));

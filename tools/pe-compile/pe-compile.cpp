@@ -217,6 +217,11 @@ static cl::opt<bool> tensorCores(
     cl::desc("--target=gpu: bf16/f16 attention on the tensor-core kernel "
              "(mma.sync; head dims multiples of 16 up to 128)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> warpgroupMma(
+    "warpgroup-mma",
+    cl::desc("--tensor-cores on sm_90a: products on warpgroup MMA (wgmma; "
+             "default), or mma.sync with --warpgroup-mma=false"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> tileRope(
     "tile-rope",
     cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
@@ -490,6 +495,7 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
   options.tensorCores = tensorCores;
+  options.warpgroupMma = warpgroupMma;
   options.format = emit == Emit::Cubin ? "bin" : emit == Emit::Fatbin ? "fatbin" : "isa";
   if (emitsHostCode()) {
     std::optional<std::string> toolkit = findCudaToolkit();

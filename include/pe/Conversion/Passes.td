@@ -244,7 +244,17 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     masks and the key tail only in the tiles that need them. With
     `splits(n)` the grid also runs over n key ranges, each block writing
     its range's unnormalized output and (max, sum) for a merge. Rotated Q/K and the scores never reach global memory.
+
+    With `warpgroup` (sm_90a) the block is one warpgroup and both products
+    are warpgroup MMA (`wgmma.mma_async` m64nNk16) on operands that stay in
+    shared memory: Q, K, V and the rounded weights P are stored as 8 x 8
+    core matrices (no swizzle) and read through matrix descriptors, V as an
+    MN-major (transposed) operand.
   }];
+  let options = [
+    Option<"warpgroup", "warpgroup", "bool", /*default=*/"false",
+           "Products on warpgroup MMA (wgmma, sm_90a) instead of mma.sync">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",

@@ -52,6 +52,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("bf16 attention on AVX512-BF16 dot products, vdpbf16ps "
                      "(the target must have avx512bf16)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("With tensor-cores on sm_90a: the kernel's products on "
+                     "warpgroup MMA (wgmma) from shared memory (off: mma.sync)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "
@@ -129,6 +134,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "pe-gpu-mma-attention (mma.sync; not with the on-CPU "
                      "schedule)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("With tensor-cores on sm_90a: the kernel's products on "
+                     "warpgroup MMA (wgmma) from shared memory (off: mma.sync)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("pe.rope as one pass over 16-byte chunks (pe-gpu-tile-rope; "

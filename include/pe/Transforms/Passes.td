@@ -230,7 +230,7 @@ def PEGpuTensorCoreOccupancy
   let summary = "Give tensor-core kernels a thread's whole register budget";
   let description = [{
     Marks every kernel that holds a warp-level matrix product
-    (`nvvm.mma.sync`) with `nvvm.minctasm = 1` (PTX `.minnctapersm 1`):
+    (`nvvm.mma.sync`, `nvvm.wgmma.mma_async`) with `nvvm.minctasm = 1` (PTX `.minnctapersm 1`):
     one block per SM suffices, so ptxas may give each thread up to 255
     registers. Without it ptxas may cap such a kernel at 128 registers to
     fit more blocks, and spill the fragments the kernel keeps in registers.

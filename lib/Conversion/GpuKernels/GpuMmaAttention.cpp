@@ -41,6 +41,26 @@
 // shared memory are padded by kPad elements, which puts the eight rows an
 // ldmatrix reads in distinct banks.
 //
+// Warpgroup MMA (sm_90a, option `warpgroup`): the block's four warps are one
+// warpgroup and each product is a chain of wgmma.mma_async m64nNk16 whose
+// operands stay in shared memory, read through matrix descriptors:
+//   S  = Qs Ks^T   A = Qs (64 x D), B = Ks (keys x D): both K-major
+//   O += Ps Vs     A = Ps (64 x keys, the rounded weights, stored by the
+//                  lanes that hold them), B = Vs (keys x Dv): MN-major
+// The accumulator of m64nN (PTX ISA, wgmma D fragment) gives warp w rows
+// 16 w + gq and + 8 and, per 8 columns j, columns 8 j + 2 tq + {0, 1}, in
+// registers 4 j .. 4 j + 3 - the mma.sync C fragment of the warp's rows, so
+// masking, softmax and output are shared. Tiles are stored as 8 x 8 core
+// matrices without swizzle (element (r, c) at [c / 8][r][c % 8], 8 rows of
+// 16 bytes contiguous): for a K-major operand the 8-row groups are 128 bytes
+// apart (SBO) and the 8-element chunks of K (rows + 1) 16 bytes apart (LBO);
+// for V, MN-major, 8-key groups are 128 bytes apart (LBO) and chunks of Dv
+// (rows + 1) 16 bytes apart (SBO). The spare row of each chunk takes the
+// idle copies of a tile and starts chunks in different banks. Threads and
+// cp.async write through the generic proxy, wgmma reads through the async
+// proxy: every write is fenced (fence.proxy.async) before the barrier that
+// precedes the products that read it.
+//
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
@@ -88,6 +108,9 @@ constexpr int64_t kPad = 8;
 constexpr int64_t kCopyLanes = 8;
 /// Channels rotated at a time when K is staged.
 constexpr int64_t kPieceLanes = 8;
+/// A core matrix of wgmma operands: 8 rows of 16 bytes.
+constexpr int64_t kCoreRows = 8;
+constexpr int64_t kCoreRowBytes = 16;
 
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
 /// gq + 8), whether it exists, and its query, head and positions.
@@ -97,9 +120,9 @@ struct LaneRow {
 
 class MmaAttentionKernel {
 public:
-  MmaAttentionKernel(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op)
-      : b(b), op(op), rope(op.getRopeAttr()),
-        mask{op.getCausal(), op.getWindow()} {
+  MmaAttentionKernel(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op, bool warpgroup)
+      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()},
+        warpgroup(warpgroup) {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
@@ -130,6 +153,9 @@ public:
         sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
     memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
     memref::GlobalOp valueTile = sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv);
+    memref::GlobalOp weightTile;
+    if (warpgroup)
+      weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
         b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
@@ -143,20 +169,31 @@ public:
     qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
     ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
     vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
+    if (warpgroup) {
+      ps = memref::GetGlobalOp::create(b, weightTile.getType(), weightTile.getSymName());
+      Value tiles[] = {qs, ks, vs, ps};
+      for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
+        address = sharedAddress(tile);
+    }
     blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
               launch.getThreadIds().x);
   }
 
 private:
-  /// A tile of `rows` rows of `width` elements (+ kPad) in shared memory:
-  /// a memref.global in address space 3, 16-byte aligned for cp.async and
-  /// ldmatrix. (Outlining copies it into the kernel's module. The integer
-  /// address space, unlike #gpu.address_space<workgroup>, needs no mapping
-  /// in the vector dialect's own LLVM lowering.)
+  /// A tile of `rows` rows of `width` elements in shared memory: a
+  /// memref.global in address space 3, 16-byte aligned for cp.async,
+  /// ldmatrix and wgmma descriptors; [rows][width + kPad] for mma.sync,
+  /// [width / 8][rows + 1][8] core matrices for wgmma. (Outlining copies it
+  /// into the kernel's module. The integer address space, unlike
+  /// #gpu.address_space<workgroup>, needs no mapping in the vector dialect's
+  /// own LLVM lowering.)
   memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
                               int64_t width) {
-    auto type = MemRefType::get({rows, width + kPad}, element, MemRefLayoutAttrInterface(),
-                                b.getI64IntegerAttr(3));
+    SmallVector<int64_t> shape = {rows, width + kPad};
+    if (warpgroup)
+      shape = {width / kCopyLanes, rows + 1, kCopyLanes};
+    auto type =
+        MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&symbols.getOp()->getRegion(0).front());
     auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), type,
@@ -171,8 +208,12 @@ private:
   RopeAttr rope;
   PositionMask mask;
   Type element;
+  /// Products on wgmma (core-matrix tiles) rather than mma.sync.
+  bool warpgroup;
   int64_t group, d, dv, tileKeys;
-  Value queries, keys, rows, qs, ks, vs, key, value;
+  Value queries, keys, rows, qs, ks, vs, ps, key, value;
+  /// wgmma: the shared-memory addresses of Qs, Ks, Vs and Ps (i64).
+  Value addresses[4];
   /// Decode: the number of key ranges (null otherwise) and their length.
   Value splits, splitKeys;
   // Per thread.
@@ -197,6 +238,14 @@ private:
   Value mul(Value x, int64_t v) { return arith::MulIOp::create(b, x, index(v)); }
   Value lessThan(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+  }
+  /// The indices of element (row, col) of a shared tile (sharedTile); col
+  /// is a multiple of the accessed vector's length, at most 8.
+  SmallVector<Value> tileIndex(Value row, Value col) {
+    if (!warpgroup)
+      return {row, col};
+    return {arith::DivUIOp::create(b, col, index(kCopyLanes)), row,
+            arith::RemUIOp::create(b, col, index(kCopyLanes))};
   }
   /// min(x, limit - 1): an index that stays inside a dimension of size limit
   /// (> 0) where x may not.
@@ -414,7 +463,7 @@ private:
           .getResult();
     };
     Value lo = channel(c), hi = channel(add(c, 1));
-    vector::StoreOp::create(b, roundPair(lo, hi), qs, ValueRange{local, c},
+    vector::StoreOp::create(b, roundPair(lo, hi), qs, tileIndex(local, c),
                             /*nontemporal=*/false, alignOf(2));
   }
 
@@ -486,17 +535,32 @@ private:
       stageRotatedKeys(t0);
     else
       nvgpu::DeviceAsyncWaitOp::create(b, keysCopied, b.getI32IntegerAttr(1));
-    gpu::BarrierOp::create(b);
+    sharedWritesDone();
     Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
     Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
     SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
     auto [softmax, weights] = softmaxStep(state, scores);
+    if (warpgroup)
+      storeWeights(weights);
     nvgpu::DeviceAsyncWaitOp::create(b, copied, nullptr);
-    gpu::BarrierOp::create(b);
-    accumulateValues(softmax, weights);
+    sharedWritesDone();
+    if (warpgroup)
+      warpgroupValues(softmax);
+    else
+      accumulateValues(softmax, weights);
     // Ks/Vs are read until here: the next tile's copies wait.
     gpu::BarrierOp::create(b);
     return softmax;
+  }
+
+  /// The barrier after the block's writes to shared memory, which wgmma
+  /// reads through the async proxy: each thread fences its writes first.
+  void sharedWritesDone() {
+    if (warpgroup)
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b);
   }
 
   /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
@@ -509,27 +573,43 @@ private:
     SmallVector<Value> tokens;
     for (int64_t k = 0; k * kThreads < copies; ++k) {
       Value w = add(tid, k * kThreads);
-      Value row = arith::DivUIOp::create(b, w, index(chunks));
-      Value col = mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes);
+      auto [row, col] = copyPiece(w, chunks);
       Value j = add(t0, row);
       Value inside = lessThan(j, keyEnd);
       if (copies % kThreads != 0) {
-        // Past the last copy: 16 zero bytes into the padding of row 0 (never
-        // read), from row 0 of the tile (no bytes read).
+        // Past the last copy: 16 zero bytes where nothing is read (the
+        // padding of row 0; the spare row of chunk 0), from row 0 of the
+        // tile (no bytes read).
         Value inRange = lessThan(w, index(copies));
-        row = arith::SelectOp::create(b, inRange, row, index(0));
-        col = arith::SelectOp::create(b, inRange, col, index(n));
+        row = arith::SelectOp::create(b, inRange, row, index(warpgroup ? tileKeys : 0));
+        col = arith::SelectOp::create(b, inRange, col, index(warpgroup ? 0 : n));
         j = arith::SelectOp::create(b, inRange, j, t0);
         inside = arith::AndIOp::create(b, inside, inRange);
       }
       Value sourceCol = arith::MinUIOp::create(b, col, index(n - kCopyLanes));
       Value elements = arith::SelectOp::create(b, inside, index(kCopyLanes), index(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, tile, ValueRange{row, col}, source,
+          b, tokenType, tile, tileIndex(row, col), source,
           ValueRange{bi, kvh, clampBelow(j, keys), sourceCol}, b.getIndexAttr(kCopyLanes),
           elements, b.getUnitAttr()));
     }
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+  }
+
+  /// (row, first column) of copy w of a tile whose rows have `chunks`
+  /// 16-byte pieces. mma.sync: row-major, a warp reads whole rows. wgmma:
+  /// the two pieces of a 32-byte sector per row, 16 rows per warp, so that
+  /// global reads stay whole sectors and the shared-memory writes of a
+  /// piece column are contiguous (chunks is even: head dims are multiples
+  /// of 16).
+  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) {
+    if (!warpgroup)
+      return {arith::DivUIOp::create(b, w, index(chunks)),
+              mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes)};
+    Value row = arith::RemUIOp::create(b, arith::DivUIOp::create(b, w, index(2)), index(tileKeys));
+    Value chunk = add(mul(arith::DivUIOp::create(b, w, index(2 * tileKeys)), 2),
+                      arith::RemUIOp::create(b, w, index(2)));
+    return {row, mul(chunk, kCopyLanes)};
   }
 
   /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
@@ -552,7 +632,7 @@ private:
       Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));
       Value kept = arith::SelectOp::create(b, inside, piece, zero);
       vector::StoreOp::create(b, arith::TruncFOp::create(b, type.clone(element), kept), ks,
-                              ValueRange{row, channel}, /*nontemporal=*/false,
+                              tileIndex(row, channel), /*nontemporal=*/false,
                               alignOf(type.getNumElements()));
     };
     auto load = [&](Value channel, int64_t n) {
@@ -611,13 +691,135 @@ private:
     return accs;
   }
 
+  //===--------------------------------------------------------------------===//
+  // Warpgroup MMA (sm_90a)
+  //===--------------------------------------------------------------------===//
+
+  /// Bytes between the 8-element chunks of a core-matrix tile of `rows` rows.
+  static int64_t chunkBytes(int64_t rows) { return (rows + 1) * kCoreRowBytes; }
+
+  /// The shared-memory address of a tile (i64).
+  Value sharedAddress(Value tile) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, tile);
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+  }
+
+  /// The matrix descriptor (PTX ISA, wgmma) of the operand at `offset` bytes
+  /// into the tile at `address`, without swizzle: bits 0-13 hold the start
+  /// address, 16-29 the leading dimension byte offset (LBO), 32-45 the stride
+  /// dimension byte offset (SBO), each in units of 16 bytes.
+  Value descriptor(Value address, int64_t offset, int64_t leading, int64_t stride) {
+    auto i64 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)).getResult();
+    };
+    Value start = arith::ShRUIOp::create(b, arith::AddIOp::create(b, address, i64(offset)), i64(4));
+    int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32);
+    return arith::OrIOp::create(b, start, i64(fields));
+  }
+
+  /// D = A B + D on wgmma m64nNk16 (f32 accumulators), A K-major, B K-major
+  /// or (`bMnMajor`) MN-major.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool bMnMajor) {
+    auto type = element.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
+        type, type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  }
+
+  /// Runs a chain of wgmma on the accumulators `blocks` (four f32 per 8
+  /// columns, as mma.sync's C fragments): fences the registers, issues the
+  /// chain, waits for it.
+  SmallVector<Value> warpgroupChain(ArrayRef<Value> blocks,
+                                    function_ref<Value(Value)> chain) {
+    Type f32Type = b.getF32Type();
+    auto type = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4 * blocks.size(), f32Type));
+    Value acc = LLVM::PoisonOp::create(b, type);
+    for (auto [j, block] : llvm::enumerate(blocks))
+      for (int64_t k = 0; k < 4; ++k) {
+        Value x = vector::ExtractOp::create(b, block, ArrayRef<int64_t>{k});
+        acc = LLVM::InsertValueOp::create(b, acc, x, ArrayRef<int64_t>{int64_t(4 * j + k)});
+      }
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    acc = chain(acc);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    SmallVector<Value> out;
+    for (size_t j = 0; j < blocks.size(); ++j) {
+      SmallVector<Value> x;
+      for (int64_t k = 0; k < 4; ++k)
+        x.push_back(LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{int64_t(4 * j + k)}));
+      out.push_back(vector::FromElementsOp::create(b, VectorType::get({4}, f32Type), x));
+    }
+    return out;
+  }
+
+  /// S = Qs Ks^T on wgmma m64n{tileKeys}k16, a step per 16 channels (two
+  /// chunks of both K-major tiles).
+  SmallVector<SmallVector<Value>> warpgroupProducts() {
+    Value zeros = arith::ConstantOp::create(
+        b, b.getZeroAttr(VectorType::get({4}, b.getF32Type())));
+    SmallVector<Value> blocks(tileKeys / 8, zeros);
+    Value qAddress = addresses[0], kAddress = addresses[1];
+    blocks = warpgroupChain(blocks, [&](Value acc) {
+      for (int64_t step = 0; step < d / 16; ++step) {
+        int64_t qChunk = chunkBytes(kBlockRows), kChunk = chunkBytes(tileKeys);
+        Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
+        Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
+        acc = wgmma(acc, a, bDesc, tileKeys, /*bMnMajor=*/false);
+      }
+      return acc;
+    });
+    SmallVector<SmallVector<Value>> accs;
+    for (Value block : blocks) {
+      SmallVector<Value> acc;
+      for (int64_t k = 0; k < 4; ++k)
+        acc.push_back(vector::ExtractOp::create(b, block, ArrayRef<int64_t>{k}));
+      accs.push_back(acc);
+    }
+    return accs;
+  }
+
+  /// Ps <- the weights rounded to the element type, each lane its own: rows
+  /// warpRow + gq (+ 8), keys 8 nb + 2 tq + {0, 1} (a warp's stores of one
+  /// block fill one core matrix per row half: no bank conflicts).
+  void storeWeights(ArrayRef<SmallVector<Value>> weights) {
+    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+      for (int64_t k = 0; k < 2; ++k) {
+        Value row = add(add(warpRow, gq), 8 * k);
+        Value col = add(mul(tq, 2), 8 * nb);
+        vector::StoreOp::create(b, roundPair(weights[k][2 * nb], weights[k][2 * nb + 1]), ps,
+                                tileIndex(row, col), /*nontemporal=*/false, alignOf(2));
+      }
+  }
+
+  /// O += Ps Vs on wgmma m64n{dv}k16, a step per 16 keys: Ps K-major, Vs
+  /// MN-major (keys are its K dimension, 8-key groups 128 bytes apart).
+  void warpgroupValues(SmallVector<Value> &state) {
+    Value vAddress = addresses[2], pAddress = addresses[3];
+    SmallVector<Value> blocks(state.begin() + 4, state.end());
+    blocks = warpgroupChain(blocks, [&](Value acc) {
+      const int64_t keyGroup = kCoreRows * kCoreRowBytes;
+      for (int64_t step = 0; step < tileKeys / 16; ++step) {
+        int64_t pChunk = chunkBytes(kBlockRows);
+        Value a = descriptor(pAddress, 2 * step * pChunk, pChunk, keyGroup);
+        Value bDesc = descriptor(vAddress, 2 * step * keyGroup, keyGroup, chunkBytes(tileKeys));
+        acc = wgmma(acc, a, bDesc, dv, /*bMnMajor=*/true);
+      }
+      return acc;
+    });
+    llvm::copy(blocks, state.begin() + 4);
+  }
+
   /// The lane's scores of the tile, per row of the lane, 16 each (block
   /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
   /// in a tile that needs it (`needsMask`: the last, or one that
   /// causal/window masks hide in part), -inf where masked or past the last
   /// key. Other tiles skip the per-score test.
   SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
-    SmallVector<SmallVector<Value>> accs = tileProducts();
+    SmallVector<SmallVector<Value>> accs = warpgroup ? warpgroupProducts() : tileProducts();
     const int64_t count = 2 * 2 * (tileKeys / 8);
     auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
                                       /*withElseRegion=*/true);
@@ -770,6 +972,7 @@ private:
 };
 
 struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass> {
+  using Base::Base;
   void runOnOperation() override {
     if (failed(checkLoweringRoot(getOperation(), "pe-gpu-mma-attention")))
       return signalPassFailure();
@@ -783,7 +986,7 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
-      MmaAttentionKernel(b, op).build(symbols, name);
+      MmaAttentionKernel(b, op, warpgroup).build(symbols, name);
       op.erase();
     }
   }

@@ -1,6 +1,7 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file | FileCheck %s --check-prefix=CHECK-SELECT
 // RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=CHECK-SIMT
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=CHECK-KERNEL
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WGMMA
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
 // pe.gpu_mma_attention on the buffers, the positions (the defaults: the
@@ -61,6 +62,43 @@
 // CHECK-KERNEL: gpu.shuffle xor
 // CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<1x32x?x128xbf16>, vector<2xbf16>
 // CHECK-KERNEL: gpu.terminator
+//
+// With warpgroup (sm_90a): the tiles as 8 x 8 core matrices ([D / 8][rows +
+// 1][8]) plus one for the rounded weights P; Q, the rotated K and P stored
+// by the lanes, V by cp.async, each fenced for the async proxy before the
+// barrier; S = Q K^T as 8 wgmma m64n32k16 (K-major A and B: LBO = 65 or 33
+// rows of 16 bytes, SBO = 128 bytes: fields 0x800410000 and 0x800210000),
+// O += P V as 2 wgmma m64n128k16 (B = V MN-major, <row>: LBO = 128 bytes,
+// SBO = 33 rows: 0x2100080000), each chain fenced, committed and waited.
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_queries : memref<16x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_keys : memref<16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_weights : memref<4x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-WGMMA-LABEL: func.func @llama3
+// CHECK-WGMMA: gpu.launch
+// CHECK-WGMMA: %[[QS:.*]] = memref.get_global @__pe_mma_attention_queries
+// CHECK-WGMMA: memref.extract_aligned_pointer_as_index %[[QS]]
+// CHECK-WGMMA: vector.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x65x8xbf16, 3>, vector<2xbf16>
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x33x8xbf16, 3>
+// CHECK-WGMMA: vector.store {{.*}} : memref<16x33x8xbf16, 3>, vector<8xbf16>
+// CHECK-WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-WGMMA-NEXT: gpu.barrier
+// CHECK-WGMMA: nvvm.wgmma.fence.aligned
+// CHECK-WGMMA-COUNT-8: arith.ori %{{.*}}, %c34361901056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-WGMMA: vector.store {{.*}} : memref<4x65x8xbf16, 3>, vector<2xbf16>
+// CHECK-WGMMA: nvgpu.device_async_wait
+// CHECK-WGMMA-NEXT: nvvm.fence.proxy
+// CHECK-WGMMA-NEXT: gpu.barrier
+// CHECK-WGMMA: nvvm.wgmma.fence.aligned
+// CHECK-WGMMA-COUNT-2: arith.ori %{{.*}}, %c141734445056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-WGMMA: gpu.barrier
+// CHECK-WGMMA-NOT: nvvm.mma.sync
+// CHECK-WGMMA-NOT: nvgpu.ldmatrix
+// CHECK-WGMMA: gpu.terminator
 func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                   %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
   %o = pe.attention %q, %k, %v causal
@@ -119,6 +157,14 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // CHECK-KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
 // CHECK-KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
 // CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<32x88xf16, 3>
+// With warpgroup: the idle copies write into the spare row (32) of chunk 0.
+// CHECK-WGMMA-LABEL: func.func @phi2
+// CHECK-WGMMA: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
+// CHECK-WGMMA: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c32{{.*}} : index
+// CHECK-WGMMA: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
+// CHECK-WGMMA: %[[CHUNK:.*]] = arith.divui %[[COL]], %c8{{.*}} : index
+// CHECK-WGMMA: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[CHUNK]], %[[ROW]], %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<10x33x8xf16, 3>
+// CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
 func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
                 %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
