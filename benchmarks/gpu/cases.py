@@ -310,9 +310,11 @@ def _attention_cases(rng, full: bool) -> List[Case]:
 
 
 def _tensor_core_cases(rng, full: bool) -> List[Case]:
-    """The tensor-core kernel (--tensor-cores: pe-gpu-mma-attention, mma.sync) over the
-    variants, D = 64 and 128, and the prefill target (S = 8192, D = 128) timed against
-    HF RoPE + SDPA. GPU only: its warp-collective steps have no CPU schedule."""
+    """The tensor-core kernel (--tensor-cores: pe-gpu-mma-attention; warpgroup MMA on
+    sm_90a, mma.sync on the other chips) over the variants, D = 64 and 128, and the
+    prefill target (S = 8192, D = 128) timed against HF RoPE + SDPA; then the mma.sync
+    kernel on the same chip (--warpgroup-mma=false), so that one sm_90a run checks and
+    times both. GPU only: their warp-collective steps have no CPU schedule."""
     tc = ["--tensor-cores"]
     llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
     s = 512 if full else 40
@@ -350,4 +352,35 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         torch_attention={"rope": llama3_ref, "causal": True},
         notes="tensor cores: the prefill target, S = 8192, B = 1, GQA 32/8, D = 128, causal, "
               "llama3; timed against HF RoPE + SDPA; reference on sampled rows"))
+    return out + _mma_sync_cases(rng, full)
+
+
+def _mma_sync_cases(rng, full: bool) -> List[Case]:
+    """The mma.sync kernel where the chip would take warpgroup MMA: D = 128 GQA and
+    D = 64 f16 with a window and arbitrary positions, and the prefill target timed."""
+    sync = ["--tensor-cores", "--warpgroup-mma=false"]
+    llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
+    s = 512 if full else 40
+    hq, hkv = (32, 8) if full else (4, 2)
+    out = [_attention_case(
+        "tc_sync_attention_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, flags=sync,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes="mma.sync: GQA 32/8, D = 128, causal, llama3 RoPE fused")]
+    pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
+    out.append(_attention_case(
+        "tc_sync_attention_mha_window_yarn_f16", rng, "f16", (2, 4, 4, s, s, 64), window=300,
+        rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
+                "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
+        rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN},
+        qpos=np.stack([pos, pos + 7]), kpos=np.stack([pos, pos + 7]), flags=sync,
+        notes="mma.sync: MHA f16, batch 2, window 300, YaRN interleaved partial RoPE, "
+              "arbitrary batched positions"))
+    s = 8192 if full else 64
+    rows = _sampled_rows(rng, s, full)
+    out.append(_attention_case(
+        "tc_sync_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows,
+        flags=sync, torch_attention={"rope": llama3_ref, "causal": True},
+        notes="mma.sync: the prefill target, S = 8192, beside the warpgroup-MMA kernel"))
     return out

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 namespace mlir::pe {
@@ -29,11 +30,14 @@ struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsP
     // registers spill. Every constant of a launch with nvgpu ops (the
     // tensor-core kernels, unrolled already): converting nvgpu to NVVM before
     // outlining casts index values where they are defined, and a cast on the
-    // host would enter the kernel as a parameter.
+    // host would enter the kernel as a parameter. (LLVM's poison and zero
+    // values seed the accumulator structs of warpgroup MMA.)
     auto isVectorConstant = [](Operation *op) {
       return isa<arith::ConstantOp>(op) && isa<VectorType>(op->getResult(0).getType());
     };
-    auto isConstant = [](Operation *op) { return isa<arith::ConstantOp>(op); };
+    auto isConstant = [](Operation *op) {
+      return isa<arith::ConstantOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::UndefOp>(op);
+    };
     auto hasNvgpuOps = [](gpu::LaunchOp launch) {
       return launch
           .walk([](Operation *op) {

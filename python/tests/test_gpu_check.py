@@ -42,7 +42,9 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "attention_alibi_f32", "attention_d128_bf16", "decode_gqa_llama3_bf16",
             "prefill_gqa_llama3_bf16", "tc_attention_gqa_llama3_d128_bf16",
             "tc_attention_mha_window_yarn_f16", "tc_attention_mqa_alibi_bf16",
-            "tc_prefill_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16"} <= names
+            "tc_prefill_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
+            "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
+            "tc_sync_prefill_gqa_llama3_d128_bf16"} <= names
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     assert total < 64 << 20
     for case in index["cases"]:
@@ -53,7 +55,18 @@ def test_step1_writes_every_case_under_64_mib(prepared):
     assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_alibi_f32",
             "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16", "learned_bf16",
             "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16",
-            "tc_decode_gqa_llama3_d128_bf16"} <= replayable
+            "tc_decode_gqa_llama3_d128_bf16", "tc_sync_attention_gqa_llama3_d128_bf16",
+            "tc_sync_prefill_gqa_llama3_d128_bf16"} <= replayable
+    # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync.
+    assert index["chip"] == "sm_90a"
+    for case in index["cases"]:
+        if not case["name"].startswith("tc_"):
+            continue
+        with open(os.path.join(out, case["name"] + ".ptx")) as f:
+            ptx = f.read()
+        sync = case["name"].startswith("tc_sync_")
+        assert ("wgmma.mma_async" in ptx) != sync, case["name"]
+        assert ("mma.sync.aligned.m16n8k16" in ptx) == sync, case["name"]
     # pe.learned's range check: a kernel fills an error record that the host reads and checks.
     manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))
     steps = replay.find_function(manifest, "learned_bf16")["steps"]
