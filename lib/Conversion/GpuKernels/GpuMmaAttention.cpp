@@ -23,14 +23,16 @@
 //         rotated in f32 and rounded to the element type
 //   for each tile of tileKeys keys (64; 32 for head dims over 64), skipped
 //   when causal/window masks hide it from every row of the block:
-//     Vs <- v tile (cp.async, zero past the last key)
+//     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
+//                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
 //     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope)
+//     wait for all copies but the next tile's V
 //     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
 //     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
 //         tested only in the tiles that need it)
 //     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
 //     p = exp(s - m'), alpha = exp(m - m'), l = alpha l + rowsum p
-//     O = alpha O + P Vs          mma.sync, B fragments by ldmatrix.trans
+//     O = alpha O + P Vs[t % 2]   mma.sync, B fragments by ldmatrix.trans
 //   out = O / l                   (l summed over the quad; 0 for l = 0)
 // Decode (splits(n)): the grid also runs over n ranges of the keys, and a
 // block stores its range's O and (m, l) for the merge instead of out.
@@ -108,6 +110,8 @@ constexpr int64_t kPad = 8;
 constexpr int64_t kCopyLanes = 8;
 /// Channels rotated at a time when K is staged.
 constexpr int64_t kPieceLanes = 8;
+/// V tiles in flight: the next tile's V is copied while this one's is used.
+constexpr int64_t kValueStages = 2;
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
@@ -152,7 +156,8 @@ public:
     memref::GlobalOp queryTile =
         sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
     memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
-    memref::GlobalOp valueTile = sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv);
+    memref::GlobalOp valueTile =
+        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
     memref::GlobalOp weightTile;
     if (warpgroup)
       weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
@@ -180,7 +185,8 @@ public:
   }
 
 private:
-  /// A tile of `rows` rows of `width` elements in shared memory: a
+  /// A tile of `rows` rows of `width` elements in shared memory (`stages`
+  /// of them, the leading dimension, when more than one): a
   /// memref.global in address space 3, 16-byte aligned for cp.async,
   /// ldmatrix and wgmma descriptors; [rows][width + kPad] for mma.sync,
   /// [width / 8][rows + 1][8] core matrices for wgmma. (Outlining copies it
@@ -188,10 +194,12 @@ private:
   /// #gpu.address_space<workgroup>, needs no mapping in the vector dialect's
   /// own LLVM lowering.)
   memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
-                              int64_t width) {
+                              int64_t width, int64_t stages = 1) {
     SmallVector<int64_t> shape = {rows, width + kPad};
     if (warpgroup)
       shape = {width / kCopyLanes, rows + 1, kCopyLanes};
+    if (stages > 1)
+      shape.insert(shape.begin(), stages);
     auto type =
         MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     OpBuilder::InsertionGuard guard(b);
@@ -288,12 +296,14 @@ private:
     if (mask.causal || mask.window)
       queryRange = blockQueryPositions();
 
-    // State: (m, l) of the lane's two rows, then O per 8 value channels.
+    // State: (m, l) of the lane's two rows, O per 8 value channels, and
+    // whether the tile before copied this tile's V (prefetched).
     SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
                                f32(-std::numeric_limits<double>::infinity()), f32(0.0),
                                f32(0.0)};
     Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
     init.append(dv / 8, zeros);
+    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
     auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -307,14 +317,19 @@ private:
         auto ifHidden =
             scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
         b.setInsertionPointToStart(ifHidden.thenBlock());
-        scf::YieldOp::create(b, state);
+        // A hidden tile uses no V (the copy in flight for it goes unread).
+        SmallVector<Value> skipped(state);
+        skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
+        scf::YieldOp::create(b, skipped);
         b.setInsertionPointToStart(ifHidden.elseBlock());
         scf::YieldOp::create(b, tileStep(t0, state, partial));
         b.setInsertionPointAfter(ifHidden);
         scf::YieldOp::create(b, ifHidden.getResults());
       }
     }
-    storeOutput(tiles.getResults());
+    // The last tile's prefetch lands before the block's shared memory goes.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    storeOutput(tiles.getResults().drop_back());
   }
 
   /// Row `r` of the KV head: query r / G, head kvh G + r % G (index and
@@ -387,10 +402,10 @@ private:
 
   /// The registers of a fragment that ldmatrix reads as `count` 8x8 tiles
   /// (4: A, 2: B) from shared memory at [row, col] (this lane's address).
-  SmallVector<Value> loadFragment(Value smemTile, Value row, Value col, int64_t count,
+  SmallVector<Value> loadFragment(Value smemTile, ValueRange at, int64_t count,
                                   bool transpose) {
     auto type = VectorType::get({count, 2}, element);
-    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, ValueRange{row, col},
+    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, at,
                                             b.getBoolAttr(transpose), b.getI32IntegerAttr(count));
     SmallVector<Value> regs;
     for (int64_t k = 0; k < count; ++k)
@@ -526,30 +541,51 @@ private:
 
   /// The state after the tile at t0 (`partial`: whether causal/window masks
   /// may hide some of its keys from some row; null without such masks).
+  ///
+  /// V goes through two stages, the tile's (its index's parity) and the
+  /// next one's: the tile copies the next tile's V before its own work and
+  /// waits only for what it reads. cp.async groups complete in order, and
+  /// every group is older than the next tile's V except that one, so
+  /// waiting until one group is pending waits for this tile's K and V.
   SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
-    // cp.async groups complete in order: without rope, K's group is the
-    // older one, and waiting until one group is pending waits for K only.
-    Value keysCopied = rope ? nullptr : copyTile(key, ks, t0, d);
-    Value copied = copyTile(value, vs, t0, dv);
+    Value prefetched = state.back();
+    Value ordinal = arith::DivUIOp::create(b, arith::SubIOp::create(b, t0, keyBegin),
+                                           index(tileKeys));
+    Value stage = arith::RemUIOp::create(b, ordinal, index(kValueStages));
+    Value nextStage = arith::SubIOp::create(b, index(1), stage);
+    // This tile's V unless the tile before copied it. Copies a hidden tile
+    // left in flight may target either stage: they land first.
+    Value missing = arith::XOrIOp::create(b, prefetched,
+                                          arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    auto ifMissing = scf::IfOp::create(b, missing, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifMissing.thenBlock()->getTerminator());
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      copyTile(value, vs, t0, dv, stage);
+    }
+    if (!rope)
+      copyTile(key, ks, t0, d);
+    copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
     if (rope)
       stageRotatedKeys(t0);
-    else
-      nvgpu::DeviceAsyncWaitOp::create(b, keysCopied, b.getI32IntegerAttr(1));
+    NVVM::CpAsyncWaitGroupOp::create(b, 1);
     sharedWritesDone();
     Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
     Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
     SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
-    auto [softmax, weights] = softmaxStep(state, scores);
-    if (warpgroup)
+    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
+    if (warpgroup) {
       storeWeights(weights);
-    nvgpu::DeviceAsyncWaitOp::create(b, copied, nullptr);
-    sharedWritesDone();
-    if (warpgroup)
-      warpgroupValues(softmax);
-    else
-      accumulateValues(softmax, weights);
-    // Ks/Vs are read until here: the next tile's copies wait.
+      sharedWritesDone();
+      warpgroupValues(softmax, stage);
+    } else {
+      accumulateValues(softmax, weights, stage);
+    }
+    // Ks, this stage of Vs (and Ps) are read until here: the copies of the
+    // next tiles wait.
     gpu::BarrierOp::create(b);
+    softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
     return softmax;
   }
 
@@ -564,10 +600,10 @@ private:
   }
 
   /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
-  /// Hkv, S, n] into `tile`, 16 bytes per copy, thread t taking copies t,
-  /// t + kThreads, ...; rows past the last key are zero. The token of the
-  /// copies' group.
-  Value copyTile(Value source, Value tile, Value t0, int64_t n) {
+  /// Hkv, S, n] into `tile` (its stage `stage` when not null), 16 bytes per
+  /// copy, thread t taking copies t, t + kThreads, ...; rows past the last
+  /// key are zero. One group of copies.
+  void copyTile(Value source, Value tile, Value t0, int64_t n, Value stage = nullptr) {
     const int64_t chunks = n / kCopyLanes, copies = tileKeys * chunks;
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     SmallVector<Value> tokens;
@@ -588,12 +624,15 @@ private:
       }
       Value sourceCol = arith::MinUIOp::create(b, col, index(n - kCopyLanes));
       Value elements = arith::SelectOp::create(b, inside, index(kCopyLanes), index(0));
+      SmallVector<Value> at = tileIndex(row, col);
+      if (stage)
+        at.insert(at.begin(), stage);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, tokenType, tile, tileIndex(row, col), source,
+          b, tokenType, tile, at, source,
           ValueRange{bi, kvh, clampBelow(j, keys), sourceCol}, b.getIndexAttr(kCopyLanes),
           elements, b.getUnitAttr()));
     }
-    return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
   }
 
   /// (row, first column) of copy w of a tile whose rows have `chunks`
@@ -679,12 +718,12 @@ private:
     Value keyInBlock = arith::RemUIOp::create(b, lane, index(8));
     Value keyHalf = arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, index(8)), index(2));
     for (int64_t step = 0; step < d / 16; ++step) {
-      SmallVector<Value> a = loadFragment(qs, queryRow, add(mul(queryHalf, 8), 16 * step), 4,
-                                          /*transpose=*/false);
+      SmallVector<Value> a = loadFragment(
+          qs, ValueRange{queryRow, add(mul(queryHalf, 8), 16 * step)}, 4, /*transpose=*/false);
       for (int64_t nb = 0; nb < blocks; ++nb) {
-        SmallVector<Value> bFrag = loadFragment(ks, add(keyInBlock, 8 * nb),
-                                                add(mul(keyHalf, 8), 16 * step), 2,
-                                                /*transpose=*/false);
+        SmallVector<Value> bFrag = loadFragment(
+            ks, ValueRange{add(keyInBlock, 8 * nb), add(mul(keyHalf, 8), 16 * step)}, 2,
+            /*transpose=*/false);
         accs[nb] = mma(a, bFrag, accs[nb]);
       }
     }
@@ -795,10 +834,18 @@ private:
       }
   }
 
-  /// O += Ps Vs on wgmma m64n{dv}k16, a step per 16 keys: Ps K-major, Vs
-  /// MN-major (keys are its K dimension, 8-key groups 128 bytes apart).
-  void warpgroupValues(SmallVector<Value> &state) {
-    Value vAddress = addresses[2], pAddress = addresses[3];
+  /// O += Ps Vs (stage `stage`) on wgmma m64n{dv}k16, a step per 16 keys: Ps
+  /// K-major, Vs MN-major (keys are its K dimension, 8-key groups 128 bytes
+  /// apart).
+  void warpgroupValues(SmallVector<Value> &state, Value stage) {
+    // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
+    Value stageBytes = arith::ConstantOp::create(
+        b, b.getI64IntegerAttr(dv / kCopyLanes * chunkBytes(tileKeys)));
+    Value vAddress = arith::AddIOp::create(
+        b, addresses[2],
+        arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, b.getI64Type(), stage),
+                              stageBytes));
+    Value pAddress = addresses[3];
     SmallVector<Value> blocks(state.begin() + 4, state.end());
     blocks = warpgroupChain(blocks, [&](Value acc) {
       const int64_t keyGroup = kCoreRows * kCoreRowBytes;
@@ -908,9 +955,10 @@ private:
     return {next, weights};
   }
 
-  /// O += P Vs: four 16-key steps, P's A fragment from the weights of two
-  /// 8-key blocks.
-  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights) {
+  /// O += P Vs (stage `stage`): a 16-key step at a time, P's A fragment
+  /// from the weights of two 8-key blocks.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                        Value stage) {
     Value keyRow = arith::RemUIOp::create(b, lane, index(16));
     for (int64_t step = 0; step < tileKeys / 16; ++step) {
       SmallVector<Value> a;
@@ -919,7 +967,8 @@ private:
           a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
       Value row = add(keyRow, 16 * step);
       for (int64_t nb = 0; nb < dv / 8; ++nb) {
-        SmallVector<Value> bFrag = loadFragment(vs, row, index(8 * nb), 2, /*transpose=*/true);
+        SmallVector<Value> bFrag =
+            loadFragment(vs, ValueRange{stage, row, index(8 * nb)}, 2, /*transpose=*/true);
         SmallVector<Value> c;
         for (int64_t k = 0; k < 4; ++k)
           c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));

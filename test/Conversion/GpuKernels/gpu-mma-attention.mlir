@@ -24,7 +24,7 @@
 // mma.sync, and the row sums reduced by the quad at the end.
 // CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-KERNEL-LABEL: func.func @llama3
 // CHECK-KERNEL-NOT: pe.gpu_mma_attention
 // CHECK-KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
@@ -34,19 +34,36 @@
 // CHECK-KERNEL: memref.get_global @__pe_mma_attention_queries
 // CHECK-KERNEL: scf.for
 // CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
-// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32
+// The tile loop carries (m, l) of 2 rows, 16 accumulators of 8 channels and
+// whether V of the tile is in flight already (false at first, and after a
+// hidden tile).
+// CHECK-KERNEL: %[[NO:.*]] = arith.constant false
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args({{.*}}, %[[FETCHED:.*]] = %[[NO]]) -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}i1)
 // CHECK-KERNEL: scf.if
-// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL: scf.yield {{.*}}, %false{{.*}} : f32
+// CHECK-KERNEL: } else {
+// Stage (tile index % 2) and the other; V of the tile when not in flight,
+// after older copies land; then the next tile's V into the other stage.
+// CHECK-KERNEL: %[[STAGE:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
+// CHECK-KERNEL: %[[NEXT:.*]] = arith.subi %c1{{.*}}, %[[STAGE]] : index
+// CHECK-KERNEL: %[[MISSING:.*]] = arith.xori %[[FETCHED]], %true
+// CHECK-KERNEL: scf.if %[[MISSING]] {
+// CHECK-KERNEL-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
+// CHECK-KERNEL: nvgpu.device_async_create_group
+// CHECK-KERNEL-NEXT: }
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[NEXT]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
-// CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL: nvvm.cp.async.wait.group 1
+// CHECK-KERNEL-NEXT: gpu.barrier
 // CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
 // CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-// Masks per score only in the last tile or one that the causal mask hides
-// in part: the 16 scores of the lane from one branch or the other.
+// The key tail and partially hidden tiles test each score; the others do
+// not.
 // CHECK-KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
 // CHECK-KERNEL: } else {
@@ -54,11 +71,13 @@
 // CHECK-KERNEL: }
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
-// CHECK-KERNEL: nvgpu.device_async_wait %{{.*}}
-// CHECK-KERNEL: gpu.barrier
-// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// CHECK-KERNEL-NOT: gpu.barrier
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync
 // CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL: scf.yield {{.*}}, %true{{.*}} : f32
+// The last prefetch lands before the block ends.
+// CHECK-KERNEL: nvvm.cp.async.wait.group 0
 // CHECK-KERNEL: gpu.shuffle xor
 // CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<1x32x?x128xbf16>, vector<2xbf16>
 // CHECK-KERNEL: gpu.terminator
@@ -72,30 +91,35 @@
 // SBO = 33 rows: 0x2100080000), each chain fenced, committed and waited.
 // CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_queries : memref<16x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_keys : memref<16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_weights : memref<4x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-WGMMA-LABEL: func.func @llama3
 // CHECK-WGMMA: gpu.launch
 // CHECK-WGMMA: %[[QS:.*]] = memref.get_global @__pe_mma_attention_queries
 // CHECK-WGMMA: memref.extract_aligned_pointer_as_index %[[QS]]
 // CHECK-WGMMA: vector.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x65x8xbf16, 3>, vector<2xbf16>
-// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x33x8xbf16, 3>
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<2x16x33x8xbf16, 3>
 // CHECK-WGMMA: vector.store {{.*}} : memref<16x33x8xbf16, 3>, vector<8xbf16>
-// CHECK-WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-WGMMA: nvvm.cp.async.wait.group 1
+// CHECK-WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WGMMA-NEXT: gpu.barrier
 // CHECK-WGMMA: nvvm.wgmma.fence.aligned
 // CHECK-WGMMA-COUNT-8: arith.ori %{{.*}}, %c34361901056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WGMMA: vector.store {{.*}} : memref<4x65x8xbf16, 3>, vector<2xbf16>
-// CHECK-WGMMA: nvgpu.device_async_wait
-// CHECK-WGMMA-NEXT: nvvm.fence.proxy
+// CHECK-WGMMA: nvvm.fence.proxy
 // CHECK-WGMMA-NEXT: gpu.barrier
+// The tile's stage of Vs: 16 chunks x 33 rows x 16 bytes from the first.
+// CHECK-WGMMA-NEXT: %[[STAGE_BYTES:.*]] = arith.constant 8448 : i64
+// CHECK-WGMMA-NEXT: %[[STAGE:.*]] = arith.index_castui
+// CHECK-WGMMA-NEXT: arith.muli %[[STAGE]], %[[STAGE_BYTES]] : i64
 // CHECK-WGMMA: nvvm.wgmma.fence.aligned
 // CHECK-WGMMA-COUNT-2: arith.ori %{{.*}}, %c141734445056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WGMMA: gpu.barrier
+// CHECK-WGMMA: nvvm.cp.async.wait.group 0
 // CHECK-WGMMA-NOT: nvvm.mma.sync
 // CHECK-WGMMA-NOT: nvgpu.ldmatrix
 // CHECK-WGMMA: gpu.terminator
@@ -156,14 +180,14 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // CHECK-KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
 // CHECK-KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
 // CHECK-KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
-// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<32x88xf16, 3>
+// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x32x88xf16, 3>
 // With warpgroup: the idle copies write into the spare row (32) of chunk 0.
 // CHECK-WGMMA-LABEL: func.func @phi2
 // CHECK-WGMMA: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
 // CHECK-WGMMA: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c32{{.*}} : index
 // CHECK-WGMMA: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
 // CHECK-WGMMA: %[[CHUNK:.*]] = arith.divui %[[COL]], %c8{{.*}} : index
-// CHECK-WGMMA: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%[[CHUNK]], %[[ROW]], %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<10x33x8xf16, 3>
+// CHECK-WGMMA: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[CHUNK]], %[[ROW]], %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x10x33x8xf16, 3>
 // CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
 func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
                 %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
