@@ -654,56 +654,78 @@ private:
   /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
   /// the last key). The pieces of a row (those of buildVectorPairRotation,
   /// then the pass-through channels) go round-robin to the kThreads /
-  /// tileKeys threads of key t % tileKeys: thread t takes pieces t /
-  /// tileKeys, + kThreads / tileKeys, ... (the same for a whole warp).
+  /// tileKeys threads of key t % tileKeys, thread t taking pieces t /
+  /// tileKeys, + kThreads / tileKeys, ... (the same for a whole warp). The
+  /// code is straight-line: a thread's piece indices are values, and the
+  /// stores come after every load and rotation, so all the tile's loads of
+  /// a thread are in flight at once.
   void stageRotatedKeys(Value t0) {
     const int64_t groups = kThreads / tileKeys;
     Value row = arith::RemUIOp::create(b, tid, index(tileKeys));
-    Value firstPiece = arith::DivUIOp::create(b, tid, index(tileKeys));
+    Value group = arith::DivUIOp::create(b, tid, index(tileKeys));
     Value j = add(t0, row);
     Value inside = lessThan(j, keyEnd);
     Value jr = clampBelow(j, keys);
     const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
     const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
     const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kPieceLanes);
-    auto store = [&](Value piece, Value channel) {
-      auto type = cast<VectorType>(piece.getType());
-      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));
-      Value kept = arith::SelectOp::create(b, inside, piece, zero);
-      vector::StoreOp::create(b, arith::TruncFOp::create(b, type.clone(element), kept), ks,
-                              tileIndex(row, channel), /*nontemporal=*/false,
-                              alignOf(type.getNumElements()));
-    };
+    const int64_t rotatedPieces = half / pairLanes, restPieces = (d - rotary) / restLanes;
+    // (piece, channel, whether the thread has it: null when it always has).
+    SmallVector<std::tuple<Value, Value, Value>> stores;
+    Value owned;
     auto load = [&](Value channel, int64_t n) {
       Value x = vector::LoadOp::create(b, VectorType::get({n}, element), key,
                                        ValueRange{bi, kvh, jr, channel}, /*nontemporal=*/false,
                                        alignOf(n));
       return extendToF32(b, x);
     };
-    int64_t piece = 0;
-    auto ownPiece = [&](function_ref<void()> body) {
-      Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, firstPiece,
-                                         index(piece++ % groups));
-      auto ifMine = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifMine.thenBlock()->getTerminator());
-      body();
+    auto store = [&](Value piece, Value channel) { stores.emplace_back(piece, channel, owned); };
+    // The thread's pieces among `count` whose round robin starts at piece
+    // `first` of the row: index (group - first) mod groups, + groups, ...
+    // (clamped, and not owned, past the last).
+    auto eachPiece = [&](int64_t count, int64_t first, function_ref<void(Value)> body) {
+      Value start = arith::RemUIOp::create(b, add(group, groups - first % groups), index(groups));
+      for (int64_t k = 0; k * groups < count; ++k) {
+        Value at = add(start, k * groups);
+        owned = nullptr;
+        if (count % groups != 0) {
+          owned = lessThan(at, index(count));
+          at = arith::MinUIOp::create(b, at, index(count - 1));
+        }
+        body(at);
+      }
     };
-    for (int64_t pair = 0; pair < half; pair += pairLanes)
-      ownPiece([&] {
-        auto tableSlice = [&](Value table) {
-          bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
-          SmallVector<Value> at = batched ? SmallVector<Value>{bi, jr} : SmallVector<Value>{jr};
-          at.push_back(index(pair));
-          return vector::LoadOp::create(b, VectorType::get({pairLanes}, b.getF32Type()), table,
-                                        at, /*nontemporal=*/false, alignOf(pairLanes, b.getF32Type()))
-              .getResult();
-        };
-        buildVectorPairRotation(b, tableSlice(op.getKCos()), tableSlice(op.getKSin()),
-                                index(pair), rope.getStyle(), rotary, load, store);
-      });
-    for (int64_t c = rotary; c < d; c += restLanes)
-      ownPiece([&] { store(load(index(c), restLanes), index(c)); });
+    eachPiece(rotatedPieces, 0, [&](Value piece) {
+      Value pair = mul(piece, pairLanes);
+      auto tableSlice = [&](Value table) {
+        bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
+        SmallVector<Value> at = batched ? SmallVector<Value>{bi, jr} : SmallVector<Value>{jr};
+        at.push_back(pair);
+        return vector::LoadOp::create(b, VectorType::get({pairLanes}, b.getF32Type()), table, at,
+                                      /*nontemporal=*/false, alignOf(pairLanes, b.getF32Type()))
+            .getResult();
+      };
+      Value cos = tableSlice(op.getKCos());
+      Value sin = tableSlice(op.getKSin());
+      buildVectorPairRotation(b, cos, sin, pair, rope.getStyle(), rotary, load, store);
+    });
+    eachPiece(restPieces, rotatedPieces, [&](Value piece) {
+      Value channel = add(mul(piece, restLanes), rotary);
+      store(load(channel, restLanes), channel);
+    });
+    for (auto [piece, channel, mine] : stores) {
+      auto type = cast<VectorType>(piece.getType());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));
+      Value kept = arith::TruncFOp::create(b, type.clone(element),
+                                           arith::SelectOp::create(b, inside, piece, zero));
+      OpBuilder::InsertionGuard guard(b);
+      if (mine) {
+        auto ifMine = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
+        b.setInsertionPoint(ifMine.thenBlock()->getTerminator());
+      }
+      vector::StoreOp::create(b, kept, ks, tileIndex(row, channel), /*nontemporal=*/false,
+                              alignOf(type.getNumElements()));
+    }
   }
 
   /// S = Q K^T of the tile, the four accumulators of each 8-key block: per
@@ -756,25 +778,28 @@ private:
     return arith::OrIOp::create(b, start, i64(fields));
   }
 
-  /// D = A B + D on wgmma m64nNk16 (f32 accumulators), A K-major, B K-major
-  /// or (`bMnMajor`) MN-major.
-  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool bMnMajor) {
+  /// D = A B + D (D = A B without `accumulate`) on wgmma m64nNk16 (f32
+  /// accumulators), A K-major, B K-major or (`bMnMajor`) MN-major.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool bMnMajor, bool accumulate = true) {
     auto type = element.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
     return NVVM::WgmmaMmaAsyncOp::create(
         b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
-        type, type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+        type, type, NVVM::WGMMATypes::f32,
+        accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
         NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, /*satfinite=*/nullptr);
   }
 
-  /// Runs a chain of wgmma on the accumulators `blocks` (four f32 per 8
-  /// columns, as mma.sync's C fragments): fences the registers, issues the
-  /// chain, waits for it.
-  SmallVector<Value> warpgroupChain(ArrayRef<Value> blocks,
+  /// Runs a chain of wgmma on `n` columns of accumulators (four f32 per 8
+  /// columns, as mma.sync's C fragments): `blocks`, or none for a chain that
+  /// starts without (its first product does not accumulate: no register is
+  /// written between the fence and the chain); fences the registers, issues
+  /// the chain, waits for it.
+  SmallVector<Value> warpgroupChain(int64_t n, ArrayRef<Value> blocks,
                                     function_ref<Value(Value)> chain) {
     Type f32Type = b.getF32Type();
-    auto type = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4 * blocks.size(), f32Type));
+    auto type =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(n / 2, f32Type));
     Value acc = LLVM::PoisonOp::create(b, type);
     for (auto [j, block] : llvm::enumerate(blocks))
       for (int64_t k = 0; k < 4; ++k) {
@@ -786,7 +811,7 @@ private:
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     SmallVector<Value> out;
-    for (size_t j = 0; j < blocks.size(); ++j) {
+    for (int64_t j = 0; j < n / 8; ++j) {
       SmallVector<Value> x;
       for (int64_t k = 0; k < 4; ++k)
         x.push_back(LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{int64_t(4 * j + k)}));
@@ -798,16 +823,13 @@ private:
   /// S = Qs Ks^T on wgmma m64n{tileKeys}k16, a step per 16 channels (two
   /// chunks of both K-major tiles).
   SmallVector<SmallVector<Value>> warpgroupProducts() {
-    Value zeros = arith::ConstantOp::create(
-        b, b.getZeroAttr(VectorType::get({4}, b.getF32Type())));
-    SmallVector<Value> blocks(tileKeys / 8, zeros);
     Value qAddress = addresses[0], kAddress = addresses[1];
-    blocks = warpgroupChain(blocks, [&](Value acc) {
+    SmallVector<Value> blocks = warpgroupChain(tileKeys, {}, [&](Value acc) {
       for (int64_t step = 0; step < d / 16; ++step) {
         int64_t qChunk = chunkBytes(kBlockRows), kChunk = chunkBytes(tileKeys);
         Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
         Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
-        acc = wgmma(acc, a, bDesc, tileKeys, /*bMnMajor=*/false);
+        acc = wgmma(acc, a, bDesc, tileKeys, /*bMnMajor=*/false, /*accumulate=*/step > 0);
       }
       return acc;
     });
@@ -847,7 +869,7 @@ private:
                               stageBytes));
     Value pAddress = addresses[3];
     SmallVector<Value> blocks(state.begin() + 4, state.end());
-    blocks = warpgroupChain(blocks, [&](Value acc) {
+    blocks = warpgroupChain(dv, blocks, [&](Value acc) {
       const int64_t keyGroup = kCoreRows * kCoreRowBytes;
       for (int64_t step = 0; step < tileKeys / 16; ++step) {
         int64_t pChunk = chunkBytes(kBlockRows);
