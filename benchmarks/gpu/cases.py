@@ -209,10 +209,13 @@ def _absolute_cases(rng, full: bool) -> List[Case]:
 
 def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi=None,
                     rope_ir=None, rope_ref=None, qpos=None, kpos=None, timed=False,
-                    rows=None, torch_attention=None, notes="", flags=()) -> Case:
+                    rows=None, torch_attention=None, notes="", flags=(),
+                    separate_rope=False) -> Case:
     """pe.attention of q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D] (`shape` = (B, Hq, Hkv, Sq,
     Skv, D)) with the given attributes and positions; `rows` samples the query rows that
-    the reference is computed for (all when None)."""
+    the reference is computed for (all when None). `separate_rope` (Sq = Skv, default
+    positions) states the RoPE as pe.rope of q and k at positions 0 .. S - 1 (an argument)
+    before the attention, as an importer would, which --fuse=false leaves unfused."""
     b, hq, hkv, sq, skv, d = shape
     q = _quantized(rng, (b, hq, sq, d), dtype)
     k = _quantized(rng, (b, hkv, skv, d), dtype)
@@ -229,10 +232,20 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
             arg_types.append("i64")
     attrs += " causal" if causal else ""
     attrs += f" window({window})" if window else ""
-    attrs += f" rope({rope_ir})" if rope_ir else ""
+    attrs += f" rope({rope_ir})" if rope_ir and not separate_rope else ""
     attrs += f" alibi({alibi})" if alibi else ""
-    ir = (f"func.func @{name}({', '.join(params)}) -> {qt} {{\n"
-          f"  %o = pe.attention %q, %k, %v{attrs} : {qt}, {kt}, {kt} -> {qt}\n"
+    body, q_in, k_in = "", "%q", "%k"
+    if separate_rope:
+        assert sq == skv and qpos is None and kpos is None and rope_ir
+        pt = _ttype((skv,), "i64")
+        params.append(f"%pos: {pt}")
+        args.append(np.arange(skv, dtype=np.int64))
+        arg_types.append("i64")
+        body = (f"  %rq = pe.rope {rope_ir} %q, %pos : {qt}, {pt}\n"
+                f"  %rk = pe.rope {rope_ir} %k, %pos : {kt}, {pt}\n")
+        q_in, k_in = "%rq", "%rk"
+    ir = (f"func.func @{name}({', '.join(params)}) -> {qt} {{\n{body}"
+          f"  %o = pe.attention {q_in}, {k_in}, %v{attrs} : {qt}, {kt}, {kt} -> {qt}\n"
           f"  return %o : {qt}\n}}\n")
 
     def reference(a, sample):
@@ -357,7 +370,9 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
 
 def _mma_sync_cases(rng, full: bool) -> List[Case]:
     """The mma.sync kernel where the chip would take warpgroup MMA: D = 128 GQA and
-    D = 64 f16 with a window and arbitrary positions, and the prefill target timed."""
+    D = 64 f16 with a window and arbitrary positions, and the prefill target timed; then
+    the prefill target with RoPE as separate pe.rope ops left unfused (--fuse=false):
+    the project's unfused GPU path beside the fused kernels."""
     sync = ["--tensor-cores", "--warpgroup-mma=false"]
     llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
     s = 512 if full else 40
@@ -383,4 +398,12 @@ def _mma_sync_cases(rng, full: bool) -> List[Case]:
         causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows,
         flags=sync, torch_attention={"rope": llama3_ref, "causal": True},
         notes="mma.sync: the prefill target, S = 8192, beside the warpgroup-MMA kernel"))
+    s = 8192 if full else 64
+    rows = _sampled_rows(rng, s, full)
+    out.append(_attention_case(
+        "tc_unfused_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows,
+        flags=["--tensor-cores", "--fuse=false"], separate_rope=True,
+        notes="the prefill target unfused: pe.rope kernels write rotated Q/K, then the "
+              "tensor-core kernel without RoPE (the default chip's products)"))
     return out
