@@ -324,28 +324,17 @@ def _attention_cases(rng, full: bool) -> List[Case]:
 
 def _tensor_core_cases(rng, full: bool) -> List[Case]:
     """The tensor-core kernel (--tensor-cores: pe-gpu-mma-attention; warpgroup MMA on
-    sm_90a, mma.sync on the other chips) over the variants, D = 64 and 128, and the
-    prefill target (S = 8192, D = 128) timed against HF RoPE + SDPA; then the mma.sync
-    kernel on the same chip (--warpgroup-mma=false), so that one sm_90a run checks and
-    times both. GPU only: their warp-collective steps have no CPU schedule."""
+    sm_90a, mma.sync on the other chips) over the variants, D = 64 and 128, the decode
+    target and the prefill target (S = 8192, D = 128) timed against HF RoPE + SDPA; the
+    mma.sync kernel on the same chip (--warpgroup-mma=false), so that one sm_90a run checks
+    and times both; and the prefill target with RoPE as separate pe.rope ops left unfused
+    (--fuse=false): the project's unfused GPU path beside the fused kernels. GPU only:
+    their warp-collective steps have no CPU schedule."""
     tc = ["--tensor-cores"]
     llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
-    s = 512 if full else 40
     hq, hkv = (32, 8) if full else (4, 2)
-    out = [_attention_case(
-        "tc_attention_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128), causal=True,
-        rope_ir=LLAMA3_IR, rope_ref=llama3_ref, flags=tc,
-        torch_attention={"rope": llama3_ref, "causal": True},
-        notes="tensor cores: GQA 32/8, D = 128, causal, llama3 RoPE fused")]
-    pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
-    out.append(_attention_case(
-        "tc_attention_mha_window_yarn_f16", rng, "f16", (2, 4, 4, s, s, 64), window=300,
-        rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
-                "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
-        rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN},
-        qpos=np.stack([pos, pos + 7]), kpos=np.stack([pos, pos + 7]), flags=tc,
-        notes="tensor cores: MHA f16, batch 2, window 300 both ways, YaRN interleaved "
-              "partial RoPE, arbitrary batched positions (tiles skipped)"))
+    out = _kernel_cases(rng, full, "tc_", tc, "tensor cores")
+    s = 512 if full else 40
     out.append(_attention_case(
         "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,
         alibi=8.0, flags=tc,
@@ -357,53 +346,44 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         torch_attention={"rope": llama3_ref, "causal": True},
         notes="tensor cores: decode target, 1 query x Skv = 131072 (600 small), GQA 32/8, "
               "D = 128: keys split across blocks, then merged; GB/s of the K/V read"))
+    out += _kernel_cases(rng, full, "tc_sync_", tc + ["--warpgroup-mma=false"], "mma.sync")
     s = 8192 if full else 64
-    rows = _sampled_rows(rng, s, full)
     out.append(_attention_case(
-        "tc_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128), causal=True,
-        rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows, flags=tc,
-        torch_attention={"rope": llama3_ref, "causal": True},
-        notes="tensor cores: the prefill target, S = 8192, B = 1, GQA 32/8, D = 128, causal, "
-              "llama3; timed against HF RoPE + SDPA; reference on sampled rows"))
-    return out + _mma_sync_cases(rng, full)
+        "tc_unfused_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True,
+        rows=_sampled_rows(rng, s, full), flags=tc + ["--fuse=false"], separate_rope=True,
+        notes="the prefill target unfused: pe.rope kernels write rotated Q/K, then the "
+              "tensor-core kernel without RoPE (the default chip's products)"))
+    return out
 
 
-def _mma_sync_cases(rng, full: bool) -> List[Case]:
-    """The mma.sync kernel where the chip would take warpgroup MMA: D = 128 GQA and
-    D = 64 f16 with a window and arbitrary positions, and the prefill target timed; then
-    the prefill target with RoPE as separate pe.rope ops left unfused (--fuse=false):
-    the project's unfused GPU path beside the fused kernels."""
-    sync = ["--tensor-cores", "--warpgroup-mma=false"]
+def _kernel_cases(rng, full: bool, prefix: str, flags: List[str], label: str) -> List[Case]:
+    """One tensor-core kernel (`flags`) on GQA 32/8 D = 128 with llama3 RoPE, MHA f16 with
+    a window, YaRN interleaved partial RoPE and arbitrary batched positions, and the
+    prefill target S = 8192 timed against HF RoPE + SDPA (reference on sampled rows)."""
     llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
     s = 512 if full else 40
     hq, hkv = (32, 8) if full else (4, 2)
     out = [_attention_case(
-        "tc_sync_attention_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
-        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, flags=sync,
+        prefix + "attention_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, flags=flags,
         torch_attention={"rope": llama3_ref, "causal": True},
-        notes="mma.sync: GQA 32/8, D = 128, causal, llama3 RoPE fused")]
+        notes=f"{label}: GQA 32/8, D = 128, causal, llama3 RoPE fused")]
     pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
     out.append(_attention_case(
-        "tc_sync_attention_mha_window_yarn_f16", rng, "f16", (2, 4, 4, s, s, 64), window=300,
+        prefix + "attention_mha_window_yarn_f16", rng, "f16", (2, 4, 4, s, s, 64), window=300,
         rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
                 "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
         rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN},
-        qpos=np.stack([pos, pos + 7]), kpos=np.stack([pos, pos + 7]), flags=sync,
-        notes="mma.sync: MHA f16, batch 2, window 300, YaRN interleaved partial RoPE, "
-              "arbitrary batched positions"))
+        qpos=np.stack([pos, pos + 7]), kpos=np.stack([pos, pos + 7]), flags=flags,
+        notes=f"{label}: MHA f16, batch 2, window 300 both ways, YaRN interleaved partial "
+              "RoPE, arbitrary batched positions (tiles skipped)"))
     s = 8192 if full else 64
-    rows = _sampled_rows(rng, s, full)
     out.append(_attention_case(
-        "tc_sync_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
-        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows,
-        flags=sync, torch_attention={"rope": llama3_ref, "causal": True},
-        notes="mma.sync: the prefill target, S = 8192, beside the warpgroup-MMA kernel"))
-    s = 8192 if full else 64
-    rows = _sampled_rows(rng, s, full)
-    out.append(_attention_case(
-        "tc_unfused_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
-        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True, rows=rows,
-        flags=["--tensor-cores", "--fuse=false"], separate_rope=True,
-        notes="the prefill target unfused: pe.rope kernels write rotated Q/K, then the "
-              "tensor-core kernel without RoPE (the default chip's products)"))
+        prefix + "prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, timed=True,
+        rows=_sampled_rows(rng, s, full), flags=flags,
+        torch_attention={"rope": llama3_ref, "causal": True},
+        notes=f"{label}: the prefill target, S = 8192, B = 1, GQA 32/8, D = 128, causal, "
+              "llama3; timed against HF RoPE + SDPA; reference on sampled rows"))
     return out
