@@ -1,0 +1,126 @@
+"""The tensor-core attention kernels over the variant space, without a GPU.
+
+Each variant (every RoPE style and scaling, partial rotary, ALiBi, the mask operand, windows,
+GQA/MQA, head dims 16 to 128, Dv != D, f16 and bf16, decode) is compiled with
+`pe-compile --target=gpu --tensor-cores` for sm_80 (mma.sync) and sm_90a (warpgroup MMA). Its
+PTX must hold one attention kernel whose products are the chip's tensor-core instructions,
+and (with a CUDA toolkit) `ptxas -v` must assemble every kernel without spills, within the
+48 KiB of static shared memory and, on sm_90a, without serializing a wgmma chain. The
+kernels' numerics need a GPU: benchmarks/gpu checks them there against float64.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from pe import runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "gpu"))
+
+import prepare  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not os.access(runner.PE_COMPILE, os.X_OK),
+                                reason=f"pe-compile not found at {runner.PE_COMPILE}")
+
+LLAMA3 = "#pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>"
+YARN = "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>"
+LONGROPE = ("#pe.longrope<short_factor = [1.0, 1.5, 2.0, 2.5], long_factor = [4.0, 5.0, 6.0, "
+            "7.0], original_max_position_embeddings = 4096>")
+
+# name: (dtype, B, Hq, Hkv, Sq, D, Dv, attributes; "positions" adds batched positions,
+# "mask" an additive [B, 1, Sq, Skv] mask)
+VARIANTS = {
+    "llama3_gqa_d128": ("bf16", 1, 8, 2, "?", 128, 128,
+                        f"causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128, "
+                        f"scaling = {LLAMA3}>)"),
+    "interleaved_partial_yarn_f16": ("f16", 2, 4, 4, "?", 64, 64,
+                                     f"causal window(100) rope(#pe.rope<rotary_dim = 32, "
+                                     f"style = interleaved, scaling = {YARN}>) positions"),
+    "linear_d96": ("bf16", 1, 4, 4, "?", 96, 96,
+                   "causal rope(#pe.rope<rotary_dim = 96, scaling = #pe.linear<factor = 4.0>>)"),
+    "ntk_d112_f16": ("f16", 1, 4, 1, "?", 112, 112,
+                     "rope(#pe.rope<rotary_dim = 112, scaling = #pe.ntk<factor = 2.5>>)"),
+    "dynamic_ntk_d48": ("bf16", 1, 6, 2, "?", 48, 48,
+                        "causal rope(#pe.rope<rotary_dim = 48, scaling = "
+                        "#pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 4096>>)"),
+    "longrope_partial_d64": ("bf16", 1, 4, 2, "?", 64, 64,
+                             f"causal rope(#pe.rope<rotary_dim = 8, scaling = {LONGROPE}>)"),
+    "proportional_d80_f16": ("f16", 1, 4, 4, "?", 80, 80,
+                             "causal rope(#pe.rope<rotary_dim = 64, scaling = "
+                             "#pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>>)"),
+    "alibi_mask_mqa_dv128": ("bf16", 2, 8, 1, "?", 64, 128, "alibi(8.0) mask"),
+    "window_only_d32": ("f16", 1, 4, 2, "?", 32, 32, "window(64)"),
+    "plain_d16": ("bf16", 1, 2, 2, "?", 16, 16, ""),
+    "decode_llama3_gqa_d128": ("bf16", 1, 32, 8, 1, 128, 128,
+                               f"causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128, "
+                               f"scaling = {LLAMA3}>)"),
+    "decode8_interleaved_d64_f16": ("f16", 2, 8, 2, 8, 64, 64,
+                                    "causal rope(#pe.rope<rotary_dim = 64, "
+                                    "style = interleaved>)"),
+}
+
+
+def variant_ir(name: str) -> str:
+    dtype, b, hq, hkv, sq, d, dv, attrs = VARIANTS[name]
+    tensor = lambda *dims: "tensor<" + "x".join(str(x) for x in dims) + f"x{dtype}>"  # noqa: E731
+    qt, kt, vt, ot = (tensor(b, hq, sq, d), tensor(b, hkv, "?", d), tensor(b, hkv, "?", dv),
+                      tensor(b, hq, sq, dv))
+    params = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+    operands = ""
+    if attrs.endswith(" positions"):
+        attrs = attrs[:-len(" positions")]
+        params += ["%qp: tensor<?x?xi64>", "%kp: tensor<?x?xi64>"]
+        operands += (" q_positions(%qp : tensor<?x?xi64>)"
+                     " k_positions(%kp : tensor<?x?xi64>)")
+    if attrs.endswith(" mask"):
+        attrs = attrs[:-len(" mask")]
+        mt = f"tensor<{b}x1x{sq}x?xf32>"
+        params.append(f"%m: {mt}")
+        operands = f" mask(%m : {mt})" + operands
+    return (f"func.func @{name}({', '.join(params)}) -> {ot} {{\n"
+            f"  %o = pe.attention %q, %k, %v{operands} {attrs} : {qt}, {kt}, {vt} -> {ot}\n"
+            f"  return %o : {ot}\n}}\n")
+
+
+CHIPS = {"sm_80": r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(bf16|f16)",
+         "sm_90a": r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(bf16|f16)"}
+
+
+def entries(ptx: str) -> dict:
+    """The text of each kernel of a PTX module, by name."""
+    parts = re.split(r"\.visible \.entry (\w+)\(", ptx)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+@pytest.mark.parametrize("chip", sorted(CHIPS))
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_on_tensor_cores(tmp_path, name, chip):
+    src, ptx = tmp_path / f"{name}.mlir", tmp_path / f"{name}.ptx"
+    src.write_text(variant_ir(name))
+    proc = subprocess.run([runner.PE_COMPILE, "--target=gpu", f"--chip={chip}", "--tensor-cores",
+                           str(src), "-o", str(ptx)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kernels = entries(ptx.read_text())
+    attention = {k: v for k, v in kernels.items() if re.search(r"_attention_\d+$", k)}
+    assert list(attention) == [f"{name}_attention_0"], list(kernels)
+    body = attention[f"{name}_attention_0"]
+    assert re.search(CHIPS[chip], body), "no tensor-core product"
+    other = CHIPS["sm_90a" if chip == "sm_80" else "sm_80"]
+    assert not re.search(other, body), "the other generation's product"
+    dtype = VARIANTS[name][0]
+    assert f".{dtype}.{dtype}" in body
+    toolkit = prepare.find_toolkit()
+    if toolkit is None or os.environ.get("PE_HIDE_CUDA") == "1":
+        return
+    out = subprocess.run([os.path.join(toolkit, "bin", "ptxas"), "-v", f"-arch={chip}",
+                          str(ptx), "-o", os.devnull], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "serialized" not in out.stderr, out.stderr
+    report = prepare.ptxas_report(os.path.join(toolkit, "bin", "ptxas"), str(ptx), chip)
+    for kernel, info in report.items():
+        assert info["spill_stores"] == 0 and info["spill_loads"] == 0, (kernel, info)
+        assert info["shared_bytes"] <= 48 * 1024, (kernel, info)
