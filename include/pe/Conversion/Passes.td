@@ -231,19 +231,21 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     Every `pe.gpu_mma_attention` becomes one `gpu.launch`: a block of four
     warps per (row tile of 64, KV head, batch), where the rows of a tile
     are (query, head of the KV head's group) pairs, query-major, so that
-    the heads of a GQA/MQA group share each K/V tile. Per warp, 16 rows:
-    the query fragments are loaded once and rotated (every RoPE style and
-    scaling, from the f32 tables) into bf16/f16 registers; per tile of 64
-    keys, K is read, rotated and stored to shared memory, V is copied by
-    `cp.async`, S = Q K^T and O += P V run on `mma.sync` m16n8k16 with
-    `ldmatrix` fragments (V transposed by `ldmatrix.trans`) and f32
-    accumulators, and the online softmax keeps its row max and sum in
-    registers (row reductions by shuffles among the four lanes of a row).
-    Tiles that causal/window masks hide from every row of the block are
-    skipped; ALiBi and the mask operand are applied per score, causal/window
-    masks and the key tail only in the tiles that need them. With
-    `splits(n)` the grid also runs over n key ranges, each block writing
-    its range's unnormalized output and (max, sum) for a merge. Rotated Q/K and the scores never reach global memory.
+    the heads of a GQA/MQA group share each K/V tile; 16 rows per warp.
+    Q is read once, rotated in f32 (every RoPE style and scaling, from the
+    f32 tables) and stored to shared memory as bf16/f16. Per tile of 64
+    keys (32 for head dims over 64): K is read, rotated and stored to
+    shared memory (copied by `cp.async` without RoPE), V is copied by
+    `cp.async` one tile ahead (two stages), S = Q K^T and O += P V run on
+    `mma.sync` m16n8k16 with `ldmatrix` fragments (V transposed by
+    `ldmatrix.trans`) and f32 accumulators, and the online softmax keeps
+    its row max and sum in registers (row reductions by shuffles among the
+    four lanes of a row). Tiles that causal/window masks hide from every
+    row of the block are skipped; ALiBi and the mask operand are applied
+    per score, causal/window masks and the key tail only in the tiles that
+    need them. With `splits(n)` the grid also runs over n key ranges, each
+    block writing its range's unnormalized output and (max, sum) for a
+    merge. Rotated Q/K and the scores never reach global memory.
 
     With `warpgroup` (sm_90a) the block is one warpgroup and both products
     are warpgroup MMA (`wgmma.mma_async` m64nNk16) on operands that stay in
