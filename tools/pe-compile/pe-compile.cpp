@@ -215,7 +215,8 @@ static cl::opt<Choice> bf16DotMode(
 static cl::opt<bool> tensorCores(
     "tensor-cores",
     cl::desc("--target=gpu: bf16/f16 attention on the tensor-core kernel "
-             "(mma.sync; head dims multiples of 16 up to 128)"),
+             "(mma.sync, warpgroup MMA on sm_90a; head dims multiples of 16 "
+             "up to 128)"),
     cl::init(false), cl::cat(category));
 static cl::opt<bool> warpgroupMma(
     "warpgroup-mma",

@@ -131,8 +131,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "tensor-cores",
       llvm::cl::desc("bf16/f16 attention (head dims multiples of 16 up to 128) "
                      "on the tensor-core kernel of "
-                     "pe-gpu-mma-attention (mma.sync; not with the on-CPU "
-                     "schedule)"),
+                     "pe-gpu-mma-attention (mma.sync, warpgroup MMA on sm_90a; "
+                     "not with the on-CPU schedule)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> warpgroupMma{
       *this, "warpgroup-mma",
