@@ -52,11 +52,6 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("bf16 attention on AVX512-BF16 dot products, vdpbf16ps "
                      "(the target must have avx512bf16)"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> warpgroupMma{
-      *this, "warpgroup-mma",
-      llvm::cl::desc("With tensor-cores on sm_90a: the kernel's products on "
-                     "warpgroup MMA (wgmma) from shared memory (off: mma.sync)"),
-      llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "
