@@ -53,6 +53,7 @@ VARIANTS = {
                              "causal rope(#pe.rope<rotary_dim = 64, scaling = "
                              "#pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>>)"),
     "alibi_mask_mqa_dv128": ("bf16", 2, 8, 1, "?", 64, 128, "alibi(8.0) mask"),
+    "alibi_causal_positions_f16": ("f16", 1, 12, 12, "?", 64, 64, "causal alibi(8.0) positions"),
     "window_only_d32": ("f16", 1, 4, 2, "?", 32, 32, "window(64)"),
     "plain_d16": ("bf16", 1, 2, 2, "?", 16, 16, ""),
     "decode_llama3_gqa_d128": ("bf16", 1, 32, 8, 1, 128, 128,

@@ -908,15 +908,16 @@ private:
   SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
                                            bool masked) {
     const bool positional = masked && (mask.causal || mask.window);
-    SmallVector<Value> keyPositions;
-    if (positional || op.getSlopes())
-      keyPositions = tileKeyPositions(t0);
     SmallVector<SmallVector<Value>> scores(2);
     const Value minusInf = f32(-std::numeric_limits<double>::infinity());
     for (auto [nb, acc] : llvm::enumerate(accs)) {
       for (int64_t e = 0; e < 2; ++e) {
         Value j = laneKey(t0, nb, e);
-        Value kp = keyPositions.empty() ? nullptr : keyPositions[2 * nb + e];
+        // Each key's i64 position where its two scores need it: the 16
+        // positions of a lane held at once would take 32 registers.
+        Value kp = positional || op.getSlopes()
+                       ? buildPositionAt(b, op.getKPositions(), bi, clampBelow(j, keys))
+                       : nullptr;
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
           Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
