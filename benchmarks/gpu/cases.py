@@ -275,8 +275,10 @@ def _sampled_rows(rng, s: int, full: bool) -> np.ndarray:
 
 def _attention_cases(rng, full: bool) -> List[Case]:
     """Fused attention (pe-gpu-tile-attention, D = 64) over the variants, decode with its key
-    splits, and a D = 128 case (the reference lowering on the GPU)."""
+    splits, and a D = 128 case (the reference lowering on the GPU), all with
+    --tensor-cores=false: the SIMT kernel, which the CPU schedule runs too."""
     out = []
+    simt = ["--tensor-cores=false"]
     llama3_64 = ("#pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<"
                  "factor = 8.0, original_max_position_embeddings = 8192>>")
     llama3_ref = {"theta": 500000.0, "rotary_dim": 64, "scaling": LLAMA3}
@@ -285,6 +287,7 @@ def _attention_cases(rng, full: bool) -> List[Case]:
     out.append(_attention_case(
         "attention_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, s, s, 64), causal=True,
         rope_ir=llama3_64, rope_ref=llama3_ref,
+        flags=simt,
         torch_attention={"rope": llama3_ref, "causal": True},
         notes="GQA 32/8 (4/2 small), causal, llama3 RoPE fused; PyTorch: HF RoPE + SDPA"))
     pos = np.sort(rng.choice(1 << 16, s, replace=False)).astype(np.int64)
@@ -294,7 +297,7 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         window=4096, rope_ir="#pe.rope<rotary_dim = 32, style = interleaved, scaling = "
                              "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
         rope_ref={"rotary_dim": 32, "style": "interleaved", "scaling": YARN}, qpos=pos,
-        kpos=pos, notes="MHA, window 4096 both ways, YaRN interleaved partial (32 of 64) "
+        kpos=pos, flags=simt, notes="MHA, window 4096 both ways, YaRN interleaved partial (32 of 64) "
                         "RoPE, arbitrary positions"))
     out.append(_attention_case(
         "attention_alibi_f32", rng, "f32", (2, 16 if full else 4, 16 if full else 4, s, s, 64),
@@ -304,12 +307,14 @@ def _attention_cases(rng, full: bool) -> List[Case]:
                                              128),
         causal=True, rope_ir=LLAMA3_IR, rope_ref={"theta": 500000.0, "rotary_dim": 128,
                                                   "scaling": LLAMA3},
+        flags=simt,
         notes="D = 128: the reference lowering (a D = 128 row exceeds a thread's registers)"))
     skv = 32768 if full else 40
     out.append(_attention_case(
         "decode_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 64), causal=True,
         rope_ir=llama3_64, rope_ref=llama3_ref, timed=True,
         torch_attention={"rope": llama3_ref, "causal": True},
+        flags=simt,
         notes="1 query x Skv = 32768 (40 small): keys split across threads, then merged; "
               "GB/s of the K/V read"))
     s = 2048 if full else 16
@@ -318,6 +323,7 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         "prefill_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, s, s, 64), causal=True,
         rope_ir=llama3_64, rope_ref=llama3_ref, timed=True, rows=rows,
         torch_attention={"rope": llama3_ref, "causal": True},
+        flags=simt,
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
     return out + _tensor_core_cases(rng, full)
 

@@ -105,11 +105,12 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
 
 /// pe IR -> every parallel loop a gpu.launch on device buffers, not yet
 /// outlined (what the GPU and the on-CPU pipelines share).
-static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
+/// The kernels of `options`, on tensor cores where `tensorCores` says so.
+static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options,
+                           bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
   if (options.tileAttention)
-    pm.addPass(pe::createPEGpuTileAttention(
-        pe::PEGpuTileAttentionOptions{options.tileAttention && options.tensorCores}));
+    pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{tensorCores}));
   if (options.tileRope)
     pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());
@@ -119,7 +120,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   // Tensor-core kernels on buffers (their nvgpu ops have no memory effects
   // that deallocation could read).
   // wgmma exists on sm_90a only (not sm_90, nor the later chips).
-  if (options.tensorCores)
+  if (options.tileAttention && tensorCores)
     pm.addPass(pe::createPEGpuMmaAttention(pe::PEGpuMmaAttentionOptions{
         options.warpgroupMma && options.chip == "sm_90a"}));
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
@@ -135,7 +136,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
 void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   if (reportInvalidOptions(pm, options))
     return;
-  addGpuSchedule(pm, options);
+  addGpuSchedule(pm, options, options.tensorCores);
   // Tensor-core, async-copy and TMA ops (nvgpu) to NVVM while the kernels
   // are still inside their launches: a TMA descriptor made on the host then
   // enters its kernel as a pointer. After the constants are sunk into the
@@ -153,13 +154,14 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
 void pe::buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   if (reportInvalidOptions(pm, options))
     return;
-  if (options.tensorCores) {
-    // Warp-collective mma.sync and shuffles need the warp's 32 lanes at once.
+  // Warp-collective mma.sync, wgmma and shuffles need the warp's 32 lanes at
+  // once: the schedule runs the SIMT kernel, and refuses a request for more.
+  if (options.tensorCores.hasValue() && options.tensorCores) {
     pm.addPass(std::make_unique<InvalidOptionPass>(
         "tensor-cores: the tensor-core kernel does not run on the on-CPU schedule"));
     return;
   }
-  addGpuSchedule(pm, options);
+  addGpuSchedule(pm, options, /*tensorCores=*/false);
   // The kernels' math as the GPU computes it, their threads in sequence.
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuLowerMath());
   pm.addNestedPass<func::FuncOp>(pe::createPEGpuLaunchToLoops());

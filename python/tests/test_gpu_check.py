@@ -57,13 +57,15 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16",
             "tc_decode_gqa_llama3_d128_bf16", "tc_sync_attention_gqa_llama3_d128_bf16",
             "tc_sync_prefill_gqa_llama3_d128_bf16"} <= replayable
-    # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync.
+    # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync, the
+    # others (--tensor-cores=false for bf16/f16 attention) on no tensor core.
     assert index["chip"] == "sm_90a"
     for case in index["cases"]:
-        if not case["name"].startswith("tc_"):
-            continue
         with open(os.path.join(out, case["name"] + ".ptx")) as f:
             ptx = f.read()
+        if not case["name"].startswith("tc_"):
+            assert "wgmma" not in ptx and "mma.sync" not in ptx, case["name"]
+            continue
         sync = case["name"].startswith("tc_sync_")
         if case["name"].startswith("tc_unfused_"):
             # RoPE kernels write rotated Q and K; the attention kernel reads them.

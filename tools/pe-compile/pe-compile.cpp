@@ -216,8 +216,9 @@ static cl::opt<bool> tensorCores(
     "tensor-cores",
     cl::desc("--target=gpu: bf16/f16 attention on the tensor-core kernel "
              "(mma.sync, warpgroup MMA on sm_90a; head dims multiples of 16 "
-             "up to 128)"),
-    cl::init(false), cl::cat(category));
+             "up to 128; default), or the SIMT kernel with "
+             "--tensor-cores=false (--target=gpu-on-cpu runs the SIMT kernel)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> warpgroupMma(
     "warpgroup-mma",
     cl::desc("--tensor-cores on sm_90a: products on warpgroup MMA (wgmma; "
@@ -884,7 +885,10 @@ int main(int argc, char **argv) {
     gpuOptions.fuse = fuse;
     gpuOptions.tileAttention = tileAttention;
     gpuOptions.tileRope = tileRope;
-    gpuOptions.tensorCores = tensorCores;
+    // The schedule runs the SIMT kernel; only an explicit request for
+    // tensor cores reaches it, to be refused.
+    if (tensorCores.getNumOccurrences())
+      gpuOptions.tensorCores = tensorCores;
     options.amx = false;
     options.bf16Dot = false;
     pe::buildGpuOnCpuPipeline(pm, gpuOptions);

@@ -127,8 +127,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("bf16/f16 attention (head dims multiples of 16 up to 128) "
                      "on the tensor-core kernel of "
                      "pe-gpu-mma-attention (mma.sync, warpgroup MMA on sm_90a; "
-                     "not with the on-CPU schedule)"),
-      llvm::cl::init(false)};
+                     "off: the SIMT kernel). The on-CPU schedule runs the SIMT "
+                     "kernel and refuses tensor-cores=true"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> warpgroupMma{
       *this, "warpgroup-mma",
       llvm::cl::desc("With tensor-cores on sm_90a: the kernel's products on "
