@@ -251,7 +251,7 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
     def reference(a, sample):
         picked = np.arange(sq) if sample is None else sample
         qp = np.arange(sq) + (skv - sq) if qpos is None else qpos
-        return [ref.attention(a[0][:, :, picked], a[1], a[2], q_positions=qp[picked],
+        return [ref.attention(a[0][:, :, picked], a[1], a[2], q_positions=qp[..., picked],
                               k_positions=kpos, causal=causal, window=window, alibi=alibi,
                               rope=rope_ref)]
 

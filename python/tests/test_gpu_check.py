@@ -141,3 +141,18 @@ def test_step2_dry_run_on_the_cpu_passes(prepared):
     assert all(c["c_interface"]["ok"] for c in report["cases"] if "skipped" not in c)
     with open(os.path.join(out, "results.md")) as f:
         assert "rope_llama3_qk_bf16" in f.read()
+
+
+def test_gpu_only_cases_have_a_reference():
+    """The dry run skips the tensor-core cases, so their float64 references are computed here
+    (small sizes): one finite [B, Hq, rows, Dv] output each, rows sampled or all."""
+    import cases  # noqa: E402  (benchmarks/gpu, on sys.path above)
+
+    gpu_only = [c for c in cases.cases("small") if c.gpu_only]
+    assert len(gpu_only) >= 9
+    for case in gpu_only:
+        (out,) = case.reference(case.args, case.sample)
+        q, v = case.args[0], case.args[2]
+        rows = q.shape[2] if case.sample is None else len(case.sample)
+        assert out.shape == (q.shape[0], q.shape[1], rows, v.shape[3]), case.name
+        assert np.isfinite(out).all(), case.name
