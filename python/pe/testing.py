@@ -35,9 +35,17 @@ FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
 
 def _round_bf16(x: np.ndarray) -> np.ndarray:
     """float64 -> nearest bfloat16 (8 significant bits, ties to even), as float64."""
-    x = np.asarray(x, dtype=np.float64)
+    x = np.ascontiguousarray(x, dtype=np.float64)
     out = x.copy()
-    finite = np.isfinite(x) & (x != 0)
+    # Normal results: ties-to-even on the bits, dropping the low 45 of the 52 fraction bits
+    # (a carry out of the fraction steps the exponent, as it should).
+    bits = x.view(np.uint64)
+    lsb = (bits >> np.uint64(45)) & np.uint64(1)
+    kept = (bits + np.uint64((1 << 44) - 1) + lsb) & np.uint64(~((1 << 45) - 1) & ((1 << 64) - 1))
+    normal = np.isfinite(x) & (np.abs(x) >= 2.0 ** -126)
+    out[normal] = kept.view(np.float64)[normal]
+    # The subnormal range by scaling.
+    finite = np.isfinite(x) & (x != 0) & ~normal
     xf = x[finite]
     _, e = np.frexp(xf)  # xf = m 2^e, 0.5 <= |m| < 1; the leading bit has weight 2^(e-1)
     # ulp = 2^(e-8) for normal numbers, 2^-133 in the subnormal range (exponent < -126).
