@@ -79,7 +79,8 @@ def _machin_pi(ctx: decimal.Context) -> decimal.Decimal:
         term, total, k = x, x, 1
         eps = decimal.Decimal(10) ** (-(work.prec + 2))
         while abs(term) > eps:
-            term = work.multiply(term, -x2)
+            # work.minus, not unary minus: that rounds to the thread's context (28 digits).
+            term = work.minus(work.multiply(term, x2))
             k += 2
             total = work.add(total, work.divide(term, decimal.Decimal(k)))
         return total

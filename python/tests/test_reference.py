@@ -7,6 +7,7 @@ masking) against straightforward loop implementations written here.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -173,12 +174,20 @@ def test_reduced_angle_golden_sin_1e22():
     assert math.sin(a[0, 0]) == pytest.approx(-0.8522008497671888, abs=2e-16)
 
 
+def test_pi_to_110_digits():
+    # pi to 120 digits, independent of the module's Machin evaluation.
+    pi = ("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862"
+          "803482534211706798214808651328230664709")
+    assert abs(Fraction(ref._PI) - Fraction(pi)) < Fraction(1, 10 ** 109)
+    assert abs(Fraction(ref._TWO_PI_FIXED, 2 ** ref._FRACTION_BITS) - 2 * Fraction(pi)) < Fraction(1, 2 ** 329)
+
+
 def test_reduced_angles_match_fraction_arithmetic():
-    from fractions import Fraction
     # pi to 50 digits (independent of the module's Machin evaluation)
     pi = Fraction("3.14159265358979323846264338327950288419716939937510")
     for p in [1, 3, 4096, 1048575, 65536 * 7, 2 ** 31 - 1, -1048575]:
-        for f in [1.0, 0.1, 1e4 ** (-5 / 8), 5e5 ** (-63 / 64)]:
+        # The last two: the fixed-point path at its smallest exponent, and the Decimal one.
+        for f in [1.0, 0.1, 1e4 ** (-5 / 8), 5e5 ** (-63 / 64), 1e22, 3 * 2.0 ** -331, 3e-101]:
             x = Fraction(p) * Fraction(f)
             k = round(x / (2 * pi))
             expected = float(x - k * 2 * pi)
