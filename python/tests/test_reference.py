@@ -186,8 +186,9 @@ def test_reduced_angles_match_fraction_arithmetic():
     # pi to 50 digits (independent of the module's Machin evaluation)
     pi = Fraction("3.14159265358979323846264338327950288419716939937510")
     for p in [1, 3, 4096, 1048575, 65536 * 7, 2 ** 31 - 1, -1048575]:
-        # The last two: the fixed-point path at its smallest exponent, and the Decimal one.
-        for f in [1.0, 0.1, 1e4 ** (-5 / 8), 5e5 ** (-63 / 64), 1e22, 3 * 2.0 ** -331, 3e-101]:
+        # The last three: the fixed-point path at its smallest exponent, then angles below pi.
+        for f in [1.0, 0.1, 1e4 ** (-5 / 8), 5e5 ** (-63 / 64), 1e22, 3 * 2.0 ** -330,
+                  3 * 2.0 ** -331, 3e-101]:
             x = Fraction(p) * Fraction(f)
             k = round(x / (2 * pi))
             expected = float(x - k * 2 * pi)
