@@ -38,8 +38,8 @@ class Case:
     `metric` per result: "ulp" (bf16/f16: ulps from the correctly rounded reference) or
     "scaled" (f32: max |got - ref| / max(1, max |ref|)); `limit` is the bound. `sample`
     picks the sequence rows that the reference is computed for (all when None): the big
-    RoPE case checks a sample, since the exact reduction of every angle in float64 Decimal
-    arithmetic takes seconds per million.
+    RoPE case checks a sample, since the exact reduction of every angle (in big-integer
+    arithmetic) takes about a second per million.
     """
     name: str
     ir: str
