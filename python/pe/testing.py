@@ -35,7 +35,7 @@ FLOAT_TYPES = ("f64", "f32", "f16", "bf16")
 
 def _round_bf16(x: np.ndarray) -> np.ndarray:
     """float64 -> nearest bfloat16 (8 significant bits, ties to even), as float64."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
     out = x.copy()
     # Normal results: ties-to-even on the bits, dropping the low 45 of the 52 fraction bits
     # (a carry out of the fraction steps the exponent, as it should).
