@@ -21,6 +21,9 @@
 using namespace mlir;
 
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  // The CPU every schedule below is chosen for (llvm.target).
+  pm.addPass(createPESetTarget(PESetTargetOptions{
+      options.targetTriple, options.targetCpu, options.targetFeatures}));
   addFoldsAndFusions(pm, options.fuse);
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.
@@ -51,7 +54,6 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
 
   addBufferization(pm, options.destinationEntries);
   addCpuLowering(pm, options.threads, options.amx);
-  if (!options.targetCpu.empty() || !options.targetFeatures.empty())
-    pm.addPass(createPESetLLVMTarget(
-        PESetLLVMTargetOptions{options.targetCpu, options.targetFeatures}));
+  // The target's CPU and features on every function, for LLVM.
+  pm.addPass(createPESetLLVMTarget());
 }

@@ -55,6 +55,10 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(createPERequestCWrappers());
 
+  // bf16 rounding in integer IR where the target has no instruction for it
+  // (LLVM would call a compiler-rt helper that no library links).
+  pm.addPass(createPEExpandBf16Conversions());
+
   // To the LLVM dialect (order matters: lower-affine after
   // expand-strided-metadata; ub lowering for vectorization's poison).
   pm.addNestedPass<func::FuncOp>(createPELowerStridedCopies());

@@ -1,6 +1,8 @@
 //===- SetLLVMTarget.cpp - pe-set-llvm-target -----------------------------===//
 #include "pe/Transforms/Passes.h"
 
+#include "pe/Target/CpuTarget.h"
+
 namespace mlir::pe {
 #define GEN_PASS_DEF_PESETLLVMTARGET
 #include "pe/Transforms/Passes.h.inc"
@@ -19,6 +21,13 @@ struct SetLLVMTargetPass : pe::impl::PESetLLVMTargetBase<SetLLVMTargetPass> {
     LLVM::TargetFeaturesAttr featuresAttr =
         features.empty() ? LLVM::TargetFeaturesAttr()
                          : LLVM::TargetFeaturesAttr::get(ctx, features.getValue());
+    // Without options: the module's target (pe-set-target).
+    auto target =
+        getOperation()->getAttrOfType<LLVM::TargetAttrInterface>(pe::kTargetAttrName);
+    if (cpu.empty() && features.empty() && target) {
+      cpuAttr = target.getChip();
+      featuresAttr = dyn_cast_or_null<LLVM::TargetFeaturesAttr>(target.getFeatures());
+    }
     getOperation().walk([&](LLVM::LLVMFuncOp fn) {
       if (cpuAttr)
         fn.setTargetCpuAttr(cpuAttr);

@@ -1,6 +1,8 @@
 //===- TileAndVectorize.cpp - pe-tile-and-vectorize -----------------------===//
 #include "pe/Transforms/Passes.h"
 
+#include "pe/Target/CpuTarget.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -28,11 +30,18 @@ struct TileAndVectorizePass
     MLIRContext *ctx = &getContext();
     // Wider vectors than any CPU has only unroll into huge code.
     constexpr int64_t kMaxVectorWidth = 64;
-    if (vectorWidth < 1 || vectorWidth > kMaxVectorWidth) {
-      func.emitError() << "pe-tile-and-vectorize needs 1 <= vector-width <= "
-                       << kMaxVectorWidth << ", but got "
+    if (vectorWidth < 0 || vectorWidth > kMaxVectorWidth) {
+      func.emitError() << "pe-tile-and-vectorize needs 0 <= vector-width <= "
+                       << kMaxVectorWidth << " (0: the target's), but got "
                        << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
+    }
+    int64_t vectorWidth = this->vectorWidth;
+    if (vectorWidth == 0) {
+      FailureOr<pe::CpuTarget> target = pe::getCpuTarget(func);
+      if (failed(target))
+        return signalPassFailure();
+      vectorWidth = target->f32Lanes();
     }
 
     SmallVector<linalg::LinalgOp> ops;

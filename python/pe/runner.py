@@ -414,7 +414,9 @@ def _collect_results(values, result_types, inputs) -> List:
 
 def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = None) -> Module:
     """Compile `ir` with `pe-compile --emit=shared` into a temporary folder and
-    load it; the folder is removed with the module."""
+    load it; the folder is removed with the module. With `--mtriple` of
+    another architecture in `extra_args` the module runs under qemu-user
+    (`pe.emulated.EmulatedModule`, the same `call`)."""
     folder = tempfile.TemporaryDirectory(prefix="pe-")
     src = os.path.join(folder.name, "module.mlir")
     lib = os.path.join(folder.name, "libmodule.so")
@@ -429,6 +431,10 @@ def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = Non
         raise RuntimeError(f"pe-compile did not finish within {timeout} s") from None
     if proc.returncode != 0:
         raise RuntimeError(f"pe-compile failed:\n{proc.stderr}")
+    from pe import emulated  # imports this module
+    arch = emulated.triple_arch(command)
+    if arch and arch != emulated.host_arch():  # another architecture: under qemu-user
+        return emulated.EmulatedModule(arch, lib, interface, owner=folder)
     return Module(lib, interface, owner=folder)
 
 

@@ -1,9 +1,9 @@
 // pe-cpu-pipeline: RoPE vectorized to 512-bit vectors and compiled to
 // AVX-512 FMAs on zmm registers.
-// RUN: pe-opt %s --pe-lower-to-linalg --canonicalize --linalg-fuse-elementwise-ops \
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=skylake-avx512" --pe-lower-to-linalg --canonicalize --linalg-fuse-elementwise-ops \
 // RUN:   --pe-tile-and-vectorize | FileCheck %s --check-prefix=CHECK-VEC
-// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=CHECK-LLVM
-// RUN: pe-opt %s --pe-cpu-pipeline | mlir-translate --mlir-to-llvmir \
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=skylake-avx512" | FileCheck %s --check-prefix=CHECK-LLVM
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=skylake-avx512" | mlir-translate --mlir-to-llvmir \
 // RUN:   | llc -O3 -mcpu=sapphirerapids | FileCheck %s --check-prefix=CHECK-ASM
 // RUN: pe-compile %s --emit=asm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=CHECK-ASM
 // The pipeline's target options reach llc through function attributes:
@@ -13,9 +13,9 @@
 // RUN:   | llc -O3 | FileCheck %s --check-prefix=CHECK-ASM
 // vector-width sets the linalg path's vectors (the pe-tile-* kernels use
 // 512-bit vectors, which LLVM splits on narrower machines):
-// RUN: pe-opt %s --pe-cpu-pipeline="vector-width=8 tile-rope=false" | FileCheck %s --check-prefix=CHECK-YMM
-// RUN: pe-opt %s --pe-cpu-pipeline=threads=2 | FileCheck %s --check-prefix=CHECK-OMP
-// RUN: not pe-opt %s --pe-cpu-pipeline=vector-width=0 2>&1 | FileCheck %s --check-prefix=CHECK-BADWIDTH
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=skylake-avx512 vector-width=8 tile-rope=false" | FileCheck %s --check-prefix=CHECK-YMM
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=skylake-avx512 threads=2" | FileCheck %s --check-prefix=CHECK-OMP
+// RUN: not pe-opt %s --pe-cpu-pipeline=vector-width=-1 2>&1 | FileCheck %s --check-prefix=CHECK-BADWIDTH
 
 // With threads, an outer parallel loop becomes an OpenMP parallel loop on 2
 // threads; without, there is no OpenMP.
@@ -23,7 +23,7 @@
 // CHECK-OMP: omp.wsloop
 // CHECK-LLVM-NOT: omp.
 
-// CHECK-BADWIDTH: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 0
+// CHECK-BADWIDTH: error: pe-tile-and-vectorize needs 0 <= vector-width <= 64 (0: the target's), but got -1
 
 // CHECK-VEC-LABEL: func.func @rope
 // The tables first, once per (position, frequency): the angle reduction in

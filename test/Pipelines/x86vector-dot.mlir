@@ -1,6 +1,6 @@
 // The CPU pipeline lowers x86vector.avx512.dot (bf16 pairs into f32) to the
 // AVX512-BF16 intrinsic, and the back end to vdpbf16ps.
-// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=CHECK-LLVM
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=znver4" | FileCheck %s --check-prefix=CHECK-LLVM
 // RUN: pe-compile %s --emit=asm --mcpu=znver4 -o - | FileCheck %s --check-prefix=CHECK-ASM
 
 // CHECK-LLVM: llvm.func @dot

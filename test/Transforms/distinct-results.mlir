@@ -1,5 +1,5 @@
 // RUN: pe-opt %s --pass-pipeline="builtin.module(func.func(pe-distinct-results))" | FileCheck %s
-// RUN: pe-opt %s --pe-cpu-pipeline | FileCheck %s --check-prefix=CHECK-LLVM
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=skylake-avx512" | FileCheck %s --check-prefix=CHECK-LLVM
 
 // What pe-distinct-results guarantees: every tensor result of a public
 // function is a buffer of its own, so a C caller frees each result once. A

@@ -1,6 +1,8 @@
-// RUN: pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize),canonicalize)" | FileCheck %s
+// RUN: pe-opt %s --pass-pipeline="builtin.module(pe-set-target{triple=x86_64-linux-gnu cpu=skylake-avx512},func.func(pe-tile-and-vectorize),canonicalize)" | FileCheck %s
+// The width of the target's vectors: 8 f32 with AVX2.
+// RUN: pe-opt %s --pass-pipeline="builtin.module(pe-set-target{triple=x86_64-linux-gnu cpu=znver2},func.func(pe-tile-and-vectorize),canonicalize)" | FileCheck %s --check-prefix=CHECK-W8
 // RUN: pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=8}),canonicalize)" | FileCheck %s --check-prefix=CHECK-W8
-// RUN: not pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=0}))" 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
+// RUN: not pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=-1}))" 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
 // A width of 2^40 is a diagnostic, not an allocation of that many lanes:
 // RUN: not pe-opt %s --pass-pipeline="builtin.module(func.func(pe-tile-and-vectorize{vector-width=1099511627776}))" 2>&1 | FileCheck %s --check-prefix=CHECK-HUGE
 
@@ -98,5 +100,5 @@ func.func @empty(%x: tensor<0x64xf32>, %init: tensor<0x64xf32>) -> tensor<0x64xf
   return %r : tensor<0x64xf32>
 }
 
-// CHECK-BAD: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 0
-// CHECK-HUGE: error: pe-tile-and-vectorize needs 1 <= vector-width <= 64, but got 1099511627776
+// CHECK-BAD: error: pe-tile-and-vectorize needs 0 <= vector-width <= 64 (0: the target's), but got -1
+// CHECK-HUGE: error: pe-tile-and-vectorize needs 0 <= vector-width <= 64 (0: the target's), but got 1099511627776

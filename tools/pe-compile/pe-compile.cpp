@@ -28,6 +28,7 @@
 #include "pe/Frontend/ModelConfig.h"
 #include "pe/Conversion/Passes.h"
 #include "pe/InitPE.h"
+#include "pe/Target/CpuTarget.h"
 #include "pe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,6 +53,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -170,14 +172,30 @@ static cl::opt<bool> destinationEntries(
     cl::desc("Also export PREFIXf_into, writing the results of each public "
              "function into caller-provided buffers (CPU targets)"),
     cl::init(true), cl::cat(category));
-static cl::opt<std::string> mcpu("mcpu", cl::desc("Target CPU (default: the host)"),
+static cl::opt<std::string> mtriple(
+    "mtriple",
+    cl::desc("Target triple of the CPU code, e.g. aarch64-linux-gnu (default: "
+             "the host's; another architecture links with its cross toolchain)"),
+    cl::cat(category));
+static cl::opt<std::string> mcpu("mcpu",
+                                 cl::desc("Target CPU, e.g. znver2, x86-64-v3, "
+                                          "neoverse-v2 (default: the host)"),
                                  cl::init("native"), cl::cat(category));
 static cl::opt<std::string> mattr("mattr",
-                                  cl::desc("Target features, e.g. +avx512f"),
+                                  cl::desc("Target features added to the CPU's, "
+                                           "e.g. +avx512f, -avx512bf16, +sve,+bf16"),
                                   cl::cat(category));
-static cl::opt<int64_t> vectorWidth("vector-width",
-                                    cl::desc("Elements per vector (16 f32 = AVX-512)"),
-                                    cl::init(16), cl::cat(category));
+static cl::opt<bool> printTarget(
+    "print-target",
+    cl::desc("Print the target CPU as pe schedules for it (--mtriple, --mcpu, "
+             "--mattr; JSON: vector registers, instructions, caches, the "
+             "attention schedule) and exit"),
+    cl::init(false), cl::cat(category));
+static cl::opt<int64_t> vectorWidth(
+    "vector-width",
+    cl::desc("Elements per vector of linalg ops (0: the f32 lanes of the "
+             "target's vector registers)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> threads("num-threads",
                                 cl::desc("Threads (OpenMP, libomp) per op; 1: none"),
                                 cl::init(1), cl::cat(category));
@@ -229,11 +247,15 @@ static cl::opt<bool> tileRope(
     cl::desc("Streaming kernels for pe.rope (off: the reference linalg lowering)"),
     cl::init(true), cl::cat(category));
 static cl::opt<int64_t> attentionRows(
-    "attention-rows", cl::desc("Query rows per attention task (a multiple of 16)"),
-    cl::init(64), cl::cat(category));
+    "attention-rows",
+    cl::desc("Query rows per attention task, rounded up to whole vectors (0: the "
+             "target's schedule)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> attentionBlockKeys(
-    "attention-block-keys", cl::desc("Keys per streamed K/V tile (a multiple of 48)"),
-    cl::init(96), cl::cat(category));
+    "attention-block-keys",
+    cl::desc("Keys per streamed K/V tile, rounded up to whole micro-tiles (0: the "
+             "target's schedule)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool> vectorize("vectorize",
                                cl::desc("Tile and vectorize (off: scalar loops)"),
                                cl::init(true), cl::cat(category));
@@ -269,48 +291,49 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The instruction sets a kernel was built for (beyond the target's own).
-struct KernelFeatures {
-  bool amx = false;
-  bool bf16Dot = false;
-};
+/// The CPU of --mtriple, --mcpu and --mattr, plus `extraFeatures` (the
+/// instructions of kernels asked for with --amx=on or --bf16-dot=on, which
+/// compile for them whatever the CPU is).
+static FailureOr<pe::CpuTarget> describeTarget(StringRef extraFeatures = "") {
+  std::string features = mattr;
+  if (!extraFeatures.empty())
+    features = features.empty() ? extraFeatures.str() : features + "," + extraFeatures.str();
+  llvm::Expected<pe::CpuTarget> target = pe::describeCpuTarget(mtriple, mcpu, features);
+  if (!target) {
+    fail(llvm::toString(target.takeError()));
+    return failure();
+  }
+  return *target;
+}
 
-/// A target machine for the host, or for --mcpu/--mattr; with the AMX
-/// (AVX512-BF16) features when the code uses AMX tiles (bf16 dot products):
-/// --amx=on compiles for an AMX CPU whatever the host is.
-static FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(KernelFeatures features = {}) {
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) {
-    fail("cannot detect the host target: " + llvm::toString(builder.takeError()));
-    return failure();
+/// Whether code for `target` runs on this machine: the host's architecture
+/// and no feature the host lacks.
+static LogicalResult checkRunsOnHost(const pe::CpuTarget &target) {
+  if (llvm::Triple(target.triple).getArch() !=
+      llvm::Triple(llvm::sys::getProcessTriple()).getArch())
+    return failure(fail("--emit=jit runs on this machine, but the target is " +
+                        target.triple));
+  llvm::Expected<pe::CpuTarget> host = pe::describeCpuTarget("", "native", "");
+  if (!host)
+    return failure(fail(llvm::toString(host.takeError())));
+  auto machine = pe::createTargetMachine(target);
+  auto hostMachine = pe::createTargetMachine(*host);
+  if (!machine || !hostMachine) {
+    llvm::consumeError(machine.takeError());
+    llvm::consumeError(hostMachine.takeError());
+    return failure(fail("cannot compare the target's features with the host's"));
   }
-  if (mcpu != "native") {
-    builder->setCPU(mcpu);
-    builder->getFeatures() = llvm::SubtargetFeatures();
-  }
-  if (!mattr.empty())
-    builder->addFeatures({mattr});
-  if (features.amx)
-    builder->addFeatures({"+amx-tile", "+amx-bf16"});
-  if (features.bf16Dot)
-    builder->addFeatures({"+avx512bf16"});
-  builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-                              : optLevel == 0 ? llvm::CodeGenOptLevel::None
-                                              : llvm::CodeGenOptLevel::Default);
-  builder->setRelocationModel(llvm::Reloc::PIC_);
-  auto machine = builder->createTargetMachine();
-  if (!machine) {
-    fail("cannot create a target machine for CPU '" + mcpu +
-         "': " + llvm::toString(machine.takeError()));
-    return failure();
-  }
-  if (!(*machine)->getMCSubtargetInfo()->isCPUStringValid(builder->getCPU())) {
-    fail("unknown CPU '" + builder->getCPU() + "' for " +
-         (*machine)->getTargetTriple().str());
-    return failure();
-  }
-  return std::move(*machine);
+  const llvm::MCSubtargetInfo &want = *(*machine)->getMCSubtargetInfo();
+  const llvm::MCSubtargetInfo &have = *(*hostMachine)->getMCSubtargetInfo();
+  SmallVector<StringRef> missing;
+  for (const llvm::SubtargetFeatureKV &feature : want.getAllProcessorFeatures())
+    if (want.getFeatureBits().test(feature.Value) && !have.getFeatureBits().test(feature.Value))
+      missing.push_back(feature.Key);
+  if (missing.empty())
+    return success();
+  return failure(fail("--emit=jit runs on this machine, which lacks features of the "
+                      "target: " +
+                      llvm::join(missing, ", ")));
 }
 
 static LogicalResult writeMachineCode(llvm::Module &module,
@@ -401,37 +424,79 @@ static int runMain(ModuleOp module, StringRef prefix) {
   return fail("main failed (status " + llvm::Twine(status) + "): " + message);
 }
 
-/// Links `object` into a shared library next to the pe runtime (and the
-/// CUDA launch runtime for GPU host code).
-static LogicalResult linkShared(StringRef object, StringRef output) {
-  std::string driver = linker;
-  if (driver.empty()) {
-    for (StringRef candidate : {"clang-22", "clang", "cc"})
-      if (auto found = llvm::sys::findProgramByName(candidate)) {
-        driver = *found;
-        break;
-      }
-  } else if (auto found = llvm::sys::findProgramByName(driver)) {
-    driver = *found;
-  }
-  if (driver.empty() || !llvm::sys::fs::can_execute(driver)) {
-    fail("no compiler driver to link with (looked for clang-22, clang, cc; "
-         "set --linker)");
+/// Debian's name of the cross toolchain and runtime folder of `triple`
+/// (`aarch64-linux-gnu`).
+static std::string multiarchName(const llvm::Triple &triple) {
+  return (triple.getArchName() + "-linux-gnu").str();
+}
+
+/// Whether `triple` is another architecture than this machine's.
+static bool isCross(const llvm::Triple &triple) {
+  return triple.getArch() != llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+}
+
+/// The compiler driver that links for `triple`: --linker, else clang-22,
+/// clang or cc for this machine, and for another architecture Debian's
+/// cross gcc (`aarch64-linux-gnu-gcc`) or clang-22 --target=TRIPLE.
+static FailureOr<SmallVector<std::string>> linkDriver(const llvm::Triple &triple) {
+  auto find = [](StringRef name) -> std::string {
+    auto found = llvm::sys::findProgramByName(name);
+    return found ? *found : std::string();
+  };
+  if (!linker.empty()) {
+    std::string driver = find(linker);
+    if (driver.empty() && llvm::sys::fs::can_execute(linker))
+      driver = linker;
+    if (!driver.empty())
+      return SmallVector<std::string>{driver};
+    fail("--linker '" + linker + "' is not an executable");
     return failure();
   }
+  if (!isCross(triple)) {
+    for (StringRef candidate : {"clang-22", "clang", "cc"})
+      if (std::string driver = find(candidate); !driver.empty())
+        return SmallVector<std::string>{driver};
+    fail("no compiler driver to link with (looked for clang-22, clang, cc; set --linker)");
+    return failure();
+  }
+  std::string gcc = multiarchName(triple) + "-gcc";
+  if (std::string driver = find(gcc); !driver.empty())
+    return SmallVector<std::string>{driver};
+  if (std::string driver = find("clang-22"); !driver.empty())
+    return SmallVector<std::string>{driver, "--target=" + triple.str()};
+  fail("no compiler driver links for " + triple.str() + " (looked for " + gcc +
+       " and clang-22; Debian: apt-get install gcc-" + multiarchName(triple) +
+       "; or set --linker)");
+  return failure();
+}
+
+/// Links `object` into a shared library for `target` next to the pe runtime
+/// (and the CUDA launch runtime for GPU host code).
+static LogicalResult linkShared(StringRef object, StringRef output,
+                                const pe::CpuTarget &cpuTarget) {
+  llvm::Triple triple(cpuTarget.triple);
+  FailureOr<SmallVector<std::string>> driver = linkDriver(triple);
+  if (failed(driver))
+    return failure();
+  // Runtimes of another architecture live in a folder named for it.
   std::string runtimeDir = runtimeDirectory();
+  if (isCross(triple)) {
+    runtimeDir += "/" + multiarchName(triple);
+    if (!llvm::sys::fs::exists(runtimeDir + "/libpe_runtime.so"))
+      return failure(fail("no pe runtime for " + triple.str() + " in " + runtimeDir +
+                          " (pe-mlir builds it where the cross compiler " +
+                          multiarchName(triple) + "-gcc was found when it was configured)"));
+    if (threads > 1)
+      return failure(fail("--num-threads > 1 links libomp, which this machine has for "
+                          "itself only: cross-compiled libraries are single-threaded"));
+  }
   std::string mlirLibDir = PE_MLIR_LIB_DIR;
   // Libraries the code does not call are dropped (--as-needed); the
   // runtimes are found next to the library first ($ORIGIN), so that a
   // library and the runtimes copied into one folder travel together.
-  SmallVector<std::string> args = {driver,
-                                   "-shared",
-                                   "-Wl,--as-needed",
-                                   "-o",
-                                   output.str(),
-                                   object.str(),
-                                   "-Wl,-rpath,$ORIGIN",
-                                   "-lm"};
+  SmallVector<std::string> args = *driver;
+  args.append({"-shared", "-Wl,--as-needed", "-o", output.str(), object.str(),
+               "-Wl,-rpath,$ORIGIN", "-lm"});
   if (staticRuntime)
     args.push_back(runtimeDir + "/libpe_runtime.a");
   else
@@ -442,10 +507,10 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
     args.append({"-L" + runtimeDir, "-lpe_cuda_runtime", "-Wl,-rpath," + runtimeDir});
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
+  int status = llvm::sys::ExecuteAndWait(args.front(), argRefs, std::nullopt, {}, 0, 0,
                                          &error);
   if (status != 0) {
-    fail("linking with '" + driver + "' failed" +
+    fail("linking with '" + args.front() + "' failed" +
          (error.empty() ? "" : ": " + error));
     return failure();
   }
@@ -564,18 +629,18 @@ static int writeGpuKernels(ModuleOp module) {
 }
 
 /// The module, in the LLVM dialect, as LLVM IR, assembly, an object or a
-/// shared library for the host (with the features the kernels use).
-static int emitHostCode(ModuleOp module, KernelFeatures features) {
+/// shared library for `cpuTarget`.
+static int emitHostCode(ModuleOp module, const pe::CpuTarget &cpuTarget) {
   std::string error;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      createTargetMachine(features);
-  if (failed(machine))
-    return 1;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      pe::createTargetMachine(cpuTarget, optLevel);
+  if (!machine)
+    return fail(llvm::toString(machine.takeError()));
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   if (llvm::Error err =
@@ -607,7 +672,7 @@ static int emitHostCode(ModuleOp module, KernelFeatures features) {
     llvm::FileRemover removeObject(object);
     if (failed(writeMachineCode(*llvmModule, **machine,
                                 llvm::CodeGenFileType::ObjectFile, object)) ||
-        failed(linkShared(object, outputFilename)))
+        failed(linkShared(object, outputFilename, cpuTarget)))
       return 1;
     return 0;
   }
@@ -745,8 +810,10 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context, bool &written
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Every backend LLVM was built with: CPU code for any --mtriple.
+  llvm::InitializeAllTargets();
+  llvm::InitializeAllTargetMCs();
+  llvm::InitializeAllAsmPrinters();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
@@ -755,10 +822,22 @@ int main(int argc, char **argv) {
       [](llvm::raw_ostream &os) { os << "pe-mlir version " PE_VERSION "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
 
-  if (vectorWidth < 1 || vectorWidth > 64)
-    return fail("--vector-width must be in [1, 64], but got " + llvm::Twine(vectorWidth));
-  if (attentionRows < 1 || attentionBlockKeys < 1)
-    return fail("--attention-rows and --attention-block-keys must be >= 1");
+  if (vectorWidth < 0 || vectorWidth > 64)
+    return fail("--vector-width must be in [0, 64] (0: the target's), but got " +
+                llvm::Twine(vectorWidth));
+  if (attentionRows < 0 || attentionBlockKeys < 0)
+    return fail("--attention-rows and --attention-block-keys must be >= 0 (0: the "
+                "target's schedule)");
+  if (printTarget) {
+    FailureOr<pe::CpuTarget> described = describeTarget();
+    if (failed(described))
+      return 1;
+    llvm::outs() << llvm::formatv("{0:2}", pe::toJson(*described)) << "\n";
+    return 0;
+  }
+  if (target == Target::Gpu && !mtriple.empty())
+    return fail("--mtriple names the CPU of CPU code: --target=gpu compiles host code "
+                "for this machine");
   if (threads < 1)
     return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
   if (optLevel > 3)
@@ -849,8 +928,30 @@ int main(int argc, char **argv) {
       return 1;
     if (emit == Emit::Mlir)
       return writeMlir(*module);
-    return emitHostCode(*module, KernelFeatures());
+    FailureOr<pe::CpuTarget> host = describeTarget();
+    return failed(host) ? 1 : emitHostCode(*module, *host);
   }
+
+  // The CPU the module is scheduled and compiled for (llvm.target), with the
+  // instructions of the bf16 kernels chosen on it.
+  FailureOr<pe::CpuTarget> cpuTarget = describeTarget();
+  if (failed(cpuTarget))
+    return 1;
+  const bool x86 = cpuTarget->isa == pe::CpuIsa::X86;
+  if ((amxMode == Choice::On || bf16DotMode == Choice::On) && !x86)
+    return fail("--amx=on and --bf16-dot=on are x86 kernels, but the target is " +
+                cpuTarget->triple);
+  bool amx = amxMode == Choice::On || (amxMode == Choice::Auto && cpuTarget->amx);
+  bool bf16Dot = bf16DotMode == Choice::On ||
+                 (bf16DotMode == Choice::Auto && x86 && cpuTarget->bf16Dot);
+  if (target == Target::GpuOnCpu)
+    amx = bf16Dot = false;
+  if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot)) {
+    cpuTarget = describeTarget(amx ? "+amx-tile,+amx-bf16" : "+avx512bf16");
+    if (failed(cpuTarget))
+      return 1;
+  }
+  (*module)->setAttr(pe::kTargetAttrName, pe::getTargetAttr(&context, *cpuTarget));
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -861,18 +962,8 @@ int main(int argc, char **argv) {
   options.fuse = fuse;
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
-  options.amx = amxMode == Choice::On;
-  options.bf16Dot = bf16DotMode == Choice::On;
-  if (amxMode == Choice::Auto || bf16DotMode == Choice::Auto) {
-    auto machine = createTargetMachine();
-    if (failed(machine))
-      return 1;
-    const llvm::MCSubtargetInfo *target = (*machine)->getMCSubtargetInfo();
-    if (amxMode == Choice::Auto)
-      options.amx = target->checkFeatures("+amx-bf16,+amx-tile");
-    if (bf16DotMode == Choice::Auto)
-      options.bf16Dot = target->checkFeatures("+avx512bf16");
-  }
+  options.amx = amx;
+  options.bf16Dot = bf16Dot;
   options.attentionRows = attentionRows;
   options.attentionBlockKeys = attentionBlockKeys;
   options.threads = threads;
@@ -889,8 +980,6 @@ int main(int argc, char **argv) {
     // tensor cores reaches it, to be refused.
     if (tensorCores.getNumOccurrences())
       gpuOptions.tensorCores = tensorCores;
-    options.amx = false;
-    options.bf16Dot = false;
     pe::buildGpuOnCpuPipeline(pm, gpuOptions);
   } else {
     pe::buildCpuPipeline(pm, options);
@@ -901,15 +990,10 @@ int main(int argc, char **argv) {
     return writeMlir(*module);
 
   if (emit == Emit::Jit) {
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    if (options.amx && !(host.lookup("amx-tile") && host.lookup("amx-bf16")))
-      return fail("--amx=on with --emit=jit needs a host CPU with AMX "
-                  "(amx-tile, amx-bf16)");
-    if (options.bf16Dot && !host.lookup("avx512bf16"))
-      return fail("--bf16-dot=on with --emit=jit needs a host CPU with "
-                  "avx512bf16");
+    if (failed(checkRunsOnHost(*cpuTarget)))
+      return 1;
     return runMain(*module, exportPrefix());
   }
 
-  return emitHostCode(*module, KernelFeatures{options.amx, options.bf16Dot});
+  return emitHostCode(*module, *cpuTarget);
 }

@@ -106,6 +106,12 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     as 0 while a row is fully masked, so no NaN appears and such a row ends
     as 0). The output is O / l, rounded once to the element type.
 
+    The register-level shape comes from the module's target (`llvm.target`,
+    else the host; see `pe-set-target`): vectors of the target's f32 lanes
+    (16 with AVX-512, 8 with AVX2, 4 on NEON) and micro-tiles that its
+    vector registers hold (4 x 6 accumulators of 32 registers, 2 x 6 of 16):
+    docs/compiling.md, "Schedules from the target".
+
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that
     one, so a model whose layers share a shape compiles one kernel.
@@ -133,10 +139,13 @@ def PETileAttention : Pass<"pe-tile-attention"> {
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the tasks run on (decides key splitting for decode)">,
-    Option<"blockKeys", "block-keys", "int64_t", /*default=*/"96",
-           "Keys per streamed K/V tile (rounded up to a multiple of 48; 96 with amx)">,
-    Option<"rows", "rows", "int64_t", /*default=*/"64",
-           "Query rows (queries x heads of a group) per task, a multiple of 16">,
+    Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
+           "Keys per streamed K/V tile, rounded up to a multiple of the "
+           "micro-tile's keys (of 96 with amx); 0: 96, fewer where the task's "
+           "scratch would not fit half the target's L2">,
+    Option<"rows", "rows", "int64_t", /*default=*/"0",
+           "Query rows (queries x heads of a group) per task, rounded up to "
+           "whole vectors; 0: the target's default (64)">,
     Option<"amx", "amx", "bool", /*default=*/"false",
            "bf16 attention on AMX tiles (the target must have amx-bf16; the "
            "code calls pe_runtime_enable_amx)">,
@@ -269,7 +278,8 @@ def PETileRope : Pass<"pe-tile-rope"> {
   let summary = "Lower pe.rope to a vectorized, task-parallel loop nest on buffers (CPU)";
   let description = [{
     Every `pe.rope` whose rotated half (r/2) and pass-through channels
-    (D - r) are whole vectors of 16 becomes one pass over its input: per
+    (D - r) are whole vectors (the f32 lanes of the module's target: 16
+    with AVX-512, 8 with AVX2, 4 on NEON) becomes one pass over its input: per
     task (batch row, block of positions) and per head, each row is read
     once, rotated with the f32 cos/sin row of its position (tables shared
     through `tables(...)` or computed once per position), and written once

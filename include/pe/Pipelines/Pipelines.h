@@ -14,19 +14,27 @@ class OpPassManager;
 namespace pe {
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  PassOptions::Option<int64_t> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("Elements per vector in innermost loops (16 f32 = AVX-512)"),
-      llvm::cl::init(16)};
+  PassOptions::Option<std::string> targetTriple{
+      *this, "target-triple",
+      llvm::cl::desc("Triple the code is generated for (e.g. aarch64-linux-gnu; "
+                     "default: the module's llvm.target, else the host's)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> targetCpu{
       *this, "target-cpu",
-      llvm::cl::desc("CPU the LLVM functions are generated for (e.g. "
-                     "sapphirerapids; default: left to the code generator)"),
+      llvm::cl::desc("CPU the code is scheduled and generated for (e.g. "
+                     "znver2, neoverse-v2; default: the module's llvm.target, "
+                     "else the host CPU)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> targetFeatures{
       *this, "target-features",
-      llvm::cl::desc("Target features of the LLVM functions (e.g. +avx512f)"),
+      llvm::cl::desc("Target features added to the CPU's (e.g. +avx512f, "
+                     "-avx512bf16, +sve)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per vector in the innermost loops of linalg ops "
+                     "(0: the f32 lanes of the target's vector registers)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads (OpenMP) that share each op's outer parallel "
@@ -59,12 +67,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> attentionRows{
       *this, "attention-rows",
-      llvm::cl::desc("Query rows per attention task (pe-tile-attention rows)"),
-      llvm::cl::init(64)};
+      llvm::cl::desc("Query rows per attention task (pe-tile-attention rows; "
+                     "0: the target's schedule)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> attentionBlockKeys{
       *this, "attention-block-keys",
-      llvm::cl::desc("Keys per streamed K/V tile (pe-tile-attention block-keys)"),
-      llvm::cl::init(96)};
+      llvm::cl::desc("Keys per streamed K/V tile (pe-tile-attention block-keys; "
+                     "0: the target's schedule)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize linalg ops (off: scalar loops)"),
@@ -76,8 +86,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// pe fusions -> flash attention kernels + linalg -> tiling + vectorization -> bufferization -> LLVM
-/// dialect.
+/// The module's target (pe-set-target) -> pe fusions -> flash attention
+/// kernels + linalg -> tiling + vectorization -> bufferization -> LLVM
+/// dialect, scheduled for and marked with that target.
 /// Public functions get C interface wrappers (`_mlir_ciface_<name>`).
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 

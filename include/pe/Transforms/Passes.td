@@ -4,6 +4,47 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PESetTarget : Pass<"pe-set-target", "ModuleOp"> {
+  let summary = "Name the CPU the module is compiled for (its llvm.target attribute)";
+  let description = [{
+    Attaches `llvm.target = #llvm.target<triple = ..., chip = ...,
+    features = ...>` to the module: the target that every later pass
+    schedules for (`pe-tile-attention`, `pe-tile-rope`,
+    `pe-tile-and-vectorize`, `pe-expand-bf16-conversions` read it) and that
+    code generation compiles for. `triple` empty means the host's; `cpu`
+    empty or `native` means the host CPU with the host's features, to which
+    `features` adds (`+a,-b`). With every option empty, a module that
+    already names a target keeps it and any other gets the host. A target
+    LLVM cannot build (an unknown triple or CPU) is an error.
+  }];
+  let options = [
+    Option<"triple", "triple", "std::string", /*default=*/"\"\"",
+           "Target triple, e.g. aarch64-linux-gnu (default: the host's)">,
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "Target CPU, an LLVM CPU name (default: the host CPU)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "Target features added to the CPU's, e.g. +avx512f,-avx512bf16">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def PEExpandBf16Conversions : Pass<"pe-expand-bf16-conversions", "ModuleOp"> {
+  let summary = "Round f32 to bf16 in integer arithmetic where the target has no instruction for it";
+  let description = [{
+    Without AVX512-BF16 or AVX-NE-CONVERT (x86) or BF16 (AArch64), LLVM
+    lowers an f32 -> bf16 truncation to a call of a compiler-rt helper
+    (`__truncsfbf2`) that a kernel library does not link. This pass rewrites
+    every `arith.truncf` to bf16 and `arith.extf` from bf16 (scalars and
+    vectors) into integer arithmetic with upstream's
+    `populateExpandBFloat16Patterns`: round to nearest even (f32 subnormals
+    included), infinities kept and overflow to infinity as IEEE rounding
+    gives them, every NaN the quiet NaN 0x7FC0. On a target with the instruction the module is
+    left as it is. The target is the module's `llvm.target` (the host
+    without one).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops on tensors to vector-width rows and vectorize them";
   let description = [{
@@ -11,15 +52,18 @@ def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
     `vector-width` elements of its innermost loop and one element of every
     other loop, then vectorized (masked where the innermost extent is dynamic
     or not a multiple of the width). Unit dimensions are cast away so that the
-    innermost computation is on 1-D vectors, `vector<16xf32>` for f32 with
-    the default width: one AVX-512 register.
+    innermost computation is on 1-D vectors. The default width is one vector
+    register of f32 of the module's target (`llvm.target`, else the host):
+    `vector<16xf32>` with AVX-512, `vector<8xf32>` with AVX2,
+    `vector<4xf32>` on NEON.
 
     Ops that fail to vectorize stay tiled and are lowered to scalar loops
     later; the pass never fails on them.
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "Elements per vector in the innermost loop (16 f32 = 512 bits)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "Elements per vector in the innermost loop (0: the f32 lanes of "
+           "the target's vector registers)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
@@ -89,7 +133,9 @@ def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
     Writes `target_cpu` and `target_features` on every `llvm.func`, so that
     LLVM IR translated from the module (and `llc` on it) generates code for
     that CPU, e.g. `cpu=sapphirerapids` or `features=+avx512f,+avx512bf16`.
-    Empty options leave the functions as they are.
+    Empty options take both from the module's `llvm.target` attribute
+    (`pe-set-target`); without options or attribute the functions are left
+    as they are.
   }];
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",

@@ -93,7 +93,7 @@ private:
         SmallVector<Value> rows;
         for (int64_t i = 0; i < 16; ++i)
           rows.push_back(g.vload(scores, {g.add(j0, g.index(i)), r0}));
-        SmallVector<Value> columns = g.transpose16(rows);
+        SmallVector<Value> columns = g.transpose(rows);
         for (int64_t r = 0; r < 16; ++r)
           g.storeAs(columns[r], weights, {g.add(r0, g.index(r)), j0});
       });
@@ -112,7 +112,7 @@ private:
   void rescaleOutput() {
     g.loop(0, g.index(p.rows), 1, [&](Value r) {
       Value correction = g.splat(g.load(alpha, {r}));
-      for (int64_t e = 0; e < p.valueDim; e += kLanes)
+      for (int64_t e = 0; e < p.valueDim; e += g.lanes)
         g.vstore(buildRescale(g.b, g.vload(output, {r, g.index(e)}), correction), output,
                  {r, g.index(e)});
     });
@@ -132,7 +132,7 @@ private:
   /// O[r][e] += sum_j p_j v_j with f32 vectors, keys of weight 0 skipped.
   void accumulateValuesSkippingZeroWeights(Value k0, Value kCount) {
     g.loop(0, g.index(p.rows), 1, [&](Value r) {
-      for (int64_t e = 0; e < p.valueDim; e += kLanes) {
+      for (int64_t e = 0; e < p.valueDim; e += g.lanes) {
         Value acc = g.loop(g.index(0), kCount, g.index(1), {g.vload(output, {r, g.index(e)})},
                            [&](Value j, ValueRange a) -> SmallVector<Value> {
                              Value weight = g.splat(g.load(scores, {j, r}));

@@ -2,18 +2,18 @@
 #include "AttentionPlan.h"
 
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Target/CpuSchedule.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pe;
 
 namespace {
 
-/// Accumulator registers of a micro-tile (of the 32 vector registers).
-constexpr int64_t kAccumulators = 24;
 /// Stack scratch of one task at most (OpenMP worker stacks are 4 MiB).
 constexpr int64_t kMaxScratchBytes = 1 << 20;
 /// Head dims up to this are unrolled into vector code.
@@ -51,16 +51,59 @@ std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
 
 /// Rows per task: the requested count in whole vectors, fewer when the
 /// whole call has fewer (static Sq).
-std::optional<int64_t> rowTarget(int64_t requested, int64_t group,
-                                 int64_t staticQueries) {
-  std::optional<int64_t> target = roundUp(std::max(requested, kLanes), kLanes);
+std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t staticQueries,
+                                 int64_t lanes) {
+  std::optional<int64_t> target = roundUp(std::max(requested, lanes), lanes);
   if (!target || ShapedType::isDynamic(staticQueries))
     return target;
   std::optional<int64_t> all = llvm::checkedMul(std::max<int64_t>(1, staticQueries), group);
   if (!all)
     return target;
-  std::optional<int64_t> allRows = roundUp(*all, kLanes);
+  std::optional<int64_t> allRows = roundUp(*all, lanes);
   return allRows ? std::min(*target, *allRows) : target;
+}
+
+/// The tile of keys the task streams, from the target's L2 (CpuSchedule.h):
+/// a multiple of the micro-tile's keys and of 2 (bf16 pairs); AMX takes
+/// whole 16-key score tiles and 32-key P V steps (multiples of 96).
+int64_t keysPerTile(const AttentionPlan &p, const AttentionPlanOptions &options) {
+  int64_t multiple = std::lcm<int64_t>(p.keysPerMicroTile, 2);
+  if (p.kind == AttentionKernelKind::Amx)
+    multiple = std::lcm<int64_t>(multiple, 96);
+  // Scratch per key: K and S^T; per task: Q, O and the row statistics.
+  int64_t bytesPerKey = 4 * (p.headDim + p.valueDim + p.rows + 2);
+  int64_t fixedBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
+  return attentionKeysPerTile(options.target, options.blockKeys, multiple, bytesPerKey,
+                              fixedBytes);
+}
+
+/// The kind of kernel: decode for at most 8 static rows, else the bf16
+/// pair kernels where the options and the target allow them, else Tiled.
+void chooseKind(AttentionPlan &p, const AttentionPlanOptions &options, int64_t sq) {
+  const int64_t lanes = p.lanes;
+  // vdpbf16ps and AMX work on 512-bit vectors of 16 f32 lanes.
+  const bool bf16Dot = options.bf16Dot && lanes == 16 && p.element.isBF16() &&
+                       p.valueDim % lanes == 0;
+  if (bf16Dot && p.headDim % 2 == 0) {
+    p.kind = AttentionKernelKind::Bf16Dot;
+    p.dotProducts = true;
+  }
+  if (options.amx && lanes == 16 && p.element.isBF16() && p.headDim % 32 == 0 &&
+      p.valueDim % lanes == 0) {
+    p.kind = AttentionKernelKind::Amx;
+    p.dotProducts = false;
+  }
+  std::optional<int64_t> queryRows =
+      ShapedType::isDynamic(sq) ? std::nullopt : llvm::checkedMul(sq, p.group);
+  if (queryRows && *queryRows <= kMaxDecodeRows && p.headDim % lanes == 0 &&
+      p.valueDim % lanes == 0) {
+    p.kind = AttentionKernelKind::Decode;
+    // Scores as dot products of whole pair vectors.
+    p.dotProducts = bf16Dot && p.headDim % (2 * lanes) == 0;
+    p.queriesPerTask = std::max<int64_t>(1, sq);
+    p.validRows = p.queriesPerTask * p.group;
+    p.rows = *roundUp(p.validRows, lanes);
+  }
 }
 
 } // namespace
@@ -71,7 +114,9 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   std::optional<AttentionHeads> heads = attentionHeads(op);
   if (!heads)
     return std::nullopt;
+  const CpuTarget &target = options.target;
   AttentionPlan p;
+  p.lanes = target.f32Lanes();
   p.queryHeads = heads->queryHeads;
   p.kvHeads = heads->kvHeads;
   p.headDim = heads->headDim;
@@ -91,52 +136,25 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
     p.ropeStyle = rope.getStyle();
   }
 
-  std::optional<int64_t> rows =
-      rowTarget(options.rows, p.group, qType.getDimSize(2));
+  int64_t requestedRows = options.rows > 0 ? options.rows : defaultAttentionRows(target);
+  std::optional<int64_t> rows = rowTarget(requestedRows, p.group, qType.getDimSize(2), p.lanes);
   if (!rows)
     return std::nullopt;
   p.queriesPerTask = std::max<int64_t>(1, *rows / p.group);
   std::optional<int64_t> taskRows =
-      roundUp(llvm::checkedMul(p.queriesPerTask, p.group).value_or(-1), kLanes);
+      roundUp(llvm::checkedMul(p.queriesPerTask, p.group).value_or(-1), p.lanes);
   if (!taskRows || *taskRows < 1)
     return std::nullopt;
   p.rows = *taskRows;
-  const int64_t vectors = p.rows / kLanes;
-  p.rowVectors = vectors % 4 == 0 ? 4 : vectors % 3 == 0 ? 3 : vectors % 2 == 0 ? 2 : 1;
-  p.keysPerMicroTile = kAccumulators / p.rowVectors;
-  p.channelsPerMicroTile = kAccumulators / p.rowVectors;
-  std::optional<int64_t> keys = roundUp(std::max<int64_t>(48, options.blockKeys), 48);
-  if (!keys)
-    return std::nullopt;
-  p.keysPerTile = *keys;
+  MicroTile tile =
+      chooseMicroTile(target.vectorRegisters, p.rows / p.lanes, minFmaChains(target));
+  p.rowVectors = tile.vectors;
+  p.keysPerMicroTile = tile.columns;
+  p.channelsPerMicroTile = tile.columns;
+  p.decodeAccumulators = decodeAccumulators(target);
 
-  const bool bf16Dot = options.bf16Dot && p.element.isBF16() && p.valueDim % kLanes == 0;
-  if (bf16Dot && p.headDim % 2 == 0) {
-    p.kind = AttentionKernelKind::Bf16Dot;
-    p.dotProducts = true;
-  }
-  if (options.amx && p.element.isBF16() && p.headDim % 32 == 0 &&
-      p.valueDim % kLanes == 0) {
-    p.kind = AttentionKernelKind::Amx;
-    p.dotProducts = false;
-    // Whole 16-key score tiles and 32-key P V steps.
-    p.keysPerTile = roundUp(p.keysPerTile, 96).value_or(0);
-    if (p.keysPerTile < 1)
-      return std::nullopt;
-  }
-  const int64_t sq = qType.getDimSize(2);
-  std::optional<int64_t> queryRows =
-      ShapedType::isDynamic(sq) ? std::nullopt : llvm::checkedMul(sq, p.group);
-  if (queryRows && *queryRows <= kMaxDecodeRows && p.headDim % kLanes == 0 &&
-      p.valueDim % kLanes == 0) {
-    p.kind = AttentionKernelKind::Decode;
-    // Scores as dot products of whole 32-channel pair vectors.
-    p.dotProducts = bf16Dot && p.headDim % (2 * kLanes) == 0;
-    p.queriesPerTask = std::max<int64_t>(1, sq);
-    p.validRows = p.queriesPerTask * p.group;
-    p.rows = kLanes;
-  }
-
+  chooseKind(p, options, qType.getDimSize(2));
+  p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
   if (!bytes || *bytes > kMaxScratchBytes)
     return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Target/CpuTarget.h"
 
 #include "KernelBuilder.h"
 
@@ -38,6 +39,8 @@ struct AttentionPlan {
   AttentionKernelKind kind = AttentionKernelKind::Tiled;
   int64_t queryHeads = 0, kvHeads = 0, group = 0;
   int64_t headDim = 0, valueDim = 0;
+  /// f32 lanes of the target's vectors: every vector of the kernel.
+  int64_t lanes = 16;
   /// Queries per task, and its rows (query, head of the group) rounded up to
   /// whole vectors; `validRows` of them hold queries in a decode kernel.
   int64_t queriesPerTask = 0, rows = 0, validRows = 0;
@@ -45,8 +48,11 @@ struct AttentionPlan {
   int64_t keysPerTile = 0;
   /// A micro-tile of the Tiled kernel: `rowVectors` vectors of rows times
   /// `keysPerMicroTile` keys (S^T = K Q^T) or `channelsPerMicroTile` value
-  /// channels (O^T += V^T P), at most 24 accumulators.
+  /// channels (O^T += V^T P), as the target's registers hold them
+  /// (chooseMicroTile).
   int64_t rowVectors = 0, keysPerMicroTile = 0, channelsPerMicroTile = 0;
+  /// Accumulators of the decode kernel's P V chunks.
+  int64_t decodeAccumulators = 16;
   /// Fused RoPE: the rotated channels (0: none) and the pairing.
   int64_t rotaryDim = 0;
   RopeStyle ropeStyle = RopeStyle::half;
@@ -71,11 +77,14 @@ struct AttentionPlan {
   }
 };
 
-/// Options of the planner (those of pe-tile-attention).
+/// Options of the planner (those of pe-tile-attention) and the target the
+/// schedule is chosen for.
 struct AttentionPlanOptions {
+  CpuTarget target;
   int64_t threads = 1;
-  int64_t rows = 64;
-  int64_t blockKeys = 96;
+  /// 0: from the target (CpuSchedule.h).
+  int64_t rows = 0;
+  int64_t blockKeys = 0;
   bool amx = false;
   bool bf16Dot = false;
 };

@@ -25,7 +25,7 @@ void AttentionTask::allocate() {
   if (p.hasMask)
     rowMaskOffsets = g.scratch({p.rows}, g.i64());
   if (vectorQueries())
-    queryRows = g.scratch({kLanes, p.headDim}, g.f32());
+    queryRows = g.scratch({g.lanes, p.headDim}, g.f32());
   allocateVariant();
 }
 
@@ -36,7 +36,7 @@ void AttentionTask::initialize() {
   g.zeroRows(queries, g.index(0), rowsOf(queries));
   g.zeroRows(output, g.index(0), rowsOf(output));
   g.zeroRows(scores, g.index(0), rowsOf(scores));
-  for (int64_t r = 0; r < p.rows; r += kLanes) {
+  for (int64_t r = 0; r < p.rows; r += g.lanes) {
     g.vstore(g.splat(g.negInf()), rowMax, {g.index(r)});
     g.vstore(g.f32Splat(0.0), rowSum, {g.index(r)});
     g.vstore(g.splat(g.i64Constant(0)), rowPositions, {g.index(r)});
@@ -99,7 +99,7 @@ std::pair<Value, Value> AttentionTask::packQueries() {
       });
   if (vectorQueries()) {
     Value rowCount = g.mul(qCount, g.index(p.group));
-    g.loop(0, rowCount, kLanes, [&](Value r0) {
+    g.loop(0, rowCount, g.lanes, [&](Value r0) {
       rotateQueryRows(r0, rowCount);
       storeQueryRows(r0);
     });
@@ -109,12 +109,12 @@ std::pair<Value, Value> AttentionTask::packQueries() {
 
 void AttentionTask::accumulateOutputTiles(Value steps, MicroTileStep step) {
   const int64_t rowVectors = p.rowVectors;
-  g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
+  g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
     SmallVector<Value> correction;
     for (int64_t v = 0; v < rowVectors; ++v)
-      correction.push_back(g.vload(alpha, {g.add(r0, g.index(v * kLanes))}));
+      correction.push_back(g.vload(alpha, {g.add(r0, g.index(v * g.lanes))}));
     auto at = [&](Value e0, int64_t ec, int64_t v) {
-      return SmallVector<Value>{g.add(e0, g.index(ec)), g.add(r0, g.index(v * kLanes))};
+      return SmallVector<Value>{g.add(e0, g.index(ec)), g.add(r0, g.index(v * g.lanes))};
     };
     auto microTile = [&](Value e0, int64_t channels) {
       // acc = alpha O, then the steps.
@@ -146,7 +146,7 @@ void AttentionTask::accumulateWeightedValues(Value kCount,
                                     ValueRange a) -> SmallVector<Value> {
     SmallVector<Value> weights, next;
     for (int64_t v = 0; v < p.rowVectors; ++v)
-      weights.push_back(g.vload(scores, {j, g.add(r0, g.index(v * kLanes))}));
+      weights.push_back(g.vload(scores, {j, g.add(r0, g.index(v * g.lanes))}));
     for (int64_t ec = 0; ec < channels; ++ec) {
       Value ve = g.splat(value(j, g.add(e0, g.index(ec))));
       for (int64_t v = 0; v < p.rowVectors; ++v) {
@@ -173,12 +173,12 @@ SmallVector<Value> AttentionTask::queryIndex(Value d, Value r) {
 }
 
 bool AttentionTask::vectorQueries() const {
-  return p.headDim % kLanes == 0 && p.rotaryHalf() % kLanes == 0 &&
-         (p.headDim - p.rotaryDim) % kLanes == 0;
+  return p.headDim % g.lanes == 0 && p.rotaryHalf() % g.lanes == 0 &&
+         (p.headDim - p.rotaryDim) % g.lanes == 0;
 }
 
 void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
-  Value count = g.min(g.index(kLanes), g.sub(rowCount, r0));
+  Value count = g.min(g.index(g.lanes), g.sub(rowCount, r0));
   Value scale = g.f32Splat(p.scale);
   g.loop(0, count, 1, [&](Value t) {
     Value r = g.add(r0, t);
@@ -188,33 +188,33 @@ void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
     auto rowAt = [&](Value d) { return SmallVector<Value>{bi, h, qi, d}; };
     // The same operations as the scalar path: rotate in f32, then scale.
     auto store = [&](Value v, Value d) { g.vstore(g.fmul(v, scale), queryRows, {t, d}); };
-    for (int64_t pair = 0; pair < p.rotaryHalf(); pair += kLanes) {
+    for (int64_t pair = 0; pair < p.rotaryHalf(); pair += g.lanes) {
       Value cos = g.vload(buf.qCos, tableIndex(buf.qCos, bi, qi, g.index(pair)));
       Value sin = g.vload(buf.qSin, tableIndex(buf.qSin, bi, qi, g.index(pair)));
       buildVectorPairRotation(
           g.b, cos, sin, g.index(pair), p.ropeStyle, p.rotaryDim,
           [&](Value d, int64_t lanes) { return g.vload(buf.q, rowAt(d), lanes); }, store);
     }
-    for (int64_t d = p.rotaryDim; d < p.headDim; d += kLanes)
+    for (int64_t d = p.rotaryDim; d < p.headDim; d += g.lanes)
       store(g.vload(buf.q, rowAt(g.index(d))), g.index(d));
   });
-  g.zeroRows(queryRows, count, g.index(kLanes));
+  g.zeroRows(queryRows, count, g.index(g.lanes));
 }
 
 void AttentionTask::storeQueryRows(Value r0) {
   QueryLayout layout = queryLayout();
-  for (int64_t c = 0; c < p.headDim; c += kLanes) {
+  for (int64_t c = 0; c < p.headDim; c += g.lanes) {
     SmallVector<Value> rows;
-    for (int64_t t = 0; t < kLanes; ++t)
+    for (int64_t t = 0; t < g.lanes; ++t)
       rows.push_back(g.vload(queryRows, {g.index(t), g.index(c)}));
     if (layout == QueryLayout::RowMajor) {
-      for (int64_t t = 0; t < kLanes; ++t)
+      for (int64_t t = 0; t < g.lanes; ++t)
         g.storeAs(rows[t], queries, {g.add(r0, g.index(t)), g.index(c)});
       continue;
     }
-    // columns[t]: channel c + t of the 16 rows.
-    SmallVector<Value> columns = g.transpose16(rows);
-    for (int64_t t = 0; t < kLanes; ++t) {
+    // columns[t]: channel c + t of the rows.
+    SmallVector<Value> columns = g.transpose(rows);
+    for (int64_t t = 0; t < g.lanes; ++t) {
       if (layout == QueryLayout::Transposed) {
         g.storeAs(columns[t], queries, {g.index(c + t), r0});
       } else if (t % 2 == 0) {
@@ -258,13 +258,13 @@ std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, V
 
 void AttentionTask::packKeys(Value k0, Value kCount) {
   const int64_t half = p.rotaryHalf();
-  const bool vectorRope = p.rotaryDim && half % kLanes == 0;
-  const bool vectorRest = (p.headDim - p.rotaryDim) % kLanes == 0;
+  const bool vectorRope = p.rotaryDim && half % g.lanes == 0;
+  const bool vectorRest = (p.headDim - p.rotaryDim) % g.lanes == 0;
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
     auto keyAt = [&](Value d) { return SmallVector<Value>{bi, kvh, kj, d}; };
     if (vectorRope) {
-      for (int64_t pair = 0; pair < half; pair += kLanes) {
+      for (int64_t pair = 0; pair < half; pair += g.lanes) {
         Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.index(pair)));
         Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.index(pair)));
         buildVectorPairRotation(
@@ -284,7 +284,7 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
       });
     }
     if (vectorRest) {
-      for (int64_t d = p.rotaryDim; d < p.headDim; d += kLanes)
+      for (int64_t d = p.rotaryDim; d < p.headDim; d += g.lanes)
         g.storeAs(g.vload(buf.k, keyAt(g.index(d))), keys, {j, g.index(d)});
     } else {
       g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
@@ -296,9 +296,9 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
 }
 
 Value AttentionTask::packValuePairs(Value pairBuffer, Value k0, Value kCount) {
-  auto raw = VectorType::get({kLanes}, p.element);
-  auto bitsType = VectorType::get({kLanes}, g.b.getI16Type());
-  auto lanesType = VectorType::get({kLanes}, g.b.getI1Type());
+  auto raw = VectorType::get({g.lanes}, p.element);
+  auto bitsType = VectorType::get({g.lanes}, g.b.getI16Type());
+  auto lanesType = VectorType::get({g.lanes}, g.b.getI1Type());
   Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
   Value exponent = arith::ConstantOp::create(
       g.b, DenseElementsAttr::get(bitsType, g.b.getI16IntegerAttr(0x7F80)));
@@ -318,7 +318,7 @@ Value AttentionTask::packValuePairs(Value pairBuffer, Value k0, Value kCount) {
         // The second row's index stays in bounds; past the keys it reads zeros.
         Value j1 = g.min(g.add(j, g.index(1)), g.sub(kCount, g.index(1)));
         Value any = found[0];
-        for (int64_t e = 0; e < p.valueDim; e += kLanes) {
+        for (int64_t e = 0; e < p.valueDim; e += g.lanes) {
           Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
                                             ValueRange{bi, kvh, g.add(k0, j), g.index(e)});
           Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
@@ -334,10 +334,10 @@ Value AttentionTask::packValuePairs(Value pairBuffer, Value k0, Value kCount) {
 }
 
 void AttentionTask::packWeightPairs(Value pairBuffer, Value count) {
-  auto pairType = VectorType::get({2 * kLanes}, g.b.getBF16Type());
+  auto pairType = VectorType::get({2 * g.lanes}, g.b.getBF16Type());
   g.loop(0, count, 1, [&](Value jp) {
     Value j = g.mul(jp, g.index(2));
-    for (int64_t r = 0; r < p.rows; r += kLanes) {
+    for (int64_t r = 0; r < p.rows; r += g.lanes) {
       Value first = g.vload(scores, {j, g.index(r)});
       Value second = g.vload(scores, {g.add(j, g.index(1)), g.index(r)});
       Value zipped = arith::TruncFOp::create(g.b, pairType, buildZip(g.b, first, second));
@@ -353,13 +353,13 @@ Value AttentionTask::broadcastPair(Value mem, Value i, Value c) {
   Value word = vector::ExtractOp::create(
       g.b, vector::BitCastOp::create(g.b, VectorType::get({1}, g.b.getI32Type()), pair),
       ArrayRef<int64_t>{0});
-  return vector::BitCastOp::create(g.b, VectorType::get({2 * kLanes}, bf16), g.splat(word));
+  return vector::BitCastOp::create(g.b, VectorType::get({2 * g.lanes}, bf16), g.splat(word));
 }
 
 Value AttentionTask::maskValue(Value maskOffsets, Value j, Value k0, Value valid) {
   Value index = g.add(maskOffsets, g.splat(g.toI64(g.add(k0, j))));
   Type element = cast<MemRefType>(buf.maskFlat.getType()).getElementType();
-  auto type = VectorType::get({kLanes}, element);
+  auto type = VectorType::get({g.lanes}, element);
   Value pass = arith::ConstantOp::create(
       g.b, DenseElementsAttr::get(type, g.b.getFloatAttr(element, 0.0)));
   Value m = vector::GatherOp::create(g.b, type, buf.maskFlat, ValueRange{g.index(0)},
@@ -426,7 +426,7 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
   Value scoreRows = p.kind == AttentionKernelKind::Amx
                         ? g.index(p.keysPerTile)
                         : g.mul(g.ceilDiv(kCount, g.index(2)), g.index(2));
-  g.loop(0, g.index(p.rows), kLanes, [&](Value r) {
+  g.loop(0, g.index(p.rows), g.lanes, [&](Value r) {
     Value mOld = g.vload(rowMax, {r});
     // m' = max(m, max_j s_j), the scores fixed first where the tile needs it.
     Value mNew = g.ifElse(
@@ -491,11 +491,11 @@ void AttentionTask::writePartials(Value partials, Value slot) {
   } else {
     g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
       Value start = g.mul(e, g.index(p.rows));
-      for (int64_t r = 0; r < p.rows; r += kLanes)
+      for (int64_t r = 0; r < p.rows; r += g.lanes)
         g.vstore(g.vload(output, {e, g.index(r)}), partials, {slot, g.add(start, g.index(r))});
     });
   }
-  for (int64_t r = 0; r < p.rows; r += kLanes) {
+  for (int64_t r = 0; r < p.rows; r += g.lanes) {
     g.vstore(g.vload(rowMax, {g.index(r)}), partials, {slot, g.index(p.valueDim * p.rows + r)});
     g.vstore(g.vload(rowSum, {g.index(r)}), partials,
              {slot, g.index((p.valueDim + 1) * p.rows + r)});

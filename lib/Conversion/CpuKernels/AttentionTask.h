@@ -113,7 +113,7 @@ protected:
 
   /// One step of a micro-tile product into O^T: the accumulators (index
   /// ec * rowVectors + v) after step `s` of the micro-tile of rows
-  /// [r0, r0 + 16 rowVectors) and value channels [e0, e0 + channels).
+  /// [r0, r0 + lanes rowVectors) and value channels [e0, e0 + channels).
   using MicroTileStep = function_ref<SmallVector<Value>(Value s, Value r0, Value e0,
                                                         int64_t channels, ValueRange acc)>;
   /// O^T = alpha O^T + the sum over steps [0, steps) of `step`, on micro-tiles
@@ -130,12 +130,13 @@ protected:
 
   /// Where element (channel d, row r) of Q lives.
   SmallVector<Value> queryIndex(Value d, Value r);
-  /// Whether whole rows of Q are rotated as vectors (16 channels at a time).
+  /// Whether whole rows of Q are rotated as vectors (`lanes` channels at a
+  /// time).
   bool vectorQueries() const;
-  /// Rows [r0, r0 + 16) of scale * rope(q) (zero past `rowCount` rows) into
-  /// the 16 x D f32 tile `queryRows`.
+  /// Rows [r0, r0 + lanes) of scale * rope(q) (zero past `rowCount` rows)
+  /// into the lanes x D f32 tile `queryRows`.
   void rotateQueryRows(Value r0, Value rowCount);
-  /// Those 16 rows from `queryRows` into Q in the variant's layout: 16 x 16
+  /// Those rows from `queryRows` into Q in the variant's layout: lanes x lanes
   /// blocks transposed by shuffles for the transposed layouts.
   void storeQueryRows(Value r0);
 
@@ -147,7 +148,7 @@ protected:
   /// pairs[jp][2 e + j % 2] = v[bi, kvh, k0 + 2 jp + j % 2, e] for the pairs
   /// of keys [0, kCount) (the second row of a last odd pair zero): rows 2 jp
   /// and 2 jp + 1 zipped, as the bf16 pair products (AMX, vdpbf16ps) read V.
-  /// Needs bf16 values and Dv a multiple of 16. Returns whether a value is
+  /// Needs bf16 values and Dv a multiple of the lanes. Returns whether a value is
   /// NaN or inf.
   Value packValuePairs(Value pairs, Value k0, Value kCount);
   /// pairs[jp][2 r + j % 2] = bf16(P^T[2 jp + j % 2][r]) for jp < `count`:
@@ -155,7 +156,7 @@ protected:
   /// pair products read P.
   void packWeightPairs(Value pairs, Value count);
   /// The bf16 pair (mem[i][c], mem[i][c + 1]) in every 32-bit lane of a
-  /// vector<32xbf16>.
+  /// vector of 2 x lanes bf16.
   Value broadcastPair(Value mem, Value i, Value c);
 
 private:
@@ -165,15 +166,15 @@ private:
     ExactDistances,  // masks and ALiBi on f32 distances (positions near `base`)
     Int64Positions,  // masks and ALiBi on 64-bit positions
   };
-  /// Score s of key j for 16 rows with ALiBi, the mask operand and the
+  /// Score s of key j for `lanes` rows with ALiBi, the mask operand and the
   /// position masks applied; `rowQ` holds the rows' positions (i64), or with
   /// `base` their offsets from it (f32, exact).
   Value scoreWithBiasAndMasks(Value s, Value rowQ, Value slope, Value maskOffsets,
                               Value j, Value k0, Value kCount, Value base);
-  /// The mask operand's entries of key j for 16 rows (gathered).
+  /// The mask operand's entries of key j for `lanes` rows (gathered).
   Value maskValue(Value maskOffsets, Value j, Value k0, Value valid);
   /// m' = max(m, max_j s_j) over score rows [0, scoreRows) of the tile for
-  /// the 16 rows from `r`, the scores fixed first as `fix` says.
+  /// the `lanes` rows from `r`, the scores fixed first as `fix` says.
   Value tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0, Value kCount,
                    Value scoreRows, Value base);
 };

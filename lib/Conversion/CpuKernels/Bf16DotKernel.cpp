@@ -55,7 +55,7 @@ private:
   Value weights, values;
 
   Type bf16() { return g.b.getBF16Type(); }
-  VectorType pairVector() { return VectorType::get({2 * kLanes}, bf16()); }
+  VectorType pairVector() { return VectorType::get({2 * g.lanes}, bf16()); }
 
   Value allocateQueries() override {
     return g.scratch({p.headDim / 2, 2 * p.rows}, bf16());
@@ -81,14 +81,14 @@ private:
     const int64_t microKeys = p.keysPerMicroTile, rowVectors = p.rowVectors;
     Value jEnd = g.mul(g.ceilDiv(kCount, g.index(microKeys)), g.index(microKeys));
     g.loop(g.index(0), jEnd, g.index(microKeys), [&](Value j0) {
-      g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
+      g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
         SmallVector<Value> init(microKeys * rowVectors, g.f32Splat(0.0));
         SmallVector<Value> acc = g.loop(
             g.index(0), g.index(p.headDim / 2), g.index(1), init,
             [&](Value dp, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> q, next;
               for (int64_t v = 0; v < rowVectors; ++v)
-                q.push_back(rowPairs(queries, dp, g.add(r0, g.index(v * kLanes))));
+                q.push_back(rowPairs(queries, dp, g.add(r0, g.index(v * g.lanes))));
               Value d = g.mul(dp, g.index(2));
               for (int64_t jk = 0; jk < microKeys; ++jk) {
                 Value k = broadcastPair(keys, g.add(j0, g.index(jk)), d);
@@ -100,7 +100,7 @@ private:
         for (int64_t jk = 0; jk < microKeys; ++jk)
           for (int64_t v = 0; v < rowVectors; ++v)
             g.vstore(acc[jk * rowVectors + v], scores,
-                     {g.add(j0, g.index(jk)), g.add(r0, g.index(v * kLanes))});
+                     {g.add(j0, g.index(jk)), g.add(r0, g.index(v * g.lanes))});
       });
     });
   }
@@ -112,7 +112,7 @@ private:
                                      ValueRange a) -> SmallVector<Value> {
       SmallVector<Value> w, next;
       for (int64_t v = 0; v < p.rowVectors; ++v)
-        w.push_back(rowPairs(weights, jp, g.add(r0, g.index(v * kLanes))));
+        w.push_back(rowPairs(weights, jp, g.add(r0, g.index(v * g.lanes))));
       for (int64_t ec = 0; ec < channels; ++ec) {
         Value ve = broadcastPair(values, jp, g.mul(g.add(e0, g.index(ec)), g.index(2)));
         for (int64_t v = 0; v < p.rowVectors; ++v)

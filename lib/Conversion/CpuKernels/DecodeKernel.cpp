@@ -2,7 +2,7 @@
 //
 // At most 8 rows (queries x heads of a group): Q[rows][D] and O[rows][Dv]
 // stay row-major, so no lane holds a padding row.
-//   S^T[j][r] = sum_d Q[r][d] K[j][d]      D/16 FMAs and one tree reduction
+//   S^T[j][r] = sum_d Q[r][d] K[j][d]      D/lanes FMAs and one tree reduction
 //   O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e]   vectors along Dv
 // K and V are read in place (f32 keys without RoPE); rotated or narrow keys
 // go through the key tile. Decode streams K and V from memory once: while a
@@ -76,14 +76,15 @@ private:
     if (p.dotProducts)
       weights = g.scratch({p.keysPerTile / 2, 2 * p.rows}, p.element);
   }
-  /// Channels of a query or key chunk: 32 bf16 (16 pairs) for dot products.
-  int64_t chunkWidth() const { return p.dotProducts ? 2 * kLanes : kLanes; }
+  /// Channels of a query or key chunk: one vector of f32, or of bf16 pairs
+  /// for dot products.
+  int64_t chunkWidth() const { return p.dotProducts ? 2 * g.lanes : g.lanes; }
   Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
   QueryLayout queryLayout() override { return QueryLayout::RowMajor; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
 
-  /// `row(j, c)`: the chunk of channels from c of key or value j (16 f32, or
-  /// 32 bf16 for the scores' dot products).
+  /// `row(j, c)`: the chunk of channels from c of key or value j (`lanes` f32,
+  /// or 2 x lanes bf16 for the scores' dot products).
   using TileRow = function_ref<Value(Value, int64_t)>;
 
   /// Prefetches the cache lines of key k0 + j of the next tile (clamped to
@@ -128,12 +129,13 @@ private:
       function_ref<SmallVector<Value>(Value s, int64_t v0, int64_t vectors, ValueRange acc)>;
 
   /// O[r][e] = alpha[r] O[r][e] + the sum over steps [0, steps) of `step`, in
-  /// chunks of value channels that keep rows x vectors <= 16 accumulators.
+  /// chunks of value channels that keep rows x vectors within the plan's
+  /// decode accumulators.
   void accumulateChunks(Value steps, ChunkStep step) {
-    const int64_t vectors = p.valueDim / kLanes;
-    const int64_t chunk = std::clamp<int64_t>(16 / p.validRows, 1, vectors);
+    const int64_t vectors = p.valueDim / g.lanes;
+    const int64_t chunk = std::clamp<int64_t>(p.decodeAccumulators / p.validRows, 1, vectors);
     auto at = [&](int64_t r, int64_t v) {
-      return SmallVector<Value>{g.index(r), g.index(v * kLanes)};
+      return SmallVector<Value>{g.index(r), g.index(v * g.lanes)};
     };
     for (int64_t v0 = 0; v0 < vectors; v0 += chunk) {
       const int64_t nv = std::min(chunk, vectors - v0);
@@ -163,7 +165,7 @@ private:
         prefetchNextTile(buf.v, k0, j);
       SmallVector<Value> vj, next;
       for (int64_t v = 0; v < nv; ++v)
-        vj.push_back(value(j, (v0 + v) * kLanes));
+        vj.push_back(value(j, (v0 + v) * g.lanes));
       for (int64_t r = 0; r < p.validRows; ++r) {
         Value weight = g.splat(g.load(scores, {j, g.index(r)}));
         for (int64_t v = 0; v < nv; ++v)
@@ -177,7 +179,7 @@ private:
   /// Pv[jp][2 r..] . (V[2 jp][e], V[2 jp + 1][e]) (V's rows zipped as they
   /// are read; the second row of a last odd pair is zero).
   void accumulateValuePairs(Value k0, Value kCount, Value pairs) {
-    auto raw = VectorType::get({kLanes}, p.element);
+    auto raw = VectorType::get({g.lanes}, p.element);
     Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
     Value last = g.sub(kCount, g.index(1));
     accumulateChunks(pairs, [&](Value jp, int64_t v0, int64_t nv,
@@ -191,7 +193,7 @@ private:
       Value second = g.cmp(arith::CmpIPredicate::slt, j1, kCount);
       auto row = [&](Value key, int64_t v) {
         return vector::LoadOp::create(g.b, raw, buf.v,
-                                      ValueRange{bi, kvh, g.add(k0, key), g.index(v * kLanes)});
+                                      ValueRange{bi, kvh, g.add(k0, key), g.index(v * g.lanes)});
       };
       SmallVector<Value> zipped, next;
       for (int64_t v = v0; v < v0 + nv; ++v)

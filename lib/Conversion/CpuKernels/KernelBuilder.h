@@ -26,16 +26,16 @@
 
 namespace mlir::pe {
 
-/// f32 lanes of one 512-bit vector.
-inline constexpr int64_t kLanes = 16;
-
 struct KernelBuilder {
   ImplicitLocOpBuilder &b;
+  /// f32 lanes of the target's vectors (16 AVX-512, 8 AVX2, 4 NEON): the
+  /// width of every vector the kernels build.
+  int64_t lanes;
 
   Type f32() { return b.getF32Type(); }
   Type i64() { return b.getI64Type(); }
-  VectorType f32Vector() { return VectorType::get({kLanes}, f32()); }
-  VectorType i64Vector() { return VectorType::get({kLanes}, i64()); }
+  VectorType f32Vector() { return VectorType::get({lanes}, f32()); }
+  VectorType i64Vector() { return VectorType::get({lanes}, i64()); }
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value i64Constant(int64_t v) {
@@ -78,9 +78,10 @@ struct KernelBuilder {
 
   Value load(Value mem, ValueRange ids) { return memref::LoadOp::create(b, mem, ids); }
   void store(Value v, Value mem, ValueRange ids) { memref::StoreOp::create(b, v, mem, ids); }
-  Value vload(Value mem, ValueRange ids, int64_t lanes = kLanes) {
+  Value vload(Value mem, ValueRange ids, int64_t count = 0) {
     Type element = cast<MemRefType>(mem.getType()).getElementType();
-    return toF32(vector::LoadOp::create(b, VectorType::get({lanes}, element), mem, ids));
+    return toF32(
+        vector::LoadOp::create(b, VectorType::get({count ? count : lanes}, element), mem, ids));
   }
   Value vloadI64(Value mem, ValueRange ids) {
     return vector::LoadOp::create(b, i64Vector(), mem, ids);
@@ -88,7 +89,7 @@ struct KernelBuilder {
   void vstore(Value v, Value mem, ValueRange ids) { vector::StoreOp::create(b, v, mem, ids); }
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(
-        b, VectorType::get({kLanes}, scalar.getType()), scalar);
+        b, VectorType::get({lanes}, scalar.getType()), scalar);
   }
 
   Value scratch(ArrayRef<int64_t> shape, Type element) {
@@ -148,11 +149,11 @@ struct KernelBuilder {
     auto type = cast<MemRefType>(buf.getType());
     int64_t width = type.getDimSize(1);
     Type element = type.getElementType();
-    auto vt = VectorType::get({kLanes}, element);
+    auto vt = VectorType::get({lanes}, element);
     loop(from, to, index(1), [&](Value j) {
-      if (width % kLanes == 0) {
+      if (width % lanes == 0) {
         Value zero = arith::ConstantOp::create(b, b.getZeroAttr(vt));
-        for (int64_t x = 0; x < width; x += kLanes)
+        for (int64_t x = 0; x < width; x += lanes)
           vstore(zero, buf, {j, index(x)});
       } else {
         Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
@@ -161,19 +162,19 @@ struct KernelBuilder {
     });
   }
 
-  /// The columns of a 16 x 16 matrix given as 16 row vectors: four stages
-  /// that swap the off-diagonal s x s blocks (s = 8, 4, 2, 1), each one
-  /// two-source shuffle per row (64 in all).
-  SmallVector<Value> transpose16(ArrayRef<Value> rows) {
+  /// The columns of a lanes x lanes matrix given as its row vectors:
+  /// log2(lanes) stages that swap the off-diagonal s x s blocks (s = lanes/2,
+  /// ..., 2, 1), each one two-source shuffle per row.
+  SmallVector<Value> transpose(ArrayRef<Value> rows) {
     SmallVector<Value> m(rows.begin(), rows.end());
-    for (int64_t s = kLanes / 2; s >= 1; s /= 2) {
+    for (int64_t s = lanes / 2; s >= 1; s /= 2) {
       SmallVector<int64_t> lo, hi;
-      for (int64_t l = 0; l < kLanes; ++l) {
+      for (int64_t l = 0; l < lanes; ++l) {
         bool upper = l & s;
-        lo.push_back(upper ? l - s + kLanes : l);
-        hi.push_back(upper ? l + kLanes : l + s);
+        lo.push_back(upper ? l - s + lanes : l);
+        hi.push_back(upper ? l + lanes : l + s);
       }
-      for (int64_t i = 0; i < kLanes; ++i) {
+      for (int64_t i = 0; i < lanes; ++i) {
         if (i & s)
           continue;
         Value a = m[i], bv = m[i + s];

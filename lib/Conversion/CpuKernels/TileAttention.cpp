@@ -86,7 +86,7 @@ func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc,
   ImplicitLocOpBuilder b(loc, builder);
   auto ret = func::ReturnOp::create(b);
   b.setInsertionPoint(ret);
-  KernelBuilder g{b};
+  KernelBuilder g{b, p.lanes};
   buildAttentionKernel(g, p, bindArguments(b, entry, buf));
   return kernel;
 }
@@ -129,6 +129,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     if (!symbolTable)
       return rewriter.notifyMatchFailure(op, "not inside a symbol table");
     AttentionPlanOptions planOptions;
+    planOptions.target = options.target;
     planOptions.threads = options.threads;
     planOptions.rows = options.rows;
     planOptions.blockKeys = options.blockKeys;
@@ -141,7 +142,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "constant tables too large");
 
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    KernelBuilder g{b};
+    KernelBuilder g{b, plan->lanes};
     AttentionBuffers buf = prepareBuffers(b, g, op, *plan);
     if (plan->kind == AttentionKernelKind::Amx)
       declareEnableAmx(rewriter, symbolTable, op.getLoc());
@@ -194,15 +195,19 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
       return signalPassFailure();
     // Bounded so that the tile arithmetic cannot overflow.
     constexpr int64_t kMaxOption = int64_t(1) << 20;
-    if (threads < 1 || rows < 1 || blockKeys < 1 || threads > kMaxOption ||
+    if (threads < 1 || rows < 0 || blockKeys < 0 || threads > kMaxOption ||
         rows > kMaxOption || blockKeys > kMaxOption) {
       getOperation()->emitError(
-          "pe-tile-attention: threads, rows and block-keys must be positive "
-          "(at most 2^20)");
+          "pe-tile-attention: threads must be positive, rows and block-keys "
+          "non-negative (0: the target's), all at most 2^20");
       return signalPassFailure();
     }
+    FailureOr<CpuTarget> target = getCpuTarget(getOperation());
+    if (failed(target))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     TileAttentionOptions options;
+    options.target = *target;
     options.threads = threads;
     options.rows = rows;
     options.blockKeys = blockKeys;

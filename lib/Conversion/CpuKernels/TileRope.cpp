@@ -32,33 +32,34 @@ constexpr int64_t kBlock = 8;
 /// Rows of up to this many vectors are unrolled; longer rows loop.
 constexpr int64_t kMaxUnrolledVectors = 16;
 
-/// for (c = from; c < to; c += kLanes) body(c), unrolled for short rows.
+/// for (c = from; c < to; c += lanes) body(c), unrolled for short rows.
 void forEachVector(KernelBuilder &g, int64_t from, int64_t to,
                    function_ref<void(Value)> body) {
-  if ((to - from) / kLanes <= kMaxUnrolledVectors) {
-    for (int64_t c = from; c < to; c += kLanes)
+  if ((to - from) / g.lanes <= kMaxUnrolledVectors) {
+    for (int64_t c = from; c < to; c += g.lanes)
       body(g.index(c));
     return;
   }
-  g.loop(from, g.index(to), kLanes, body);
+  g.loop(from, g.index(to), g.lanes, body);
 }
 
 struct TileRope : OpRewritePattern<RopeOp> {
-  TileRope(MLIRContext *ctx, int64_t threads) : OpRewritePattern(ctx), threads(threads) {}
+  TileRope(MLIRContext *ctx, int64_t lanes, int64_t threads)
+      : OpRewritePattern(ctx), lanes(lanes), threads(threads) {}
 
   LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     RopeAttr rope = op.getRope();
     const int64_t d = type.getDimSize(3), rotary = rope.getRotaryDim(),
                   half = rotary / 2;
-    if (type.isDynamicDim(3) || half % kLanes || (d - rotary) % kLanes)
+    if (type.isDynamicDim(3) || half % lanes || (d - rotary) % lanes)
       return rewriter.notifyMatchFailure(op, "rows are not whole vectors");
     if (!SymbolTable::getNearestSymbolTable(op) ||
         largestConstantTable(op) > kMaxConstantTableEntries)
       return rewriter.notifyMatchFailure(op, "left to the reference lowering");
 
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    KernelBuilder g{b};
+    KernelBuilder g{b, lanes};
     auto [cosTable, sinTable] = prepareRopeOperands(
         b, op, op.getInput(), op.getPositions(), op.getCos(), op.getSin());
     Value x = g.toBuffer(op.getInput());
@@ -71,10 +72,10 @@ struct TileRope : OpRewritePattern<RopeOp> {
     const int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     llvm::MaybeAlign align;
     if ((d * bytes) % 64 == 0)
-      align = llvm::Align(kLanes * bytes);
+      align = llvm::Align(g.lanes * bytes);
     auto store = [&](Value v, ValueRange at) {
       if (!element.isF32())
-        v = arith::TruncFOp::create(b, VectorType::get({kLanes}, element), v);
+        v = arith::TruncFOp::create(b, VectorType::get({g.lanes}, element), v);
       vector::StoreOp::create(b, v, out, at, /*nontemporal=*/true, align);
     };
 
@@ -123,7 +124,7 @@ struct TileRope : OpRewritePattern<RopeOp> {
   }
 
 private:
-  int64_t threads;
+  int64_t lanes, threads;
 
   /// A 64-byte aligned buffer of x's shape.
   static Value allocateOutput(KernelBuilder &g, Value x, RankedTensorType type) {
@@ -146,14 +147,18 @@ struct TileRopePass : pe::impl::PETileRopeBase<TileRopePass> {
       getOperation()->emitError("pe-tile-rope: threads must be positive");
       return signalPassFailure();
     }
+    FailureOr<CpuTarget> target = getCpuTarget(getOperation());
+    if (failed(target))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateTileRopePatterns(patterns, threads);
+    populateTileRopePatterns(patterns, *target, threads);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 
 } // namespace
 
-void mlir::pe::populateTileRopePatterns(RewritePatternSet &patterns, int64_t threads) {
-  patterns.add<TileRope>(patterns.getContext(), threads);
+void mlir::pe::populateTileRopePatterns(RewritePatternSet &patterns,
+                                        const CpuTarget &target, int64_t threads) {
+  patterns.add<TileRope>(patterns.getContext(), target.f32Lanes(), threads);
 }

@@ -60,14 +60,14 @@ private:
     const int64_t microKeys = p.keysPerMicroTile, rowVectors = p.rowVectors;
     Value jEnd = g.mul(g.ceilDiv(kCount, g.index(microKeys)), g.index(microKeys));
     g.loop(g.index(0), jEnd, g.index(microKeys), [&](Value j0) {
-      g.loop(0, g.index(p.rows), rowVectors * kLanes, [&](Value r0) {
+      g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
         SmallVector<Value> init(microKeys * rowVectors, g.f32Splat(0.0));
         SmallVector<Value> acc = g.loop(
             g.index(0), g.index(p.headDim), g.index(1), init,
             [&](Value d, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> q, next;
               for (int64_t v = 0; v < rowVectors; ++v)
-                q.push_back(g.vload(queries, {d, g.add(r0, g.index(v * kLanes))}));
+                q.push_back(g.vload(queries, {d, g.add(r0, g.index(v * g.lanes))}));
               for (int64_t jk = 0; jk < microKeys; ++jk) {
                 Value k = g.splat(g.load(keys, {g.add(j0, g.index(jk)), d}));
                 for (int64_t v = 0; v < rowVectors; ++v)
@@ -78,7 +78,7 @@ private:
         for (int64_t jk = 0; jk < microKeys; ++jk)
           for (int64_t v = 0; v < rowVectors; ++v)
             g.vstore(acc[jk * rowVectors + v], scores,
-                     {g.add(j0, g.index(jk)), g.add(r0, g.index(v * kLanes))});
+                     {g.add(j0, g.index(jk)), g.add(r0, g.index(v * g.lanes))});
       });
     });
   }
@@ -87,8 +87,8 @@ private:
   void packValues(Value k0, Value kCount) {
     g.loop(0, kCount, 1, [&](Value j) {
       Value kj = g.add(k0, j);
-      if (p.valueDim % kLanes == 0) {
-        for (int64_t e = 0; e < p.valueDim; e += kLanes)
+      if (p.valueDim % g.lanes == 0) {
+        for (int64_t e = 0; e < p.valueDim; e += g.lanes)
           g.vstore(g.vload(buf.v, {bi, kvh, kj, g.index(e)}), values, {j, g.index(e)});
       } else {
         g.loop(0, g.index(p.valueDim), 1, [&](Value e) {

@@ -2,7 +2,7 @@
 // query's size is the attention's result: no rotated Q or K is allocated, and
 // nothing of size Sq x Skv exists. (The unfused reference lowering, for
 // contrast, allocates both rotated tensors and the score matrix.)
-// RUN: pe-opt %s --pe-fuse-rope-into-attention --pe-share-rope-tables --pe-tile-attention --pe-lower-to-linalg --canonicalize --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=CHECK-FUSED
+// RUN: pe-opt %s --pe-fuse-rope-into-attention --pe-share-rope-tables --pe-set-target="triple=x86_64-linux-gnu cpu=skylake-avx512" --pe-tile-attention --pe-lower-to-linalg --canonicalize --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=CHECK-FUSED
 // RUN: pe-opt %s --pe-lower-to-linalg --canonicalize --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=CHECK-REFERENCE
 
 #llama3 = #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>

@@ -1,9 +1,11 @@
-// RUN: pe-opt %s --pe-tile-attention -split-input-file | FileCheck %s
-// RUN: pe-opt %s --pe-tile-attention="threads=2" -split-input-file | FileCheck %s --check-prefix=CHECK-THREADS
-// RUN: not pe-opt %s --pe-tile-attention="rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
+// The schedule comes from the module's target: an AVX-512 CPU here (16 f32
+// lanes, 32 vector registers); tile-attention-targets.mlir covers others.
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention -split-input-file | FileCheck %s
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="threads=2" -split-input-file | FileCheck %s --check-prefix=CHECK-THREADS
+// RUN: not pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="rows=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
 
-// RUN: not pe-opt %s --pe-tile-attention="block-keys=4611686018427387904" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
-// CHECK-BAD: pe-tile-attention: threads, rows and block-keys must be positive
+// RUN: not pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="block-keys=4611686018427387904" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
+// CHECK-BAD: pe-tile-attention: threads must be positive, rows and block-keys non-negative
 
 // GQA 8/2 with fused RoPE and a causal mask. Rows: 32 queries x 2 heads = 64
 // (4 vectors); key tiles of 96. The attention becomes a call of a kernel on
@@ -117,8 +119,8 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // bf16 on AMX tiles (amx=true): S^T = K Q^T and O = P V as tile products,
 // the AMX state requested first, P transposed by shuffles, V zipped into
 // VNNI pairs, O row-major.
-// RUN: pe-opt %s --pe-tile-attention="amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX
-// RUN: pe-opt %s --pe-cpu-pipeline="amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX-LLVM
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX-LLVM
 // CHECK-AMX-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x?x64xbf16>
 // CHECK-AMX: call @pe_runtime_enable_amx()
 // Q^T as VNNI pairs (D/2 x 2 rows), O (rows x Dv), V pairs (Bk/2 x 2 Dv),
@@ -155,8 +157,8 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // micro-tiles of vdpbf16ps, each adding the products of one bf16 pair to 16
 // f32 lanes (rows): S^T from Q^T pairs and a broadcast pair of Kr, O^T from
 // the bf16-rounded P^T pairs and a broadcast pair of V; the softmax stays f32.
-// RUN: pe-opt %s --pe-tile-attention="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT
-// RUN: pe-opt %s --pe-cpu-pipeline="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT-LLVM
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT
+// RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT-LLVM
 // CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x4x?x32xbf16>
 // Q^T pairs (D/2 x 2 rows), Kr (Bk x D, bf16), P^T pairs (Bk/2 x 2 rows),
 // V pairs (Bk/2 x 2 Dv):

@@ -1,5 +1,5 @@
-// RUN: pe-opt %s --pe-tile-rope -split-input-file | FileCheck %s
-// RUN: pe-opt %s --pe-tile-rope="threads=2" -split-input-file | FileCheck %s --check-prefix=CHECK-THREADS
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=skylake-avx512" --pe-tile-rope -split-input-file | FileCheck %s
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=skylake-avx512" --pe-tile-rope="threads=2" -split-input-file | FileCheck %s --check-prefix=CHECK-THREADS
 // RUN: not pe-opt %s --pe-tile-rope="threads=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=CHECK-BAD
 
 // CHECK-BAD: pe-tile-rope: threads must be positive

@@ -1,4 +1,4 @@
-// RUN: pe-opt %s --pe-tile-attention --pe-tile-rope --pe-lower-to-linalg -split-input-file -verify-diagnostics
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=skylake-avx512" --pe-tile-attention --pe-tile-rope --pe-lower-to-linalg -split-input-file -verify-diagnostics
 
 // Work done on the host at compile time is bounded: a constant table of
 // more than 2^20 frequencies or slopes is a diagnostic, never an allocation

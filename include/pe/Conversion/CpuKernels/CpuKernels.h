@@ -2,6 +2,8 @@
 #ifndef PE_CONVERSION_CPUKERNELS_CPUKERNELS_H
 #define PE_CONVERSION_CPUKERNELS_CPUKERNELS_H
 
+#include "pe/Target/CpuTarget.h"
+
 #include <cstdint>
 
 namespace mlir {
@@ -9,12 +11,14 @@ class RewritePatternSet;
 namespace pe {
 
 struct TileAttentionOptions {
+  /// The CPU the kernels are scheduled for.
+  CpuTarget target;
   /// Threads the tasks run on (decides key splitting for decode).
   int64_t threads = 1;
-  /// Query rows (queries x heads of a group) per task.
-  int64_t rows = 64;
-  /// Keys per streamed K/V tile.
-  int64_t blockKeys = 96;
+  /// Query rows (queries x heads of a group) per task; 0: the target's.
+  int64_t rows = 0;
+  /// Keys per streamed K/V tile; 0: from the target's L2.
+  int64_t blockKeys = 0;
   /// bf16 attention on AMX tiles.
   bool amx = false;
   /// bf16 attention on AVX512-BF16 dot products (vdpbf16ps).
@@ -30,8 +34,10 @@ void populateTileAttentionPatterns(RewritePatternSet &patterns,
                                    const TileAttentionOptions &options);
 
 /// pe.rope -> one streaming loop nest on buffers (pe-tile-rope), where the
-/// rotated half and the pass-through channels are whole vectors.
-void populateTileRopePatterns(RewritePatternSet &patterns, int64_t threads);
+/// rotated half and the pass-through channels are whole vectors of the
+/// target's f32 lanes.
+void populateTileRopePatterns(RewritePatternSet &patterns, const CpuTarget &target,
+                              int64_t threads);
 
 } // namespace pe
 } // namespace mlir

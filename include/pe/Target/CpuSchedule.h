@@ -1,0 +1,64 @@
+//===- CpuSchedule.h - the CPU kernels' schedules from the target -*- C++ -*-===//
+//
+// The cost model that turns a target description (CpuTarget.h) into the
+// register-level shape of the CPU kernels. docs/compiling.md ("Schedules
+// from the target") states the rules and the schedules they give on the
+// CPUs in use; explicit options (pe-tile-attention rows/block-keys,
+// pe-cpu-pipeline vector-width) override them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_TARGET_CPUSCHEDULE_H
+#define PE_TARGET_CPUSCHEDULE_H
+
+#include "pe/Target/CpuTarget.h"
+
+#include <cstdint>
+
+namespace mlir::pe {
+
+/// A broadcast-FMA micro-tile: `vectors` vector registers of rows times
+/// `columns` broadcast operands, `vectors * columns` accumulators. Each step
+/// loads `vectors` vectors and `columns` scalars for `vectors * columns`
+/// FMAs.
+struct MicroTile {
+  int64_t vectors = 1, columns = 1;
+  int64_t accumulators() const { return vectors * columns; }
+  /// FMAs per loaded operand.
+  double intensity() const {
+    return double(accumulators()) / double(vectors + columns);
+  }
+};
+
+/// The micro-tile of most FMAs per loaded operand (ties: fewer vectors)
+/// among those whose `vectors` divides `rowVectors`, that fit the registers
+/// with one to spare (accumulators + `vectors` operands + one broadcast <=
+/// registers - 1, so that nothing spills; accumulators <= 3/4 of the
+/// registers) and have at least `minAccumulators` independent FMA chains
+/// (to hide the FMA latency; when none has, the most chains win).
+MicroTile chooseMicroTile(int64_t registers, int64_t rowVectors,
+                          int64_t minAccumulators = 8);
+
+/// Independent FMA chains that hide the FMA latency: latency 4-5 cycles x 2
+/// pipes on the x86 cores in use, 4 cycles x 2-4 pipes on AArch64 cores.
+int64_t minFmaChains(const CpuTarget &target);
+
+/// Query rows (queries x heads of a group) per attention task when no
+/// option says: 64, four 512-bit vectors of f32. A task packs and rotates
+/// each K/V tile once for its rows, so more rows amortize that work over
+/// more FMAs; 64 keeps the task's tiles within L2 at D = 128.
+int64_t defaultAttentionRows(const CpuTarget &target);
+
+/// Keys per streamed K/V tile: `requested` (0: 96) rounded up to a multiple
+/// of `multiple`, then halved while the task's scratch
+/// (`bytesPerKey * keys + fixedBytes`) exceeds half the L2 cache, down to
+/// one multiple at least.
+int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t multiple,
+                             int64_t bytesPerKey, int64_t fixedBytes);
+
+/// Accumulator registers the decode kernel's P V chunks may hold: half the
+/// vector registers (the rest hold V rows, weights and addresses).
+int64_t decodeAccumulators(const CpuTarget &target);
+
+} // namespace mlir::pe
+
+#endif // PE_TARGET_CPUSCHEDULE_H

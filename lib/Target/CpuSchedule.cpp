@@ -1,0 +1,107 @@
+//===- CpuSchedule.cpp - the CPU kernels' schedules from the target -------===//
+#include "pe/Target/CpuSchedule.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::pe;
+
+MicroTile pe::chooseMicroTile(int64_t registers, int64_t rowVectors,
+                              int64_t minAccumulators) {
+  // Candidates ranked by (enough chains, FMAs per load), or by accumulators
+  // while none has enough chains; the first of equals (fewest vectors) wins.
+  auto rank = [&](const MicroTile &tile) {
+    bool enough = tile.accumulators() >= minAccumulators;
+    return std::make_pair(enough, enough ? tile.intensity() : double(tile.accumulators()));
+  };
+  MicroTile best;
+  bool found = false;
+  // A micro-tile holds fewer vectors than there are registers.
+  for (int64_t vectors = 1; vectors <= std::min(rowVectors, registers); ++vectors) {
+    if (rowVectors % vectors)
+      continue;
+    // accumulators <= 3/4 of the registers, and accumulators + operand
+    // vectors + one broadcast <= registers - 1
+    int64_t columns = std::min(registers * 3 / 4 / vectors, (registers - 2 - vectors) / vectors);
+    if (columns < 1)
+      continue;
+    MicroTile tile{vectors, columns};
+    if (!found || rank(tile) > rank(best)) {
+      best = tile;
+      found = true;
+    }
+  }
+  return best;
+}
+
+int64_t pe::minFmaChains(const CpuTarget &target) {
+  // Latency x pipes: 4-5 x 2 (x86), 4 x 2 (Neoverse N1/V1 NEON); the register
+  // file bounds this on 16-register ISAs anyway.
+  return target.isa == CpuIsa::X86 ? 10 : 8;
+}
+
+int64_t pe::defaultAttentionRows(const CpuTarget &) { return 64; }
+
+int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
+                                 int64_t multiple, int64_t bytesPerKey, int64_t fixedBytes) {
+  multiple = std::max<int64_t>(multiple, 1);
+  int64_t keys = requested > 0 ? requested : 96;
+  keys = (keys + multiple - 1) / multiple * multiple;
+  if (requested > 0 || target.l2Bytes <= 0)
+    return keys;
+  while (keys > multiple && bytesPerKey * keys + fixedBytes > target.l2Bytes / 2)
+    keys = std::max(multiple, (keys / 2 + multiple - 1) / multiple * multiple);
+  return keys;
+}
+
+int64_t pe::decodeAccumulators(const CpuTarget &target) {
+  return std::max<int64_t>(4, target.vectorRegisters / 2);
+}
+
+llvm::json::Value pe::toJson(const CpuTarget &target) {
+  const int64_t rows = defaultAttentionRows(target), lanes = target.f32Lanes();
+  MicroTile tile = chooseMicroTile(target.vectorRegisters, (rows + lanes - 1) / lanes,
+                                   minFmaChains(target));
+  const int64_t headDim = 128;
+  int64_t keys = attentionKeysPerTile(target, 0, std::lcm<int64_t>(tile.columns, 2),
+                                      4 * (2 * headDim + rows + 2),
+                                      4 * rows * (2 * headDim + 8));
+  const char *isa = target.isa == CpuIsa::X86       ? "x86"
+                    : target.isa == CpuIsa::AArch64 ? "aarch64"
+                                                    : "other";
+  return llvm::json::Object{
+      {"triple", target.triple},
+      {"cpu", target.cpu},
+      {"features", target.features},
+      {"isa", isa},
+      {"summary", target.summary()},
+      {"vector_bits", target.vectorBits},
+      {"vector_registers", target.vectorRegisters},
+      {"f32_lanes", lanes},
+      {"fma", target.fma},
+      {"f16_convert", target.f16Convert},
+      {"bf16_dot", target.bf16Dot},
+      {"bf16_convert", target.bf16Convert},
+      {"amx", target.amx},
+      {"sve", target.sve},
+      {"sve2", target.sve2},
+      {"bf16_matmul", target.bf16MatMul},
+      {"i8mm", target.i8mm},
+      {"l1d_bytes", target.l1dBytes},
+      {"l2_bytes", target.l2Bytes},
+      {"l3_bytes", target.l3Bytes},
+      {"schedule",
+       llvm::json::Object{
+           {"attention_rows", rows},
+           {"micro_tile", llvm::json::Object{{"vectors", tile.vectors},
+                                             {"columns", tile.columns},
+                                             {"accumulators", tile.accumulators()}}},
+           {"keys_per_tile_d128", keys},
+           {"decode_accumulators", decodeAccumulators(target)},
+           {"fma_chains", minFmaChains(target)},
+       }},
+  };
+}

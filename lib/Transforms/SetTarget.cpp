@@ -1,0 +1,30 @@
+//===- SetTarget.cpp - pe-set-target --------------------------------------===//
+#include "pe/Transforms/Passes.h"
+
+#include "pe/Target/CpuTarget.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PESETTARGET
+#include "pe/Transforms/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+
+namespace {
+struct SetTargetPass : pe::impl::PESetTargetBase<SetTargetPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool named = !triple.empty() || !cpu.empty() || !features.empty();
+    if (!named && module->hasAttr(pe::kTargetAttrName))
+      return;
+    llvm::Expected<pe::CpuTarget> target = pe::describeCpuTarget(triple, cpu, features);
+    if (!target) {
+      module.emitError() << "pe-set-target: " << llvm::toString(target.takeError());
+      return signalPassFailure();
+    }
+    module->setAttr(pe::kTargetAttrName, pe::getTargetAttr(&getContext(), *target));
+  }
+};
+} // namespace

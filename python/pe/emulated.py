@@ -1,0 +1,158 @@
+"""Run libraries compiled for another architecture under qemu-user.
+
+`runner.compile(ir, ["--mtriple=aarch64-linux-gnu", ...])` on an x86-64 machine
+returns an `EmulatedModule`: the same `call(name, *arrays, out=...)` as
+`runner.Module`, but every call runs `pe-call` (tools/pe-call, built for the
+target by the cross toolchain) under `qemu-<arch>`, with the tensors passed
+through files. Numerics are the target's own; timing is meaningless.
+
+    mod = runner.compile(ir, ["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"])
+    (y,) = mod.call("rope", x, positions)
+
+`PE_QEMU_CPU` sets qemu's `-cpu` (default `max`: every AArch64 extension,
+SVE with qemu's default vector length of 512 bits).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import tempfile
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from pe import runner
+
+# Debian's multiarch name of each architecture and where its libc lives.
+_SYSROOT = "/usr/{arch}-linux-gnu"
+
+
+def host_arch() -> str:
+    machine = platform.machine()
+    return {"AMD64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def triple_arch(args: Sequence[str]) -> Optional[str]:
+    """The architecture `--mtriple=...` in pe-compile arguments names, if any."""
+    for arg in args:
+        if arg.startswith("--mtriple="):
+            return arg.split("=", 1)[1].split("-", 1)[0]
+    return None
+
+
+def qemu(arch: str) -> Optional[str]:
+    """The qemu-user emulator of `arch` (Debian's qemu-user), or None."""
+    return shutil.which(f"qemu-{arch}") or shutil.which(f"qemu-{arch}-static")
+
+
+def pe_call(arch: str) -> str:
+    """pe-call built for `arch`, next to that architecture's pe runtime."""
+    build = os.path.dirname(os.path.dirname(runner.PE_COMPILE))
+    return os.path.join(build, "lib", f"{arch}-linux-gnu", "pe-call")
+
+
+def missing(arch: str) -> Optional[str]:
+    """Why libraries for `arch` cannot run here (None when they can)."""
+    if qemu(arch) is None:
+        return f"qemu-{arch} is not installed (Debian: apt-get install qemu-user)"
+    if not os.path.isdir(_SYSROOT.format(arch=arch)):
+        return f"no {arch} libc (Debian: apt-get install libc6-dev-{_DEBIAN_ARCH.get(arch, arch)}-cross)"
+    if not os.access(pe_call(arch), os.X_OK):
+        return (f"{pe_call(arch)} is missing (pe-mlir builds it where the cross compiler "
+                f"{arch}-linux-gnu-gcc was found at configure time)")
+    return None
+
+
+_DEBIAN_ARCH = {"aarch64": "arm64"}
+
+_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "index": 8}
+
+
+def _write_tensor(path: str, array: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        f.write(struct.pack(f"<{2 + array.ndim}q", array.ndim, array.dtype.itemsize,
+                            *array.shape))
+        f.write(np.ascontiguousarray(array).tobytes())
+
+
+def _read_tensor(path: str, element: str) -> np.ndarray:
+    dtype = np.dtype(runner._NUMPY[element])
+    with open(path, "rb") as f:
+        rank, _ = struct.unpack("<2q", f.read(16))
+        shape = struct.unpack(f"<{rank}q", f.read(8 * rank)) if rank else ()
+        data = f.read()
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+class EmulatedModule:
+    """A library for another architecture: `call` as `runner.Module.call`."""
+
+    def __init__(self, arch: str, library: str, interface: str, owner=None):
+        reason = missing(arch)
+        if reason:
+            raise RuntimeError(f"cannot run {arch} code here: {reason}")
+        self.arch, self.library = arch, library
+        self._last_error, self.entries = runner.read_interface(interface)
+        self._owner = owner
+
+    @property
+    def functions(self) -> List[str]:
+        return [n for n, e in self.entries.items() if e.outputs == 0]
+
+    def call(self, name: str, *args, out=None) -> List[np.ndarray]:
+        if name not in self.entries:
+            raise KeyError(f"the library has no function {name!r}; it has "
+                           f"{sorted(self.functions)}")
+        outs = () if out is None else ([out] if isinstance(out, np.ndarray) else list(out))
+        entry = self.entries[name if out is None else name + "_into"]
+        inputs = entry.arguments[:len(entry.arguments) - entry.outputs]
+        if len(args) != len(inputs):
+            raise TypeError(f"{entry.name} takes {len(inputs)} arguments, got {len(args)}")
+        if len(outs) != entry.outputs:
+            raise TypeError(f"{name} writes {entry.outputs} outputs, got {len(outs)}")
+        with tempfile.TemporaryDirectory(prefix="pe-call-") as folder:
+            spec = []
+            for i, t in enumerate(entry.results):
+                if not isinstance(t, runner.TensorType):
+                    raise TypeError(f"{entry.name}: scalar results are not returned "
+                                    f"through pe-call")
+                spec.append(f"result:{t.rank}:{_BYTES[t.element]}:{folder}/r{i}")
+            for i, (value, t) in enumerate(zip(args, inputs)):
+                where = f"{entry.name}: argument {i}"
+                if isinstance(t, runner.TensorType):
+                    array = runner._checked_array(value, t, where)
+                    runner.dense_descriptor(0, array.shape, t, where)  # shape checks
+                    _write_tensor(f"{folder}/a{i}", array)
+                    spec.append(f"in:{folder}/a{i}")
+                else:
+                    spec.append(f"int:{runner._checked_scalar(value, t, where)}")
+            for i, (array, t) in enumerate(zip(outs, entry.arguments[len(inputs):])):
+                if (not isinstance(array, np.ndarray) or array.dtype != np.dtype(runner._NUMPY[t.element])
+                        or not array.flags.c_contiguous or not array.flags.writeable):
+                    raise TypeError(f"{entry.name}: output {i}: expected a writeable "
+                                    f"C-contiguous array of {np.dtype(runner._NUMPY[t.element])}")
+                _write_tensor(f"{folder}/o{i}", array)
+                spec.append(f"out:{folder}/o{i}")
+            self._run(entry, spec)
+            results = [_read_tensor(f"{folder}/r{i}", t.element)
+                       for i, t in enumerate(entry.results)]
+            for i, (array, t) in enumerate(zip(outs, entry.arguments[len(inputs):])):
+                array[...] = _read_tensor(f"{folder}/o{i}", t.element)
+        return list(outs) + results
+
+    def _run(self, entry: runner.Entry, spec: List[str]) -> None:
+        command = [qemu(self.arch), "-L", _SYSROOT.format(arch=self.arch),
+                   "-cpu", os.environ.get("PE_QEMU_CPU", "max"),
+                   pe_call(self.arch), self.library, entry.symbol, self._last_error, *spec]
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0 or not proc.stdout.startswith("status "):
+            raise RuntimeError(f"{entry.name} under qemu-{self.arch} failed (exit "
+                               f"{proc.returncode}): {proc.stderr.strip()}")
+        status, _, message = proc.stdout.partition("\n")
+        status = int(status.split()[1])
+        if status != 0:
+            raise runner.KernelError(entry.name, status, message.strip())

@@ -1,0 +1,185 @@
+/*===- pe-call.c - call an entry of a pe kernel library from files -------===*
+ *
+ * Runs one exported entry of a library that `pe-compile --emit=shared`
+ * wrote, with tensors read from files and results written to files, so that
+ * a library built for another architecture can be run under an emulator
+ * (qemu-aarch64) by a program that cannot load it itself (python/pe/
+ * emulated.py):
+ *
+ *   pe-call LIBRARY SYMBOL LAST_ERROR ARG...
+ *
+ * ARG, in the entry's argument order (docs/c-abi.md):
+ *   result:RANK:BYTES:FILE  a tensor result of an allocating entry (written
+ *                           to FILE after the call; results come first)
+ *   in:FILE                 a tensor argument read from FILE
+ *   out:FILE                an output of an `_into` entry, read from FILE
+ *                           and written back to it after the call
+ *   int:VALUE               an integer scalar argument (index, i64, i32)
+ * A tensor file holds int64 rank, int64 element bytes, int64 sizes[rank],
+ * then the dense row-major elements. The entry's status is printed as
+ * `status N` on standard output, then the library's message for an error;
+ * the exit status is 0 whenever the entry was called.
+ *
+ *===----------------------------------------------------------------------===*/
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Entries take at most this many arguments through pe-call. */
+#define MAX_ARGS 32
+
+/* A strided memref descriptor of any rank: allocated, aligned, offset,
+ * sizes[rank], strides[rank], as int64 words. */
+typedef struct {
+  int64_t rank, bytes;
+  int64_t *words;
+  const char *file;
+} Tensor;
+
+static void die(const char *what, const char *detail) {
+  fprintf(stderr, "pe-call: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  exit(2);
+}
+
+static int64_t elements(const int64_t *sizes, int64_t rank) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    n *= sizes[i];
+  return n;
+}
+
+/* A dense descriptor of the tensor in `file`. */
+static Tensor readTensor(const char *file) {
+  FILE *f = fopen(file, "rb");
+  if (!f)
+    die("cannot open", file);
+  int64_t header[2];
+  if (fread(header, sizeof(int64_t), 2, f) != 2 || header[0] < 0 || header[0] > 16 ||
+      header[1] < 1 || header[1] > 8)
+    die("bad tensor header in", file);
+  Tensor t = {header[0], header[1], calloc(3 + 2 * header[0], sizeof(int64_t)), file};
+  int64_t *sizes = t.words + 3, *strides = t.words + 3 + t.rank;
+  if ((int64_t)fread(sizes, sizeof(int64_t), t.rank, f) != t.rank)
+    die("bad tensor sizes in", file);
+  int64_t count = elements(sizes, t.rank);
+  /* 64-byte aligned, as the kernels' own buffers. */
+  size_t bytes = (size_t)(count * t.bytes + 63) / 64 * 64;
+  void *data = aligned_alloc(64, bytes ? bytes : 64);
+  if (!data || (int64_t)fread(data, t.bytes, count, f) != count)
+    die("bad tensor data in", file);
+  fclose(f);
+  t.words[0] = t.words[1] = (int64_t)(intptr_t)data;
+  int64_t stride = 1;
+  for (int64_t i = t.rank - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return t;
+}
+
+/* Writes the tensor of descriptor `words` (any strides) densely to `file`. */
+static void writeTensor(const int64_t *words, int64_t rank, int64_t bytes, const char *file) {
+  FILE *f = fopen(file, "wb");
+  if (!f)
+    die("cannot write", file);
+  const int64_t *sizes = words + 3, *strides = words + 3 + rank;
+  int64_t header[2] = {rank, bytes};
+  fwrite(header, sizeof(int64_t), 2, f);
+  fwrite(sizes, sizeof(int64_t), rank, f);
+  const char *base = (const char *)(intptr_t)words[1] + words[2] * bytes;
+  int64_t count = elements(sizes, rank);
+  int64_t index[16] = {0};
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      offset += index[i] * strides[i];
+    fwrite(base + offset * bytes, bytes, 1, f);
+    for (int64_t i = rank - 1; i >= 0 && ++index[i] == sizes[i]; --i)
+      index[i] = 0;
+  }
+  fclose(f);
+}
+
+typedef int32_t (*Entry)();
+
+/* Calls `fn` with `n` word-sized arguments (pointers and integers are passed
+ * alike in the integer registers and stack slots of the x86-64 and AArch64
+ * C calling conventions). */
+static int32_t callEntry(void *fn, intptr_t *a, int n) {
+  typedef intptr_t W;
+  typedef int32_t (*F)(W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W,
+                       W, W, W, W, W, W, W, W, W, W);
+  (void)n; /* unused trailing arguments are ignored by the callee */
+  return ((F)fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+                 a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21],
+                 a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4)
+    die("usage: pe-call LIBRARY SYMBOL LAST_ERROR [result:RANK:BYTES:FILE | in:FILE | "
+        "out:FILE | int:VALUE]...", NULL);
+  void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    die("cannot load the library", dlerror());
+  void *fn = dlsym(library, argv[2]);
+  const char *(*lastError)(void) = (const char *(*)(void))dlsym(library, argv[3]);
+  if (!fn || !lastError)
+    die("the library lacks", fn ? argv[3] : argv[2]);
+
+  intptr_t args[MAX_ARGS] = {0};
+  int n = 0;
+  /* Results: one descriptor, or a struct of descriptors (all int64 words). */
+  int64_t resultWords[16 * 35] = {0};
+  int64_t resultRank[16], resultBytes[16];
+  const char *resultFile[16];
+  int results = 0, resultOffset[16];
+  Tensor outputs[MAX_ARGS];
+  int numOutputs = 0;
+  for (int i = 4; i < argc; ++i) {
+    const char *a = argv[i];
+    if (n >= MAX_ARGS)
+      die("too many arguments", NULL);
+    if (!strncmp(a, "result:", 7)) {
+      char *end;
+      int64_t rank = strtoll(a + 7, &end, 10), bytes = strtoll(end + 1, &end, 10);
+      if (results >= 16 || rank < 0 || rank > 16 || *end != ':')
+        die("bad result", a);
+      resultOffset[results] = results ? resultOffset[results - 1] +
+                                            3 + 2 * (int)resultRank[results - 1]
+                                      : 0;
+      resultRank[results] = rank;
+      resultBytes[results] = bytes;
+      resultFile[results++] = end + 1;
+    } else if (!strncmp(a, "in:", 3) || !strncmp(a, "out:", 4)) {
+      int out = a[0] == 'o';
+      Tensor t = readTensor(a + (out ? 4 : 3));
+      if (out)
+        outputs[numOutputs++] = t;
+      args[n++] = (intptr_t)t.words;
+    } else if (!strncmp(a, "int:", 4)) {
+      args[n++] = (intptr_t)strtoll(a + 4, NULL, 10);
+    } else {
+      die("unknown argument", a);
+    }
+  }
+  if (results) { /* the result slot is the first argument */
+    memmove(args + 1, args, sizeof(intptr_t) * (MAX_ARGS - 1));
+    args[0] = (intptr_t)resultWords;
+    ++n;
+  }
+  int32_t status = callEntry(fn, args, n);
+  printf("status %" PRId32 "\n", status);
+  if (status != 0) {
+    printf("%s\n", lastError());
+    return 0;
+  }
+  for (int r = 0; r < results; ++r)
+    writeTensor(resultWords + resultOffset[r], resultRank[r], resultBytes[r], resultFile[r]);
+  for (int o = 0; o < numOutputs; ++o)
+    writeTensor(outputs[o].words, outputs[o].rank, outputs[o].bytes, outputs[o].file);
+  return 0;
+}
