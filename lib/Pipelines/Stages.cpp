@@ -93,5 +93,7 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // bf16 bits moved as i16 where LLVM would legalize bf16 through f32.
+  pm.addPass(createPEBf16BitsAsI16());
   pm.addPass(createCanonicalizerPass());
 }

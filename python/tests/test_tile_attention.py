@@ -21,7 +21,7 @@ import zlib
 import numpy as np
 import pytest
 
-from pe import reference, runner
+from pe import emulated, reference, runner
 from pe.ir import rope_attr
 from pe.testing import round_to
 
@@ -172,14 +172,14 @@ def _check(got, want, dtype, what):
     assert err <= REL[dtype] * scale, f"{what}: max error {err:.3g} > {REL[dtype]} * {scale:.3g}"
 
 
-def _compile(name, dtype, tiles, threads, tile=True, static=False):
+def _compile(name, dtype, tiles, threads, tile=True, static=False, target=()):
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     ir = _ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
              window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
              alibi=opts.get("alibi"), mask=opts.get("mask", False),
              positions=opts.get("positions"), b=b if static else None)
     extra = [f"--num-threads={threads}", f"--tile-attention={'true' if tile else 'false'}"]
-    return runner.compile(ir, extra_args=extra + tiles)
+    return runner.compile(ir, extra_args=extra + tiles + list(target))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -329,3 +329,51 @@ def test_amx_code_on_a_cpu_without_amx():
     with pytest.raises(runner.KernelError, match="refused the AMX tile state") as caught:
         mod.call("attn", q, k, k)
     assert caught.value.status == 4
+
+
+# The kernels of other targets: 8-lane AVX2 (2 x 6 micro-tiles, bf16 through
+# integer rounding) and 4-lane AArch64 NEON (4 x 6, under qemu-user, one
+# thread: cross-compiled libraries have no OpenMP). Every case, both layouts
+# of decode, and the low-precision paths.
+OTHER_TARGETS = {
+    "avx2": (("--mcpu=x86-64-v3",), 2,
+             None if "avx2" in runner._cpu_flags() else "the CPU has no AVX2"),
+    "aarch64": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"), 1,
+                emulated.missing("aarch64")),
+}
+
+
+def _target(which):
+    args, threads, missing = OTHER_TARGETS[which]
+    if missing:
+        pytest.skip(f"{which}: {missing}")
+    return args, threads
+
+
+@pytest.mark.parametrize("which", sorted(OTHER_TARGETS))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_other_targets(name, which):
+    target, threads = _target(which)
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    static = name in DECODE
+    mod = _compile(name, "f32", SMALL_TILES, threads, static=static, target=target)
+    args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    (got,) = mod.call("attn", *args)
+    _check(got, want, "f32", f"{which} {name}")
+
+
+@pytest.mark.parametrize("which", sorted(OTHER_TARGETS))
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "mask-causal-rope",
+                                  "odd-dims-partial-rope", "decode-rope-bf16-shapes"])
+def test_other_targets_low_precision(name, dtype, which):
+    target, threads = _target(which)
+    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+    mod = _compile(name, dtype, SMALL_TILES, threads, static=name in DECODE, target=target)
+    args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
+    want = reference.attention(*args[:3], **kwargs)
+    call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
+                 a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)]
+    (got,) = mod.call("attn", *call_args)
+    _check(np.asarray(got, np.float64), want, dtype, f"{which} {name}")

@@ -34,15 +34,36 @@ def PEExpandBf16Conversions : Pass<"pe-expand-bf16-conversions", "ModuleOp"> {
     Without AVX512-BF16 or AVX-NE-CONVERT (x86) or BF16 (AArch64), LLVM
     lowers an f32 -> bf16 truncation to a call of a compiler-rt helper
     (`__truncsfbf2`) that a kernel library does not link. This pass rewrites
-    every `arith.truncf` to bf16 and `arith.extf` from bf16 (scalars and
-    vectors) into integer arithmetic with upstream's
-    `populateExpandBFloat16Patterns`: round to nearest even (f32 subnormals
-    included), infinities kept and overflow to infinity as IEEE rounding
-    gives them, every NaN the quiet NaN 0x7FC0. On a target with the instruction the module is
+    every `arith.truncf` from f32 to bf16 and `arith.extf` from bf16 to f32
+    (scalars and vectors) into integer arithmetic (`buildBf16Bits`): round
+    to nearest even (f32 subnormals included), infinities kept and overflow
+    to infinity as IEEE rounding gives them, a NaN the quiet NaN of its sign
+    and leading payload (as vcvtneps2bf16 gives it). Upstream's
+    `populateExpandBFloat16Patterns` computes the same but chooses the NaN
+    case by a select of the 16-bit results, which LLVM turns into a select
+    of bf16 values and, on CPUs without bf16 instructions, back into calls
+    of the helper. On a target with the instruction the module is
     left as it is. The target is the module's `llvm.target` (the host
     without one).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def PEBf16BitsAsI16 : Pass<"pe-bf16-bits-as-i16", "ModuleOp"> {
+  let summary = "Move bf16 values as i16 where the target has no bf16 instructions";
+  let description = [{
+    On the LLVM dialect, after `pe-expand-bf16-conversions`: every op that
+    only moves bits (loads and stores, masked loads and stores, gathers and
+    scatters, selects, shuffles, element inserts and extracts) and has a
+    bf16 operand or result moves i16 instead, with bitcasts around it that
+    LLVM folds away. LLVM legalizes bf16 values on CPUs without bf16
+    instructions through f32, so an op such as a masked store of bf16
+    lanes, which AVX2 scalarizes, would otherwise round each lane through a
+    call of `__truncsfbf2`. Numerics are unchanged: only bits move. On a
+    target with bf16 conversions (`llvm.target`, else the host) the module
+    is left as it is.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {

@@ -44,6 +44,23 @@ Value pe::convertFloat(ImplicitLocOpBuilder &b, Value x, Type element) {
   return arith::TruncFOp::create(b, type, x);
 }
 
+Value pe::buildBf16Bits(ImplicitLocOpBuilder &b, Value x) {
+  Type i32 = withElementType(x.getType(), b.getI32Type());
+  Type i16 = withElementType(x.getType(), b.getI16Type());
+  Value bits = arith::BitcastOp::create(b, i32, x);
+  auto constant = [&](int64_t v) { return intConstantLike(b, bits, v); };
+  // lsb = (bits >> 16) & 1; rounded = bits + 0x7FFF + lsb
+  Value lsb = arith::AndIOp::create(b, arith::ShRUIOp::create(b, bits, constant(16)),
+                                    constant(1));
+  Value rounded = arith::AddIOp::create(
+      b, bits, arith::AddIOp::create(b, lsb, constant(0x7FFF)));
+  // quiet = bits | 0x00400000 (a NaN keeps its sign and leading payload)
+  Value quiet = arith::OrIOp::create(b, bits, constant(0x00400000));
+  Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+  Value word = arith::SelectOp::create(b, isNan, quiet, rounded);
+  return arith::TruncIOp::create(b, i16, arith::ShRUIOp::create(b, word, constant(16)));
+}
+
 Value pe::extendToI64(ImplicitLocOpBuilder &b, Value x) {
   Type element = getElementTypeOrSelf(x.getType());
   Type type = withElementType(x.getType(), b.getI64Type());

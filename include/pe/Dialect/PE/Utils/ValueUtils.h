@@ -32,6 +32,17 @@ Value extendToF32(ImplicitLocOpBuilder &b, Value x);
 /// once when narrower, extended when wider.
 Value convertFloat(ImplicitLocOpBuilder &b, Value x, Type element);
 
+/// The bf16 rounding of an f32 (scalar or vector) as its 16 bits (i16),
+/// computed in integer arithmetic: round to nearest even,
+///   bits16 = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16,
+/// where the carry of the rounding runs into the exponent (overflow gives
+/// infinity, subnormals round as IEEE says), and for a NaN the quiet NaN of
+/// the same sign and leading payload, (bits | 0x00400000) >> 16. The choice
+/// is made on the 32-bit words, so the last operations before the result
+/// are a shift and a truncation (no select of bf16 values that LLVM could
+/// fold into a conversion call).
+Value buildBf16Bits(ImplicitLocOpBuilder &b, Value x);
+
 /// An i32/i64 (scalar or vector) sign-extended to i64; an index is cast.
 Value extendToI64(ImplicitLocOpBuilder &b, Value x);
 
