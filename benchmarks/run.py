@@ -9,10 +9,22 @@ tile-attention=false, tile-rope=false: the pe-lower-to-linalg path), the
 float64 numpy reference, and PyTorch (scaled_dot_product_attention with the
 RoPE applied as Hugging Face does, 2 threads) when torch is installed. The
 machine's limits are measured in the same run: the f32 FMA peak of a compiled
-AVX-512 FMA loop (1 and 2 threads), the bf16 dot-product peak of a compiled
+FMA loop written for the target's vector registers (independent chains of
+its widest vectors, as many as its register file holds; checked against
+clock x 2 FMA pipes x lanes), the bf16 dot-product peak of a compiled
 vdpbf16ps loop (where the CPU has avx512_bf16), a STREAM-like copy bandwidth
 (numpy) and the read bandwidth of a compiled read-only sweep (1 and 2
-threads). Each case runs in its own process, so its peak RSS is its own.
+threads), both before and after the cases: a run whose limits moved by more
+than 10 % is marked contended. The load average before and after is
+recorded. Each case runs in its own process, so its peak RSS is its own.
+ggml's RoPE + flash attention (llama.cpp's CPU path, f32, same threads) is
+timed beside pe's prefill and decode when benchmarks/ggml/build.sh has
+built it.
+
+`--mcpu=CPU` compiles every pe contender for another CPU of this machine's
+ISA family (e.g. x86-64-v3 for AVX2 kernels on an AVX-512 machine) and
+probes the FMA peak with that CPU's vectors: a stated tuning, reported as
+such.
 The compile time of a 32-layer model (and 1, 8, 16 layers) is measured too,
 and, with transformers installed, a model's forward with each attention
 implementation (eager, SDPA, pe, pe with RoPE fused).
@@ -54,8 +66,25 @@ REFERENCE_LOWERING = ["--fuse=false", "--tile-attention=false", "--tile-rope=fal
 
 LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 8192}
-# The compiled code runs on both cores (OpenMP), as PyTorch does.
+# The compiled code runs on both cores (OpenMP), as PyTorch does; --mcpu
+# (PE_BENCH_MCPU in the case processes) is added to every pe compilation.
 THREADS = "--num-threads=2"
+MCPU = os.environ.get("PE_BENCH_MCPU", "")
+TARGET_ARGS = [f"--mcpu={MCPU}"] if MCPU else []
+GGML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "ggml",
+                    "ggml_attention")
+
+
+def compile_pe(ir, extra_args=()):
+    """runner.compile with the benchmark's target (--mcpu)."""
+    return runner.compile(ir, extra_args=[*extra_args, *TARGET_ARGS])
+
+
+def target_description(args=()):
+    """`pe-compile --print-target` for the benchmark's target."""
+    out = subprocess.run([runner.PE_COMPILE, "--print-target", *TARGET_ARGS, *args],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
 ROPE_ATTR = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
              "original_max_position_embeddings = 8192>>")
 
@@ -92,42 +121,39 @@ def in_threads(fn, threads):
 # Machine limits
 # ---------------------------------------------------------------------------
 
-FMA_IR = """
-func.func @fma_peak(%n: index) -> vector<16xf32> {
+def fma_ir(lanes, chains, name="fma_peak"):
+    """`chains` independent FMA chains of vector<lanes x f32>, summed at the end."""
+    v = f"vector<{lanes}xf32>"
+    init = ", ".join(f"%x{i} = %z" for i in range(chains))
+    types = ", ".join([v] * chains)
+    body = "\n".join(f"    %y{i} = vector.fma %a, %b, %x{i} : {v}" for i in range(chains))
+    sums = [f"  %s0 = arith.addf %r#0, %r#1 : {v}"]
+    sums += [f"  %s{i - 1} = arith.addf %s{i - 2}, %r#{i} : {v}" for i in range(2, chains)]
+    return f"""
+func.func @{name}(%n: index) -> {v} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %a = arith.constant dense<1.0000001> : vector<16xf32>
-  %b = arith.constant dense<0.9999999> : vector<16xf32>
-  %z = arith.constant dense<0.0> : vector<16xf32>
-  %r:12 = scf.for %i = %c0 to %n step %c1 iter_args(%x0 = %z, %x1 = %z, %x2 = %z, %x3 = %z, %x4 = %z, %x5 = %z, %x6 = %z, %x7 = %z, %x8 = %z, %x9 = %z, %x10 = %z, %x11 = %z) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-    %y0 = vector.fma %a, %b, %x0 : vector<16xf32>
-    %y1 = vector.fma %a, %b, %x1 : vector<16xf32>
-    %y2 = vector.fma %a, %b, %x2 : vector<16xf32>
-    %y3 = vector.fma %a, %b, %x3 : vector<16xf32>
-    %y4 = vector.fma %a, %b, %x4 : vector<16xf32>
-    %y5 = vector.fma %a, %b, %x5 : vector<16xf32>
-    %y6 = vector.fma %a, %b, %x6 : vector<16xf32>
-    %y7 = vector.fma %a, %b, %x7 : vector<16xf32>
-    %y8 = vector.fma %a, %b, %x8 : vector<16xf32>
-    %y9 = vector.fma %a, %b, %x9 : vector<16xf32>
-    %y10 = vector.fma %a, %b, %x10 : vector<16xf32>
-    %y11 = vector.fma %a, %b, %x11 : vector<16xf32>
-    scf.yield %y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-  }
-  %s0 = arith.addf %r#0, %r#1 : vector<16xf32>
-  %s1 = arith.addf %r#2, %r#3 : vector<16xf32>
-  %s2 = arith.addf %r#4, %r#5 : vector<16xf32>
-  %s3 = arith.addf %r#6, %r#7 : vector<16xf32>
-  %s4 = arith.addf %r#8, %r#9 : vector<16xf32>
-  %s5 = arith.addf %r#10, %r#11 : vector<16xf32>
-  %t0 = arith.addf %s0, %s1 : vector<16xf32>
-  %t1 = arith.addf %s2, %s3 : vector<16xf32>
-  %t2 = arith.addf %s4, %s5 : vector<16xf32>
-  %u = arith.addf %t0, %t1 : vector<16xf32>
-  %w = arith.addf %u, %t2 : vector<16xf32>
-  return %w : vector<16xf32>
-}
+  %a = arith.constant dense<1.0000001> : {v}
+  %b = arith.constant dense<0.9999999> : {v}
+  %z = arith.constant dense<0.0> : {v}
+  %r:{chains} = scf.for %i = %c0 to %n step %c1 iter_args({init}) -> ({types}) {{
+{body}
+    scf.yield {", ".join(f"%y{i}" for i in range(chains))} : {types}
+  }}
+{chr(10).join(sums)}
+  return %s{chains - 2} : {v}
+}}
 """
+
+
+def fma_chains(target):
+    """Independent chains that hide the FMA latency (4-5 cycles x 2 pipes)
+    and fit the register file with the two constant operands and room to
+    spare: 12 on 16- and 32-register ISAs."""
+    return min(12, target["vector_registers"] - 4)
+
+
+FMA_IR = fma_ir(16, 12)
 
 
 # vdpbf16ps (x86vector.avx512.dot): acc[i] += a[2i] b[2i] + a[2i+1] b[2i+1],
@@ -205,7 +231,7 @@ def into(mod, name, *args):
 
 def _loop_peak(ir, name, flops_per_iteration, repeat):
     """GFLOP/s of a compiled loop `name(n) -> vector` (1 and 2 threads)."""
-    mod = runner.compile(ir)
+    mod = compile_pe(ir)
     # Returns a vector: the entry stores it through its leading pointer.
     fn = getattr(mod._lib, mod.entries[name].symbol)
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
@@ -219,9 +245,34 @@ def _loop_peak(ir, name, flops_per_iteration, repeat):
     return out
 
 
-def fma_peak(repeat):
-    """GFLOP/s of 12 independent AVX-512 FMA chains (2 flops x 16 lanes)."""
-    return _loop_peak(FMA_IR, "fma_peak", 12 * 16 * 2, repeat)
+def fma_peak(repeat, target):
+    """GFLOP/s of independent FMA chains of the target's widest vectors
+    (2 flops x lanes each)."""
+    lanes, chains = target["f32_lanes"], fma_chains(target)
+    return _loop_peak(fma_ir(lanes, chains), "fma_peak", chains * lanes * 2, repeat)
+
+
+def clock_mhz():
+    """The clock the kernel reports (/proc/cpuinfo `cpu MHz`, first CPU)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz"):
+                    return float(line.split(":", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+def nominal_fma_peak(target, threads):
+    """threads x clock x 2 FMA pipes x lanes x 2 flops (GFLOP/s): the x86 cores
+    in use issue two vector FMAs per cycle (on Zen 4 and some Zen 5 parts a
+    512-bit FMA takes both 256-bit pipes, so AVX-512 reaches the AVX2 rate
+    there)."""
+    mhz = clock_mhz()
+    if mhz is None:
+        return None
+    return threads * mhz * 1e-3 * 2 * target["f32_lanes"] * 2
 
 
 def dot_peak(repeat):
@@ -240,7 +291,7 @@ def read_bandwidth(repeat):
     """GB/s of a compiled read-only sweep (4 loads in flight, each line also
     prefetched 32 KiB ahead, as the decode kernels do) over 256 MiB per
     thread, far beyond the caches."""
-    mod = runner.compile(READ_IR)
+    mod = compile_pe(READ_IR)
     fn = getattr(mod._lib, mod.entries["read_peak"].symbol)
     fn.restype = ctypes.c_int32
     n = 256 * 1024 * 1024 // 4
@@ -372,7 +423,7 @@ func.func @rope(%q: {t}, %k: {t}, %p: tensor<{s}xi32>) -> ({t}, {t}) {{
            # q and k read, q' and k' written.
            "bytes": 4 * q.size * 4}
     for name, flags in (("fused", []), ("unfused", REFERENCE_LOWERING)):
-        mod = runner.compile(ir, extra_args=flags + [THREADS])
+        mod = compile_pe(ir, flags + [THREADS])
         row[name] = timeit(into(mod, "rope", q, k, p), repeat)
         if name == "fused":
             row["fused_alloc"] = timeit(lambda: mod.call("rope", q, k, p), repeat)
@@ -440,16 +491,22 @@ func.func @layer(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi32>) -> {qt} {{
     row = {"case": f"prefill {variant} B=1 Hq={hq} Hkv={hkv} D={d} S={s} causal {dtype}"
                    + (" (AMX)" if amx else ""),
            "kind": "compute", "flops": flops}
-    mod = runner.compile(ir, extra_args=[THREADS] + (["--amx=on"] if amx else []))
+    mod = compile_pe(ir, [THREADS] + (["--amx=on"] if amx else []))
     row["fused"] = timeit(into(mod, "layer", *args), repeat)
+    if variant == "rope" and dtype == "f32" and not amx:
+        ggml = ggml_attention(q, k, v, repeat, rope=True)
+        if ggml:
+            row["ggml"] = ggml[0]
+            (ours,) = mod.call("layer", *args)
+            row["ggml_max_abs_difference"] = float(np.abs(ours - ggml[1]).max())
     if dtype == "bf16" and not amx and runner.host_has_avx512_bf16():
         # The default kernel here computes on vdpbf16ps: measured against that
         # limit, with the f32-FMA kernel (--bf16-dot=off) beside it.
         row["limit"] = "dot_gflops"
-        mod = runner.compile(ir, extra_args=[THREADS, "--bf16-dot=off"])
+        mod = compile_pe(ir, [THREADS, "--bf16-dot=off"])
         row["fused_fma"] = timeit(into(mod, "layer", *args), repeat)
     if s <= 2048 and dtype == "f32":
-        mod = runner.compile(ir, extra_args=REFERENCE_LOWERING + [THREADS])
+        mod = compile_pe(ir, REFERENCE_LOWERING + [THREADS])
         row["unfused"] = timeit(into(mod, "layer", *args), repeat)
     elif dtype == "f32":
         row["unfused_skipped"] = "skipped: 8.6 GB scores"
@@ -465,6 +522,34 @@ func.func @layer(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi32>) -> {qt} {{
     elif torch is not None:
         row["pytorch_skipped"] = "skipped: 8.6 GB bias"
     return row
+
+
+def ggml_attention(q, k, v, repeat, rope):
+    """ggml's RoPE (llama3 factors, NeoX pairs) + causal flash attention on
+    the same f32 inputs ([1, H, S, D]), 2 threads: (times as `timeit`, the
+    output as [1, Hq, Sq, D]), or None without build/ggml/ggml_attention
+    (benchmarks/ggml/build.sh)."""
+    if not os.access(GGML, os.X_OK):
+        return None
+    _, hq, sq, d = q.shape
+    _, hkv, skv, _ = k.shape
+    with tempfile.TemporaryDirectory(prefix="pe-ggml-") as folder:
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            np.ascontiguousarray(x[0].transpose(1, 0, 2), np.float32).tofile(f"{folder}/{name}.bin")
+        # llama.cpp's rope_freqs: each unscaled frequency over its llama3-scaled one.
+        factors = (reference.rope_inv_freq(500000.0, d) /
+                   reference.rope_inv_freq(500000.0, d, LLAMA3)).astype(np.float32)
+        factors.tofile(f"{folder}/factors.bin")
+        with open(f"{folder}/params.txt", "w") as f:
+            f.write("500000.0\n")
+        proc = subprocess.run([GGML, folder, str(sq), str(skv), str(hq), str(hkv), str(d), "2",
+                               str(max(repeat, 5)), "1" if rope else "0"],
+                              capture_output=True, text=True, check=True)
+        times = [float(l.split()[1]) for l in proc.stdout.splitlines() if l.startswith("ms ")]
+        out = np.fromfile(f"{folder}/out.bin", np.float32).reshape(sq, hq, d)
+    timing = {"median_ms": statistics.median(times), "min_ms": min(times),
+              "max_ms": max(times), "runs": len(times)}
+    return timing, out.transpose(1, 0, 2)[None]
 
 
 def torch_prefill(torch, q, k, v, p, variant, dtype="f32"):
@@ -527,12 +612,18 @@ func.func @decode(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{
     if dtype == "bf16":
         args = tuple(runner.bf16_array(x) for x in args)
         q, k, v = (x.astype(np.float32) for x in args)  # the same values for PyTorch
-    mod = runner.compile(ir, extra_args=[THREADS])
+    mod = compile_pe(ir, [THREADS])
     row["fused"] = timeit(into(mod, "decode", *args), repeat)
+    if dtype == "f32":
+        ggml = ggml_attention(q, k, v, repeat, rope=False)
+        if ggml:
+            row["ggml"] = ggml[0]
+            (ours,) = mod.call("decode", *args)
+            row["ggml_max_abs_difference"] = float(np.abs(ours - ggml[1]).max())
     if dtype == "bf16" and runner.host_has_avx512_bf16():
-        mod = runner.compile(ir, extra_args=[THREADS, "--bf16-dot=off"])
+        mod = compile_pe(ir, [THREADS, "--bf16-dot=off"])
         row["fused_fma"] = timeit(into(mod, "decode", *args), repeat)
-    mod = runner.compile(ir, extra_args=REFERENCE_LOWERING + [THREADS])
+    mod = compile_pe(ir, REFERENCE_LOWERING + [THREADS])
     row["unfused"] = timeit(into(mod, "decode", *args), repeat)
     if torch is not None:
         import torch.nn.functional as F
@@ -665,7 +756,7 @@ def raise_case(s, repeat):
            "kind": "compute", "flops": 2 * 2 * 32 * 128 * s * (s + 1) / 2}
     args = [q.numpy(), k.numpy(), v.numpy(), positions.numpy()]
     for name, extra in (("unfused", []), ("fused", ["--raise"])):
-        mod = runner.compile(ir, [THREADS, *extra])
+        mod = compile_pe(ir, [THREADS, *extra])
         out = mod.call("main", *args)[0]
         row[f"{name}_max_error"] = float(np.abs(out - want).max())
         row[name] = timeit(lambda: mod.call("main", *args), repeat)
@@ -709,6 +800,17 @@ def run_case(kind, s, hkv, repeat):
 # Report
 # ---------------------------------------------------------------------------
 
+def measure_limits(repeat, target):
+    """The machine's limits, for the target's vectors."""
+    limits = {"fma_gflops": fma_peak(repeat, target), "copy_gbs": copy_bandwidth(repeat),
+              "read_gbs": read_bandwidth(repeat)}
+    if target["bf16_dot"] and target["isa"] == "x86":
+        dot = dot_peak(repeat)
+        if dot is not None:
+            limits["dot_gflops"] = dot
+    return limits
+
+
 def fraction(row, name, limits):
     if name not in row or row["kind"] == "compile":
         return None
@@ -728,9 +830,29 @@ def write_report(out, limits, rows, meta):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "limits": limits, "cases": rows}, f, indent=2)
-    names = ["fused", "fused_alloc", "unfused", "numpy", "pytorch"]
+    names = ["fused", "fused_alloc", "unfused", "numpy", "pytorch", "ggml"]
+    target = meta.get("target", {})
+    schedule = target.get("schedule", {})
+    tile = schedule.get("micro_tile", {})
+    nominal = meta.get("nominal_fma_gflops", {})
     lines = ["# pe-mlir CPU benchmarks", "",
-             f"Machine: {meta['machine']}; {meta['date']}; command: `{meta['command']}`.", "",
+             f"Machine: {meta['machine']}; {meta['date']}; command: `{meta['command']}`; "
+             f"load average {meta.get('load_average_before', ['?'])[0]:.2f} before, "
+             f"{meta.get('load_average_after', ['?'])[0]:.2f} after"
+             + ("; **contended: the limits moved by "
+                f"{100 * max(meta['limits_moved'].values()):.0f} % between the start and the "
+                "end of the run**" if meta.get("contended") else
+                "; the limits measured again after the cases moved by at most "
+                f"{100 * max(meta.get('limits_moved', {'-': 0}).values()):.0f} %") + ".", "",
+             f"Target: {target.get('summary', '?')}; schedule: {schedule.get('attention_rows', '?')} "
+             f"rows per task, micro-tiles of {tile.get('vectors', '?')} vectors x "
+             f"{tile.get('columns', '?')} columns ({tile.get('accumulators', '?')} accumulators), "
+             f"{schedule.get('keys_per_tile_d128', '?')} keys per tile at D = 128. "
+             "FMA probe: " + (f"{fma_chains(target)} chains of {target['f32_lanes']}-lane vectors"
+                              if target else "?")
+             + (f"; clock x 2 pipes x lanes x 2 flops gives {nominal[1]:.0f} / {nominal[2]:.0f} "
+                f"GFLOP/s (1 / 2 threads) at the clock /proc/cpuinfo reports"
+                if nominal.get(1) else "") + ".", "",
              "Limits measured in the same run: f32 FMA peak "
              f"{limits['fma_gflops'][1]:.0f} GFLOP/s (1 thread), {limits['fma_gflops'][2]:.0f} GFLOP/s "
              f"(2 threads); copy bandwidth {limits['copy_gbs'][1]:.1f} GB/s (1 thread), "
@@ -743,8 +865,8 @@ def write_report(out, limits, rows, meta):
              "bandwidth where measured). "
              "Causal prefill counts only unmasked work (S(S+1)/2 scores, 2 matmuls). "
              "Times: median of the runs (min-max), ms. The compiled code and PyTorch run on 2 threads.", "",
-             "| case | " + " | ".join(names) + " | fused rate | fused / limit | fused vs unfused | fused vs PyTorch | peak RSS MB |",
-             "|---|" + "---|" * (len(names) + 5)]
+             "| case | " + " | ".join(names) + " | fused rate | fused / limit | fused vs unfused | fused vs PyTorch | fused vs ggml | peak RSS MB |",
+             "|---|" + "---|" * (len(names) + 6)]
     model_rows = [row for row in rows if row["kind"] == "model"]
     rows = [row for row in rows if row["kind"] != "model"]
     for row in rows:
@@ -762,8 +884,11 @@ def write_report(out, limits, rows, meta):
                       if "unfused" in row and "fused" in row else "-")
         vs_torch = (f"{row['pytorch']['median_ms'] / row['fused']['median_ms']:.2f}x"
                     if "pytorch" in row and "fused" in row else "-")
+        vs_ggml = (f"{row['ggml']['median_ms'] / row['fused']['median_ms']:.2f}x"
+                   if "ggml" in row and "fused" in row else "-")
         lines.append(f"| {row['case']} | " + " | ".join(cells) +
-                     f" | {rate} | {frac} | {vs_unfused} | {vs_torch} | {row.get('peak_rss_mb', 0):.0f} |")
+                     f" | {rate} | {frac} | {vs_unfused} | {vs_torch} | {vs_ggml} | "
+                     f"{row.get('peak_rss_mb', 0):.0f} |")
     if model_rows:
         lines += ["", "A model's forward with each attention implementation of transformers "
                   "(median (min-max) ms, 2 threads; `pe_fused`: pe.transformers.fuse_rope, "
@@ -807,7 +932,7 @@ def bf16_note(rows):
     and beside the f32 kernel of the same case."""
     if not runner.host_has_avx512_bf16():
         return ("bf16: this CPU has no avx512_bf16, so the bf16 kernels load bf16 and compute "
-                "with f32 AVX-512 FMAs.")
+                "with f32 FMAs.")
     parts = ["bf16: the default kernels (pe-compile --bf16-dot=auto) compute on vdpbf16ps "
              "dot products, the prefill fraction is of the vdpbf16ps limit"]
     for row in rows:
@@ -858,6 +983,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--mcpu", default="",
+                        help="compile pe's contenders (and the FMA probe) for this CPU of "
+                             "the machine's ISA family, e.g. x86-64-v3 (default: the host)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated cases KIND:S:HKV to run instead of all, e.g. "
+                             "prefill-rope:2048:8,decode:32768:0")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # KIND:S:HKV, one case, JSON out
     parser.add_argument("--render", action="store_true",
                         help="only rewrite results.md/png from --out/results.json")
@@ -868,6 +999,9 @@ def main():
         data["meta"]["notes"] = report_notes(data["cases"])
         data["limits"] = {name: {int(t): v for t, v in by.items()}
                           for name, by in data["limits"].items()}
+        if "nominal_fma_gflops" in data["meta"]:
+            data["meta"]["nominal_fma_gflops"] = {
+                int(t): v for t, v in data["meta"]["nominal_fma_gflops"].items()}
         write_report(args.out, data["limits"], data["cases"], data["meta"])
         return
     if args.case:
@@ -876,11 +1010,14 @@ def main():
         print("ROW " + json.dumps(row))
         return
 
-    limits = {"fma_gflops": fma_peak(args.repeat), "copy_gbs": copy_bandwidth(args.repeat),
-              "read_gbs": read_bandwidth(args.repeat)}
-    dot = dot_peak(args.repeat)
-    if dot is not None:
-        limits["dot_gflops"] = dot
+    if args.mcpu:
+        os.environ["PE_BENCH_MCPU"] = args.mcpu  # for this process and the cases
+        global MCPU, TARGET_ARGS
+        MCPU, TARGET_ARGS = args.mcpu, [f"--mcpu={args.mcpu}"]
+    target = target_description()
+    load_before = os.getloadavg()
+    limits = measure_limits(args.repeat, target)
+    print("target:", target["summary"], flush=True)
     print("limits:", json.dumps(limits), flush=True)
     rows = []
     rope_s = [512] if args.quick else [4096]
@@ -907,6 +1044,9 @@ def main():
         cases += [("raise", s, 0) for s in ([128] if args.quick else [512, 2048])]
     except ImportError:
         print("iree-turbine is not installed: no raising case", flush=True)
+    if args.only:
+        cases = [(kind, int(s), int(hkv)) for kind, s, hkv in
+                 (case.split(":") for case in args.only.split(","))]
     for kind, s, hkv in cases:
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--case",
                                f"{kind}:{s}:{hkv}", "--repeat", str(args.repeat)],
@@ -917,10 +1057,21 @@ def main():
         row = json.loads(lines[-1][4:])
         rows.append(row)
         print(json.dumps(row), flush=True)
+    limits_after = measure_limits(args.repeat, target)
+    moved = {name: max(abs(limits_after[name][t] / limits[name][t] - 1) for t in (1, 2))
+             for name in limits}
     notes = report_notes(rows)
     meta = {"machine": f"{cpu_model()}, {os.cpu_count()} cores",
             "date": time.strftime("%Y-%m-%d"),
-            "command": "python benchmarks/run.py" + (" --quick" if args.quick else ""),
+            "command": "python benchmarks/run.py" + (" --quick" if args.quick else "")
+                       + (f" --only={args.only}" if args.only else "")
+                       + (f" --mcpu={args.mcpu}" if args.mcpu else ""),
+            "target": {k: target[k] for k in ("triple", "cpu", "summary", "vector_bits",
+                                              "vector_registers", "f32_lanes", "schedule")},
+            "load_average_before": load_before, "load_average_after": os.getloadavg(),
+            "limits_after": limits_after, "limits_moved": moved,
+            "contended": max(moved.values()) > 0.10,
+            "nominal_fma_gflops": {t: nominal_fma_peak(target, t) for t in (1, 2)},
             "notes": notes}
     write_report(args.out, limits, rows, meta)
     print(open(os.path.join(args.out, "results.md")).read())

@@ -37,6 +37,14 @@ MicroTile pe::chooseMicroTile(int64_t registers, int64_t rowVectors,
   return best;
 }
 
+int64_t pe::maskedMicroTileColumns(const MicroTile &tile, int64_t registers) {
+  // accumulators + operand vectors + their masks + broadcast, temporary
+  // and zero <= registers - 2 (one more than the plain tile keeps spare:
+  // NEON's blend keeps the FMA's result and both inputs alive)
+  int64_t columns = (registers - 5 - 2 * tile.vectors) / tile.vectors;
+  return std::max<int64_t>(1, std::min(tile.columns, columns));
+}
+
 int64_t pe::minFmaChains(const CpuTarget &target) {
   // Latency x pipes: 4-5 x 2 (x86), 4 x 2 (Neoverse N1/V1 NEON); the register
   // file bounds this on 16-register ISAs anyway.
@@ -46,9 +54,10 @@ int64_t pe::minFmaChains(const CpuTarget &target) {
 int64_t pe::defaultAttentionRows(const CpuTarget &) { return 64; }
 
 int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
-                                 int64_t multiple, int64_t bytesPerKey, int64_t fixedBytes) {
+                                 int64_t multiple, int64_t bytesPerKey, int64_t fixedBytes,
+                                 int64_t preferred) {
   multiple = std::max<int64_t>(multiple, 1);
-  int64_t keys = requested > 0 ? requested : 96;
+  int64_t keys = requested > 0 ? requested : preferred;
   keys = (keys + multiple - 1) / multiple * multiple;
   if (requested > 0 || target.l2Bytes <= 0)
     return keys;
@@ -58,7 +67,9 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
 }
 
 int64_t pe::decodeAccumulators(const CpuTarget &target) {
-  return std::max<int64_t>(4, target.vectorRegisters / 2);
+  // NEON blends (bif) keep the FMA's result and both inputs alive: 4 fewer.
+  int64_t blendRegisters = target.isa == CpuIsa::AArch64 ? 4 : 0;
+  return std::max<int64_t>(4, target.vectorRegisters / 2 - blendRegisters);
 }
 
 llvm::json::Value pe::toJson(const CpuTarget &target) {

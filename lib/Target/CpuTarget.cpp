@@ -166,9 +166,12 @@ pe::createTargetMachine(const CpuTarget &target, unsigned optLevel) {
   llvm::CodeGenOptLevel level = optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                                 : optLevel == 0 ? llvm::CodeGenOptLevel::None
                                                 : llvm::CodeGenOptLevel::Default;
+  llvm::TargetOptions options;
+  // Assembly names spills and reloads (`# 64-byte Spill`), which the tests
+  // count in the kernels.
+  options.MCOptions.AsmVerbose = true;
   std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
-      triple, target.cpu, target.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, level));
+      triple, target.cpu, target.features, options, llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return llvm::createStringError("LLVM cannot create a target machine for " +
                                    target.triple + " " + target.cpu);

@@ -230,3 +230,37 @@ def parse_returned_constants(text: str) -> List[Tuple[np.ndarray, str]]:
         body, shape, dtype = constants[name]
         results.append((_parse_dense(body, shape, dtype), dtype))
     return results
+
+
+def inner_loops(asm: str):
+    """The innermost loops of LLVM's verbose assembly (`--emit=asm`, one
+    function's or several), as (header label, instructions) pairs: a block
+    (a label, or a `%bb.N:` comment) whose comments say `This Inner Loop
+    Header`, with every block whose comments say `in Loop: Header=<it>`. Comment lines (`#` on x86, `//` on AArch64) such
+    as `# 32-byte Spill` stay attached to their instruction."""
+    import re
+    blocks, current, name = {}, None, None
+    for line in asm.splitlines():
+        # A block: a label, or a fallthrough block's `# %bb.N:` comment.
+        label = (re.match(r"^(\.?L?[\w.$]+):(.*)$", line) or
+                 re.match(r"^(?:#|//) (%bb\.\d+):(.*)$", line))
+        if label:
+            name = label.group(1).lstrip(".").replace("LBB", "BB")
+            current = blocks.setdefault(name, {"lines": [], "comments": label.group(2)})
+            continue
+        if current is None:
+            continue
+        stripped = line.strip()
+        if stripped.startswith(("#", "//")):
+            current["comments"] += " " + stripped
+        else:
+            current["lines"].append(stripped)
+    headers = [n for n, b in blocks.items() if "This Inner Loop Header" in b["comments"]]
+    loops = []
+    for header in headers:
+        body = list(blocks[header]["lines"])
+        for n, b in blocks.items():
+            if n != header and re.search(rf"in Loop: Header={re.escape(header)} ", b["comments"] + " "):
+                body += b["lines"]
+        loops.append((header, body))
+    return loops

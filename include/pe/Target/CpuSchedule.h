@@ -38,6 +38,11 @@ struct MicroTile {
 MicroTile chooseMicroTile(int64_t registers, int64_t rowVectors,
                           int64_t minAccumulators = 8);
 
+/// The columns of `tile` for FMAs masked by a per-lane condition (P V with
+/// keys of weight 0 skipped): each operand vector's mask, the FMA's result
+/// before the blend and the zero it is compared with need registers too.
+int64_t maskedMicroTileColumns(const MicroTile &tile, int64_t registers);
+
 /// Independent FMA chains that hide the FMA latency: latency 4-5 cycles x 2
 /// pipes on the x86 cores in use, 4 cycles x 2-4 pipes on AArch64 cores.
 int64_t minFmaChains(const CpuTarget &target);
@@ -48,15 +53,20 @@ int64_t minFmaChains(const CpuTarget &target);
 /// more FMAs; 64 keeps the task's tiles within L2 at D = 128.
 int64_t defaultAttentionRows(const CpuTarget &target);
 
-/// Keys per streamed K/V tile: `requested` (0: 96) rounded up to a multiple
-/// of `multiple`, then halved while the task's scratch
-/// (`bytesPerKey * keys + fixedBytes`) exceeds half the L2 cache, down to
-/// one multiple at least.
+/// Keys per streamed K/V tile: `requested` (0: `preferred`) rounded up to a
+/// multiple of `multiple`, then (when not requested) halved while the
+/// task's scratch (`bytesPerKey * keys + fixedBytes`) exceeds half the L2
+/// cache, down to one multiple at least. Prefill prefers 96 keys (the score
+/// tile of 64 rows stays in L1); decode, with at most 8 rows, 192: its
+/// per-tile work (classification, the softmax step, the rescale of O) is
+/// amortized over more keys, and its prefetches run a longer tile ahead.
 int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t multiple,
-                             int64_t bytesPerKey, int64_t fixedBytes);
+                             int64_t bytesPerKey, int64_t fixedBytes,
+                             int64_t preferred = 96);
 
 /// Accumulator registers the decode kernel's P V chunks may hold: half the
-/// vector registers (the rest hold V rows, weights and addresses).
+/// vector registers (the rest hold V rows, weights and their masks), four
+/// fewer on AArch64, whose blends keep both inputs alive.
 int64_t decodeAccumulators(const CpuTarget &target);
 
 } // namespace mlir::pe

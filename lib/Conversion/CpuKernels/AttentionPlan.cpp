@@ -74,7 +74,7 @@ int64_t keysPerTile(const AttentionPlan &p, const AttentionPlanOptions &options)
   int64_t bytesPerKey = 4 * (p.headDim + p.valueDim + p.rows + 2);
   int64_t fixedBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return attentionKeysPerTile(options.target, options.blockKeys, multiple, bytesPerKey,
-                              fixedBytes);
+                              fixedBytes, p.kind == AttentionKernelKind::Decode ? 192 : 96);
 }
 
 /// The kind of kernel: decode for at most 8 static rows, else the bf16
@@ -151,6 +151,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.rowVectors = tile.vectors;
   p.keysPerMicroTile = tile.columns;
   p.channelsPerMicroTile = tile.columns;
+  p.maskedChannelsPerMicroTile = maskedMicroTileColumns(tile, target.vectorRegisters);
   p.decodeAccumulators = decodeAccumulators(target);
 
   chooseKind(p, options, qType.getDimSize(2));

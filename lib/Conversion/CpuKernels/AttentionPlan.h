@@ -51,6 +51,9 @@ struct AttentionPlan {
   /// channels (O^T += V^T P), as the target's registers hold them
   /// (chooseMicroTile).
   int64_t rowVectors = 0, keysPerMicroTile = 0, channelsPerMicroTile = 0;
+  /// Value channels of a micro-tile whose FMAs skip keys of weight 0 (one
+  /// mask and one temporary register more).
+  int64_t maskedChannelsPerMicroTile = 0;
   /// Accumulators of the decode kernel's P V chunks.
   int64_t decodeAccumulators = 16;
   /// Fused RoPE: the rotated channels (0: none) and the pairing.

@@ -107,7 +107,8 @@ std::pair<Value, Value> AttentionTask::packQueries() {
   return {range[0], range[1]};
 }
 
-void AttentionTask::accumulateOutputTiles(Value steps, MicroTileStep step) {
+void AttentionTask::accumulateOutputTiles(Value steps, int64_t microChannels,
+                                          MicroTileStep step) {
   const int64_t rowVectors = p.rowVectors;
   g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
     SmallVector<Value> correction;
@@ -130,7 +131,6 @@ void AttentionTask::accumulateOutputTiles(Value steps, MicroTileStep step) {
         for (int64_t v = 0; v < rowVectors; ++v)
           g.vstore(acc[ec * rowVectors + v], output, at(e0, ec, v));
     };
-    const int64_t microChannels = p.channelsPerMicroTile;
     const int64_t whole = p.valueDim - p.valueDim % microChannels;
     if (whole > 0)
       g.loop(0, g.index(whole), microChannels, [&](Value e0) { microTile(e0, microChannels); });
@@ -142,7 +142,9 @@ void AttentionTask::accumulateOutputTiles(Value steps, MicroTileStep step) {
 void AttentionTask::accumulateWeightedValues(Value kCount,
                                              function_ref<Value(Value, Value)> value,
                                              bool skipZeroWeights) {
-  accumulateOutputTiles(kCount, [&](Value j, Value r0, Value e0, int64_t channels,
+  int64_t microChannels =
+      skipZeroWeights ? p.maskedChannelsPerMicroTile : p.channelsPerMicroTile;
+  accumulateOutputTiles(kCount, microChannels, [&](Value j, Value r0, Value e0, int64_t channels,
                                     ValueRange a) -> SmallVector<Value> {
     SmallVector<Value> weights, next;
     for (int64_t v = 0; v < p.rowVectors; ++v)
@@ -188,15 +190,15 @@ void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
     auto rowAt = [&](Value d) { return SmallVector<Value>{bi, h, qi, d}; };
     // The same operations as the scalar path: rotate in f32, then scale.
     auto store = [&](Value v, Value d) { g.vstore(g.fmul(v, scale), queryRows, {t, d}); };
-    for (int64_t pair = 0; pair < p.rotaryHalf(); pair += g.lanes) {
-      Value cos = g.vload(buf.qCos, tableIndex(buf.qCos, bi, qi, g.index(pair)));
-      Value sin = g.vload(buf.qSin, tableIndex(buf.qSin, bi, qi, g.index(pair)));
+    g.forEachVector(0, p.rotaryHalf(), [&](Value pair) {
+      Value cos = g.vload(buf.qCos, tableIndex(buf.qCos, bi, qi, pair));
+      Value sin = g.vload(buf.qSin, tableIndex(buf.qSin, bi, qi, pair));
       buildVectorPairRotation(
-          g.b, cos, sin, g.index(pair), p.ropeStyle, p.rotaryDim,
+          g.b, cos, sin, pair, p.ropeStyle, p.rotaryDim,
           [&](Value d, int64_t lanes) { return g.vload(buf.q, rowAt(d), lanes); }, store);
-    }
-    for (int64_t d = p.rotaryDim; d < p.headDim; d += g.lanes)
-      store(g.vload(buf.q, rowAt(g.index(d))), g.index(d));
+    });
+    g.forEachVector(p.rotaryDim, p.headDim,
+                    [&](Value d) { store(g.vload(buf.q, rowAt(d)), d); });
   });
   g.zeroRows(queryRows, count, g.index(g.lanes));
 }
@@ -264,14 +266,14 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
     Value kj = g.add(k0, j);
     auto keyAt = [&](Value d) { return SmallVector<Value>{bi, kvh, kj, d}; };
     if (vectorRope) {
-      for (int64_t pair = 0; pair < half; pair += g.lanes) {
-        Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, g.index(pair)));
-        Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, g.index(pair)));
+      g.forEachVector(0, half, [&](Value pair) {
+        Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
+        Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
         buildVectorPairRotation(
-            g.b, cos, sin, g.index(pair), p.ropeStyle, p.rotaryDim,
+            g.b, cos, sin, pair, p.ropeStyle, p.rotaryDim,
             [&](Value d, int64_t lanes) { return g.vload(buf.k, keyAt(d), lanes); },
             [&](Value v, Value d) { g.storeAs(v, keys, {j, d}); });
-      }
+      });
     } else if (p.rotaryDim) {
       g.loop(0, g.index(half), 1, [&](Value pair) {
         auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
@@ -284,8 +286,8 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
       });
     }
     if (vectorRest) {
-      for (int64_t d = p.rotaryDim; d < p.headDim; d += g.lanes)
-        g.storeAs(g.vload(buf.k, keyAt(g.index(d))), keys, {j, g.index(d)});
+      g.forEachVector(p.rotaryDim, p.headDim,
+                      [&](Value d) { g.storeAs(g.vload(buf.k, keyAt(d)), keys, {j, d}); });
     } else {
       g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
         g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});

@@ -117,9 +117,9 @@ protected:
   using MicroTileStep = function_ref<SmallVector<Value>(Value s, Value r0, Value e0,
                                                         int64_t channels, ValueRange acc)>;
   /// O^T = alpha O^T + the sum over steps [0, steps) of `step`, on micro-tiles
-  /// of channelsPerMicroTile value channels x rowVectors row vectors (the
+  /// of `microChannels` value channels x rowVectors row vectors (the
   /// O^T layout of the Tiled and Bf16Dot kernels).
-  void accumulateOutputTiles(Value steps, MicroTileStep step);
+  void accumulateOutputTiles(Value steps, int64_t microChannels, MicroTileStep step);
 
   /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{j < kCount} V[j][e] P^T[j][r]
   /// with f32 FMAs on the f32 weights, `value(j, e)` an f32 element of V;

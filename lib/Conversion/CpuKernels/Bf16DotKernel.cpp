@@ -108,7 +108,8 @@ private:
   /// O^T[e][r] = alpha[r] O^T[e][r] + sum_{jp < pairs} of the pair products
   /// Pv[jp][2 r..] . (V[2 jp][e], V[2 jp + 1][e]).
   void accumulateValues(Value pairs) {
-    accumulateOutputTiles(pairs, [&](Value jp, Value r0, Value e0, int64_t channels,
+    accumulateOutputTiles(pairs, p.channelsPerMicroTile,
+                          [&](Value jp, Value r0, Value e0, int64_t channels,
                                      ValueRange a) -> SmallVector<Value> {
       SmallVector<Value> w, next;
       for (int64_t v = 0; v < p.rowVectors; ++v)

@@ -38,27 +38,27 @@ public:
       packKeys(k0, kCount);
     // f32 channels, or bf16 pairs for dot products, as the keys hold them.
     auto type = VectorType::get({chunkWidth()}, p.dotProducts ? p.element : g.f32());
-    computeScores(k0, kCount, [&](Value j, int64_t c) -> Value {
+    computeScores(k0, kCount, [&](Value j, Value c) -> Value {
       if (packed)
-        return vector::LoadOp::create(g.b, type, keys, ValueRange{j, g.index(c)});
-      return vector::LoadOp::create(g.b, type, buf.k,
-                                    ValueRange{bi, kvh, g.add(k0, j), g.index(c)});
+        return vector::LoadOp::create(g.b, type, keys, ValueRange{j, c});
+      return vector::LoadOp::create(g.b, type, buf.k, ValueRange{bi, kvh, g.add(k0, j), c});
     });
     softmax(k0, kCount, masking);
-    // The f32 path skips weight-0 keys in every tile: the masked FMAs cost
-    // nothing here (decode streams K and V from memory).
-    auto skippingZeroWeights = [&] {
-      accumulateValues(k0, kCount, [&](Value j, int64_t c) {
-        return g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(c)});
-      });
+    // Only a tile with masked keys needs the FMAs that skip weight-0 keys
+    // (a blend per FMA where the ISA has no masked FMA).
+    auto values = [&](bool skipZeroWeights) {
+      accumulateValues(
+          k0, kCount,
+          [&](Value j, Value c) { return g.vload(buf.v, {bi, kvh, g.add(k0, j), c}); },
+          skipZeroWeights);
     };
-    if (!p.dotProducts)
-      return skippingZeroWeights();
     auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(g.b);
     g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    skippingZeroWeights();
+    values(/*skipZeroWeights=*/true);
     g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    if (!p.dotProducts)
+      return values(/*skipZeroWeights=*/false);
     Value pairs = g.ceilDiv(kCount, g.index(2));
     packWeightPairs(weights, pairs);
     accumulateValuePairs(k0, kCount, pairs);
@@ -85,7 +85,7 @@ private:
 
   /// `row(j, c)`: the chunk of channels from c of key or value j (`lanes` f32,
   /// or 2 x lanes bf16 for the scores' dot products).
-  using TileRow = function_ref<Value(Value, int64_t)>;
+  using TileRow = function_ref<Value(Value, Value)>;
 
   /// Prefetches the cache lines of key k0 + j of the next tile (clamped to
   /// the last key) of `operand` (K or V) into every cache level.
@@ -106,17 +106,28 @@ private:
         VectorType::get({width}, cast<MemRefType>(queries.getType()).getElementType());
     g.loop(0, kCount, 1, [&](Value j) {
       prefetchNextTile(buf.k, k0, j);
-      SmallVector<Value> k;
-      for (int64_t c = 0; c < p.headDim; c += width)
-        k.push_back(key(j, c));
-      for (int64_t r = 0; r < p.validRows; ++r) {
-        Value acc = g.f32Splat(0.0);
-        for (int64_t c = 0; c < p.headDim; c += width) {
-          Value q = vector::LoadOp::create(g.b, queryType, queries,
-                                           ValueRange{g.index(r), g.index(c)});
-          acc = p.dotProducts ? g.bf16Dot(acc, q, k[c / width]) : g.fma(q, k[c / width], acc);
+      // Each chunk of the key once, against every row: the registers hold
+      // the rows' accumulators and one chunk, whatever D is. More than 8
+      // chunks (D = 128 on NEON) loop, so that the rows of Q are read where
+      // they are used rather than hoisted out of the key loop and spilled.
+      auto step = [&](Value c, ValueRange in) -> SmallVector<Value> {
+        Value k = key(j, c);
+        SmallVector<Value> acc;
+        for (int64_t r = 0; r < p.validRows; ++r) {
+          Value q = vector::LoadOp::create(g.b, queryType, queries, ValueRange{g.index(r), c});
+          acc.push_back(p.dotProducts ? g.bf16Dot(in[r], q, k) : g.fma(q, k, in[r]));
         }
-        auto sum = vector::ReductionOp::create(g.b, vector::CombiningKind::ADD, acc);
+        return acc;
+      };
+      SmallVector<Value> acc(p.validRows, g.f32Splat(0.0));
+      if (p.headDim / width <= 8) {
+        for (int64_t c = 0; c < p.headDim; c += width)
+          acc = step(g.index(c), acc);
+      } else {
+        acc = g.loop(g.index(0), g.index(p.headDim), g.index(width), acc, step);
+      }
+      for (int64_t r = 0; r < p.validRows; ++r) {
+        auto sum = vector::ReductionOp::create(g.b, vector::CombiningKind::ADD, acc[r]);
         sum.setFastmath(arith::FastMathFlags::reassoc);
         g.store(sum, scores, {j, g.index(r)});
       }
@@ -156,20 +167,22 @@ private:
     }
   }
 
-  /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e]; keys of weight 0
-  /// add nothing. The first chunk prefetches the next tile's rows of V.
-  void accumulateValues(Value k0, Value kCount, TileRow value) {
+  /// O[r][e] = alpha[r] O[r][e] + sum_j P^T[j][r] V[j][e]; with
+  /// `skipZeroWeights` keys of weight 0 add nothing even where their value is
+  /// NaN or inf. The first chunk prefetches the next tile's rows of V.
+  void accumulateValues(Value k0, Value kCount, TileRow value, bool skipZeroWeights) {
     accumulateChunks(kCount, [&](Value j, int64_t v0, int64_t nv,
                                  ValueRange a) -> SmallVector<Value> {
       if (v0 == 0)
         prefetchNextTile(buf.v, k0, j);
       SmallVector<Value> vj, next;
       for (int64_t v = 0; v < nv; ++v)
-        vj.push_back(value(j, (v0 + v) * g.lanes));
+        vj.push_back(value(j, g.index((v0 + v) * g.lanes)));
       for (int64_t r = 0; r < p.validRows; ++r) {
         Value weight = g.splat(g.load(scores, {j, g.index(r)}));
         for (int64_t v = 0; v < nv; ++v)
-          next.push_back(buildWeightedSum(g.b, a[r * nv + v], weight, vj[v]));
+          next.push_back(skipZeroWeights ? buildWeightedSum(g.b, a[r * nv + v], weight, vj[v])
+                                         : g.fma(weight, vj[v], a[r * nv + v]));
       }
       return next;
     });

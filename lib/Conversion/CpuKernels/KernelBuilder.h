@@ -118,6 +118,18 @@ struct KernelBuilder {
     }
     return SmallVector<Value>(op.getResults());
   }
+  /// for (c = from; c < to; c += lanes) body(c): unrolled up to
+  /// `maxUnrolled` vectors, a loop beyond (an unrolled row of 16 NEON
+  /// vectors lets the scheduler hoist enough loads to spill).
+  void forEachVector(int64_t from, int64_t to, function_ref<void(Value)> body,
+                     int64_t maxUnrolled = 8) {
+    if ((to - from) / lanes <= maxUnrolled) {
+      for (int64_t c = from; c < to; c += lanes)
+        body(index(c));
+      return;
+    }
+    loop(from, index(to), lanes, body);
+  }
   void ifThen(Value cond, function_ref<void()> then) {
     auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);

@@ -29,19 +29,6 @@ namespace {
 
 /// Positions per task: their table rows (8 x r/2 x 2 f32) stay in L1.
 constexpr int64_t kBlock = 8;
-/// Rows of up to this many vectors are unrolled; longer rows loop.
-constexpr int64_t kMaxUnrolledVectors = 16;
-
-/// for (c = from; c < to; c += lanes) body(c), unrolled for short rows.
-void forEachVector(KernelBuilder &g, int64_t from, int64_t to,
-                   function_ref<void(Value)> body) {
-  if ((to - from) / g.lanes <= kMaxUnrolledVectors) {
-    for (int64_t c = from; c < to; c += g.lanes)
-      body(g.index(c));
-    return;
-  }
-  g.loop(from, g.index(to), g.lanes, body);
-}
 
 struct TileRope : OpRewritePattern<RopeOp> {
   TileRope(MLIRContext *ctx, int64_t lanes, int64_t threads)
@@ -92,7 +79,7 @@ struct TileRope : OpRewritePattern<RopeOp> {
           return bhsd ? SmallVector<Value>{bi, h, s, channel}
                       : SmallVector<Value>{bi, s, h, channel};
         };
-        forEachVector(g, 0, half, [&](Value pair) {
+        g.forEachVector(0, half, [&](Value pair) {
           SmallVector<Value> t = batchTables ? SmallVector<Value>{bi, s, pair}
                                              : SmallVector<Value>{s, pair};
           buildVectorPairRotation(
@@ -100,7 +87,7 @@ struct TileRope : OpRewritePattern<RopeOp> {
               [&](Value channel, int64_t lanes) { return g.vload(x, at(channel), lanes); },
               [&](Value v, Value channel) { store(v, at(channel)); });
         });
-        forEachVector(g, rotary, d, [&](Value c) { store(g.vload(x, at(c)), at(c)); });
+        g.forEachVector(rotary, d, [&](Value c) { store(g.vload(x, at(c)), at(c)); });
       };
       // bhsd: heads outside positions (rows of one head are contiguous);
       // bshd: positions outside heads (a position's heads are contiguous).
