@@ -97,6 +97,9 @@ static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions
     message = "block-size must be in [1, 1024], got " + std::to_string(options.blockSize);
   else if (options.maxBlocks < 1 || options.maxBlocks > std::numeric_limits<int32_t>::max())
     message = "max-blocks must be in [1, 2^31 - 1], got " + std::to_string(options.maxBlocks);
+  else if (options.multiprocessors < 0 || options.multiprocessors > (1 << 16))
+    message = "multiprocessors must be in [0, 65536] (0: the chip's), got " +
+              std::to_string(options.multiprocessors);
   if (message.empty())
     return false;
   pm.addPass(std::make_unique<InvalidOptionPass>(message));
@@ -110,7 +113,8 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
                            bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
   if (options.tileAttention)
-    pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{tensorCores}));
+    pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
+        tensorCores, options.chip, options.multiprocessors}));
   if (options.tileRope)
     pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());

@@ -141,6 +141,11 @@ static cl::opt<GpuMemory> gpuMemory(
                clEnumValN(GpuMemory::Device, "device",
                           "GPU memory: arguments and results are device pointers")),
     cl::init(GpuMemory::Host), cl::cat(category));
+static cl::opt<int64_t> gpuMultiprocessors(
+    "gpu-multiprocessors",
+    cl::desc("Multiprocessors of the GPU the decode splits are sized for (0: the "
+             "--chip's reference part, e.g. 132 for sm_90a, 108 for sm_80)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int64_t> gpuMaxBlocks(
     "gpu-max-blocks",
     cl::desc("Most blocks per GPU kernel launch; threads loop over the rest"),
@@ -558,6 +563,7 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   options.toolkit = cudaToolkit;
   options.blockSize = gpuBlockSize;
   options.maxBlocks = gpuMaxBlocks;
+  options.multiprocessors = gpuMultiprocessors;
   options.fuse = fuse;
   options.tileAttention = tileAttention;
   options.tileRope = tileRope;
@@ -844,6 +850,9 @@ int main(int argc, char **argv) {
     return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
   if (target != Target::Cpu && (gpuBlockSize < 1 || gpuBlockSize > 1024))
     return fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize));
+  if (gpuMultiprocessors < 0 || gpuMultiprocessors > (1 << 16))
+    return fail("--gpu-multiprocessors must be in [0, 65536] (0: the chip's), but got " +
+                llvm::Twine(gpuMultiprocessors));
   if (target != Target::Cpu &&
       (gpuMaxBlocks < 1 || gpuMaxBlocks > std::numeric_limits<int32_t>::max()))
     return fail("--gpu-max-blocks must be in [1, 2^31 - 1], but got " +
@@ -973,6 +982,7 @@ int main(int argc, char **argv) {
     pe::GpuPipelineOptions gpuOptions;
     gpuOptions.blockSize = gpuBlockSize;
     gpuOptions.maxBlocks = gpuMaxBlocks;
+    gpuOptions.multiprocessors = gpuMultiprocessors;
     gpuOptions.fuse = fuse;
     gpuOptions.tileAttention = tileAttention;
     gpuOptions.tileRope = tileRope;

@@ -224,6 +224,12 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
            "bf16/f16 attention to pe.gpu_mma_attention (tensor cores, sm_80+)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU the launches are sized for (its multiprocessors, threads "
+           "and registers, pe/Target/GpuChip.h)">,
+    Option<"multiprocessors", "multiprocessors", "int64_t", /*default=*/"0",
+           "Multiprocessors of the product (0: the chip's reference part, "
+           "e.g. 132 for sm_90a, 108 for sm_80)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

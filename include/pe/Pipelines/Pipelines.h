@@ -98,6 +98,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("NVIDIA GPU the code is generated for: sm_80, sm_86, sm_87, "
                      "sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120, sm_120a"),
       llvm::cl::init("sm_90a")};
+  PassOptions::Option<int64_t> multiprocessors{
+      *this, "multiprocessors",
+      llvm::cl::desc("Multiprocessors of the GPU product the decode splits are "
+                     "sized for (0: the chip's reference part, e.g. 132 for an "
+                     "sm_90a H100/H200, 108 for an sm_80 A100)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX target features (e.g. +ptx85); default: the PTX "

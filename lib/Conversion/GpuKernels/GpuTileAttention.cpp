@@ -58,16 +58,17 @@ constexpr int64_t kMaxChunk = 8;
 constexpr int64_t kMaxHeadDim = 64;
 /// Decode (at most kMaxDecodeQueries queries, static) splits the keys into
 /// up to kMaxSplits ranges of at least kMinSplitKeys keys, so that a single
-/// sequence still spreads over about kTargetThreads threads (what an H200
-/// holds at once at this kernel's 255 registers: 132 SMs x 256).
+/// sequence still spreads over the threads the chip holds at once at this
+/// kernel's kRegisters registers (GpuChip::residentThreads).
 constexpr int64_t kMaxDecodeQueries = 8;
 constexpr int64_t kMinSplitKeys = 32;
 constexpr int64_t kMaxSplits = 128;
-constexpr int64_t kTargetThreads = 132 * 256;
+constexpr int64_t kRegisters = 255;
 /// The tensor-core decode: splits of at least kMinMmaSplitKeys keys, until
-/// about kTargetBlocks blocks (four per SM of an H200) of pe-gpu-mma-attention.
+/// about kMmaBlocksPerMultiprocessor blocks per multiprocessor of
+/// pe-gpu-mma-attention.
 constexpr int64_t kMinMmaSplitKeys = 256;
-constexpr int64_t kTargetBlocks = 132 * 4;
+constexpr int64_t kMmaBlocksPerMultiprocessor = 4;
 /// Keys per tile of the causal/window tile skipping.
 constexpr int64_t kSkipTileKeys = 32;
 /// Channels of a key row rotated and multiplied at a time.
@@ -401,16 +402,18 @@ void parallelLoop(ImplicitLocOpBuilder &b, ArrayRef<OpFoldResult> sizes,
 
 /// How decode splits `keys` keys among the `threads` threads of the rows
 /// and chunks: splits = clamp(ceil(keys / kMinSplitKeys), 1, cap) ranges of
-/// len = ceil(keys / splits) keys, cap = clamp(ceil(kTargetThreads /
-/// threads), 1, kMaxSplits) (a call with many rows needs few splits). The
-/// last ranges may be short or empty.
-std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value threads) {
+/// len = ceil(keys / splits) keys, cap = clamp(ceil(targetThreads /
+/// threads), 1, kMaxSplits) (a call with many rows needs few splits), with
+/// `targetThreads` the threads the chip holds at once. The last ranges may
+/// be short or empty.
+std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value threads,
+                                  int64_t targetThreads) {
   auto ceilDiv = [&](Value x, Value y) { return arith::CeilDivUIOp::create(b, x, y); };
   auto clamp = [&](Value x, Value high) {
     Value one = arith::ConstantIndexOp::create(b, 1);
     return arith::MinUIOp::create(b, arith::MaxUIOp::create(b, x, one), high);
   };
-  Value target = arith::ConstantIndexOp::create(b, kTargetThreads);
+  Value target = arith::ConstantIndexOp::create(b, targetThreads);
   Value maxSplits = arith::ConstantIndexOp::create(b, kMaxSplits);
   Value minKeys = arith::ConstantIndexOp::create(b, kMinSplitKeys);
   Value cap = clamp(ceilDiv(target, threads), maxSplits);
@@ -430,15 +433,15 @@ bool suitsTensorCores(AttentionOp op) {
 
 /// How the tensor-core decode splits `keys` keys among blocks: splits =
 /// clamp(ceil(keys / kMinMmaSplitKeys), 1, cap) with cap = clamp(
-/// ceil(kTargetBlocks / max(blocks, 1)), 1, kMaxSplits), `blocks` the blocks
+/// ceil(targetBlocks / max(blocks, 1)), 1, kMaxSplits), `blocks` the blocks
 /// of one split (row tiles x KV heads x batch; 0 for an empty batch).
-Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks) {
+Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t targetBlocks) {
   auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
   auto clamp = [&](Value x, Value high) {
     return arith::MinUIOp::create(b, arith::MaxUIOp::create(b, x, index(1)), high);
   };
   Value divisor = arith::MaxUIOp::create(b, blocks, index(1));
-  Value cap = clamp(arith::CeilDivUIOp::create(b, index(kTargetBlocks), divisor),
+  Value cap = clamp(arith::CeilDivUIOp::create(b, index(targetBlocks), divisor),
                     index(kMaxSplits));
   return clamp(arith::CeilDivUIOp::create(b, keys, index(kMinMmaSplitKeys)), cap);
 }
@@ -447,7 +450,7 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks) {
 /// slopes computed here, on tensors), the result read from `out`. Decode
 /// (few static queries): the keys split across blocks, then a loop per
 /// (row, value chunk) merging the splits' states (as the SIMT decode does).
-void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
+void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const GpuChip &chip) {
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   AttentionTensors t = prepareAttentionTensors(b, op);
   Value qCos = toReadOnlyBuffer(b, t.qCos), qSin = toReadOnlyBuffer(b, t.qSin);
@@ -481,7 +484,8 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
       b, getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[0]),
       arith::ConstantIndexOp::create(b, rowTiles * shape->heads.kvHeads));
   Value keys = memref::DimOp::create(b, k, 2);
-  Value splits = mmaKeySplits(b, keys, blocks);
+  Value splits =
+      mmaKeySplits(b, keys, blocks, chip.multiprocessors * kMmaBlocksPerMultiprocessor);
   SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
   partialSizes.push_back(splits);
   partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));
@@ -501,14 +505,15 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter) {
 }
 
 struct GpuTileAttention : OpRewritePattern<AttentionOp> {
-  GpuTileAttention(MLIRContext *context, bool tensorCores)
-      : OpRewritePattern(context), tensorCores(tensorCores) {}
+  GpuTileAttention(MLIRContext *context, bool tensorCores, const GpuChip &chip)
+      : OpRewritePattern(context), tensorCores(tensorCores), chip(chip) {}
   bool tensorCores;
+  GpuChip chip;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
     if (tensorCores && suitsTensorCores(op) && SymbolTable::getNearestSymbolTable(op) &&
         largestConstantTable(op) <= kMaxConstantTableEntries) {
-      replaceWithMmaAttention(op, rewriter);
+      replaceWithMmaAttention(op, rewriter, chip);
       return success();
     }
     std::optional<GpuAttentionShape> shape = shapeOf(op);
@@ -559,7 +564,7 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
       Value size = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d]);
       threads = arith::MulIOp::create(b, threads, size);
     }
-    auto [splits, len] = keySplits(b, keys, threads);
+    auto [splits, len] = keySplits(b, keys, threads, chip.residentThreads(kRegisters));
     SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
     partialSizes.push_back(splits);
     partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));
@@ -587,8 +592,22 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
   void runOnOperation() override {
     if (failed(checkLoweringRoot(getOperation(), "pe-gpu-tile-attention")))
       return signalPassFailure();
+    std::optional<GpuChip> described = describeGpuChip(chip);
+    if (!described) {
+      getOperation()->emitError() << "pe-gpu-tile-attention: unknown chip '" << chip
+                                  << "' (sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, "
+                                     "sm_100a, sm_120, sm_120a)";
+      return signalPassFailure();
+    }
+    if (multiprocessors < 0 || multiprocessors > (1 << 16)) {
+      getOperation()->emitError()
+          << "pe-gpu-tile-attention: multiprocessors must be in [0, 65536] (0: the chip's)";
+      return signalPassFailure();
+    }
+    if (multiprocessors > 0)
+      described->multiprocessors = multiprocessors;
     RewritePatternSet patterns(&getContext());
-    populateGpuTileAttentionPatterns(patterns, tensorCores);
+    populateGpuTileAttentionPatterns(patterns, tensorCores, *described);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
@@ -596,6 +615,6 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
 } // namespace
 
 void mlir::pe::populateGpuTileAttentionPatterns(RewritePatternSet &patterns,
-                                                bool tensorCores) {
-  patterns.add<GpuTileAttention>(patterns.getContext(), tensorCores);
+                                                bool tensorCores, const GpuChip &chip) {
+  patterns.add<GpuTileAttention>(patterns.getContext(), tensorCores, chip);
 }

@@ -1,4 +1,15 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s
+// The decode splits are sized for the chip's threads: 108 SMs x 256 threads
+// of 255 registers for an A100 (sm_80), 56 x 256 for a product named by its
+// multiprocessors, 132 x 256 for the default sm_90a.
+// RUN: pe-opt %s --pe-gpu-tile-attention=chip=sm_80 -split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: pe-opt %s --pe-gpu-tile-attention="chip=sm_80 multiprocessors=56" -split-input-file | FileCheck %s --check-prefix=SM56
+// SM80-LABEL: func.func @decode_splits
+// SM80: arith.ceildivui %c27648,
+// SM56-LABEL: func.func @decode_splits
+// SM56: arith.ceildivui %c14336,
+// RUN: not pe-opt %s --pe-gpu-tile-attention=chip=sm_75 -split-input-file 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// BADCHIP: pe-gpu-tile-attention: unknown chip 'sm_75'
 
 // GQA 8/2, bf16, D = Dv = 64, causal window with ALiBi and interleaved
 // partial RoPE: one scf.parallel over (batch, query head, query, chunk of 8
@@ -97,7 +108,8 @@ func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
 // -----
 
 // Decode (one query, static): the keys in splits = clamp(ceil(Skv / 32), 1,
-// cap) ranges, cap = clamp(ceil(33792 / threads without splits), 1, 128);
+// cap) ranges, cap = clamp(ceil(33792 / threads without splits), 1, 128)
+// (33792: the threads of 255 registers an sm_90a's 132 SMs hold);
 // one thread per (batch, head, query, chunk, split) writes the
 // split's output chunk and, from chunk 0, its (max, sum); a second loop per
 // (batch, head, query, chunk) merges the splits and normalizes.

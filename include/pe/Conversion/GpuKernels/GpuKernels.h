@@ -2,6 +2,8 @@
 #ifndef PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
 #define PE_CONVERSION_GPUKERNELS_GPUKERNELS_H
 
+#include "pe/Target/GpuChip.h"
+
 #include <cstdint>
 
 namespace mlir {
@@ -20,8 +22,9 @@ void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 /// pe.attention -> one parallel loop over (batch, query head, query, value
 /// chunk) holding the online softmax in registers (pe-gpu-tile-attention);
 /// with `tensorCores`, bf16/f16 prefill to pe.gpu_mma_attention instead.
-void populateGpuTileAttentionPatterns(RewritePatternSet &patterns,
-                                      bool tensorCores = false);
+/// Decode splits its keys for the multiprocessors of `chip`.
+void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCores,
+                                      const GpuChip &chip);
 
 } // namespace pe
 } // namespace mlir
