@@ -23,7 +23,8 @@ using namespace mlir;
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // The CPU every schedule below is chosen for (llvm.target).
   pm.addPass(createPESetTarget(PESetTargetOptions{
-      options.targetTriple, options.targetCpu, options.targetFeatures}));
+      options.targetTriple, options.targetCpu, options.targetFeatures,
+      options.sveVectorBits}));
   addFoldsAndFusions(pm, options.fuse);
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.

@@ -37,7 +37,8 @@ MicroTile pe::chooseMicroTile(int64_t registers, int64_t rowVectors,
   return best;
 }
 
-int64_t pe::maskedMicroTileColumns(const MicroTile &tile, int64_t registers) {
+int64_t pe::maskedMicroTileColumns(const MicroTile &tile, const CpuTarget &target) {
+  int64_t registers = target.vectorRegisters - (target.isa == CpuIsa::AArch64 ? 4 : 0);
   // accumulators + operand vectors + their masks + broadcast, temporary
   // and zero <= registers - 2 (one more than the plain tile keeps spare:
   // NEON's blend keeps the FMA's result and both inputs alive)
@@ -66,10 +67,13 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
   return keys;
 }
 
-int64_t pe::decodeAccumulators(const CpuTarget &target) {
-  // NEON blends (bif) keep the FMA's result and both inputs alive: 4 fewer.
-  int64_t blendRegisters = target.isa == CpuIsa::AArch64 ? 4 : 0;
-  return std::max<int64_t>(4, target.vectorRegisters / 2 - blendRegisters);
+int64_t pe::decodeAccumulators(const CpuTarget &target, bool masked) {
+  // Masked FMAs keep their masks (and, for NEON blends and SVE predicates,
+  // the FMA's result and both inputs) alive; NEON's blends also cost
+  // registers in the unmasked tiles' neighbours.
+  int64_t reserved = target.isa == CpuIsa::AArch64 ? (masked ? 8 : 4)
+                                                   : (masked ? target.vectorRegisters / 8 : 0);
+  return std::max<int64_t>(4, target.vectorRegisters / 2 - reserved);
 }
 
 llvm::json::Value pe::toJson(const CpuTarget &target) {
@@ -99,6 +103,7 @@ llvm::json::Value pe::toJson(const CpuTarget &target) {
       {"amx", target.amx},
       {"sve", target.sve},
       {"sve2", target.sve2},
+      {"sve_vector_bits", target.sveVectorBits},
       {"bf16_matmul", target.bf16MatMul},
       {"i8mm", target.i8mm},
       {"l1d_bytes", target.l1dBytes},
@@ -111,7 +116,7 @@ llvm::json::Value pe::toJson(const CpuTarget &target) {
                                              {"columns", tile.columns},
                                              {"accumulators", tile.accumulators()}}},
            {"keys_per_tile_d128", keys},
-           {"decode_accumulators", decodeAccumulators(target)},
+           {"decode_accumulators", decodeAccumulators(target, /*masked=*/false)},
            {"fma_chains", minFmaChains(target)},
        }},
   };

@@ -95,6 +95,9 @@ void queryVectorRegisters(llvm::TargetMachine &machine, CpuTarget &target) {
   fn->addFnAttr("target-cpu", machine.getTargetCPU());
   fn->addFnAttr("target-features", machine.getTargetFeatureString());
   fn->addFnAttr("prefer-vector-width", "512");
+  if (target.sveVectorBits)
+    fn->addFnAttr(llvm::Attribute::getWithVScaleRangeArgs(
+        context, target.sveVectorBits / 128, target.sveVectorBits / 128));
   llvm::TargetTransformInfo tti = machine.getTargetTransformInfo(*fn);
   target.vectorRegisters = tti.getNumberOfRegisters(tti.getRegisterClassForType(true));
   target.vectorBits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector)
@@ -148,7 +151,9 @@ std::string CpuTarget::summary() const {
   add(bf16Dot, isa == CpuIsa::X86 ? "avx512bf16" : "bf16");
   add(bf16Convert && !bf16Dot, "bf16 conversions");
   add(amx, "amx");
-  add(sve, "sve");
+  add(sve && sveVectorBits == 0, "sve");
+  if (sve && sveVectorBits)
+    text += llvm::formatv(", sve ({0}-bit)", sveVectorBits).str();
   add(sve2, "sve2");
   add(i8mm, "i8mm");
   return text;
@@ -179,8 +184,9 @@ pe::createTargetMachine(const CpuTarget &target, unsigned optLevel) {
 }
 
 llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
-                                                StringRef features) {
+                                                StringRef features, int64_t sveVectorBits) {
   CpuTarget target;
+  target.sveVectorBits = sveVectorBits;
   const bool hostCpu = cpu.empty() || cpu == "native";
   target.triple = triple.empty() ? llvm::sys::getProcessTriple()
                                  : llvm::Triple::normalize(triple);
@@ -202,6 +208,13 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   if (!sti.isCPUStringValid(target.cpu))
     return llvm::createStringError("unknown CPU '" + target.cpu + "' for " + target.triple);
   readFeatures(sti, target);
+  if (sveVectorBits &&
+      (!target.sve || sveVectorBits < 128 || sveVectorBits > 2048 ||
+       (sveVectorBits & (sveVectorBits - 1))))
+    return llvm::createStringError(llvm::formatv(
+        "an SVE vector length of {0} bits needs an SVE target and a power of two from 128 "
+        "to 2048",
+        sveVectorBits));
   if (hostCpu) {
     target.l1dBytes = hostCacheBytes(1);
     target.l2Bytes = hostCacheBytes(2);
@@ -230,6 +243,10 @@ FailureOr<CpuTarget> pe::getCpuTarget(Operation *op) {
                      : LLVM::TargetAttrInterface();
   StringRef triple, cpu = "native";
   std::string features;
+  int64_t sveBits = 0;
+  if (module)
+    if (auto bits = module->getAttrOfType<IntegerAttr>(kSveVectorBitsAttrName))
+      sveBits = bits.getInt();
   if (attr) {
     triple = attr.getTriple().getValue();
     cpu = attr.getChip().getValue();
@@ -239,14 +256,14 @@ FailureOr<CpuTarget> pe::getCpuTarget(Operation *op) {
   // Descriptions are cached: passes ask for each op they schedule.
   static std::mutex mutex;
   static llvm::StringMap<CpuTarget> cache;
-  std::string key = (triple + "\n" + cpu + "\n" + features).str();
+  std::string key = (triple + "\n" + cpu + "\n" + features + "\n" + llvm::Twine(sveBits)).str();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto found = cache.find(key);
     if (found != cache.end())
       return found->second;
   }
-  llvm::Expected<CpuTarget> target = describeCpuTarget(triple, cpu, features);
+  llvm::Expected<CpuTarget> target = describeCpuTarget(triple, cpu, features, sveBits);
   if (!target) {
     InFlightDiagnostic diag = (module ? module.getOperation() : op)->emitError();
     diag << (attr ? "the module's target (llvm.target): " : "the host CPU: ")

@@ -2,7 +2,6 @@
 #include "pe/Transforms/Passes.h"
 
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
-#include "pe/Target/CpuTarget.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -56,11 +55,6 @@ struct Bf16BitsAsI16Pass : pe::impl::PEBf16BitsAsI16Base<Bf16BitsAsI16Pass> {
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<pe::CpuTarget> target = pe::getCpuTarget(getOperation());
-    if (failed(target))
-      return signalPassFailure();
-    if (target->bf16Convert)
-      return;
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (movesBits(op) && (llvm::any_of(op->getOperandTypes(), isBf16) ||

@@ -28,11 +28,18 @@ struct SetLLVMTargetPass : pe::impl::PESetLLVMTargetBase<SetLLVMTargetPass> {
       cpuAttr = target.getChip();
       featuresAttr = dyn_cast_or_null<LLVM::TargetFeaturesAttr>(target.getFeatures());
     }
+    LLVM::VScaleRangeAttr vscale;
+    if (auto bits = getOperation()->getAttrOfType<IntegerAttr>(pe::kSveVectorBitsAttrName)) {
+      auto granules = IntegerAttr::get(IntegerType::get(ctx, 32), bits.getInt() / 128);
+      vscale = LLVM::VScaleRangeAttr::get(ctx, granules, granules);
+    }
     getOperation().walk([&](LLVM::LLVMFuncOp fn) {
       if (cpuAttr)
         fn.setTargetCpuAttr(cpuAttr);
       if (featuresAttr)
         fn.setTargetFeaturesAttr(featuresAttr);
+      if (vscale)
+        fn.setVscaleRangeAttr(vscale);
     });
   }
 };

@@ -16,15 +16,21 @@ struct SetTargetPass : pe::impl::PESetTargetBase<SetTargetPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool named = !triple.empty() || !cpu.empty() || !features.empty();
+    bool named = !triple.empty() || !cpu.empty() || !features.empty() || sveVectorBits;
     if (!named && module->hasAttr(pe::kTargetAttrName))
       return;
-    llvm::Expected<pe::CpuTarget> target = pe::describeCpuTarget(triple, cpu, features);
+    llvm::Expected<pe::CpuTarget> target =
+        pe::describeCpuTarget(triple, cpu, features, sveVectorBits);
     if (!target) {
       module.emitError() << "pe-set-target: " << llvm::toString(target.takeError());
       return signalPassFailure();
     }
     module->setAttr(pe::kTargetAttrName, pe::getTargetAttr(&getContext(), *target));
+    if (sveVectorBits)
+      module->setAttr(pe::kSveVectorBitsAttrName,
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64), sveVectorBits));
+    else
+      module->removeAttr(pe::kSveVectorBitsAttrName);
   }
 };
 } // namespace

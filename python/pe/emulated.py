@@ -9,8 +9,10 @@ through files. Numerics are the target's own; timing is meaningless.
     mod = runner.compile(ir, ["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"])
     (y,) = mod.call("rope", x, positions)
 
-`PE_QEMU_CPU` sets qemu's `-cpu` (default `max`: every AArch64 extension,
-SVE with qemu's default vector length of 512 bits).
+qemu runs `-cpu max` (every AArch64 extension); a library built for a
+fixed SVE vector length (`--sve-vector-bits=N`) runs with that length
+(`sve-default-vector-length`), any other with qemu's default of 512 bits.
+`PE_QEMU_CPU` replaces the `-cpu` value.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ def triple_arch(args: Sequence[str]) -> Optional[str]:
         if arg.startswith("--mtriple="):
             return arg.split("=", 1)[1].split("-", 1)[0]
     return None
+
+
+def sve_vector_bits(args: Sequence[str]) -> int:
+    """The SVE vector length `--sve-vector-bits=N` in pe-compile arguments
+    fixes (0: none)."""
+    for arg in args:
+        if arg.startswith("--sve-vector-bits="):
+            return int(arg.split("=", 1)[1])
+    return 0
 
 
 def qemu(arch: str) -> Optional[str]:
@@ -91,13 +102,15 @@ def _read_tensor(path: str, element: str) -> np.ndarray:
 class EmulatedModule:
     """A library for another architecture: `call` as `runner.Module.call`."""
 
-    def __init__(self, arch: str, library: str, interface: str, owner=None):
+    def __init__(self, arch: str, library: str, interface: str, owner=None, sve_bits: int = 0):
         reason = missing(arch)
         if reason:
             raise RuntimeError(f"cannot run {arch} code here: {reason}")
         self.arch, self.library = arch, library
         self._last_error, self.entries = runner.read_interface(interface)
         self._owner = owner
+        self._cpu = os.environ.get("PE_QEMU_CPU") or (
+            f"max,sve-default-vector-length={sve_bits // 8}" if sve_bits else "max")
 
     @property
     def functions(self) -> List[str]:
@@ -146,7 +159,7 @@ class EmulatedModule:
 
     def _run(self, entry: runner.Entry, spec: List[str]) -> None:
         command = [qemu(self.arch), "-L", _SYSROOT.format(arch=self.arch),
-                   "-cpu", os.environ.get("PE_QEMU_CPU", "max"),
+                   "-cpu", self._cpu,
                    pe_call(self.arch), self.library, entry.symbol, self._last_error, *spec]
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0 or not proc.stdout.startswith("status "):

@@ -434,7 +434,8 @@ def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = Non
     from pe import emulated  # imports this module
     arch = emulated.triple_arch(command)
     if arch and arch != emulated.host_arch():  # another architecture: under qemu-user
-        return emulated.EmulatedModule(arch, lib, interface, owner=folder)
+        return emulated.EmulatedModule(arch, lib, interface, owner=folder,
+                                       sve_bits=emulated.sve_vector_bits(command))
     return Module(lib, interface, owner=folder)
 
 

@@ -175,11 +175,15 @@ def test_attention_libraries_need_no_helper(cpu, tmp_path):
 
 
 @pytest.mark.skipif(AARCH64_MISSING is not None, reason=f"AArch64: {AARCH64_MISSING}")
-@pytest.mark.parametrize("cpu", ["neoverse-n1", "neoverse-v2"])
+@pytest.mark.parametrize("cpu", ["neoverse-n1", "neoverse-v2", "neoverse-v1 sve256"])
 def test_aarch64_conversions_round_to_nearest_even(cpu):
-    """Neoverse N1 has no BF16 (the rounding is integer IR); V2 has BFCVT."""
-    mod = runner.compile(conversion_ir(len(special_values())),
-                         ["--mtriple=aarch64-linux-gnu", f"--mcpu={cpu}"])
+    """Neoverse N1 has no BF16 (the rounding is integer IR); V2 has BFCVT;
+    V1 at a fixed SVE length of 256 bits computes with SVE instructions."""
+    name, _, sve = cpu.partition(" ")
+    args = ["--mtriple=aarch64-linux-gnu", f"--mcpu={name}"]
+    if sve:
+        args.append("--sve-vector-bits=256")
+    mod = runner.compile(conversion_ir(len(special_values())), args)
     check_conversions(mod)
 
 

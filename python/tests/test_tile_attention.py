@@ -332,14 +332,18 @@ def test_amx_code_on_a_cpu_without_amx():
 
 
 # The kernels of other targets: 8-lane AVX2 (2 x 6 micro-tiles, bf16 through
-# integer rounding) and 4-lane AArch64 NEON (4 x 6, under qemu-user, one
-# thread: cross-compiled libraries have no OpenMP). Every case, both layouts
-# of decode, and the low-precision paths.
+# integer rounding), 4-lane AArch64 NEON (4 x 6) and 8-lane SVE (under
+# qemu-user, one thread: cross-compiled libraries have no OpenMP). Every
+# case, both layouts of decode, and the low-precision paths.
 OTHER_TARGETS = {
     "avx2": (("--mcpu=x86-64-v3",), 2,
              None if "avx2" in runner._cpu_flags() else "the CPU has no AVX2"),
     "aarch64": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"), 1,
                 emulated.missing("aarch64")),
+    # SVE at 256 bits (Graviton 3): 8-lane kernels computed with SVE
+    # instructions, run with qemu's vector length set to 256 bits.
+    "sve256": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v1", "--sve-vector-bits=256"),
+               1, emulated.missing("aarch64")),
 }
 
 

@@ -190,6 +190,12 @@ static cl::opt<std::string> mattr("mattr",
                                   cl::desc("Target features added to the CPU's, "
                                            "e.g. +avx512f, -avx512bf16, +sve,+bf16"),
                                   cl::cat(category));
+static cl::opt<int64_t> sveVectorBits(
+    "sve-vector-bits",
+    cl::desc("AArch64 SVE: build for this vector length (vector-length specific, "
+             "as clang's -msve-vector-bits: 256, 512, ...; the code then needs "
+             "exactly that length); default: any length, NEON-width kernels"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool> printTarget(
     "print-target",
     cl::desc("Print the target CPU as pe schedules for it (--mtriple, --mcpu, "
@@ -303,7 +309,8 @@ static FailureOr<pe::CpuTarget> describeTarget(StringRef extraFeatures = "") {
   std::string features = mattr;
   if (!extraFeatures.empty())
     features = features.empty() ? extraFeatures.str() : features + "," + extraFeatures.str();
-  llvm::Expected<pe::CpuTarget> target = pe::describeCpuTarget(mtriple, mcpu, features);
+  llvm::Expected<pe::CpuTarget> target =
+      pe::describeCpuTarget(mtriple, mcpu, features, sveVectorBits);
   if (!target) {
     fail(llvm::toString(target.takeError()));
     return failure();
@@ -961,6 +968,9 @@ int main(int argc, char **argv) {
       return 1;
   }
   (*module)->setAttr(pe::kTargetAttrName, pe::getTargetAttr(&context, *cpuTarget));
+  if (sveVectorBits)
+    (*module)->setAttr(pe::kSveVectorBitsAttrName,
+                       IntegerAttr::get(IntegerType::get(&context, 64), sveVectorBits));
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))

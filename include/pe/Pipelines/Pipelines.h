@@ -30,6 +30,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Target features added to the CPU's (e.g. +avx512f, "
                      "-avx512bf16, +sve)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> sveVectorBits{
+      *this, "sve-vector-bits",
+      llvm::cl::desc("SVE vector length the code is built for (vector-length "
+                     "specific; 0: any, with NEON-width vectors)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Elements per vector in the innermost loops of linalg ops "

@@ -41,7 +41,9 @@ MicroTile chooseMicroTile(int64_t registers, int64_t rowVectors,
 /// The columns of `tile` for FMAs masked by a per-lane condition (P V with
 /// keys of weight 0 skipped): each operand vector's mask, the FMA's result
 /// before the blend and the zero it is compared with need registers too.
-int64_t maskedMicroTileColumns(const MicroTile &tile, int64_t registers);
+/// On AArch64, whose blends keep the FMA's result and both inputs alive,
+/// four registers fewer.
+int64_t maskedMicroTileColumns(const MicroTile &tile, const CpuTarget &target);
 
 /// Independent FMA chains that hide the FMA latency: latency 4-5 cycles x 2
 /// pipes on the x86 cores in use, 4 cycles x 2-4 pipes on AArch64 cores.
@@ -66,8 +68,9 @@ int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t
 
 /// Accumulator registers the decode kernel's P V chunks may hold: half the
 /// vector registers (the rest hold V rows, weights and their masks), four
-/// fewer on AArch64, whose blends keep both inputs alive.
-int64_t decodeAccumulators(const CpuTarget &target);
+/// fewer on AArch64 when the FMAs are masked (blends and predicates keep
+/// more values alive).
+int64_t decodeAccumulators(const CpuTarget &target, bool masked);
 
 } // namespace mlir::pe
 

@@ -62,6 +62,11 @@ struct CpuTarget {
   /// AArch64 scalable vectors (SVE, SVE2) and the BF16 matrix product
   /// (BFMMLA) and int8 matrix (I8MM) extensions.
   bool sve = false, sve2 = false, bf16MatMul = false, i8mm = false;
+  /// The SVE vector length the code is built for (vector-length specific,
+  /// as clang's -msve-vector-bits; LLVM then computes fixed-width vectors
+  /// of that length with SVE instructions); 0: any length, and the kernels
+  /// use NEON's 128-bit vectors, which run on every SVE implementation.
+  int64_t sveVectorBits = 0;
   /// Data cache sizes in bytes (0: unknown).
   int64_t l1dBytes = 0, l2Bytes = 0, l3Bytes = 0;
 
@@ -75,8 +80,11 @@ struct CpuTarget {
 /// triple means the host's; `cpu` empty or "native" means the host CPU with
 /// the host's features (then `features` adds to them). Fails with a message
 /// for a triple LLVM has no backend for or a CPU it does not know.
+/// `sveVectorBits` (0 or a power of two from 128 to 2048, with SVE) fixes
+/// the SVE vector length.
 llvm::Expected<CpuTarget> describeCpuTarget(llvm::StringRef triple, llvm::StringRef cpu,
-                                            llvm::StringRef features);
+                                            llvm::StringRef features,
+                                            int64_t sveVectorBits = 0);
 
 /// `target` as JSON (`pe-compile --print-target`): its fields, and the
 /// schedule the cost model chooses on it (CpuSchedule.h) for a prefill
@@ -88,6 +96,9 @@ LLVM::TargetAttr getTargetAttr(MLIRContext *context, const CpuTarget &target);
 
 /// The name of the module attribute that holds a module's target.
 inline constexpr llvm::StringLiteral kTargetAttrName = "llvm.target";
+/// The module attribute (i64) with the target's fixed SVE vector length,
+/// where one is set.
+inline constexpr llvm::StringLiteral kSveVectorBitsAttrName = "pe.sve_vector_bits";
 
 /// The target of the module holding `op`: its `llvm.target` attribute, else
 /// the host (`describeCpuTarget("", "native", "")`). An attribute LLVM

@@ -11,7 +11,8 @@ def PESetTarget : Pass<"pe-set-target", "ModuleOp"> {
     features = ...>` to the module: the target that every later pass
     schedules for (`pe-tile-attention`, `pe-tile-rope`,
     `pe-tile-and-vectorize`, `pe-expand-bf16-conversions` read it) and that
-    code generation compiles for. `triple` empty means the host's; `cpu`
+    code generation compiles for (and, with `sve-vector-bits`, the module
+    attribute `pe.sve_vector_bits`). `triple` empty means the host's; `cpu`
     empty or `native` means the host CPU with the host's features, to which
     `features` adds (`+a,-b`). With every option empty, a module that
     already names a target keeps it and any other gets the host. A target
@@ -24,6 +25,10 @@ def PESetTarget : Pass<"pe-set-target", "ModuleOp"> {
            "Target CPU, an LLVM CPU name (default: the host CPU)">,
     Option<"features", "features", "std::string", /*default=*/"\"\"",
            "Target features added to the CPU's, e.g. +avx512f,-avx512bf16">,
+    Option<"sveVectorBits", "sve-vector-bits", "int64_t", /*default=*/"0",
+           "SVE vector length the code is built for (vector-length specific, "
+           "a power of two from 128 to 2048; attribute pe.sve_vector_bits); "
+           "0: any length">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -42,7 +47,9 @@ def PEExpandBf16Conversions : Pass<"pe-expand-bf16-conversions", "ModuleOp"> {
     `populateExpandBFloat16Patterns` computes the same but chooses the NaN
     case by a select of the 16-bit results, which LLVM turns into a select
     of bf16 values and, on CPUs without bf16 instructions, back into calls
-    of the helper. On a target with the instruction the module is
+    of the helper. Targets with a fixed SVE vector length take the integer
+    rounding too: LLVM 22 cannot select the element extracts of its SVE
+    conversions of fixed-width bf16 vectors. On a target with the instruction the module is
     left as it is. The target is the module's `llvm.target` (the host
     without one).
   }];
@@ -50,7 +57,7 @@ def PEExpandBf16Conversions : Pass<"pe-expand-bf16-conversions", "ModuleOp"> {
 }
 
 def PEBf16BitsAsI16 : Pass<"pe-bf16-bits-as-i16", "ModuleOp"> {
-  let summary = "Move bf16 values as i16 where the target has no bf16 instructions";
+  let summary = "Move bf16 values as i16";
   let description = [{
     On the LLVM dialect, after `pe-expand-bf16-conversions`: every op that
     only moves bits (loads and stores, masked loads and stores, gathers and
@@ -59,9 +66,11 @@ def PEBf16BitsAsI16 : Pass<"pe-bf16-bits-as-i16", "ModuleOp"> {
     LLVM folds away. LLVM legalizes bf16 values on CPUs without bf16
     instructions through f32, so an op such as a masked store of bf16
     lanes, which AVX2 scalarizes, would otherwise round each lane through a
-    call of `__truncsfbf2`. Numerics are unchanged: only bits move. On a
-    target with bf16 conversions (`llvm.target`, else the host) the module
-    is left as it is.
+    call of `__truncsfbf2`; and LLVM 22's SVE lowering of fixed-width
+    vectors cannot select an element extract of bf16 (it stops with
+    "Cannot select: extract_vector_elt"). On i16 the same instructions move
+    the same bits on every target, so the pass runs on all of them.
+    Numerics are unchanged: only bits move.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -156,7 +165,9 @@ def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
     that CPU, e.g. `cpu=sapphirerapids` or `features=+avx512f,+avx512bf16`.
     Empty options take both from the module's `llvm.target` attribute
     (`pe-set-target`); without options or attribute the functions are left
-    as they are.
+    as they are. A module's `pe.sve_vector_bits` becomes every function's
+    `vscale_range`, so that LLVM computes its fixed-width vectors with SVE
+    instructions of that length.
   }];
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",

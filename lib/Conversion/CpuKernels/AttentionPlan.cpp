@@ -151,8 +151,9 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.rowVectors = tile.vectors;
   p.keysPerMicroTile = tile.columns;
   p.channelsPerMicroTile = tile.columns;
-  p.maskedChannelsPerMicroTile = maskedMicroTileColumns(tile, target.vectorRegisters);
-  p.decodeAccumulators = decodeAccumulators(target);
+  p.maskedChannelsPerMicroTile = maskedMicroTileColumns(tile, target);
+  p.decodeAccumulators = decodeAccumulators(target, /*masked=*/false);
+  p.decodeMaskedAccumulators = decodeAccumulators(target, /*masked=*/true);
 
   chooseKind(p, options, qType.getDimSize(2));
   p.keysPerTile = keysPerTile(p, options);

@@ -56,6 +56,8 @@ struct AttentionPlan {
   int64_t maskedChannelsPerMicroTile = 0;
   /// Accumulators of the decode kernel's P V chunks.
   int64_t decodeAccumulators = 16;
+  /// The same for FMAs that skip keys of weight 0.
+  int64_t decodeMaskedAccumulators = 16;
   /// Fused RoPE: the rotated channels (0: none) and the pairing.
   int64_t rotaryDim = 0;
   RopeStyle ropeStyle = RopeStyle::half;

@@ -140,11 +140,10 @@ private:
       function_ref<SmallVector<Value>(Value s, int64_t v0, int64_t vectors, ValueRange acc)>;
 
   /// O[r][e] = alpha[r] O[r][e] + the sum over steps [0, steps) of `step`, in
-  /// chunks of value channels that keep rows x vectors within the plan's
-  /// decode accumulators.
-  void accumulateChunks(Value steps, ChunkStep step) {
+  /// chunks of value channels that keep rows x vectors within `accumulators`.
+  void accumulateChunks(Value steps, int64_t accumulators, ChunkStep step) {
     const int64_t vectors = p.valueDim / g.lanes;
-    const int64_t chunk = std::clamp<int64_t>(p.decodeAccumulators / p.validRows, 1, vectors);
+    const int64_t chunk = std::clamp<int64_t>(accumulators / p.validRows, 1, vectors);
     auto at = [&](int64_t r, int64_t v) {
       return SmallVector<Value>{g.index(r), g.index(v * g.lanes)};
     };
@@ -171,7 +170,9 @@ private:
   /// `skipZeroWeights` keys of weight 0 add nothing even where their value is
   /// NaN or inf. The first chunk prefetches the next tile's rows of V.
   void accumulateValues(Value k0, Value kCount, TileRow value, bool skipZeroWeights) {
-    accumulateChunks(kCount, [&](Value j, int64_t v0, int64_t nv,
+    int64_t accumulators =
+        skipZeroWeights ? p.decodeMaskedAccumulators : p.decodeAccumulators;
+    accumulateChunks(kCount, accumulators, [&](Value j, int64_t v0, int64_t nv,
                                  ValueRange a) -> SmallVector<Value> {
       if (v0 == 0)
         prefetchNextTile(buf.v, k0, j);
@@ -195,7 +196,7 @@ private:
     auto raw = VectorType::get({g.lanes}, p.element);
     Value zero = arith::ConstantOp::create(g.b, g.b.getZeroAttr(raw));
     Value last = g.sub(kCount, g.index(1));
-    accumulateChunks(pairs, [&](Value jp, int64_t v0, int64_t nv,
+    accumulateChunks(pairs, p.decodeAccumulators, [&](Value jp, int64_t v0, int64_t nv,
                                 ValueRange a) -> SmallVector<Value> {
       Value j = g.mul(jp, g.index(2));
       Value j1 = g.add(j, g.index(1));

@@ -1,0 +1,92 @@
+"""The machine code of the attention kernels on every target: vector FMAs of
+the target's width in the inner loops, and no spills there.
+
+Each kernel is compiled to assembly (`pe-compile --emit=asm`, LLVM's verbose
+assembly, which marks loops and names spills and reloads); the innermost
+loops holding at least 8 FMAs (`pe.testing.inner_loops`) must use the
+target's vectors (ymm for AVX2, zmm for AVX-512, `fmla v*.4s` for NEON,
+`fmla z*.s` for SVE) and contain no `Spill` and no reload that is an
+instruction of its own (a `Folded Reload` is an FMA's memory operand: a
+loop-invariant row of Q that LLVM hoisted and reads back where the source
+reads it from the kernel's scratch).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from pe import runner
+from pe.testing import inner_loops
+
+PREFILL = """
+func.func @prefill(%q: tensor<1x32x?x128x{t}>, %k: tensor<1x8x?x128x{t}>, %v: tensor<1x8x?x128x{t}>,
+                   %p: tensor<?xi32>) -> tensor<1x32x?x128x{t}> {{
+  %o = pe.attention %q, %k, %v q_positions(%p : tensor<?xi32>) k_positions(%p : tensor<?xi32>)
+       causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0,
+       original_max_position_embeddings = 8192>>)
+       : tensor<1x32x?x128x{t}>, tensor<1x8x?x128x{t}>, tensor<1x8x?x128x{t}> -> tensor<1x32x?x128x{t}>
+  return %o : tensor<1x32x?x128x{t}>
+}}
+"""
+# Decode over a cache of static length, as the benchmarks run it. (With a
+# dynamic key count, LLVM keeps enough values live across the loop of the
+# tiles with masked keys that AVX-512 and NEON spill an accumulator or two
+# there; those tiles are the window's and the mask operand's edges.)
+DECODE = """
+func.func @decode(%q: tensor<1x32x1x128x{t}>, %k: tensor<1x8x4096x128x{t}>,
+                  %v: tensor<1x8x4096x128x{t}>) -> tensor<1x32x1x128x{t}> {{
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x32x1x128x{t}>, tensor<1x8x4096x128x{t}>, tensor<1x8x4096x128x{t}>
+       -> tensor<1x32x1x128x{t}>
+  return %o : tensor<1x32x1x128x{t}>
+}}
+"""
+
+# target: (pe-compile arguments, the FMA of the target's vectors)
+TARGETS = {
+    "avx2": (["--mtriple=x86_64-linux-gnu", "--mcpu=znver2"], r"vfmadd\d+ps\s.*%ymm"),
+    "avx512": (["--mtriple=x86_64-linux-gnu", "--mcpu=znver4"], r"vfmadd\d+ps\s.*%zmm"),
+    "neon": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"], r"fmla\s+v\d+\.4s"),
+    "neon-v2": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v2"], r"fmla\s+v\d+\.4s"),
+    "sve256": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v1", "--sve-vector-bits=256"],
+               r"fmla\s+z\d+\.s"),
+}
+ANY_FMA = r"\bv?fmadd\d+ps\b|\bfmla\b"
+
+
+def assembly(ir, args):
+    proc = subprocess.run([runner.PE_COMPILE, "-", "--emit=asm", "-o", "-", *args], input=ir,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("kernel", ["prefill", "decode"])
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_inner_loops_fma_without_spills(target, kernel):
+    args, fma = TARGETS[target]
+    ir = (PREFILL if kernel == "prefill" else DECODE).format(t="f32")
+    text = assembly(ir, args)
+    hot = [(header, body) for header, body in inner_loops(text)
+           if sum(bool(re.search(ANY_FMA, line)) for line in body) >= 8]
+    assert hot, "no inner loop of vector FMAs"
+    for header, body in hot:
+        fmas = [line for line in body if re.search(ANY_FMA, line)]
+        assert all(re.search(fma, line) for line in fmas), \
+            f"{header}: FMAs not of the target's vectors: {fmas[:3]}"
+        spills = [line for line in body if "Spill" in line or
+                  ("Reload" in line and "Folded Reload" not in line)]
+        assert not spills, f"{header}: {len(spills)} spills/reloads: {spills[:3]}"
+    if target == "avx2":
+        assert "zmm" not in text, "AVX-512 registers in code for an AVX2 CPU"
+
+
+def test_bf16_kernels_use_the_targets_dot_products():
+    """bf16 prefill: vdpbf16ps where AVX512-BF16 is, f32 FMAs on AVX2."""
+    ir = PREFILL.format(t="bf16")
+    assert "vdpbf16ps" in assembly(ir, TARGETS["avx512"][0])
+    avx2 = assembly(ir, TARGETS["avx2"][0])
+    assert "vdpbf16ps" not in avx2 and re.search(TARGETS["avx2"][1], avx2)
