@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
     }
     fclose(f);
   }
-  size_t bytes = sizeof(float) * ((size_t)sq * hq * d * 2 + (size_t)skv * hkv * d * 2 + d) +
+  // Q, rotated Q and the output; K, rotated K and V; the factors.
+  size_t bytes = sizeof(float) * ((size_t)sq * hq * d * 3 + (size_t)skv * hkv * d * 3 + d) +
                  sizeof(ggml_fp16_t) * (size_t)sq * skv + sizeof(int32_t) * (sq + skv) +
                  ((size_t)64 << 20);
   struct ggml_init_params params = {bytes, NULL, false};

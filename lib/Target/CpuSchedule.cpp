@@ -2,6 +2,7 @@
 #include "pe/Target/CpuSchedule.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <numeric>
@@ -62,7 +63,13 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
   keys = (keys + multiple - 1) / multiple * multiple;
   if (requested > 0 || target.l2Bytes <= 0)
     return keys;
-  while (keys > multiple && bytesPerKey * keys + fixedBytes > target.l2Bytes / 2)
+  // Half of L2 for the streamed tile; a size that overflows does not fit.
+  auto fits = [&](int64_t k) {
+    std::optional<int64_t> bytes = llvm::checkedMul(bytesPerKey, k);
+    bytes = bytes ? llvm::checkedAdd(*bytes, fixedBytes) : std::nullopt;
+    return bytes && *bytes <= target.l2Bytes / 2;
+  };
+  while (keys > multiple && !fits(keys))
     keys = std::max(multiple, (keys / 2 + multiple - 1) / multiple * multiple);
   return keys;
 }

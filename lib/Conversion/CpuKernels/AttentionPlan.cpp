@@ -143,7 +143,8 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.queriesPerTask = std::max<int64_t>(1, *rows / p.group);
   std::optional<int64_t> taskRows =
       roundUp(llvm::checkedMul(p.queriesPerTask, p.group).value_or(-1), p.lanes);
-  if (!taskRows || *taskRows < 1)
+  // The task's Q and O rows alone must fit the scratch bound.
+  if (!taskRows || *taskRows < 1 || *taskRows > kMaxScratchBytes / 4)
     return std::nullopt;
   p.rows = *taskRows;
   MicroTile tile =
