@@ -55,6 +55,10 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(createPERequestCWrappers());
 
+  // Dot products of bf16 pairs as vdpbf16ps, BFDOT or f32 FMAs (after
+  // bufferization: the AArch64 intrinsic declares no memory effects).
+  pm.addPass(createPELowerBf16Dot());
+
   // bf16 rounding in integer IR where the target has no instruction for it
   // (LLVM would call a compiler-rt helper that no library links).
   pm.addPass(createPEExpandBf16Conversions());

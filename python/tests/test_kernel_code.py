@@ -84,9 +84,14 @@ def test_inner_loops_fma_without_spills(target, kernel):
         assert "zmm" not in text, "AVX-512 registers in code for an AVX2 CPU"
 
 
-def test_bf16_kernels_use_the_targets_dot_products():
-    """bf16 prefill: vdpbf16ps where AVX512-BF16 is, f32 FMAs on AVX2."""
-    ir = PREFILL.format(t="bf16")
+@pytest.mark.parametrize("kernel", ["prefill", "decode"])
+def test_bf16_kernels_use_the_targets_dot_products(kernel):
+    """bf16: vdpbf16ps where AVX512-BF16 is, BFDOT on NEON with BF16, f32
+    FMAs on AVX2 and NEON without BF16."""
+    ir = (PREFILL if kernel == "prefill" else DECODE).format(t="bf16")
     assert "vdpbf16ps" in assembly(ir, TARGETS["avx512"][0])
+    assert re.search(r"bfdot\s+v\d+\.4s", assembly(ir, TARGETS["neon-v2"][0]))
     avx2 = assembly(ir, TARGETS["avx2"][0])
     assert "vdpbf16ps" not in avx2 and re.search(TARGETS["avx2"][1], avx2)
+    neon = assembly(ir, TARGETS["neon"][0])
+    assert "bfdot" not in neon and re.search(TARGETS["neon"][1], neon)

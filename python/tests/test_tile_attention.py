@@ -345,10 +345,16 @@ OTHER_TARGETS = {
     "sve256": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v1", "--sve-vector-bits=256"),
                1, emulated.missing("aarch64")),
 }
+# bf16 on BFDOT dot products (NEON with BF16, Neoverse V2: pe-compile's
+# default --bf16-dot=auto), for the low-precision cases.
+BF16_DOT_TARGETS = {
+    "neon-bfdot": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v2"), 1,
+                   emulated.missing("aarch64")),
+}
 
 
 def _target(which):
-    args, threads, missing = OTHER_TARGETS[which]
+    args, threads, missing = {**OTHER_TARGETS, **BF16_DOT_TARGETS}[which]
     if missing:
         pytest.skip(f"{which}: {missing}")
     return args, threads
@@ -367,7 +373,7 @@ def test_other_targets(name, which):
     _check(got, want, "f32", f"{which} {name}")
 
 
-@pytest.mark.parametrize("which", sorted(OTHER_TARGETS))
+@pytest.mark.parametrize("which", sorted(OTHER_TARGETS) + sorted(BF16_DOT_TARGETS))
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "mask-causal-rope",
                                   "odd-dims-partial-rope", "decode-rope-bf16-shapes"])

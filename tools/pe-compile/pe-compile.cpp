@@ -235,10 +235,12 @@ static cl::opt<Choice> amxMode(
                                            "new and opt-in)")),
     cl::init(Choice::Off), cl::cat(category));
 static cl::opt<Choice> bf16DotMode(
-    "bf16-dot", cl::desc("bf16 attention on AVX512-BF16 dot products (vdpbf16ps)"),
+    "bf16-dot",
+    cl::desc("bf16 attention on bf16 dot products: vdpbf16ps (AVX512-BF16) or "
+             "BFDOT (AArch64 BF16, NEON)"),
     cl::values(clEnumValN(Choice::Auto, "auto",
-                          "when the target CPU has avx512bf16 (default)"),
-               clEnumValN(Choice::On, "on", "always (the target must have avx512bf16)"),
+                          "when the target CPU has them (default)"),
+               clEnumValN(Choice::On, "on", "always (compiles for avx512bf16 or +bf16)"),
                clEnumValN(Choice::Off, "off", "never: bf16 computed with f32 FMAs")),
     cl::init(Choice::Auto), cl::cat(category));
 static cl::opt<bool> tensorCores(
@@ -954,16 +956,23 @@ int main(int argc, char **argv) {
   if (failed(cpuTarget))
     return 1;
   const bool x86 = cpuTarget->isa == pe::CpuIsa::X86;
-  if ((amxMode == Choice::On || bf16DotMode == Choice::On) && !x86)
-    return fail("--amx=on and --bf16-dot=on are x86 kernels, but the target is " +
-                cpuTarget->triple);
+  // bf16 dot products: vdpbf16ps (x86), BFDOT on NEON's 4-lane vectors.
+  const bool dotIsa =
+      x86 || (cpuTarget->isa == pe::CpuIsa::AArch64 && cpuTarget->sveVectorBits == 0);
+  if (amxMode == Choice::On && !x86)
+    return fail("--amx=on is an x86 kernel, but the target is " + cpuTarget->triple);
+  if (bf16DotMode == Choice::On && !dotIsa)
+    return fail("--bf16-dot=on computes with vdpbf16ps (x86) or BFDOT (AArch64 NEON), "
+                "but the target is " + cpuTarget->summary());
   bool amx = amxMode == Choice::On || (amxMode == Choice::Auto && cpuTarget->amx);
   bool bf16Dot = bf16DotMode == Choice::On ||
-                 (bf16DotMode == Choice::Auto && x86 && cpuTarget->bf16Dot);
+                 (bf16DotMode == Choice::Auto && dotIsa && cpuTarget->bf16Dot);
   if (target == Target::GpuOnCpu)
     amx = bf16Dot = false;
   if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot)) {
-    cpuTarget = describeTarget(amx ? "+amx-tile,+amx-bf16" : "+avx512bf16");
+    cpuTarget = describeTarget(amx   ? "+amx-tile,+amx-bf16"
+                               : x86 ? "+avx512bf16"
+                                     : "+bf16");
     if (failed(cpuTarget))
       return 1;
   }

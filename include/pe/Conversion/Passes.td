@@ -122,9 +122,11 @@ def PETileAttention : Pass<"pe-tile-attention"> {
 
     Runs on a symbol table (a module), where it adds the kernels.
 
-    With `bf16-dot`, bf16 prefill computes both products with AVX512-BF16
-    dot products (x86vector.avx512.dot = vdpbf16ps, bf16 pairs into f32
-    lanes): the prefill schedule with Q^T, P^T and V in bf16 pairs, P
+    With `bf16-dot`, bf16 prefill computes both products with bf16 dot
+    products (`vector.contract` of bf16 pairs into f32 lanes, which
+    `pe-lower-bf16-dot` makes vdpbf16ps with AVX512-BF16 and BFDOT on
+    AArch64 NEON with BF16; the kernel is chosen on 16-lane x86 and 4-lane
+    AArch64 vectors only): the prefill schedule with Q^T, P^T and V in bf16 pairs, P
     rounded to bf16 for P V, softmax statistics f32.
 
     With `amx`, bf16 prefill computes both products on AMX tiles (16 x 16
@@ -150,8 +152,9 @@ def PETileAttention : Pass<"pe-tile-attention"> {
            "bf16 attention on AMX tiles (the target must have amx-bf16; the "
            "code calls pe_runtime_enable_amx)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
-           "bf16 attention on AVX512-BF16 dot products (the target must have "
-           "avx512bf16; amx takes precedence)">,
+           "bf16 attention on bf16 dot products: vdpbf16ps with AVX-512 (the "
+           "target must have avx512bf16), BFDOT on AArch64 NEON (the target must "
+           "have bf16); amx takes precedence">,
   ];
   let dependentDialects = [
     "::mlir::amx::AMXDialect", "::mlir::LLVM::LLVMDialect",
@@ -159,7 +162,7 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 

@@ -56,6 +56,33 @@ def PEExpandBf16Conversions : Pass<"pe-expand-bf16-conversions", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def PELowerBf16Dot : Pass<"pe-lower-bf16-dot", "ModuleOp"> {
+  let summary = "Dot products of bf16 pairs as the target's instruction";
+  let description = [{
+    Rewrites every `vector.contract` that is a dot product of bf16 pairs,
+    `acc[i] + lhs[i][0] * rhs[i][0] + lhs[i][1] * rhs[i][1]` with
+    `lhs, rhs : vector<N x 2 x bf16>` and `acc : vector<N x f32>` (the form
+    the bf16 attention kernels emit, `buildBf16PairDot`), for the module's
+    target (its `llvm.target`, else the host):
+
+    - x86 with AVX512-BF16: `x86vector.avx512.dot` (`vdpbf16ps`) on 16 f32
+      lanes;
+    - AArch64 with BF16: `llvm.aarch64.neon.bfdot` on 2 or 4 f32 lanes (the
+      ArmNeon dialect has no op for BFDOT; the intrinsic call declares no
+      memory effects, which buffer deallocation rejects, so the pass runs
+      after bufferization);
+    - anywhere else: even and odd bf16 lanes extended to f32 and two FMAs
+      per lane, `fma(l[2i+1], r[2i+1], fma(l[2i], r[2i], acc[i]))`.
+
+    The instructions round and treat subnormal inputs as their hardware
+    does: results agree with the FMAs to f32 rounding of the products, not
+    bit for bit. Other contractions are left as they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
+}
+
 def PEBf16BitsAsI16 : Pass<"pe-bf16-bits-as-i16", "ModuleOp"> {
   let summary = "Move bf16 values as i16";
   let description = [{

@@ -81,14 +81,18 @@ int64_t keysPerTile(const AttentionPlan &p, const AttentionPlanOptions &options)
 /// pair kernels where the options and the target allow them, else Tiled.
 void chooseKind(AttentionPlan &p, const AttentionPlanOptions &options, int64_t sq) {
   const int64_t lanes = p.lanes;
-  // vdpbf16ps and AMX work on 512-bit vectors of 16 f32 lanes.
-  const bool bf16Dot = options.bf16Dot && lanes == 16 && p.element.isBF16() &&
+  // The instructions the bf16 pair dot products become: vdpbf16ps on 512-bit
+  // vectors of 16 f32 lanes, BFDOT on NEON's 4 (not SVE's longer ones).
+  const CpuIsa isa = options.target.isa;
+  const bool dotLanes = (isa == CpuIsa::X86 && lanes == 16) ||
+                        (isa == CpuIsa::AArch64 && lanes == 4);
+  const bool bf16Dot = options.bf16Dot && dotLanes && p.element.isBF16() &&
                        p.valueDim % lanes == 0;
   if (bf16Dot && p.headDim % 2 == 0) {
     p.kind = AttentionKernelKind::Bf16Dot;
     p.dotProducts = true;
   }
-  if (options.amx && lanes == 16 && p.element.isBF16() && p.headDim % 32 == 0 &&
+  if (options.amx && isa == CpuIsa::X86 && lanes == 16 && p.element.isBF16() && p.headDim % 32 == 0 &&
       p.valueDim % lanes == 0) {
     p.kind = AttentionKernelKind::Amx;
     p.dotProducts = false;

@@ -1,8 +1,8 @@
-//===- Bf16DotKernel.cpp - bf16 prefill on AVX512-BF16 dot products -------===//
+//===- Bf16DotKernel.cpp - bf16 prefill on bf16 dot products --------------===//
 //
-// bf16 prefill where the CPU has avx512_bf16: both products are micro-tiles
-// of `x86vector.avx512.dot` (vdpbf16ps), which adds to each of 16 f32 lanes
-// the products of a bf16 pair,
+// bf16 prefill where the CPU has bf16 dot products: both products are
+// micro-tiles of bf16 pair dot products (buildBf16PairDot; vdpbf16ps on
+// AVX512-BF16, BFDOT on AArch64 with BF16), which add to each f32 lane the products of a bf16 pair,
 //   acc[i] += a[2i] b[2i] + a[2i+1] b[2i+1],
 // twice the f32 FMA rate. As in the Tiled kernel the vectors run along the
 // rows, so the softmax (f32 statistics, shared code) needs no horizontal

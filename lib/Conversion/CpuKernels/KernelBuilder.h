@@ -9,6 +9,7 @@
 #ifndef PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 #define PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 
+#include "pe/Dialect/PE/Utils/Bf16PairDot.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,7 +19,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -65,11 +65,9 @@ struct KernelBuilder {
   Value toI64(Value index) { return arith::IndexCastOp::create(b, i64(), index); }
 
   Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, x, y, z); }
-  /// acc[i] + x[2i] y[2i] + x[2i+1] y[2i+1]: 16 f32 lanes, 32 bf16 operands
-  /// (vdpbf16ps).
-  Value bf16Dot(Value acc, Value x, Value y) {
-    return x86vector::DotBF16Op::create(b, acc, x, y);
-  }
+  /// acc[i] + x[2i] y[2i] + x[2i+1] y[2i+1] (a vector.contract that
+  /// pe-lower-bf16-dot makes vdpbf16ps, BFDOT or f32 FMAs for the target).
+  Value bf16Dot(Value acc, Value x, Value y) { return pe::buildBf16PairDot(b, acc, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }

@@ -171,8 +171,9 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // CHECK-DOT: vector.bitcast %[[KPAIR]] : vector<2xbf16> to vector<1xi32>
 // CHECK-DOT: vector.broadcast %{{.*}} : i32 to vector<16xi32>
 // CHECK-DOT: %[[K:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
-// CHECK-DOT-COUNT-4: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[K]] : vector<32xbf16> -> vector<16xf32>
-// CHECK-DOT-COUNT-20: x86vector.avx512.dot
+// CHECK-DOT: %[[KP:.*]] = vector.shape_cast %[[K]] : vector<32xbf16> to vector<16x2xbf16>
+// CHECK-DOT: vector.contract {{.*}} %{{.*}}, %[[KP]], %{{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
+// CHECK-DOT-COUNT-23: vector.contract
 // Weight rows 2 jp and 2 jp + 1 zipped, rounded to bf16.
 // CHECK-DOT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}} : vector<16xf32>, vector<16xf32>
 // CHECK-DOT-NEXT: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
@@ -185,7 +186,7 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // CHECK-DOT: math.fma
 // CHECK-DOT: } else {
 // CHECK-DOT: vector.load %{{.*}} : memref<48x128xbf16>, vector<32xbf16>
-// CHECK-DOT: x86vector.avx512.dot
+// CHECK-DOT: vector.contract
 // CHECK-DOT-LLVM: llvm.func internal @pe_attention_kernel
 // CHECK-DOT-LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: tensor<1x1x?x32xbf16>) -> tensor<1x4x?x32xbf16> {
@@ -203,8 +204,8 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 // CHECK-DOT-DAG: memref.alloca() : memref<16x64xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<96x32xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<3>, data : memref<1x2x?x64xbf16>
-// CHECK-DOT: %[[DOT:.*]] = x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
-// CHECK-DOT: x86vector.avx512.dot %[[DOT]], %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-DOT: %[[DOT:.*]] = vector.contract {{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
+// CHECK-DOT: vector.contract {{.*}}, %[[DOT]] : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
 // CHECK-DOT: vector.reduction <add>
 // CHECK-DOT: scf.if %{{.*}} {
 // CHECK-DOT: arith.cmpf une
@@ -212,7 +213,7 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 // CHECK-DOT: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
 // CHECK-DOT: memref.prefetch %arg2
 // CHECK-DOT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}} : vector<16xbf16>, vector<16xbf16>
-// CHECK-DOT: x86vector.avx512.dot
+// CHECK-DOT: vector.contract
 func.func @bf16_dot_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x1x64xbf16> {
   %o = pe.attention %q, %k, %v causal : tensor<1x8x1x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
