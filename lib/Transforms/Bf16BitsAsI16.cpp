@@ -3,6 +3,7 @@
 
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::pe {

@@ -4,6 +4,7 @@
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 #include "pe/Target/CpuTarget.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 

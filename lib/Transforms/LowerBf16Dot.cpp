@@ -4,6 +4,11 @@
 #include "pe/Dialect/PE/Utils/Bf16PairDot.h"
 #include "pe/Target/CpuTarget.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 

@@ -1,6 +1,8 @@
 //===- LowerStridedCopies.cpp - pe-lower-strided-copies -------------------===//
 #include "pe/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::pe {

@@ -2,6 +2,7 @@
 #include "pe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::pe {
 #define GEN_PASS_DEF_PEREADONLYARGUMENTS

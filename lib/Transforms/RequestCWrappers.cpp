@@ -1,6 +1,7 @@
 //===- RequestCWrappers.cpp - pe-request-c-wrappers -----------------------===//
 #include "pe/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::pe {

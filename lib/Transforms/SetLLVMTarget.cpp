@@ -1,5 +1,6 @@
 //===- SetLLVMTarget.cpp - pe-set-llvm-target -----------------------------===//
 #include "pe/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "pe/Target/CpuTarget.h"
 

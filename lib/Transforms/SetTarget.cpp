@@ -1,5 +1,6 @@
 //===- SetTarget.cpp - pe-set-target --------------------------------------===//
 #include "pe/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "pe/Target/CpuTarget.h"
 
