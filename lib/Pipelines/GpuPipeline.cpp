@@ -209,6 +209,7 @@ void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createPEBoolVectorsAsBytes());
 
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
@@ -219,6 +220,7 @@ void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createPEBoolVectorsAsBytes());
 }
 
 void pe::buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {

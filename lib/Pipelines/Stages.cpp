@@ -27,6 +27,8 @@ void pe::addFoldsAndFusions(OpPassManager &pm, bool fuse) {
 }
 
 void pe::addLinalgFusion(OpPassManager &pm) {
+  // linalg.softmax (an importer's unraised softmax) as fills and generics.
+  pm.addPass(createPEDecomposeAggregatedOps());
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -98,6 +100,8 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // i1 vectors in memory as bytes (an i1 memref has a byte per element).
+  pm.addPass(createPEBoolVectorsAsBytes());
   // bf16 bits moved as i16 where LLVM would legalize bf16 through f32.
   pm.addPass(createPEBf16BitsAsI16());
   pm.addPass(createCanonicalizerPass());

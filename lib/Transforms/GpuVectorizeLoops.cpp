@@ -35,7 +35,7 @@ constexpr int64_t kVectorBytes = 16;
 /// multiples of `lanes`; else the element's own alignment.
 llvm::Align accessAlignment(Value memref, int64_t lanes) {
   auto type = cast<MemRefType>(memref.getType());
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8); // i1: a byte
   // Row-major: every outer stride is a multiple of the innermost size.
   bool rowsAligned = type.getLayout().isIdentity() && type.getRank() > 0 &&
                      !type.isDynamicDim(type.getRank() - 1) &&
@@ -102,7 +102,7 @@ public:
         auto type = store.getMemRefType();
         if (!type.getElementType().isIntOrFloat()) // index: no fixed width
           return 0;
-        int64_t bytes = type.getElementTypeBitWidth() / 8;
+        int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8); // i1: a byte
         SmallVector<int64_t> strides;
         int64_t offset;
         if (store.getIndices().back() != iv ||

@@ -52,6 +52,7 @@ def _find_pe_compile() -> str:
 PE_COMPILE = _find_pe_compile()
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": BF16,
+          "i1": np.bool_, "i8": np.int8, "i16": np.int16,
           "i32": np.int32, "i64": np.int64, "index": np.int64}
 _CTYPE = {"f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
           "bf16": ctypes.c_uint16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
@@ -153,7 +154,8 @@ def _descriptor(rank: int, element: str) -> type:
     return _DESCRIPTORS[key]
 
 
-_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+_INT_RANGE = {"i1": (0, 1), "i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1),
+              "i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
               "index": (-2**63, 2**63 - 1)}
 
 

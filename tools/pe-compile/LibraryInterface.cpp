@@ -47,7 +47,12 @@ static SmallVector<Entry> exportedEntries(ModuleOp module, StringRef prefix) {
 }
 
 /// The C spelling of an element type, and its short name (the dtype).
-static std::optional<std::pair<StringRef, StringRef>> cElement(Type type) {
+/// Integers narrower than 32 bits have a C form only as tensor elements (a
+/// scalar argument would depend on the ABI's extension of narrow values).
+static std::optional<std::pair<StringRef, StringRef>> cElement(Type valueType) {
+  Type type = getElementTypeOrSelf(valueType);
+  if (!isa<ShapedType>(valueType) && type.isInteger() && type.getIntOrFloatBitWidth() < 32)
+    return std::nullopt;
   if (type.isF32())
     return std::pair{"float", "f32"};
   if (type.isF64())
@@ -56,6 +61,12 @@ static std::optional<std::pair<StringRef, StringRef>> cElement(Type type) {
     return std::pair{"uint16_t", "f16"}; // IEEE half bits
   if (type.isBF16())
     return std::pair{"uint16_t", "bf16"}; // bfloat16 bits
+  if (type.isInteger(1))
+    return std::pair{"bool", "i1"}; // a byte per element, 0 or 1
+  if (type.isInteger(8))
+    return std::pair{"int8_t", "i8"};
+  if (type.isInteger(16))
+    return std::pair{"int16_t", "i16"};
   if (type.isInteger(32))
     return std::pair{"int32_t", "i32"};
   if (type.isInteger(64))
@@ -72,7 +83,7 @@ struct HeaderWriter {
 
   /// The C type of a value of `type`, declaring descriptor structs on the way.
   FailureOr<std::string> cType(Type type, Location loc) {
-    auto element = cElement(getElementTypeOrSelf(type));
+    auto element = cElement(type);
     if (!element || (!isa<MemRefType>(type) && isa<ShapedType>(type)))
       return emitError(loc) << "no C form for type " << type;
     auto memref = dyn_cast<MemRefType>(type);
@@ -170,7 +181,7 @@ LogicalResult pe::emitCHeader(ModuleOp module, StringRef prefix, StringRef guard
      << " * error status; " << prefix
      << "last_error() then describes it. */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-     << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "#include <stdbool.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << kStatusCodes << writer.structs << decls << "const char *" << prefix
      << "last_error(void);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
@@ -181,7 +192,7 @@ LogicalResult pe::emitCHeader(ModuleOp module, StringRef prefix, StringRef guard
 /// {"kind": "other", "type": "vector<16xf32>"} for a type without a C form
 /// (callable from C through the entry, but not described further).
 static LogicalResult writeValue(llvm::json::OStream &j, Type type, Location loc) {
-  auto element = cElement(getElementTypeOrSelf(type));
+  auto element = cElement(type);
   if (!element || (!isa<MemRefType>(type) && isa<ShapedType>(type))) {
     std::string spelled;
     llvm::raw_string_ostream(spelled) << type;

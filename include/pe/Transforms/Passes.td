@@ -102,6 +102,40 @@ def PEBf16BitsAsI16 : Pass<"pe-bf16-bits-as-i16", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def PEDecomposeAggregatedOps : Pass<"pe-decompose-aggregated-ops"> {
+  let summary = "Decompose aggregated linalg ops into the ops they stand for";
+  let description = [{
+    Ops that implement `linalg::AggregatedOpInterface` (`linalg.softmax`,
+    the Winograd transforms) are replaced by their own decomposition into
+    `linalg.fill` and `linalg.generic` (for softmax: the row maximum,
+    `exp(x - max)`, its row sum, the quotient), which tiling,
+    vectorization and bufferization handle. Importers emit
+    `linalg.softmax` for every softmax that is not raised into
+    `pe.attention`; without this pass such a function would not compile.
+    An op whose decomposition fails is an error, never left for a later
+    conversion to trip over.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def PEBoolVectorsAsBytes : Pass<"pe-bool-vectors-as-bytes"> {
+  let summary = "Load and store i1 vectors as bytes";
+  let description = [{
+    On the LLVM dialect. A memref of i1 holds one byte per element: that is
+    how LLVM lays out an array of i1 (constants become `[N x i1]` globals),
+    how scalar `i1` loads and stores address it, and how C callers pass
+    bool arrays. A `<N x i1>` vector in memory, however, is N bits: a
+    vectorized read of an i1 mask or condition would read the bits of its
+    first bytes instead of its elements. Every `llvm.load`,
+    `llvm.intr.masked.load`, `llvm.store` and `llvm.intr.masked.store` of
+    an i1 vector is rewritten to move `<N x i8>`: loads compare the bytes
+    with zero, stores zero-extend. (Gathers and scatters already address
+    one element per lane.)
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
   let summary = "Tile linalg ops on tensors to vector-width rows and vectorize them";
   let description = [{
