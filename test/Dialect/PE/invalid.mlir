@@ -1468,6 +1468,17 @@ func.func @ntk_frequency_overflow() {
 
 // -----
 
+// #pe.rope: derived frequencies are at most 1e30, so that p * f stays finite
+// for every i64 position. Llama 3 with original_max_position_embeddings =
+// INT64_MAX and a tiny factor: the lowest frequency divided by 1e-300.
+func.func @llama3_frequency_too_large() {
+  // expected-error @+1 {{'#pe.rope' derives inverse frequency 3 = 1.778279e+281 from theta = 1.000000e+25 and its scaling's factor = 1.000000e-300, above 1.000000e+30 (angles of large positions would overflow)}}
+  %f = pe.rope_frequencies #pe.rope<theta = 1.0e25, rotary_dim = 8, scaling = #pe.llama3<factor = 1.0e-300, original_max_position_embeddings = 9223372036854775807>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // #pe.rope: derived frequencies are finite (a subnormal linear factor divides
 // to inf).
 func.func @linear_frequency_overflow() {

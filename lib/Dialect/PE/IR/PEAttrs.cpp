@@ -401,6 +401,10 @@ LogicalResult ProportionalScalingAttr::verifyForRotaryDim(EmitErrorFn,
 /// them, and inf * 0 is NaN) and the attention factor a finite f32 > 0.
 /// Checked where the frequencies are built at compile time (rotary_dim up to
 /// 2^21; larger rotations are not lowered).
+/// The largest inverse frequency a rotation may have (in radians per
+/// position; unscaled frequencies are at most 1).
+constexpr double kMaxInverseFrequency = 1e30;
+
 static LogicalResult verifyDerivedConstants(EmitErrorFn emitError, double theta,
                                             int64_t rotaryDim,
                                             RopeScalingAttrInterface scaling) {
@@ -418,13 +422,24 @@ static LogicalResult verifyDerivedConstants(EmitErrorFn emitError, double theta,
     choices[1].longRopeChoice = formula::LongRopeChoice::Long;
   }
   for (const formula::RopeConfig &choice : choices)
-    for (auto [i, f] : llvm::enumerate(formula::inverseFrequencies(choice)))
+    for (auto [i, f] : llvm::enumerate(formula::inverseFrequencies(choice))) {
       if (!std::isfinite(f) || f < 0.0)
         return emitError() << "'#pe.rope' derives inverse frequency " << i
                            << " = " << (std::isnan(f) ? "nan" : f < 0 ? "-" : "")
                            << (std::isinf(f) ? "inf" : std::isnan(f) ? "" : std::to_string(std::abs(f)))
                            << " from its parameters, which is not a finite "
                               "number >= 0";
+      // Angles p * f of every i64 position stay finite (|p f| < 2^63 1e30).
+      if (f > kMaxInverseFrequency) {
+        InFlightDiagnostic diag = emitError();
+        diag << "'#pe.rope' derives inverse frequency " << i << " = " << f
+             << " from theta = " << theta;
+        if (scaling && config.kind != formula::ScalingKind::None)
+          diag << " and its scaling's factor = " << config.factor;
+        return diag << ", above " << kMaxInverseFrequency
+                    << " (angles of large positions would overflow)";
+      }
+    }
   double m = formula::attentionFactor(config);
   if (!(m > 0.0 && m <= double(std::numeric_limits<float>::max())))
     return emitError() << "'#pe.rope' derives the attention factor " << m
