@@ -291,7 +291,7 @@ static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
       if (!read && f->origin)
         read = Read{f->origin, f->originPoint};
       // select(c, 0, -inf) made from a select on the scores: c is the mask.
-      if (!read && f->kind == ExprKind::Opaque && f->name == "arith.select" &&
+      if (!read && isOpaque<arith::SelectOp>(f) &&
           f->operands[0]->origin) {
         read = Read{f->operands[0]->origin, f->operands[0]->originPoint};
         proof.maskIsCondition = true;
@@ -337,7 +337,7 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   // softmax(select(c, s, -inf)): the scores s, masked where c is false.
   if (x->size() == 1 && x->front().coefficient == 1 && x->front().factors.size() == 1) {
     ExprRef f = stripCasts(x->front().factors[0]);
-    if (f->kind == ExprKind::Opaque && f->name == "arith.select" &&
+    if (isOpaque<arith::SelectOp>(f) &&
         f->operands[2]->kind == ExprKind::Constant && f->operands[2]->number <= kMasked) {
       auto select = std::make_shared<Expr>(*f);
       select->operands = {f->operands[0], constant(0.0),

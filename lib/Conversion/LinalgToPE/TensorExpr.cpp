@@ -34,6 +34,19 @@ ExprRef pe::raising::constant(double number) {
   return e;
 }
 
+ExprRef pe::raising::integerConstant(int64_t value, Type type) {
+  auto e = std::make_shared<Expr>();
+  e->kind = ExprKind::Constant;
+  e->integer = value;
+  e->number = double(value);
+  e->type = type;
+  return e;
+}
+
+static bool isIntegerConstant(const ExprRef &e) {
+  return e->kind == ExprKind::Constant && e->type && e->type.isIntOrIndex();
+}
+
 ExprRef pe::raising::node(ExprKind kind, ArrayRef<ExprRef> operands, int atom) {
   // Folds that keep the normal forms small: x + 0, max(-inf, x).
   if (kind == ExprKind::Max && operands[0]->kind == ExprKind::Constant &&
@@ -42,8 +55,10 @@ ExprRef pe::raising::node(ExprKind kind, ArrayRef<ExprRef> operands, int atom) {
   if (kind == ExprKind::Add && operands[0]->kind == ExprKind::Constant &&
       operands[0]->number == 0)
     return operands[1];
+  // Float constants fold here; integer ones by the ops' own folders (they
+  // wrap), in the evaluation of the body.
   if (!operands.empty() && llvm::all_of(operands, [](const ExprRef &o) {
-        return o->kind == ExprKind::Constant;
+        return o->kind == ExprKind::Constant && !isIntegerConstant(o);
       })) {
     switch (kind) {
     case ExprKind::Add:
@@ -52,8 +67,6 @@ ExprRef pe::raising::node(ExprKind kind, ArrayRef<ExprRef> operands, int atom) {
       return constant(operands[0]->number * operands[1]->number);
     case ExprKind::Neg:
       return constant(-operands[0]->number);
-    case ExprKind::Cast:
-      return operands[0];
     default:
       break;
     }
@@ -65,13 +78,88 @@ ExprRef pe::raising::node(ExprKind kind, ArrayRef<ExprRef> operands, int atom) {
   return e;
 }
 
-static ExprRef opaque(StringRef name, int64_t attr, ArrayRef<ExprRef> operands) {
+/// Scalar op `op` applied to `operands`, compared by its name, predicate and
+/// result type.
+static ExprRef opaque(Operation *op, ArrayRef<ExprRef> operands) {
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::Opaque;
-  e->name = name;
-  e->attr = attr;
+  e->op = op->getName();
+  e->type = op->getResult(0).getType();
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    e->cmpi = cmp.getPredicate();
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op))
+    e->cmpf = cmp.getPredicate();
   e->operands.assign(operands.begin(), operands.end());
   return e;
+}
+
+/// The signed range of integer type `type` (index: 64 bits).
+static std::pair<__int128, __int128> typeRange(Type type) {
+  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  width = std::min(width, 64u);
+  __int128 half = __int128(1) << (width - 1);
+  return {-half, half - 1};
+}
+
+/// Bounds of the integer `e`: loop indices by their extents, constants,
+/// value-keeping casts and non-wrapping arithmetic by their operands, any
+/// other value by its type.
+static std::pair<__int128, __int128> integerRange(const Evaluator &ev, const ExprRef &e,
+                                                  Type type) {
+  switch (e->kind) {
+  case ExprKind::Constant:
+    if (isIntegerConstant(e))
+      return {e->integer, e->integer};
+    break;
+  case ExprKind::Iota:
+  case ExprKind::IndexOf: {
+    int64_t extent = ev.extent(e->kind == ExprKind::Iota ? Index::variable(e->atom) : e->point[0]);
+    if (extent > 0)
+      return {0, extent - 1};
+    break;
+  }
+  case ExprKind::Cast:
+    if (e->type && e->type.isIntOrIndex()) // extsi, widening index_cast
+      return integerRange(ev, e->operands[0], e->fromType);
+    break;
+  case ExprKind::Add:
+  case ExprKind::Mul:
+  case ExprKind::Neg: {
+    if (e->type) // may wrap
+      break;
+    auto a = integerRange(ev, e->operands[0], type);
+    if (e->kind == ExprKind::Neg)
+      return {-a.second, -a.first};
+    auto b = integerRange(ev, e->operands[1], type);
+    if (e->kind == ExprKind::Add)
+      return {a.first + b.first, a.second + b.second};
+    __int128 products[] = {a.first * b.first, a.first * b.second, a.second * b.first,
+                           a.second * b.second};
+    return {*std::min_element(products, products + 4), *std::max_element(products, products + 4)};
+  }
+  default:
+    break;
+  }
+  return typeRange(e->type && e->type.isIntOrIndex() ? e->type : type);
+}
+
+/// `e`, a new integer Add, Mul or Neg node of `type`: as it is (exact
+/// arithmetic, which proofs may expand) when no value of its operands can
+/// overflow `type`, else marked as wrapping to `type` (opaque to proofs,
+/// evaluated modulo 2^width).
+static ExprRef wrapsTo(const Evaluator &ev, ExprRef e, Type type) {
+  if (!type.isIntOrIndex() ||
+      (e->kind != ExprKind::Add && e->kind != ExprKind::Mul && e->kind != ExprKind::Neg) ||
+      e->type)
+    return e;
+  // Operands within 64 bits each: their sum or product fits in 128.
+  auto [low, high] = integerRange(ev, e, type);
+  auto [min, max] = typeRange(type);
+  if (low >= min && high <= max)
+    return e;
+  auto copy = std::make_shared<Expr>(*e);
+  copy->type = type;
+  return copy;
 }
 
 static bool binds(ExprKind kind) {
@@ -113,19 +201,33 @@ bool pe::raising::equal(const ExprRef &a, const ExprRef &b) {
   case ExprKind::Leaf:
     return a->value == b->value && a->point == b->point;
   case ExprKind::Constant:
+    if (isIntegerConstant(a) && isIntegerConstant(b))
+      return a->integer == b->integer;
     return a->number == b->number ||
            (std::isnan(a->number) && std::isnan(b->number));
   case ExprKind::Iota:
     return a->atom == b->atom;
+  case ExprKind::IndexOf:
+    return a->point == b->point;
+  case ExprKind::Cast: // value-keeping: only the rounding type matters
+    if (a->type != b->type)
+      return false;
+    break;
+  case ExprKind::Convert:
+    if (a->type != b->type || a->fromType != b->fromType || a->op != b->op)
+      return false;
+    break;
   case ExprKind::Gather:
     if (a->value != b->value)
       return false;
     break;
   case ExprKind::Opaque:
-    if (a->name != b->name || a->attr != b->attr)
+    if (a->op != b->op || a->cmpi != b->cmpi || a->cmpf != b->cmpf || a->type != b->type)
       return false;
     break;
   default:
+    if (a->type != b->type) // integer arithmetic wraps to its type
+      return false;
     break;
   }
   if (binds(a->kind)) // bound atoms compare up to renaming
@@ -175,6 +277,10 @@ bool pe::raising::sameSum(ArrayRef<Term> a, ArrayRef<Term> b) {
 
 SmallVector<Term> pe::raising::expand(const ExprRef &e) {
   SmallVector<Term> terms;
+  // Integer arithmetic wraps at its width: a factor, not a polynomial.
+  if (e->type && e->type.isIntOrIndex() &&
+      (e->kind == ExprKind::Add || e->kind == ExprKind::Mul || e->kind == ExprKind::Neg))
+    return {Term{1, {e}}};
   switch (e->kind) {
   case ExprKind::Constant:
     terms.push_back(Term{e->number, {}});
@@ -404,7 +510,8 @@ static ExprRef foldConstants(Operation *op, ArrayRef<ExprRef> operands) {
     if (isa<FloatType>(type))
       attrs.push_back(FloatAttr::get(type, e->number));
     else if (type.isIntOrIndex())
-      attrs.push_back(IntegerAttr::get(type, int64_t(e->number)));
+      attrs.push_back(IntegerAttr::get(type, isIntegerConstant(e) ? e->integer
+                                                                  : int64_t(e->number)));
     else
       attrs.push_back(nullptr);
   }
@@ -422,10 +529,39 @@ static ExprRef foldConstants(Operation *op, ArrayRef<ExprRef> operands) {
   auto attr = dyn_cast<Attribute>(results[0]);
   if (auto f = dyn_cast_if_present<FloatAttr>(attr))
     return constant(f.getValueAsDouble());
-  if (auto i = dyn_cast_if_present<IntegerAttr>(attr))
-    return constant(i.getType().isInteger(1) ? double(i.getValue().getZExtValue())
-                                             : double(i.getValue().getSExtValue()));
+  if (auto i = dyn_cast_if_present<IntegerAttr>(attr); i && i.getValue().getBitWidth() <= 64)
+    return integerConstant(i.getValue().getSExtValue(), i.getType());
   return nullptr;
+}
+
+/// The bit width of an integer or index type (index: 64); 0 otherwise.
+static unsigned intWidth(Type type) {
+  if (type.isIndex())
+    return 64;
+  if (auto i = dyn_cast<IntegerType>(type))
+    return i.getWidth();
+  return 0;
+}
+
+/// Whether `cast` keeps every value of its operand (floats up to the
+/// rounding of the result type), so that proofs may look through it.
+static bool keepsValue(Operation *cast) {
+  if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::ExtSIOp>(cast))
+    return true;
+  if (isa<arith::IndexCastOp>(cast))
+    return intWidth(cast->getResult(0).getType()) >= intWidth(cast->getOperand(0).getType());
+  return false;
+}
+
+/// The node of conversion op `cast`: Cast when it keeps values, else Convert.
+static ExprRef conversion(Operation *cast, ExprRef operand) {
+  auto e = std::make_shared<Expr>();
+  e->kind = keepsValue(cast) ? ExprKind::Cast : ExprKind::Convert;
+  e->type = cast->getResult(0).getType();
+  e->fromType = cast->getOperand(0).getType();
+  e->op = cast->getName();
+  e->operands = {std::move(operand)};
+  return e;
 }
 
 ExprRef BodyEvaluation::eval(Value v) {
@@ -453,17 +589,24 @@ ExprRef BodyEvaluation::eval(Value v) {
         list.push_back(eval(operand));
       return list;
     };
+    Type type = def->getNumResults() == 1 ? def->getResult(0).getType() : Type();
+    // Every operand a number: the op's own folder (exact integer semantics).
+    if (!isa<arith::ConstantOp, linalg::IndexOp, tensor::ExtractOp>(def) && type &&
+        def->getNumOperands() > 0)
+      result = foldConstants(def, operands());
+    if (!result)
     result =
         TypeSwitch<Operation *, ExprRef>(def)
             .Case<arith::AddFOp, arith::AddIOp>([&](auto) {
-              return node(ExprKind::Add, operands());
+              return wrapsTo(evaluator, node(ExprKind::Add, operands()), type);
             })
             .Case<arith::SubFOp, arith::SubIOp>([&](auto) {
               auto o = operands();
-              return node(ExprKind::Add, {o[0], node(ExprKind::Neg, {o[1]})});
+              ExprRef negated = wrapsTo(evaluator, node(ExprKind::Neg, {o[1]}), type);
+              return wrapsTo(evaluator, node(ExprKind::Add, {o[0], negated}), type);
             })
             .Case<arith::MulFOp, arith::MulIOp>([&](auto) {
-              return node(ExprKind::Mul, operands());
+              return wrapsTo(evaluator, node(ExprKind::Mul, operands()), type);
             })
             .Case<arith::DivFOp>([&](auto) {
               auto o = operands();
@@ -479,9 +622,10 @@ ExprRef BodyEvaluation::eval(Value v) {
             .Case<math::ExpOp>([&](auto) { return node(ExprKind::Exp, operands()); })
             .Case<math::CosOp>([&](auto) { return node(ExprKind::Cos, operands()); })
             .Case<math::SinOp>([&](auto) { return node(ExprKind::Sin, operands()); })
-            .Case<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
-                  arith::UIToFPOp, arith::IndexCastOp, arith::ExtSIOp,
-                  arith::TruncIOp>([&](auto) { return node(ExprKind::Cast, operands()); })
+            .Case<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::ExtSIOp,
+                  arith::IndexCastOp, arith::TruncIOp, arith::ExtUIOp, arith::UIToFPOp,
+                  arith::FPToSIOp, arith::FPToUIOp, arith::IndexCastUIOp>(
+                [&](Operation *cast) { return conversion(cast, operands()[0]); })
             .Case<arith::ConstantOp>([&](arith::ConstantOp c) {
               return evaluator.eval(c, {}, operandDepth);
             })
@@ -491,7 +635,10 @@ ExprRef BodyEvaluation::eval(Value v) {
                 return constant(double(i.value));
               if (i.div == 1 && i.mod == 0)
                 return node(ExprKind::Iota, {}, i.atom);
-              return opaque("index", i.div * 1000003 + i.mod, {node(ExprKind::Iota, {}, i.atom)});
+              auto e = std::make_shared<Expr>();
+              e->kind = ExprKind::IndexOf;
+              e->point = {i};
+              return ExprRef(e);
             })
             .Case<tensor::ExtractOp>([&](tensor::ExtractOp extract) -> ExprRef {
               // A read at loop indices, or a gather at computed ones.
@@ -510,17 +657,7 @@ ExprRef BodyEvaluation::eval(Value v) {
               gather->operands.assign(indices.begin(), indices.end());
               return ExprRef(gather);
             })
-            .Default([&](Operation *other) {
-              SmallVector<ExprRef> o = operands();
-              if (ExprRef folded = foldConstants(other, o))
-                return folded;
-              int64_t predicate = 0;
-              if (auto cmp = dyn_cast<arith::CmpFOp>(other))
-                predicate = int64_t(cmp.getPredicate());
-              if (auto cmp = dyn_cast<arith::CmpIOp>(other))
-                predicate = 100 + int64_t(cmp.getPredicate());
-              return opaque(other->getName().getStringRef(), predicate, o);
-            });
+            .Default([&](Operation *other) { return opaque(other, operands()); });
   }
   known[v] = result;
   return result;
@@ -631,13 +768,14 @@ static ExprRef evalConstant(arith::ConstantOp c, const Point &point) {
   Attribute value = c.getValue();
   if (auto f = dyn_cast<FloatAttr>(value))
     return constant(f.getValueAsDouble());
-  if (auto i = dyn_cast<IntegerAttr>(value))
-    return constant(double(i.getValue().getSExtValue()));
+  if (auto i = dyn_cast<IntegerAttr>(value); i && i.getValue().getBitWidth() <= 64)
+    return integerConstant(i.getValue().getSExtValue(), i.getType());
   if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat()) {
-    if (isa<FloatType>(dense.getElementType()))
+    Type element = dense.getElementType();
+    if (isa<FloatType>(element))
       return constant(dense.getSplatValue<APFloat>().convertToDouble());
-    if (dense.getElementType().isIntOrIndex())
-      return constant(double(dense.getSplatValue<APInt>().getSExtValue()));
+    if (element.isIntOrIndex() && dense.getSplatValue<APInt>().getBitWidth() <= 64)
+      return integerConstant(dense.getSplatValue<APInt>().getSExtValue(), element);
   }
   return leaf(c, point);
 }
@@ -772,36 +910,6 @@ ExprRef Evaluator::evalProducer(Value value, const Point &point, Depth depth) {
       .Default([&](Operation *) { return leaf(value, point); });
 }
 
-std::optional<double> pe::raising::constantValue(const ExprRef &e) {
-  if (e->kind == ExprKind::Constant)
-    return e->number;
-  if (e->kind != ExprKind::Leaf)
-    return std::nullopt;
-  auto c = e->value.getDefiningOp<arith::ConstantOp>();
-  auto type = c ? dyn_cast<RankedTensorType>(c.getType()) : nullptr;
-  if (!type || !type.hasStaticShape() || int64_t(e->point.size()) != type.getRank())
-    return std::nullopt;
-  int64_t linear = 0;
-  for (auto [index, size] : llvm::zip(e->point, type.getShape())) {
-    if (!index.isConst || index.value < 0 || index.value >= size)
-      return std::nullopt;
-    linear = linear * size + index.value;
-  }
-  Attribute value = c.getValue();
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (isa<FloatType>(type.getElementType()))
-      return (*(dense.getValues<APFloat>().begin() + linear)).convertToDouble();
-    return double((*(dense.getValues<APInt>().begin() + linear)).getSExtValue());
-  }
-  if (auto blob = dyn_cast<DenseF32ResourceElementsAttr>(value))
-    if (std::optional<ArrayRef<float>> values = blob.tryGetAsArrayRef())
-      return double((*values)[linear]);
-  if (auto blob = dyn_cast<DenseF64ResourceElementsAttr>(value))
-    if (std::optional<ArrayRef<double>> values = blob.tryGetAsArrayRef())
-      return (*values)[linear];
-  return std::nullopt;
-}
-
 /// The value of an index under an assignment of its atom.
 static std::optional<int64_t> indexValue(const Index &index,
                                          ArrayRef<std::pair<int, int64_t>> atoms) {
@@ -815,102 +923,357 @@ static std::optional<int64_t> indexValue(const Index &index,
   return std::nullopt;
 }
 
-std::optional<double> pe::raising::evaluateAt(const ExprRef &e,
-                                              ArrayRef<std::pair<int, int64_t>> atoms) {
-  SmallVector<double, 3> x;
+namespace {
+/// A value of the exact evaluation: an integer of `width` bits (stored
+/// sign-extended to 64) or a double.
+struct Num {
+  bool isInt = false;
+  unsigned width = 64;
+  int64_t i = 0;
+  double f = 0;
+
+  static Num integer(int64_t value, unsigned width) {
+    Num n;
+    n.isInt = true;
+    n.width = width;
+    n.i = width >= 64 ? value : llvm::SignExtend64(uint64_t(value), width);
+    return n;
+  }
+  static Num real(double value) {
+    Num n;
+    n.f = value;
+    return n;
+  }
+  double asDouble() const { return isInt ? double(i) : f; }
+  /// The bits read as an unsigned integer of `width`.
+  uint64_t asUnsigned() const {
+    return width >= 64 ? uint64_t(i) : uint64_t(i) & llvm::maskTrailingOnes<uint64_t>(width);
+  }
+};
+} // namespace
+
+/// `value` rounded to the float type `type` (double: unchanged).
+static double roundTo(double value, Type type) {
+  auto floatType = dyn_cast_if_present<FloatType>(type);
+  if (!floatType || floatType.isF64())
+    return value;
+  APFloat x(value);
+  bool losesInfo;
+  x.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  x.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return x.convertToDouble();
+}
+
+/// Element `point` (all constants) of a constant tensor.
+static std::optional<Num> readConstant(Value tensor, ArrayRef<int64_t> point) {
+  auto c = tensor.getDefiningOp<arith::ConstantOp>();
+  auto type = c ? dyn_cast<RankedTensorType>(c.getType()) : nullptr;
+  if (!type || !type.hasStaticShape() || int64_t(point.size()) != type.getRank())
+    return std::nullopt;
+  int64_t linear = 0;
+  for (auto [index, size] : llvm::zip(point, type.getShape())) {
+    if (index < 0 || index >= size)
+      return std::nullopt;
+    linear = linear * size + index;
+  }
+  Type element = type.getElementType();
+  Attribute value = c.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (isa<FloatType>(element))
+      return Num::real((*(dense.getValues<APFloat>().begin() + linear)).convertToDouble());
+    unsigned width = intWidth(element);
+    if (width == 0 || width > 64)
+      return std::nullopt;
+    return Num::integer((*(dense.getValues<APInt>().begin() + linear)).getSExtValue(), width);
+  }
+  if (auto blob = dyn_cast<DenseF32ResourceElementsAttr>(value))
+    if (std::optional<ArrayRef<float>> values = blob.tryGetAsArrayRef())
+      return Num::real(double((*values)[linear]));
+  if (auto blob = dyn_cast<DenseF64ResourceElementsAttr>(value))
+    if (std::optional<ArrayRef<double>> values = blob.tryGetAsArrayRef())
+      return Num::real((*values)[linear]);
+  return std::nullopt;
+}
+
+std::optional<double> pe::raising::constantValue(const ExprRef &e) {
+  if (e->kind == ExprKind::Constant)
+    return e->number;
+  if (e->kind != ExprKind::Leaf)
+    return std::nullopt;
+  SmallVector<int64_t> point;
+  for (const Index &index : e->point) {
+    if (!index.isConst)
+      return std::nullopt;
+    point.push_back(index.value);
+  }
+  if (std::optional<Num> n = readConstant(e->value, point))
+    return n->asDouble();
+  return std::nullopt;
+}
+
+/// Integer operands of one width (an untyped integral constant takes the
+/// other's width), or nothing.
+static std::optional<std::pair<Num, Num>> integers(Num a, Num b) {
+  auto fit = [](Num &n, unsigned width) {
+    if (n.isInt)
+      return true;
+    if (n.f != std::floor(n.f) || std::abs(n.f) > 0x1p63)
+      return false;
+    n = Num::integer(int64_t(n.f), width);
+    return true;
+  };
+  unsigned width = a.isInt ? a.width : b.isInt ? b.width : 64;
+  if (!fit(a, width) || !fit(b, width) || a.width != b.width)
+    return std::nullopt;
+  return std::pair{a, b};
+}
+
+static std::optional<bool> compareIntegers(arith::CmpIPredicate predicate, Num a, Num b) {
+  auto ints = integers(a, b);
+  if (!ints)
+    return std::nullopt;
+  auto [x, y] = *ints;
+  uint64_t ux = x.asUnsigned(), uy = y.asUnsigned();
+  switch (predicate) {
+  case arith::CmpIPredicate::eq: return x.i == y.i;
+  case arith::CmpIPredicate::ne: return x.i != y.i;
+  case arith::CmpIPredicate::slt: return x.i < y.i;
+  case arith::CmpIPredicate::sle: return x.i <= y.i;
+  case arith::CmpIPredicate::sgt: return x.i > y.i;
+  case arith::CmpIPredicate::sge: return x.i >= y.i;
+  case arith::CmpIPredicate::ult: return ux < uy;
+  case arith::CmpIPredicate::ule: return ux <= uy;
+  case arith::CmpIPredicate::ugt: return ux > uy;
+  case arith::CmpIPredicate::uge: return ux >= uy;
+  }
+  return std::nullopt;
+}
+
+static bool compareFloats(arith::CmpFPredicate predicate, double x, double y) {
+  using P = arith::CmpFPredicate;
+  bool unordered = std::isnan(x) || std::isnan(y);
+  switch (predicate) {
+  case P::AlwaysFalse: return false;
+  case P::AlwaysTrue: return true;
+  case P::ORD: return !unordered;
+  case P::UNO: return unordered;
+  case P::OEQ: return !unordered && x == y;
+  case P::ONE: return !unordered && x != y;
+  case P::OLT: return !unordered && x < y;
+  case P::OLE: return !unordered && x <= y;
+  case P::OGT: return !unordered && x > y;
+  case P::OGE: return !unordered && x >= y;
+  case P::UEQ: return unordered || x == y;
+  case P::UNE: return unordered || x != y;
+  case P::ULT: return unordered || x < y;
+  case P::ULE: return unordered || x <= y;
+  case P::UGT: return unordered || x > y;
+  case P::UGE: return unordered || x >= y;
+  }
+  return false;
+}
+
+/// Integer division and remainder as arith defines them; nothing for a zero
+/// divisor or a signed overflow (undefined behavior there).
+static std::optional<Num> divideById(TypeID op, Num a, Num b) {
+  auto ints = integers(a, b);
+  if (!ints)
+    return std::nullopt;
+  auto [x, y] = *ints;
+  unsigned w = x.width;
+  if (y.i == 0)
+    return std::nullopt;
+  bool overflow = x.i == (w >= 64 ? INT64_MIN : -(int64_t(1) << (w - 1))) && y.i == -1;
+  uint64_t ux = x.asUnsigned(), uy = y.asUnsigned();
+  int64_t q = overflow ? 0 : x.i / y.i, r = overflow ? 0 : x.i % y.i;
+  if (op == TypeID::get<arith::DivUIOp>())
+    return Num::integer(int64_t(ux / uy), w);
+  if (op == TypeID::get<arith::RemUIOp>())
+    return Num::integer(int64_t(ux % uy), w);
+  if (op == TypeID::get<arith::RemSIOp>())
+    return overflow ? Num::integer(0, w) : Num::integer(r, w);
+  if (overflow)
+    return std::nullopt;
+  if (op == TypeID::get<arith::DivSIOp>())
+    return Num::integer(q, w);
+  if (op == TypeID::get<arith::FloorDivSIOp>())
+    return Num::integer(r != 0 && ((r < 0) != (y.i < 0)) ? q - 1 : q, w);
+  if (op == TypeID::get<arith::CeilDivSIOp>())
+    return Num::integer(r != 0 && ((r < 0) == (y.i < 0)) ? q + 1 : q, w);
+  if (op == TypeID::get<arith::CeilDivUIOp>())
+    return Num::integer(int64_t(ux / uy + (ux % uy != 0)), w);
+  return std::nullopt;
+}
+
+/// Conversion `e` (a Cast or Convert node) of `x`.
+static std::optional<Num> convert(const Expr &e, Num x) {
+  Type to = e.type;
+  unsigned width = intWidth(to);
+  if (isa<FloatType>(to)) {
+    bool fromUnsigned = e.op && e.op->getTypeID() == TypeID::get<arith::UIToFPOp>();
+    return Num::real(roundTo(fromUnsigned && x.isInt ? double(x.asUnsigned()) : x.asDouble(), to));
+  }
+  if (width == 0 || width > 64)
+    return std::nullopt;
+  if (!x.isInt) { // fptosi, fptoui: poison outside the range
+    bool isUnsigned = e.op && e.op->getTypeID() == TypeID::get<arith::FPToUIOp>();
+    double v = std::trunc(x.f);
+    double low = isUnsigned ? 0.0 : -std::ldexp(1.0, int(width) - 1);
+    double high = isUnsigned ? std::ldexp(1.0, int(width)) : std::ldexp(1.0, int(width) - 1);
+    if (!(v >= low && v < high))
+      return std::nullopt;
+    return Num::integer(isUnsigned ? int64_t(uint64_t(v)) : int64_t(v), width);
+  }
+  // Zero extension (extui, index_castui) reads the bits as unsigned; every
+  // other integer conversion is sign extension or truncation.
+  bool zeroExtends = e.op && (e.op->getTypeID() == TypeID::get<arith::ExtUIOp>() ||
+                              e.op->getTypeID() == TypeID::get<arith::IndexCastUIOp>());
+  return Num::integer(zeroExtends ? int64_t(x.asUnsigned()) : x.i, width);
+}
+
+/// Integer (wrapping to the node's type) or float arithmetic.
+static std::optional<Num> arithmetic(const Expr &e, ArrayRef<Num> x) {
+  bool integer = llvm::all_of(x, [](const Num &n) { return n.isInt; }) ||
+                 (e.type && e.type.isIntOrIndex());
+  if (!integer) {
+    double a = x[0].asDouble(), b = x.size() > 1 ? x[1].asDouble() : 0.0;
+    return Num::real(e.kind == ExprKind::Add ? a + b : e.kind == ExprKind::Mul ? a * b : -a);
+  }
+  std::optional<std::pair<Num, Num>> ints =
+      x.size() > 1 ? integers(x[0], x[1]) : integers(x[0], x[0]);
+  if (!ints)
+    return std::nullopt;
+  unsigned width = e.type ? intWidth(e.type) : ints->first.width;
+  uint64_t a = uint64_t(ints->first.i), b = uint64_t(ints->second.i); // wraps mod 2^64
+  uint64_t r = e.kind == ExprKind::Add ? a + b : e.kind == ExprKind::Mul ? a * b : 0 - a;
+  return Num::integer(int64_t(r), width);
+}
+
+static std::optional<Num> opaqueValue(const Expr &e, ArrayRef<Num> x) {
+  TypeID id = e.op->getTypeID();
+  auto is = [&](auto tag) { return id == TypeID::get<decltype(tag)>(); };
+  auto logic = [&](auto f) -> std::optional<Num> {
+    auto ints = integers(x[0], x[1]);
+    if (!ints)
+      return std::nullopt;
+    return Num::integer(f(ints->first.i, ints->second.i), ints->first.width);
+  };
+  if (is(arith::SelectOp()))
+    return (x[0].isInt ? x[0].i != 0 : x[0].f != 0) ? x[1] : x[2];
+  if (is(arith::AndIOp()))
+    return logic([](int64_t a, int64_t b) { return a & b; });
+  if (is(arith::OrIOp()))
+    return logic([](int64_t a, int64_t b) { return a | b; });
+  if (is(arith::XOrIOp()))
+    return logic([](int64_t a, int64_t b) { return a ^ b; });
+  if (is(arith::MinSIOp()))
+    return logic([](int64_t a, int64_t b) { return std::min(a, b); });
+  if (is(arith::MaxSIOp()))
+    return logic([](int64_t a, int64_t b) { return std::max(a, b); });
+  if (e.cmpi) {
+    std::optional<bool> r = compareIntegers(*e.cmpi, x[0], x[1]);
+    return r ? std::optional(Num::integer(*r ? -1 : 0, 1)) : std::nullopt;
+  }
+  if (e.cmpf)
+    return Num::integer(compareFloats(*e.cmpf, x[0].asDouble(), x[1].asDouble()) ? -1 : 0, 1);
+  if (is(arith::DivSIOp()) || is(arith::DivUIOp()) || is(arith::RemSIOp()) ||
+      is(arith::RemUIOp()) || is(arith::FloorDivSIOp()) || is(arith::CeilDivSIOp()) ||
+      is(arith::CeilDivUIOp()))
+    return std::nullopt; // handled by the caller, which has the op kind
+  double a = x[0].asDouble();
+  std::optional<double> real;
+  if (is(math::PowFOp()))
+    real = std::pow(a, x[1].asDouble());
+  else if (is(math::Exp2Op()))
+    real = std::exp2(a);
+  else if (is(math::LogOp()))
+    real = std::log(a);
+  else if (is(math::SqrtOp()))
+    real = std::sqrt(a);
+  else if (is(math::AbsFOp()))
+    real = std::abs(a);
+  else if (is(math::AbsIOp()) && x[0].isInt)
+    return Num::integer(int64_t(0 - uint64_t(x[0].i)) < 0 ? x[0].i : -x[0].i, x[0].width);
+  if (!real)
+    return std::nullopt;
+  return Num::real(roundTo(*real, e.type));
+}
+
+static std::optional<Num> evaluateNum(const ExprRef &e,
+                                      ArrayRef<std::pair<int, int64_t>> atoms) {
+  SmallVector<Num, 3> x;
   for (const ExprRef &operand : e->operands) {
-    std::optional<double> v = evaluateAt(operand, atoms);
+    std::optional<Num> v = evaluateNum(operand, atoms);
     if (!v)
       return std::nullopt;
     x.push_back(*v);
   }
   switch (e->kind) {
   case ExprKind::Constant:
-    return e->number;
+    if (isIntegerConstant(e))
+      return Num::integer(e->integer, intWidth(e->type));
+    return Num::real(e->number);
   case ExprKind::Iota:
-    if (std::optional<int64_t> v = indexValue(Index::variable(e->atom), atoms))
-      return double(*v);
+  case ExprKind::IndexOf: {
+    Index index = e->kind == ExprKind::Iota ? Index::variable(e->atom) : e->point[0];
+    if (std::optional<int64_t> v = indexValue(index, atoms))
+      return Num::integer(*v, 64);
     return std::nullopt;
+  }
   case ExprKind::Leaf: {
-    Point point;
+    SmallVector<int64_t> point;
     for (const Index &index : e->point) {
       std::optional<int64_t> v = indexValue(index, atoms);
       if (!v)
         return std::nullopt;
-      point.push_back(Index::constant(*v));
+      point.push_back(*v);
     }
-    return constantValue(leaf(e->value, point));
+    return readConstant(e->value, point);
+  }
+  case ExprKind::Gather: {
+    SmallVector<int64_t> point;
+    for (const Num &v : x) {
+      if (!v.isInt)
+        return std::nullopt;
+      point.push_back(v.i);
+    }
+    return readConstant(e->value, point);
   }
   case ExprKind::Add:
-    return x[0] + x[1];
   case ExprKind::Mul:
-    return x[0] * x[1];
   case ExprKind::Neg:
-    return -x[0];
+    return arithmetic(*e, x);
   case ExprKind::Recip:
-    return 1.0 / x[0];
+    return Num::real(1.0 / x[0].asDouble());
   case ExprKind::Max:
-    return std::max(x[0], x[1]);
+    return Num::real(std::max(x[0].asDouble(), x[1].asDouble()));
   case ExprKind::Exp:
-    return std::exp(x[0]);
+    return Num::real(std::exp(x[0].asDouble()));
   case ExprKind::Cos:
-    return std::cos(x[0]);
+    return Num::real(std::cos(x[0].asDouble()));
   case ExprKind::Sin:
-    return std::sin(x[0]);
+    return Num::real(std::sin(x[0].asDouble()));
   case ExprKind::Cast:
-    return x[0];
-  case ExprKind::Gather: {
-    Point point;
-    for (double v : x)
-      point.push_back(Index::constant(int64_t(v)));
-    return constantValue(leaf(e->value, point));
+  case ExprKind::Convert:
+    return convert(*e, x[0]);
+  case ExprKind::Opaque: {
+    TypeID id = e->op->getTypeID();
+    if (id == TypeID::get<arith::DivSIOp>() || id == TypeID::get<arith::DivUIOp>() ||
+        id == TypeID::get<arith::RemSIOp>() || id == TypeID::get<arith::RemUIOp>() ||
+        id == TypeID::get<arith::FloorDivSIOp>() || id == TypeID::get<arith::CeilDivSIOp>() ||
+        id == TypeID::get<arith::CeilDivUIOp>())
+      return divideById(id, x[0], x[1]);
+    return opaqueValue(*e, x);
   }
-  case ExprKind::Opaque:
-    break;
   default:
     return std::nullopt;
   }
-  StringRef name = e->name;
-  if (name == "arith.select")
-    return x[0] != 0 ? x[1] : x[2];
-  if (name == "arith.andi")
-    return double(int64_t(x[0]) & int64_t(x[1]));
-  if (name == "arith.ori")
-    return double(int64_t(x[0]) | int64_t(x[1]));
-  if (name == "arith.xori")
-    return double(int64_t(x[0]) ^ int64_t(x[1]));
-  if (name == "math.powf")
-    return std::pow(x[0], x[1]);
-  if (name == "math.exp2")
-    return std::exp2(x[0]);
-  if (name == "math.log")
-    return std::log(x[0]);
-  if (name == "math.sqrt")
-    return std::sqrt(x[0]);
-  if (name == "math.absf" || name == "math.absi")
-    return std::abs(x[0]);
-  if (name == "arith.cmpi") {
-    // Signed and unsigned compare alike: the operands are small indices.
-    switch (arith::CmpIPredicate(e->attr - 100)) {
-    case arith::CmpIPredicate::eq: return double(x[0] == x[1]);
-    case arith::CmpIPredicate::ne: return double(x[0] != x[1]);
-    case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return double(x[0] < x[1]);
-    case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return double(x[0] <= x[1]);
-    case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return double(x[0] > x[1]);
-    case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return double(x[0] >= x[1]);
-    }
-  }
-  if (name == "arith.cmpf") {
-    switch (arith::CmpFPredicate(e->attr)) {
-    case arith::CmpFPredicate::OEQ: case arith::CmpFPredicate::UEQ: return double(x[0] == x[1]);
-    case arith::CmpFPredicate::ONE: case arith::CmpFPredicate::UNE: return double(x[0] != x[1]);
-    case arith::CmpFPredicate::OLT: case arith::CmpFPredicate::ULT: return double(x[0] < x[1]);
-    case arith::CmpFPredicate::OLE: case arith::CmpFPredicate::ULE: return double(x[0] <= x[1]);
-    case arith::CmpFPredicate::OGT: case arith::CmpFPredicate::UGT: return double(x[0] > x[1]);
-    case arith::CmpFPredicate::OGE: case arith::CmpFPredicate::UGE: return double(x[0] >= x[1]);
-    default: return std::nullopt;
-    }
-  }
+}
+
+std::optional<double> pe::raising::evaluateAt(const ExprRef &e,
+                                              ArrayRef<std::pair<int, int64_t>> atoms) {
+  if (std::optional<Num> n = evaluateNum(e, atoms))
+    return n->asDouble();
   return std::nullopt;
 }
 

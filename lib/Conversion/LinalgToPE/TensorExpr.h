@@ -19,6 +19,8 @@
 #ifndef PE_CONVERSION_LINALGTOPE_TENSOREXPR_H
 #define PE_CONVERSION_LINALGTOPE_TENSOREXPR_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -54,22 +56,35 @@ enum class ExprKind {
   Iota,     // the value of loop variable `atom` (linalg.index)
   Add, Mul, Neg, Recip, Max,
   Exp, Cos, Sin,
-  Cast,     // extf/truncf/sitofp/index_cast...: value kept, type changes
+  Cast,     // extf, truncf, sitofp, extsi, widening index_cast: the value
+            // kept (floats to the rounding of `type`); proofs look through it
+  Convert,  // trunci, extui, uitofp, fptosi, fptoui, index_castui, narrowing
+            // index_cast: may change the value (wraps, reinterprets the
+            // sign); evaluated exactly from `fromType` to `type`, never
+            // looked through
+  IndexOf,  // the loop index `point[0]`, (atom / div) mod mod
   Sum,      // sum over atom `atom` of operand 0
   MaxOver,  // maximum over atom `atom` of operand 0
   Softmax,  // exp(x) / sum over `atom` exp(x), x = operand 0
   Gather,   // element of tensor `value` at the computed indices `operands`
-  Opaque,   // any other scalar op (`name`), compared structurally
+  Opaque,   // any other scalar op `op` (with its predicate), compared
+            // structurally
 };
 
 struct Expr {
   ExprKind kind;
   Value value;      // Leaf, Gather
-  Point point;      // Leaf
-  double number = 0; // Constant
+  Point point;      // Leaf; IndexOf: the index
+  double number = 0; // Constant: its value (integers: exact below 2^53)
+  int64_t integer = 0; // Constant of an integer `type`: its value, sign-extended
   int atom = -1;    // Iota, Sum, MaxOver, Softmax
-  StringRef name;   // Opaque: the op name, with its predicate if any
-  int64_t attr = 0; // Opaque: predicate
+  /// The result type where it matters: a Constant's (integer or float), a
+  /// Cast's and Convert's, and of integer Add/Mul/Neg (which wrap to it).
+  Type type;
+  Type fromType;    // Convert: the operand's type
+  std::optional<OperationName> op;               // Opaque
+  std::optional<arith::CmpIPredicate> cmpi;      // Opaque arith.cmpi
+  std::optional<arith::CmpFPredicate> cmpf;      // Opaque arith.cmpf
   SmallVector<ExprRef, 2> operands;
   /// Where the evaluator found this node first: a tensor (or scalar) and
   /// the point whose element it is (for a mask that must become an operand).
@@ -135,6 +150,8 @@ private:
 
 ExprRef leaf(Value value, const Point &point);
 ExprRef constant(double number);
+/// An integer constant of `type` (its value sign-extended from the width).
+ExprRef integerConstant(int64_t value, Type type);
 ExprRef node(ExprKind kind, ArrayRef<ExprRef> operands, int atom = -1);
 
 /// Structural equality; bound atoms of Sum/MaxOver/Softmax compare up to
@@ -149,14 +166,23 @@ bool mentionsAtom(const ExprRef &e, int atom);
 std::optional<double> constantValue(const ExprRef &e);
 /// The number `e` stands for when its atoms take the values of `atoms`
 /// (loop indices of a mask or of per-head slopes): constants, iota, element
-/// arithmetic, exp/pow, comparisons and selects. std::nullopt when `e` reads
-/// a tensor that is not constant or uses an op it does not know.
+/// arithmetic, exp/pow, comparisons and selects, integer division and
+/// remainders, conversions. Integers are computed exactly as MLIR defines
+/// them (two's complement of their width; signed and unsigned predicates,
+/// division and extension each as spelled), floats in double and rounded
+/// to their type at every cast. std::nullopt when `e` reads a tensor that
+/// is not constant, uses an op it does not know, or divides by zero.
 std::optional<double> evaluateAt(const ExprRef &e, ArrayRef<std::pair<int, int64_t>> atoms);
 /// Whether `e` reads no tensor other than constants, and no atom outside
 /// `atoms`.
 bool onlyAtoms(const ExprRef &e, ArrayRef<int> atoms);
-/// `e` without its casts.
+/// `e` without its value-keeping casts (Convert nodes stay).
 ExprRef stripCasts(ExprRef e);
+/// Whether `e` is the scalar op `OpTy` (an Opaque node).
+template <typename OpTy>
+bool isOpaque(const ExprRef &e) {
+  return e->kind == ExprKind::Opaque && e->op && e->op->getTypeID() == TypeID::get<OpTy>();
+}
 
 /// A product `coefficient * factors...` of a sum of products.
 struct Term {
