@@ -117,8 +117,8 @@ def test_attention_raised_equals_generic_and_reference():
                                   "causal_window_from_indices", "select_on_i1_mask",
                                   "fused_qkv"])
 def test_attention_variants_match_reference(name):
-    # linalg.softmax is not lowered by the CPU pipeline as written: the raised
-    # form is compared with the float64 reference alone.
+    # The raised form against the float64 reference (the generic form of
+    # these cases is compared with it in test_importer_ops.py's way).
     ir = ATTENTION[name]
     _check_raised(ir, "pe.attention")
     shape = (3, 4, 16) if name == "batch_matmul_softmax" else (1, 4, 6, 8)
@@ -144,6 +144,31 @@ def test_attention_variants_match_reference(name):
         want = reference.attention(q, k, v, scale=0.125, alibi=8.0)
     got = runner.compile(ir, ["--raise"]).call(name, *args)[0]
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def _all_cases(name):
+    """Every function of a lit file, near misses included, by name."""
+    with open(os.path.join(LIT, name)) as f:
+        chunks = f.read().split("// -----")
+    return {m.group(1): c for c in chunks if (m := re.search(r"func\.func @(\w+)\(", c))}
+
+
+SPELLINGS = _all_cases("raise-importer-spellings.mlir")
+
+
+@pytest.mark.parametrize("name", ["gptj_attention", "gptj_sin_cos_swapped"])
+def test_importer_spellings_raised_equal_generic(name):
+    """Each importer spelling (and its near miss) compiled as written and raised
+    agree to 1e-5 (f32; the generic softmax and the kernel's online softmax
+    round differently). Positions 3..10 index the spelling's 16-row table."""
+    ir = SPELLINGS[name]
+    q, k, v = (rng.standard_normal((1, 8, 4, 16)).astype(np.float32) for _ in range(3))
+    pos = (np.arange(8)[None] + 3).astype(np.int64)
+    plain, raised = _compile_both(ir)
+    a = plain.call(name, q, k, v, pos)[0]
+    b = raised.call(name, q, k, v, pos)[0]
+    assert a.shape == (1, 8, 64)
+    np.testing.assert_allclose(b, a, atol=1e-5, rtol=0)
 
 
 def test_llama_attention_from_iree_importer():

@@ -54,6 +54,10 @@ struct AttentionProof {
   double scale = 0;
   std::optional<Read> mask;
   bool maskIsCondition = false;    // an i1 tensor: keys where it is false are masked
+  /// What a masked score becomes (select(c, s, fill)): -inf, or HF's
+  /// finfo.min, which the raised additive mask keeps (a fully masked row
+  /// then averages V in both forms instead of giving 0).
+  double maskFill = -std::numeric_limits<double>::infinity();
   bool causal = false;
   std::optional<int64_t> window;
   std::optional<double> alibi;
@@ -340,8 +344,8 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
     if (isOpaque<arith::SelectOp>(f) &&
         f->operands[2]->kind == ExprKind::Constant && f->operands[2]->number <= kMasked) {
       auto select = std::make_shared<Expr>(*f);
-      select->operands = {f->operands[0], constant(0.0),
-                          constant(-std::numeric_limits<double>::infinity())};
+      proof.maskFill = f->operands[2]->number;
+      select->operands = {f->operands[0], constant(0.0), constant(proof.maskFill)};
       select->origin = Value();
       *x = expand(f->operands[1]);
       x->push_back(Term{1, {select}});
@@ -565,7 +569,7 @@ static Value applyOutputPlan(PatternRewriter &rewriter, Location loc, const Outp
 
 /// select(c, 0, -inf) of an i1 mask tensor: the additive mask pe.attention takes.
 static Value additiveMask(PatternRewriter &rewriter, Location loc, Value condition,
-                          Type element) {
+                          Type element, double fill) {
   auto type = cast<RankedTensorType>(condition.getType());
   auto maskType = RankedTensorType::get(type.getShape(), element);
   Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
@@ -574,12 +578,9 @@ static Value additiveMask(PatternRewriter &rewriter, Location loc, Value conditi
   auto generic = linalg::GenericOp::create(
       rewriter, loc, maskType, condition, init, ArrayRef<AffineMap>{id, id}, parallel,
       [&](OpBuilder &b, Location l, ValueRange args) {
-        auto floatType = cast<FloatType>(element);
         Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(element, 0.0));
-        Value minusInf = arith::ConstantOp::create(
-            b, l,
-            b.getFloatAttr(element, APFloat::getInf(floatType.getFloatSemantics(), true)));
-        Value v = arith::SelectOp::create(b, l, args[0], zero, minusInf);
+        Value masked = arith::ConstantOp::create(b, l, b.getFloatAttr(element, fill));
+        Value v = arith::SelectOp::create(b, l, args[0], zero, masked);
         linalg::YieldOp::create(b, l, v);
       });
   return generic.getResult(0);
@@ -658,7 +659,7 @@ struct RaiseAttention : RewritePattern {
     if (proof.mask) {
       mask = proof.mask->value;
       if (proof.maskIsCondition)
-        mask = additiveMask(rewriter, loc, mask, element);
+        mask = additiveMask(rewriter, loc, mask, element, proof.maskFill);
       auto type = cast<RankedTensorType>(mask.getType());
       if (type.getRank() == 2)
         mask = tensor::ExpandShapeOp::create(
