@@ -156,17 +156,26 @@ def _all_cases(name):
 SPELLINGS = _all_cases("raise-importer-spellings.mlir")
 
 
-@pytest.mark.parametrize("name", ["gptj_attention", "gptj_sin_cos_swapped"])
+def _spelling_args(name):
+    """Random inputs of each importer spelling's function (f32)."""
+    normal = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    if name.startswith("gptj"):
+        # Positions 3..10 index the spelling's 16-row table.
+        return [normal(1, 8, 4, 16) for _ in range(3)] + [(np.arange(8)[None] + 3)]
+    if name.startswith("bloom"):
+        return [normal(1, 8, 192)]  # the fused QKV projection output
+    return [normal(1, 8, 4, 16), normal(1, 8, 2, 16), normal(1, 8, 2, 16)]  # GQA 4/2
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_importer_spellings_raised_equal_generic(name):
-    """Each importer spelling (and its near miss) compiled as written and raised
-    agree to 1e-5 (f32; the generic softmax and the kernel's online softmax
-    round differently). Positions 3..10 index the spelling's 16-row table."""
-    ir = SPELLINGS[name]
-    q, k, v = (rng.standard_normal((1, 8, 4, 16)).astype(np.float32) for _ in range(3))
-    pos = (np.arange(8)[None] + 3).astype(np.int64)
-    plain, raised = _compile_both(ir)
-    a = plain.call(name, q, k, v, pos)[0]
-    b = raised.call(name, q, k, v, pos)[0]
+    """Each importer spelling (and each near miss) compiled as written and
+    raised agree to 1e-5 (f32; the generic softmax and the kernel's online
+    softmax round differently)."""
+    args = _spelling_args(name)
+    plain, raised = _compile_both(SPELLINGS[name])
+    a = plain.call(name, *args)[0]
+    b = raised.call(name, *args)[0]
     assert a.shape == (1, 8, 64)
     np.testing.assert_allclose(b, a, atol=1e-5, rtol=0)
 

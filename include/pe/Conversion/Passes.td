@@ -42,10 +42,16 @@ def PERaisePositionalEncodings : Pass<"pe-raise-positional-encodings"> {
       with slopes of `pe.alibi_slopes` for some max_bias (the query term may
       be absent: it is constant along every softmax row).
 
-    Anything not proven is left unchanged. A fully masked query row, which
-    the generic softmax turns into NaN, yields 0 after raising (as every
-    `pe.attention` does).
+    Anything not proven is left unchanged; with `remarks`, every op that
+    has the shape of an attention or a rotation but is left alone gets a
+    remark naming the step of the proof that failed. A fully masked query
+    row, which the generic softmax turns into NaN, yields 0 after raising
+    (as every `pe.attention` does).
   }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Explain, as remarks, why attention- and rotation-shaped ops are left alone">,
+  ];
   let dependentDialects = [
     "::mlir::pe::PEDialect", "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",

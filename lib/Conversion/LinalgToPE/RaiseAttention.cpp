@@ -36,9 +36,20 @@ using namespace mlir::pe::raising;
 
 namespace {
 /// A tensor read at a point: one of Q, K, V, the mask or a positions vector.
+/// Q, K and V may be views of `value`: the dims in `fixed` read at one
+/// index (a fused QKV tensor's slot), the others merged by `groups` (a
+/// head dim split into pairs); `point` and `shape` are then the view's.
 struct Read {
   Value value;
   Point point;
+  SmallVector<int64_t> shape;
+  SmallVector<std::pair<int64_t, int64_t>> fixed; // (dim of value, index)
+  SmallVector<ReassociationIndices> groups;       // of the dims not fixed
+
+  static Read whole(Value value, Point point) {
+    auto shape = cast<RankedTensorType>(value.getType()).getShape();
+    return Read{value, std::move(point), SmallVector<int64_t>(shape), {}, {}};
+  }
 };
 
 /// The roles of the atoms and what the proof found.
@@ -62,7 +73,17 @@ struct AttentionProof {
   std::optional<int64_t> window;
   std::optional<double> alibi;
   ExprRef qPositions, kPositions;  // ALiBi's, when not iota
+  /// Whether P is a softmax over the contraction index (an attention shape),
+  /// and the first step of the proof that failed after that.
+  bool shaped = false;
+  std::string why;
 };
+
+/// Records why the proof stops here.
+static LogicalResult fail(AttentionProof &proof, const Twine &why) {
+  proof.why = why.str();
+  return failure();
+}
 } // namespace
 
 /// The position of the dim of `read` indexed by `index`, or -1.
@@ -111,7 +132,52 @@ static std::optional<Read> asRead(const ExprRef &f) {
   ExprRef s = stripCasts(f);
   if (s->kind != ExprKind::Leaf || !isa<RankedTensorType>(s->value.getType()))
     return std::nullopt;
-  return Read{s->value, s->point};
+  return Read::whole(s->value, s->point);
+}
+
+/// `read` seen without the dims it reads at one index (of more than one
+/// element) and with each run of dims whose indices are the pieces of one
+/// index merged: what Q, K and V are in a fused QKV tensor or in pairs.
+static std::optional<Read> view(Evaluator &ev, const Read &read) {
+  Read result{read.value, {}, {}, {}, {}};
+  Point kept;
+  SmallVector<int64_t> keptShape;
+  for (auto [n, index] : llvm::enumerate(read.point)) {
+    if (index.isConst && read.shape[n] != 1) {
+      result.fixed.push_back({int64_t(n), index.value});
+      continue;
+    }
+    kept.push_back(index);
+    keptShape.push_back(read.shape[n]);
+  }
+  for (int64_t n = 0, e = kept.size(); n < e;) {
+    // The longest run starting at n that is one index split over its dims.
+    int64_t end = n + 1;
+    Index merged = kept[n];
+    for (int64_t m = n + 2; m <= e; ++m) {
+      std::optional<Index> whole =
+          ev.linearize(ArrayRef(kept).slice(n, m - n), ArrayRef(keptShape).slice(n, m - n));
+      if (!whole || whole->isConst)
+        break;
+      // A unit dim next to a dim is not a split index: keep it (batch 1).
+      if (llvm::count_if(ArrayRef(keptShape).slice(n, m - n), [](int64_t s) { return s != 1; }) <
+          m - n)
+        break;
+      end = m;
+      merged = *whole;
+    }
+    ReassociationIndices group;
+    int64_t size = 1;
+    for (int64_t m = n; m < end; ++m) {
+      group.push_back(m);
+      size *= keptShape[m];
+    }
+    result.groups.push_back(group);
+    result.point.push_back(merged);
+    result.shape.push_back(size);
+    n = end;
+  }
+  return result;
 }
 
 /// Whether every dim of `read` has its own index and the (batch | -, head)
@@ -135,7 +201,6 @@ static bool wellFormed(const Read &read, int seq, int inner) {
 /// order, with the KV head h / n of the query head. Sets `kvHead`.
 static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
                           Index &kvHead) {
-  auto type = cast<RankedTensorType>(read.value.getType());
   if (dimOf(read, Index::variable(proof.j)) < 0 || dimOf(read, Index::variable(inner)) < 0 ||
       !wellFormed(read, proof.j, inner))
     return false;
@@ -149,10 +214,10 @@ static bool checkKeyValue(AttentionProof &proof, const Read &read, int inner,
   if (rest.size() == 2) {
     batch = read.point[rest[0]];
     head = read.point[rest[1]];
-    heads = type.getShape()[rest[1]];
+    heads = read.shape[rest[1]];
   } else if (rest.size() == 1) {
     head = read.point[rest[0]];
-    heads = type.getShape()[rest[0]];
+    heads = read.shape[rest[0]];
   } else {
     return false;
   }
@@ -170,7 +235,8 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
   double c = 0;
   for (const Term &t : terms) {
     if (t.factors.size() != 2)
-      return failure();
+      return fail(proof, "a bias term is neither a mask (a tensor read at the query and key "
+                         "indices, or computed from them) nor slope x position");
     ExprRef a = stripCasts(t.factors[0]), b = stripCasts(t.factors[1]);
     // A slope: a function of the head alone (a constant table read at h, or
     // computed from h).
@@ -181,7 +247,8 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
     if (!isSlope(a))
       std::swap(a, b);
     if (!isSlope(a) || (slopeFactor && !equal(slopeFactor, a)))
-      return failure();
+      return fail(proof, "a bias term has no per-head slope (a constant table read at the "
+                         "head, or a function of the head alone)");
     slopeFactor = a;
     bool key = mentionsAtom(b, proof.j) && !mentionsAtom(b, proof.i);
     bool query = mentionsAtom(b, proof.i) && !mentionsAtom(b, proof.j);
@@ -191,17 +258,19 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
     } else if (query && !qPos) {
       qPos = b;
     } else {
-      return failure();
+      return fail(proof, "an ALiBi term is a function of neither the key alone nor the "
+                         "query alone");
     }
   }
   if (!kPos)
-    return failure();
+    return fail(proof, "ALiBi without the key position term");
   if (qPos) {
     const Term &qTerm = *llvm::find_if(terms, [&](const Term &t) {
       return llvm::any_of(t.factors, [&](const ExprRef &f) { return equal(stripCasts(f), qPos); });
     });
     if (qTerm.coefficient != -c)
-      return failure();
+      return fail(proof, "the ALiBi query and key terms are not opposite (not slope x "
+                         "(k_pos - q_pos))");
   }
   // Positions: iota over the key (query) atom, or integer vectors.
   auto position = [&](const ExprRef &f, int atom) -> bool {
@@ -211,7 +280,8 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
            getElementTypeOrSelf(f->value.getType()).isSignlessInteger();
   };
   if (!position(kPos, proof.j) || (qPos && !position(qPos, proof.i)))
-    return failure();
+    return fail(proof, "ALiBi positions are neither the key/query index nor an integer "
+                       "vector read at it");
   for (const ExprRef &pos : {kPos, qPos})
     if (pos && pos->kind == ExprKind::Leaf && !proof.ev.coversShape(pos->value, pos->point))
       return failure();
@@ -233,11 +303,13 @@ static LogicalResult proveAlibi(AttentionProof &proof, ArrayRef<Term> terms) {
     std::optional<double> s =
         evaluateAt(slopeFactor, {{proof.head.atom, h * proof.head.div}});
     if (!s)
-      return failure();
+      return fail(proof, "the slope of head " + Twine(h) + " cannot be evaluated");
     slopes.push_back(c * *s);
   }
   proof.alibi = formula::alibiMaxBias(slopes);
-  return success(proof.alibi.has_value());
+  if (!proof.alibi)
+    return fail(proof, "the per-head slopes are not ALiBi slopes for any max_bias");
+  return success();
 }
 
 /// Values at most this are a masked key (HF masks add finfo.min or -inf).
@@ -293,11 +365,11 @@ static LogicalResult proveBias(AttentionProof &proof, ArrayRef<Term> terms) {
         continue;
       std::optional<Read> read = asRead(f);
       if (!read && f->origin)
-        read = Read{f->origin, f->originPoint};
+        read = Read::whole(f->origin, f->originPoint);
       // select(c, 0, -inf) made from a select on the scores: c is the mask.
       if (!read && isOpaque<arith::SelectOp>(f) &&
           f->operands[0]->origin) {
-        read = Read{f->operands[0]->origin, f->operands[0]->originPoint};
+        read = Read::whole(f->operands[0]->origin, f->operands[0]->originPoint);
         proof.maskIsCondition = true;
       }
       // Every dim exactly its index's range (a broadcast dim: one element).
@@ -329,6 +401,8 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
                                     ExprRef vFactor, int j) {
   proof.j = j;
   std::optional<Read> v = asRead(vFactor);
+  if (v)
+    v = view(proof.ev, *v);
   if (!v)
     return failure();
   // P through everything: the softmax, the scores and the Q K contraction.
@@ -338,6 +412,7 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
   FailureOr<SmallVector<Term>> x = softmaxArgument(p, j);
   if (failed(x))
     return failure();
+  proof.shaped = true;
   // softmax(select(c, s, -inf)): the scores s, masked where c is false.
   if (x->size() == 1 && x->front().coefficient == 1 && x->front().factors.size() == 1) {
     ExprRef f = stripCasts(x->front().factors[0]);
@@ -360,16 +435,21 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
       bias.push_back(t);
   }
   if (!qk)
-    return failure();
+    return fail(proof, "the softmax argument has no scaled Q K contraction");
   proof.scale = qk->coefficient;
   ExprRef sum = stripCasts(qk->factors[0]);
   proof.d = sum->atom;
   SmallVector<Term> products = expand(sum->operands[0]);
   if (products.size() != 1 || products[0].coefficient != 1 || products[0].factors.size() != 2)
-    return failure();
+    return fail(proof, "the scores are not a sum of products of two tensors");
   std::optional<Read> a = asRead(products[0].factors[0]), b = asRead(products[0].factors[1]);
+  if (a)
+    a = view(proof.ev, *a);
+  if (b)
+    b = view(proof.ev, *b);
   if (!a || !b)
-    return failure();
+    return fail(proof, "Q or K is not a tensor read (computed in a way the proof does not "
+                       "follow)");
   if (dimOf(*a, Index::variable(j)) >= 0)
     std::swap(a, b);
   proof.q = *a;
@@ -387,10 +467,11 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
       proof.i = index.atom;
   if (proof.i < 0 || dimOf(proof.q, Index::variable(proof.d)) < 0 ||
       !wellFormed(proof.q, proof.i, proof.d))
-    return failure();
+    return fail(proof, "Q has no query dim of its own (the softmax is not over the keys of "
+                       "each query)");
   for (const Read *read : {&proof.q, &proof.k, &proof.v})
-    if (!proof.ev.coversShape(read->value, read->point))
-      return failure();
+    if (!proof.ev.coversShape(read->shape, read->point))
+      return fail(proof, "Q, K or V is read over part of its shape");
   SmallVector<int64_t> rest;
   for (auto [n, index] : llvm::enumerate(proof.q.point))
     if (!index.isPlainAtom(proof.i) && !index.isPlainAtom(proof.d))
@@ -402,7 +483,7 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
     proof.batch = Index::constant(0);
     proof.head = proof.q.point[rest[0]];
   } else {
-    return failure();
+    return fail(proof, "Q has more than batch and head dims besides queries and head dim");
   }
   // e: the output atom of V besides j.
   for (const Index &index : proof.v.point)
@@ -410,11 +491,11 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
         llvm::is_contained(proof.outPoint, index))
       proof.e = index.atom;
   if (proof.e < 0)
-    return failure();
+    return fail(proof, "V has no value dim of its own");
   Index kHead, vHead;
   if (!checkKeyValue(proof, proof.k, proof.d, kHead) ||
       !checkKeyValue(proof, proof.v, proof.e, vHead) || kHead != vHead)
-    return failure();
+    return fail(proof, "K and V are not read at the batch and KV head of the query (h / n)");
   return proveBias(proof, bias);
 }
 
@@ -424,9 +505,37 @@ static LogicalResult proveAttention(AttentionProof &proof, ExprRef pFactor,
 
 /// `read.value` as a 4-d [batch, head, seq, inner] tensor: transposed into
 /// that order, a missing batch dim added as 1.
+/// The tensor a view reads: `read.value` sliced at the fixed dims, its
+/// groups of dims merged.
+static Value materialize(PatternRewriter &rewriter, Location loc, const Read &read) {
+  Value value = read.value;
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!read.fixed.empty()) {
+    SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+        strides(type.getRank(), 1), kept;
+    for (auto [dim, index] : read.fixed) {
+      offsets[dim] = index;
+      sizes[dim] = 1;
+    }
+    for (int64_t n = 0; n < type.getRank(); ++n)
+      if (!llvm::any_of(read.fixed, [&](auto &f) { return f.first == n; }))
+        kept.push_back(type.getShape()[n]);
+    auto sliceType = RankedTensorType::get(kept, type.getElementType());
+    value = tensor::ExtractSliceOp::create(rewriter, loc, sliceType, value, ValueRange{},
+                                           ValueRange{}, ValueRange{},
+                                           rewriter.getDenseI64ArrayAttr(offsets),
+                                           rewriter.getDenseI64ArrayAttr(sizes),
+                                           rewriter.getDenseI64ArrayAttr(strides));
+  }
+  if (llvm::any_of(read.groups, [](const ReassociationIndices &g) { return g.size() > 1; }))
+    value = tensor::CollapseShapeOp::create(rewriter, loc, value, read.groups);
+  return value;
+}
+
 static Value toBhsd(PatternRewriter &rewriter, Location loc, const Read &read,
                     int seq, int inner) {
-  auto type = cast<RankedTensorType>(read.value.getType());
+  auto type = RankedTensorType::get(
+      read.shape, cast<RankedTensorType>(read.value.getType()).getElementType());
   int64_t rank = type.getRank();
   // The dims besides seq and inner, in their order: (batch, head) or (head).
   SmallVector<int64_t> order;
@@ -435,7 +544,7 @@ static Value toBhsd(PatternRewriter &rewriter, Location loc, const Read &read,
       order.push_back(n);
   order.push_back(dimOf(read, Index::variable(seq)));
   order.push_back(dimOf(read, Index::variable(inner)));
-  Value value = read.value;
+  Value value = materialize(rewriter, loc, read);
   if (!llvm::equal(order, llvm::seq<int64_t>(0, rank))) {
     SmallVector<int64_t> shape;
     for (int64_t n : order)
@@ -593,8 +702,16 @@ static Value positionsOperand(const ExprRef &position) {
 
 namespace {
 struct RaiseAttention : RewritePattern {
-  RaiseAttention(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  RaiseAttention(MLIRContext *context, RaisingNotes *notes)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context), notes(notes) {}
+
+  RaisingNotes *notes;
+
+  LogicalResult leftAlone(PatternRewriter &rewriter, Operation *op, const Twine &why) const {
+    if (notes)
+      notes->notRaised[op] = ("not raised as pe.attention: " + why).str();
+    return rewriter.notifyMatchFailure(op, why);
+  }
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
@@ -624,8 +741,12 @@ struct RaiseAttention : RewritePattern {
       AttentionProof swapped;
       swapped.ev = proof.ev;
       swapped.outPoint = proof.outPoint;
-      if (failed(proveAttention(swapped, f1, f0, o->atom)))
+      if (failed(proveAttention(swapped, f1, f0, o->atom))) {
+        const AttentionProof &shaped = swapped.shaped ? swapped : proof;
+        if (shaped.shaped)
+          return leftAlone(rewriter, op, shaped.why);
         return rewriter.notifyMatchFailure(op, "not a proven attention");
+      }
       proof = std::move(swapped);
     }
     return rewrite(rewriter, op, proof, outType);
@@ -634,24 +755,23 @@ struct RaiseAttention : RewritePattern {
   LogicalResult rewrite(PatternRewriter &rewriter, Operation *op,
                         AttentionProof &proof, RankedTensorType outType) const {
     Location loc = op->getLoc();
-    auto qShape = cast<RankedTensorType>(proof.q.value.getType()).getShape();
-    auto vShape = cast<RankedTensorType>(proof.v.value.getType()).getShape();
+    ArrayRef<int64_t> qShape = proof.q.shape, vShape = proof.v.shape;
     int64_t batch = proof.batch.isConst ? 1 : qShape[dimOf(proof.q, proof.batch)];
     SmallVector<int64_t> shape{batch, proof.ev.extent(proof.head),
                                qShape[dimOf(proof.q, Index::variable(proof.i))],
                                vShape[dimOf(proof.v, Index::variable(proof.e))]};
     std::optional<OutputPlan> plan = planOutput(proof, shape, outType);
     if (!plan)
-      return rewriter.notifyMatchFailure(op, "output dims not expressible");
+      return leftAlone(rewriter, op, "the output dims are not a layout of [B, H, S, D]");
     Type element = cast<RankedTensorType>(proof.q.value.getType()).getElementType();
     if (element != outType.getElementType() ||
         cast<RankedTensorType>(proof.k.value.getType()).getElementType() != element ||
         cast<RankedTensorType>(proof.v.value.getType()).getElementType() != element)
-      return rewriter.notifyMatchFailure(op, "mixed element types");
+      return leftAlone(rewriter, op, "Q, K, V and the result differ in element type");
     Type maskElement = proof.maskIsCondition ? Type(rewriter.getI1Type()) : element;
     if (proof.mask &&
         cast<RankedTensorType>(proof.mask->value.getType()).getElementType() != maskElement)
-      return rewriter.notifyMatchFailure(op, "mask of another element type");
+      return leftAlone(rewriter, op, "the mask has another element type");
     Value q = toBhsd(rewriter, loc, proof.q, proof.i, proof.d);
     Value k = toBhsd(rewriter, loc, proof.k, proof.j, proof.d);
     Value v = toBhsd(rewriter, loc, proof.v, proof.j, proof.e);
@@ -679,12 +799,15 @@ struct RaiseAttention : RewritePattern {
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
         /*rope=*/nullptr, alibi);
+    if (notes)
+      notes->notRaised.remove_if([&](auto &entry) { return entry.first == op; });
     rewriter.replaceOp(op, applyOutputPlan(rewriter, loc, *plan, attention.getResult(), outType));
     return success();
   }
 };
 } // namespace
 
-void mlir::pe::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseAttention>(patterns.getContext());
+void mlir::pe::populateRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                              RaisingNotes *notes) {
+  patterns.add<RaiseAttention>(patterns.getContext(), notes);
 }

@@ -16,22 +16,39 @@ namespace mlir::pe {
 
 using namespace mlir;
 
-void mlir::pe::populateRaisePositionalEncodingsPatterns(RewritePatternSet &patterns) {
-  populateRaiseRopePatterns(patterns);
-  populateRaiseAttentionPatterns(patterns);
+void mlir::pe::populateRaisePositionalEncodingsPatterns(RewritePatternSet &patterns,
+                                                        RaisingNotes *notes) {
+  populateRaiseRopePatterns(patterns, notes);
+  populateRaiseAttentionPatterns(patterns, notes);
 }
 
 namespace {
+/// Forgets the notes of erased ops (an address may be reused by a new op).
+struct ForgetErased : RewriterBase::Listener {
+  explicit ForgetErased(pe::RaisingNotes &notes) : notes(notes) {}
+  void notifyOperationErased(Operation *op) override { notes.notRaised.remove_if(
+      [&](auto &entry) { return entry.first == op; }); }
+  pe::RaisingNotes &notes;
+};
+
 struct RaisePositionalEncodingsPass
     : pe::impl::PERaisePositionalEncodingsBase<RaisePositionalEncodingsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    pe::RaisingNotes notes;
     RewritePatternSet patterns(&getContext());
-    pe::populateRaisePositionalEncodingsPatterns(patterns);
+    pe::populateRaisePositionalEncodingsPatterns(patterns, remarks ? &notes : nullptr);
     // Producers first: a rotation is raised before the attention reading it.
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
+    ForgetErased forget(notes);
+    if (remarks)
+      config.setListener(&forget);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    for (auto &[op, why] : notes.notRaised)
+      op->emitRemark() << why;
   }
 };
 } // namespace

@@ -53,8 +53,18 @@ struct RopeProof {
   double magnitude = 1;
   std::vector<double> invFreq;
   ExprRef positions; // a Leaf of integers or an Iota
+  /// Whether channel 0 is a rotation's (X times one factor, plus its
+  /// partner), and the first step of the proof that failed after that.
+  bool shaped = false;
+  std::string why;
 };
 } // namespace
+
+/// Records why the proof stops here.
+static LogicalResult fail(RopeProof &proof, const Twine &why) {
+  proof.why = why.str();
+  return failure();
+}
 
 /// The partner channel and the sign of its term for channel c.
 static std::pair<int64_t, double> partner(RopeStyle style, int64_t r, int64_t c) {
@@ -240,7 +250,7 @@ static FailureOr<Rotation> tableRotation(const ExprRef &cos, const ExprRef &sin)
   return Rotation{fit->first, fit->second, c->position};
 }
 
-static FailureOr<RopeProof> proveRope(Value root) {
+static LogicalResult proveRope(Value root, RopeProof &proof) {
   auto type = dyn_cast<RankedTensorType>(root.getType());
   if (!type || type.getRank() != 4 || !isa<FloatType>(type.getElementType()))
     return failure();
@@ -253,15 +263,24 @@ static FailureOr<RopeProof> proveRope(Value root) {
   for (int64_t size : type.getShape().drop_back())
     rows.push_back(size == 1 ? Index::constant(0) : Index::variable(ev.newAtom(size)));
   SmallVector<SmallVector<ChannelTerm>> channels;
-  RopeProof proof;
   for (int64_t c = 0; c < d; ++c) {
     Point point = rows;
     point.push_back(Index::constant(c));
     SmallVector<Term> terms = expand(ev.eval(root, point, Depth::Elementwise));
     auto parsed = channelTerms(terms, rows, proof.input, type);
     if (failed(parsed))
-      return failure();
+      return proof.shaped ? fail(proof, "channel " + Twine(c) +
+                                            " is not a sum of products of the input's "
+                                            "channels with one factor each")
+                          : failure();
     channels.push_back(*parsed);
+    if (c == 0) {
+      proof.shaped = parsed->size() == 2 && llvm::all_of(*parsed, [](const ChannelTerm &t) {
+                       return t.rest != nullptr;
+                     });
+      if (!proof.shaped)
+        return failure();
+    }
   }
 
   // Rotated channels first, then pass-through ones.
@@ -269,11 +288,12 @@ static FailureOr<RopeProof> proveRope(Value root) {
   while (r < d && channels[r].size() == 2)
     ++r;
   if (r < 2 || r % 2)
-    return failure();
+    return fail(proof, "the rotated channels are not an even prefix of the last dim");
   for (int64_t c = r; c < d; ++c)
     if (channels[c].size() != 1 || channels[c][0].source != c ||
         channels[c][0].coefficient != 1.0 || channels[c][0].rest)
-      return failure();
+      return fail(proof, "channel " + Twine(c) + ", after the rotated ones, is not the "
+                                                   "input's channel passed through");
   const ChannelTerm &first = channels[0][0].source == 0 ? channels[0][1] : channels[0][0];
   proof.style = first.source == r / 2 ? RopeStyle::half : RopeStyle::interleaved;
   proof.rotaryDim = r;
@@ -287,30 +307,36 @@ static FailureOr<RopeProof> proveRope(Value root) {
       (t.source == c ? self : other) = &t;
     if (!self || !other || other->source != p || !self->rest || !other->rest ||
         self->coefficient != sign * other->coefficient)
-      return failure();
+      return fail(proof, "channel " + Twine(c) + " is not paired with channel " + Twine(p) +
+                             " with the rotation's sign (" +
+                             (proof.style == RopeStyle::half ? "half" : "interleaved") +
+                             " pairs)");
     ExprRef cos = stripCasts(deepen(ev, self->rest));
     ExprRef sin = stripCasts(deepen(ev, other->rest));
     FailureOr<Rotation> rotation = computedRotation(ev, cos, sin);
     if (failed(rotation))
       rotation = tableRotation(cos, sin);
     if (failed(rotation))
-      return failure();
+      return fail(proof, "the factors of channel " + Twine(c) +
+                             " are not cos and sin of one angle position x frequency "
+                             "(computed, or constant tables read at the position)");
     double m = self->coefficient * rotation->magnitude;
     if (c == 0)
       proof.magnitude = m;
     if (!(m > 0) || std::abs(m - proof.magnitude) > 1e-6 * proof.magnitude)
-      return failure();
+      return fail(proof, "the channels do not share one magnitude > 0");
     if (!proof.positions)
       proof.positions = rotation->position;
     if (!equal(proof.positions, rotation->position))
-      return failure();
+      return fail(proof, "the channels turn by different positions");
     // Both members of a pair turn by the same frequency.
     int64_t pair = proof.style == RopeStyle::half ? c % (r / 2) : c / 2;
     double f = rotation->frequency;
     if (c == pair || (proof.style == RopeStyle::interleaved && c % 2 == 0))
       proof.invFreq[pair] = f;
     else if (std::abs(proof.invFreq[pair] - f) > 1e-6 * std::abs(f))
-      return failure();
+      return fail(proof, "the two channels of pair " + Twine(pair) +
+                             " turn by different frequencies");
   }
 
   // The positions index the sequence dim of R: dim 2 (bhsd) or 1 (bshd).
@@ -321,20 +347,18 @@ static FailureOr<RopeProof> proveRope(Value root) {
   else if (seq == rows[1])
     proof.layout = Layout::bshd;
   else
-    return failure();
+    return fail(proof, "the positions index neither dim 1 (bshd) nor dim 2 (bhsd)");
   // [B, S] positions read at (b, s), or a [1, S] row shared by the batch.
   if (pos->kind == ExprKind::Leaf) {
-    if (!ev.coversShape(pos->value, pos->point))
-      return failure();
     int64_t rank = pos->point.size();
     auto posType = cast<RankedTensorType>(pos->value.getType());
-    if (rank > 2)
-      return failure();
-    if (rank == 2 && pos->point[0].isConst ? posType.getShape()[0] != 1
-                                            : rank == 2 && pos->point[0] != rows[0])
-      return failure();
+    if (!ev.coversShape(pos->value, pos->point) || rank > 2 ||
+        (rank == 2 && pos->point[0].isConst ? posType.getShape()[0] != 1
+                                             : rank == 2 && pos->point[0] != rows[0]))
+      return fail(proof, "the positions are not an [S] or [B, S] tensor read whole at "
+                         "(batch, sequence)");
   }
-  return proof;
+  return success();
 }
 
 /// The #pe.rope of a fitted configuration.
@@ -393,8 +417,16 @@ static Value positionsOperand(PatternRewriter &rewriter, Location loc,
 
 namespace {
 struct RaiseRope : RewritePattern {
-  RaiseRope(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, context) {}
+  RaiseRope(MLIRContext *context, RaisingNotes *notes)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, context), notes(notes) {}
+
+  RaisingNotes *notes;
+
+  LogicalResult leftAlone(PatternRewriter &rewriter, Operation *op, const Twine &why) const {
+    if (notes)
+      notes->notRaised[op] = ("not raised as pe.rope: " + why).str();
+    return rewriter.notifyMatchFailure(op, why);
+  }
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
@@ -406,24 +438,27 @@ struct RaiseRope : RewritePattern {
         isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp>(op))
       return failure();
     Value root = op->getResult(0);
-    FailureOr<RopeProof> proof = proveRope(root);
-    if (failed(proof))
-      return rewriter.notifyMatchFailure(op, "not a proven rotary embedding");
+    RopeProof proof;
+    if (failed(proveRope(root, proof)))
+      return proof.shaped ? leftAlone(rewriter, op, proof.why)
+                          : rewriter.notifyMatchFailure(op, "not a rotation");
     std::optional<formula::RopeConfig> config =
-        formula::fitRopeConfig(proof->invFreq, proof->magnitude);
+        formula::fitRopeConfig(proof.invFreq, proof.magnitude);
     if (!config)
-      return rewriter.notifyMatchFailure(op, "frequencies not finite and > 0");
+      return leftAlone(rewriter, op, "the frequencies are not finite and > 0");
     auto type = cast<RankedTensorType>(root.getType());
-    Value positions = positionsOperand(rewriter, op->getLoc(), *proof, type);
+    Value positions = positionsOperand(rewriter, op->getLoc(), proof, type);
     if (!positions)
-      return rewriter.notifyMatchFailure(op, "iota positions of a dynamic length");
-    RopeAttr rope = ropeAttr(op->getContext(), *config, proof->style);
-    rewriter.replaceOpWithNewOp<RopeOp>(op, proof->input, positions, rope, proof->layout);
+      return leftAlone(rewriter, op, "iota positions of a dynamic length");
+    RopeAttr rope = ropeAttr(op->getContext(), *config, proof.style);
+    if (notes)
+      notes->notRaised.remove_if([&](auto &entry) { return entry.first == op; });
+    rewriter.replaceOpWithNewOp<RopeOp>(op, proof.input, positions, rope, proof.layout);
     return success();
   }
 };
 } // namespace
 
-void mlir::pe::populateRaiseRopePatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseRope>(patterns.getContext());
+void mlir::pe::populateRaiseRopePatterns(RewritePatternSet &patterns, RaisingNotes *notes) {
+  patterns.add<RaiseRope>(patterns.getContext(), notes);
 }

@@ -347,9 +347,13 @@ int64_t Evaluator::extent(const Index &index) const {
 
 bool Evaluator::coversShape(Value value, const Point &point) const {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() != int64_t(point.size()))
+  return type && coversShape(type.getShape(), point);
+}
+
+bool Evaluator::coversShape(ArrayRef<int64_t> shape, const Point &point) const {
+  if (shape.size() != point.size())
     return false;
-  for (auto [size, index] : llvm::zip(type.getShape(), point))
+  for (auto [size, index] : llvm::zip(shape, point))
     if (ShapedType::isDynamic(size) || size != extent(index))
       return false;
   return true;

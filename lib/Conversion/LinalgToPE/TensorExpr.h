@@ -120,6 +120,7 @@ public:
   /// index: one element for a constant index, the atom's extent otherwise
   /// (a read through a prefix slice covers less than the tensor).
   bool coversShape(Value value, const Point &point) const;
+  bool coversShape(ArrayRef<int64_t> shape, const Point &point) const;
   /// `index / n` (a head index of GQA: query head h reads KV head h / n).
   Index divide(const Index &index, int64_t n) const;
 

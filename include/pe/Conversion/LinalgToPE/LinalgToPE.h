@@ -2,21 +2,37 @@
 #ifndef PE_CONVERSION_LINALGTOPE_LINALGTOPE_H
 #define PE_CONVERSION_LINALGTOPE_LINALGTOPE_H
 
+#include "llvm/ADT/MapVector.h"
+
+#include <string>
+
 namespace mlir {
+class Operation;
 class RewritePatternSet;
 namespace pe {
 
+/// Why the patterns left alone an op that has the shape of what they raise
+/// (a contraction with a softmax operand, a value whose channels are
+/// products of one tensor with cos/sin-like factors): the first step of the
+/// proof that failed, by op. The patterns record and forget (when the op is
+/// raised after all); the pass reports what is left as remarks.
+struct RaisingNotes {
+  llvm::MapVector<Operation *, std::string> notRaised;
+};
+
 /// Rotary embeddings spelled in linalg/tensor/arith/math on tensors become
 /// pe.rope, once the pairing, signs and frequencies are proven.
-void populateRaiseRopePatterns(RewritePatternSet &patterns);
+void populateRaiseRopePatterns(RewritePatternSet &patterns, RaisingNotes *notes = nullptr);
 
 /// softmax(scale * Q K^T + bias) V spelled in linalg becomes pe.attention
 /// (GQA, masks and ALiBi included) once the contraction dims and the softmax
 /// axis are proven.
-void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                    RaisingNotes *notes = nullptr);
 
 /// Both of the above: the patterns of pe-raise-positional-encodings.
-void populateRaisePositionalEncodingsPatterns(RewritePatternSet &patterns);
+void populateRaisePositionalEncodingsPatterns(RewritePatternSet &patterns,
+                                              RaisingNotes *notes = nullptr);
 
 } // namespace pe
 } // namespace mlir
