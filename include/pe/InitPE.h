@@ -5,6 +5,7 @@
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
+#include "pe/Execution/DifferentialRun.h"
 #include "pe/Pipelines/Pipelines.h"
 #include "pe/Transforms/Passes.h"
 
@@ -15,8 +16,10 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<PEDialect>();
 }
 
-/// Registers the passes and pipelines of pe-mlir with the global registry.
+/// Registers the passes and pipelines of pe-mlir with the global registry,
+/// and the JIT as the check of pe-raise-positional-encodings{verify}.
 inline void registerAllPasses() {
+  registerJitRaisingCheck();
   registerPEPasses();
   registerPEConversionPasses();
   registerPECodegenPasses();

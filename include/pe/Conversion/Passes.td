@@ -42,6 +42,13 @@ def PERaisePositionalEncodings : Pass<"pe-raise-positional-encodings"> {
       with slopes of `pe.alibi_slopes` for some max_bias (the query term may
       be absent: it is constant along every softmax row).
 
+    With `verify`, each rewrite is also checked after it is proven: the
+    function before and after it are compiled for the CPU and run on the
+    same random inputs (static shapes only), and a rewrite whose result
+    differs beyond `verify-tolerance` is undone and its op left alone with a
+    remark giving the difference. The check needs the JIT (tools that link
+    pe's execution library install it; `verify` is an error otherwise).
+
     Anything not proven is left unchanged; with `remarks`, every op that
     has the shape of an attention or a rotation but is left alone gets a
     remark naming the step of the proof that failed. A fully masked query
@@ -51,6 +58,12 @@ def PERaisePositionalEncodings : Pass<"pe-raise-positional-encodings"> {
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Explain, as remarks, why attention- and rotation-shaped ops are left alone">,
+    Option<"verify", "verify", "bool", /*default=*/"false",
+           "Check every rewrite by running the function before and after it "
+           "(CPU pipeline + JIT, random inputs) and refuse, with a remark, one "
+           "that changes a result beyond verify-tolerance">,
+    Option<"verifyTolerance", "verify-tolerance", "double", /*default=*/"1e-4",
+           "Largest accepted difference of a result, relative to max(1, max |result|)">,
   ];
   let dependentDialects = [
     "::mlir::pe::PEDialect", "::mlir::arith::ArithDialect",

@@ -715,6 +715,8 @@ struct RaiseAttention : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
+    if (op->hasAttr(kRaiseRefusedAttr))
+      return failure(); // verify refused this rewrite
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     if (!linalgOp || op->getNumResults() != 1 || linalgOp.getNumDpsInputs() != 2 ||
         linalgOp.getNumReductionLoops() != 1 ||

@@ -430,6 +430,8 @@ struct RaiseRope : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
+    if (op->hasAttr(kRaiseRefusedAttr))
+      return failure(); // verify refused this rewrite
     // Roots: the op producing the rotated tensor (an add, a fused generic,
     // or the concatenation/reshape that reassembles the pairs).
     if (op->getNumResults() != 1 ||
