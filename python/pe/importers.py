@@ -18,6 +18,12 @@ and the result exported through ``hal.tensor.barrier``/``hal.tensor.export``.
 
 Anything else in the body (a ``flow``/``util`` op the input pipeline left) is a
 :class:`ValueError`, never silently dropped.
+
+JAX models take the StableHLO path: ``jax.export`` writes the jitted function
+as StableHLO, ``iree-compile --iree-input-type=stablehlo --compile-to=input``
+converts it to linalg on tensors (IREE's StableHLO input conversion), and
+:func:`stablehlo_input_to_mlir` makes its ``util.func`` a ``func.func``
+(:func:`stablehlo_input_ir` does all three).
 """
 
 from __future__ import annotations
@@ -105,3 +111,53 @@ def iree_input_ir(module, args, name: str = "main") -> str:
         subprocess.run([compiler, "--compile-to=input", exported, "-o", lowered], check=True)
         with open(lowered) as f_in, open(exported) as f_ex:
             return iree_input_to_mlir(f_in.read(), f_ex.read(), name)
+
+
+_LOC_DEF = re.compile(r"^#loc.*\n", re.M)
+_LOC_USE = re.compile(r" loc\((?:[^()]|\([^()]*\))*\)")
+
+
+def stablehlo_input_to_mlir(input_text: str, name: str = "main") -> str:
+    """IREE's input-level module of a StableHLO program as a plain MLIR
+    function: locations dropped, ``util.func public @main`` (plain tensor
+    arguments) as ``func.func @NAME``, ``util.return`` as ``return``. Any
+    other IREE op is a :class:`ValueError`."""
+    text = _LOC_USE.sub("", _LOC_DEF.sub("", input_text))
+    if "util.func public @main(" not in text:
+        raise ValueError("no util.func @main: not iree-compile --compile-to=input output")
+    text = text.replace("util.func public @main(", f"func.func @{name}(")
+    text = text.replace("util.return", "return")
+    for line in text.splitlines():
+        if re.search(r"\b(hal|util|flow|stream|iree_\w+)\.", line):
+            raise ValueError(f"an IREE op the clean-up does not know: {line.strip()}")
+    return text
+
+
+def stablehlo_input_ir(function, args, name: str = "main") -> str:
+    """``jax.jit(function)`` at the shapes of ``args`` (arrays or
+    ``jax.ShapeDtypeStruct``) as linalg-on-tensors IR: ``jax.export`` to
+    StableHLO, ``iree-compile --iree-input-type=stablehlo --compile-to=input``,
+    :func:`stablehlo_input_to_mlir`. Needs the optional extras (jax)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    import jax
+    from jax import export
+
+    compiler = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    if not os.path.exists(compiler):
+        compiler = shutil.which("iree-compile") or compiler
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    exported = export.export(jax.jit(function))(*shapes)
+    with tempfile.TemporaryDirectory(prefix="pe-jax-") as tmp:
+        source = os.path.join(tmp, "stablehlo.mlir")
+        lowered = os.path.join(tmp, "input.mlir")
+        with open(source, "w") as f:
+            f.write(exported.mlir_module())
+        subprocess.run([compiler, "--iree-input-type=stablehlo", "--compile-to=input", source,
+                        "-o", lowered], check=True)
+        with open(lowered) as f:
+            return stablehlo_input_to_mlir(f.read(), name)

@@ -151,7 +151,12 @@ static FailureOr<std::pair<double, ExprRef>> splitAngle(Evaluator &ev,
   ExprRef position;
   for (const ExprRef &factor : terms[0].factors) {
     ExprRef f = stripCasts(factor);
-    if (std::optional<double> value = constantValue(f))
+    std::optional<double> value = constantValue(f);
+    // A number computed from constants alone (JAX computes inv_freq as
+    // 1 / theta^(2i/r) in the program), evaluated as the IR rounds it.
+    if (!value && onlyAtoms(f, {}))
+      value = evaluateAt(factor, {});
+    if (value)
       frequency *= *value;
     else if (!position && isPosition(f))
       position = f;
