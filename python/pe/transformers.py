@@ -21,8 +21,12 @@ q and k never exist; the KV cache then holds un-rotated keys.
 
 from __future__ import annotations
 
+import inspect
+import re
+import sys
 import types
-from typing import Optional
+import weakref
+from typing import Dict, Optional
 
 import torch
 
@@ -72,7 +76,9 @@ def _check_call(dropout, softcap, kwargs) -> None:
 def _rules(module, attention_mask, window, kwargs):
     """(mask, causal, window) for the kernel: a mask from transformers is the
     whole rule (causal, window, padding, and any or/and terms); without one
-    (see `_mask`) the kernel applies the module's causal rule and window."""
+    (see `_mask`) the kernel applies the causal rule as transformers' SDPA
+    function would (the call's `is_causal`, else the module's) and the
+    call's window."""
     if attention_mask is not None:
         return _additive(attention_mask), False, None
     causal = kwargs.get("is_causal")
@@ -84,10 +90,15 @@ def _rules(module, attention_mask, window, kwargs):
 def attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
                       sliding_window=None, softcap=None, **kwargs):
     """An attention function of transformers' `AttentionInterface`: q [B,Hq,S,D],
-    k and v [B,Hkv,Skv,D] (RoPE applied), output [B, S, Hq, D] and no weights."""
+    k and v [B,Hkv,Skv,D] (RoPE applied), output [B, S, Hq, D] and no weights.
+    Every option comes from the call, as transformers' own functions take
+    them: a module's attributes (a `sliding_window` it keeps for its mask
+    builder, say) never add a rule the call did not ask for."""
     _check_call(dropout, softcap, kwargs)
-    if sliding_window is None:
-        sliding_window = getattr(module, "sliding_window", None)
+    if attention_mask is not None and attention_mask.dim() == 4 and attention_mask.shape[1] != 1:
+        raise NotImplementedError(
+            f"pe attention takes one mask for all heads; {type(module).__name__} passes a mask "
+            f"per head {tuple(attention_mask.shape)}")
     mask, causal, window = _rules(module, attention_mask, sliding_window, kwargs)
     out = pe_torch.attention(query, key, value, mask=mask, causal=causal, window=window,
                              scale=scaling)
@@ -95,15 +106,17 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
 
 
 def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_function=None,
-          attention_mask=None, allow_is_causal_skip=True, local_size=None, **kwargs):
+          attention_mask=None, allow_is_causal_skip=True, local_size=None, config=None,
+          **kwargs):
     """No mask where the kernel's causal rule is the whole mask: no padding,
-    no window or chunk (local_size), and the queries are the last keys (a
-    dynamic cache; not a static cache's empty slots). Else transformers'
-    boolean SDPA mask, which the kernel then applies alone."""
+    no window or chunk (local_size), the queries are the last keys (a
+    dynamic cache; not a static cache's empty slots), and the model follows
+    SDPA's contract (its modules' `is_causal`; see `_allow_mask_skip`).
+    Else transformers' boolean SDPA mask, which the kernel then applies alone."""
     from transformers.masking_utils import causal_mask_function, prepare_padding_mask, sdpa_mask
     padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
     aligned = q_offset + q_length == kv_offset + kv_length
-    if (allow_is_causal_skip and aligned and local_size is None
+    if (allow_is_causal_skip and aligned and local_size is None and _may_skip_mask(config)
             and (padding is None or bool(padding.all()))):
         return None
     return sdpa_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
@@ -111,11 +124,73 @@ def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_functio
                      allow_is_causal_skip=False, local_size=local_size, **kwargs)
 
 
+def _routes_attention(model_class) -> bool:
+    """Whether the attention layers of `model_class` call transformers'
+    AttentionInterface: transformers' own test (an attention module in the
+    modeling source must call `get_interface`), and no table of the model's
+    own attention classes indexed by the implementation's name."""
+    check = getattr(model_class, "_can_set_attn_implementation", None)
+    if check is not None and not check():
+        return False
+    try:
+        source = inspect.getsource(sys.modules[model_class.__module__])
+    except (KeyError, OSError, TypeError):
+        return True
+    return re.search(r"ATTENTION_CLASSES\s*\[\s*config\._attn_implementation", source) is None
+
+
+# The configs of the models built with pe attention that follow SDPA's
+# contract: with no mask, their attention modules say whether they are
+# causal (`is_causal`). Only for these may the mask function skip the mask.
+_MASK_SKIP: Dict[int, "weakref.ref"] = {}
+
+
+def _allow_mask_skip(config, allowed: bool) -> None:
+    key = id(config)
+    if allowed:
+        _MASK_SKIP[key] = weakref.ref(config, lambda _: _MASK_SKIP.pop(key, None))
+    else:
+        _MASK_SKIP.pop(key, None)
+
+
+def _may_skip_mask(config) -> bool:
+    ref = _MASK_SKIP.get(id(config))
+    return ref is not None and ref() is config
+
+
+def _refuse_other_models(names) -> None:
+    """Makes building a model with a pe attention name fail, naming the class,
+    when the model computes attention in its own code: pe's attention and
+    mask functions would not be called, or only the mask function, and the
+    model would silently run without its causal mask."""
+    from transformers import PreTrainedModel
+    original = PreTrainedModel._check_and_adjust_attn_implementation
+    if hasattr(original, "_pe_names"):
+        original._pe_names.update(names)
+        return
+
+    def checked(self, attn_implementation, *args, **kwargs):
+        base = attn_implementation.split("|")[-1] if isinstance(attn_implementation, str) else None
+        if base in checked._pe_names and not _routes_attention(type(self)):
+            raise NotImplementedError(
+                f"pe attention cannot run in {type(self).__name__}: its attention layers do not "
+                f"call transformers' AttentionInterface (use attn_implementation=\"eager\" or "
+                f"\"sdpa\" for this model)")
+        if base in checked._pe_names:
+            _allow_mask_skip(self.config, bool(getattr(type(self), "_supports_sdpa", False)))
+        return original(self, attn_implementation, *args, **kwargs)
+    checked._pe_names = set(names)
+    PreTrainedModel._check_and_adjust_attn_implementation = checked
+
+
 def register(name: str = NAME) -> None:
-    """Makes `attn_implementation=name` use pe attention."""
+    """Makes `attn_implementation=name` use pe attention, in the models whose
+    attention goes through transformers' AttentionInterface; building any
+    other model with it raises NotImplementedError naming the model class."""
     from transformers import AttentionInterface, AttentionMaskInterface
     AttentionInterface.register(name, attention_forward)
     AttentionMaskInterface.register(name, _mask)
+    _refuse_other_models({name})
 
 
 def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:
@@ -173,15 +248,9 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     return self.o_proj(out), None
 
 
-def fuse_rope(model, name: str = NAME):
-    """Switches every LLaMA-style attention layer of `model` to pe attention
-    with RoPE fused (and registers `name`, used for the masks). Returns model."""
-    register(name)
-    read = pe_config.read(model.config)
-    if read.position_encoding != "rope":
-        raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
-    model.config._attn_implementation = name
-    layers = 0
+def _llama_style_attentions(model) -> list:
+    """The attention modules of `model` shaped like LlamaAttention."""
+    found = []
     for module in model.modules():
         if not all(hasattr(module, a) for a in ("q_proj", "k_proj", "v_proj", "o_proj",
                                                   "layer_idx", "head_dim", "scaling")):
@@ -189,10 +258,29 @@ def fuse_rope(model, name: str = NAME):
         if hasattr(module, "q_norm"):
             raise ValueError(f"fuse_rope: {type(module).__name__} normalizes q and k "
                              "(not a LLaMA-style attention)")
-        module._pe_kind = read.kind(module.layer_idx)
-        module.forward = types.MethodType(_fused_forward, module)
-        layers += 1
-    if layers == 0:
+        found.append(module)
+    if not found:
         raise ValueError(f"fuse_rope: no LLaMA-style attention layer in "
                          f"{type(model).__name__}")
+    return found
+
+
+def fuse_rope(model, name: str = NAME):
+    """Switches every LLaMA-style attention layer of `model` to pe attention
+    with RoPE fused (and registers `name`, used for the masks). Returns model.
+    A model it refuses is left as it was."""
+    read = pe_config.read(model.config)
+    if read.position_encoding != "rope":
+        raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
+    modules = _llama_style_attentions(model)
+    kinds = [read.kind(module.layer_idx) for module in modules]
+    register(name)
+    for module, kind in zip(modules, kinds):
+        module._pe_kind = kind
+        module.forward = types.MethodType(_fused_forward, module)
+    model.config._attn_implementation = name
+    _allow_mask_skip(model.config, True)
+    for sub in model.modules():
+        if hasattr(sub, "config") and sub.config is not model.config:
+            _allow_mask_skip(sub.config, True)
     return model
