@@ -155,32 +155,85 @@ private:
 struct Family {
   StringRef modelType;
   PositionEncoding encoding;
-  bool interleaved = false;   // RoPE pairs (2i, 2i+1) (GPT-J)
-  bool encoder = false;       // bidirectional unless `is_decoder`
+  bool interleaved = false;      // RoPE pairs (2i, 2i+1) (GPT-J, Cohere, GLM)
+  bool encoder = false;          // bidirectional unless `is_decoder`
   bool windowEverywhere = false; // `sliding_window` applies to every layer
+  bool layerTypes = false;       // its transformers code reads `layer_types`
 };
 
+constexpr bool kInterleaved = true, kEncoder = true, kWindowEverywhere = true,
+               kLayerTypes = true;
+constexpr PositionEncoding kRope = PositionEncoding::Rope;
+
 // Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
+// Each RoPE family's pairing, windows and layer types are those of its
+// transformers modeling code (python/pe/hf_models.py checks every one
+// against the model transformers builds from the same config).
 const Family kFamilies[] = {
-    {"llama", PositionEncoding::Rope},
-    {"mistral", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
-    {"mixtral", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
-    {"qwen2", PositionEncoding::Rope},
-    {"qwen3", PositionEncoding::Rope},
-    {"phi", PositionEncoding::Rope},
-    {"phi3", PositionEncoding::Rope, false, false, /*windowEverywhere=*/true},
-    {"gemma", PositionEncoding::Rope},
-    {"gemma2", PositionEncoding::Rope},
-    {"gemma3_text", PositionEncoding::Rope},
-    {"granite", PositionEncoding::Rope},
-    {"gpt_neox", PositionEncoding::Rope},
-    {"gptj", PositionEncoding::Rope, /*interleaved=*/true},
-    {"falcon", PositionEncoding::Rope},
+    {"llama", kRope},
+    {"mistral", kRope, false, false, kWindowEverywhere},
+    {"mixtral", kRope, false, false, kWindowEverywhere},
+    {"ministral", kRope, false, false, false, kLayerTypes},
+    {"qwen2", kRope, false, false, false, kLayerTypes},
+    {"qwen2_moe", kRope, false, false, false, kLayerTypes},
+    {"qwen3", kRope, false, false, false, kLayerTypes},
+    {"qwen3_moe", kRope, false, false, kWindowEverywhere},
+    {"phi", kRope},
+    {"phi3", kRope, false, false, kWindowEverywhere},
+    {"phimoe", kRope, false, false, kWindowEverywhere},
+    {"gemma", kRope},
+    {"gemma2", kRope, false, false, false, kLayerTypes},
+    {"gemma3_text", kRope, false, false, false, kLayerTypes},
+    {"granite", kRope},
+    {"granitemoe", kRope},
+    {"granitemoeshared", kRope},
+    {"olmo", kRope},
+    {"olmo2", kRope},
+    {"olmo3", kRope, false, false, false, kLayerTypes},
+    {"olmoe", kRope},
+    {"starcoder2", kRope, false, false, kWindowEverywhere},
+    {"stablelm", kRope},
+    {"persimmon", kRope},
+    {"nemotron", kRope},
+    {"seed_oss", kRope},
+    {"apertus", kRope},
+    {"arcee", kRope},
+    {"minimax_m2", kRope},
+    {"glm4_moe", kRope},
+    {"bitnet", kRope},
+    {"solar_open", kRope},
+    {"gpt_neox", kRope},
+    {"gptj", kRope, kInterleaved},
+    {"falcon", kRope},
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
     {"gpt2", PositionEncoding::Learned},
-    {"bert", PositionEncoding::Learned, false, /*encoder=*/true},
-    {"roberta", PositionEncoding::Learned, false, /*encoder=*/true},
+    {"bert", PositionEncoding::Learned, false, kEncoder},
+    {"roberta", PositionEncoding::Learned, false, kEncoder},
+};
+
+/// Model types whose attention needs a feature pe.attention does not have.
+struct RefusedFamily {
+  StringRef modelType, feature;
+};
+const RefusedFamily kRefusedFamilies[] = {
+    {"deepseek_v2", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"deepseek_v3", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"deepseek_v32", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"minicpm3", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"glm4_moe_lite", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"longcat_flash", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"gpt_oss", "attention sinks"},
+    {"mimo_v2_flash", "attention sinks"},
+    {"smollm3", "layers without RoPE (no_rope_layers)"},
+    {"exaone4", "full-attention layers without RoPE"},
+    {"cohere2", "full-attention layers without RoPE"},
+    {"llama4_text", "chunked attention and layers without RoPE"},
+    {"hunyuan_v1_dense", "q and k normalized after RoPE"},
+    {"hunyuan_v1_moe", "q and k normalized after RoPE"},
+    {"qwen2_vl_text", "multi-axis M-RoPE"},
+    {"qwen2_5_vl_text", "multi-axis M-RoPE"},
+    {"qwen3_vl_text", "multi-axis M-RoPE"},
 };
 
 const Family *findFamily(StringRef modelType) {
@@ -210,6 +263,23 @@ const FieldDefault kFieldDefaults[] = {
     {"qwen2", "max_window_layers", 28},
     {"qwen3", "max_window_layers", 28},
     {"qwen3", "head_dim", 128},
+    {"qwen2_moe", "max_window_layers", 28},
+    {"phimoe", "rope_theta", 1e6},
+    {"ministral", "sliding_window", 4096},
+    {"olmo3", "sliding_window", 4096},
+    {"olmo3", "rope_theta", 5e5},
+    {"stablelm", "partial_rotary_factor", 0.25},
+    {"persimmon", "partial_rotary_factor", 0.5},
+    {"nemotron", "partial_rotary_factor", 0.5},
+    {"glm4_moe", "partial_rotary_factor", 0.5},
+    {"minimax_m2", "rope_theta", 5e6},
+    {"minimax_m2", "head_dim", 128},
+    {"seed_oss", "head_dim", 128},
+    {"bitnet", "rope_theta", 5e5},
+    {"solar_open", "rope_theta", 1e6},
+    {"solar_open", "head_dim", 128},
+    {"granitemoe", "attention_multiplier", 1.0},
+    {"granitemoeshared", "attention_multiplier", 1.0},
     {"phi", "partial_rotary_factor", 0.5},
     {"phi3", "original_max_position_embeddings", 4096},
     {"gemma", "head_dim", 256},
@@ -241,12 +311,6 @@ json::Object withFamilyDefaults(const json::Object &object) {
       merged[d.field] = d.value;
   }
   return merged;
-}
-
-/// Families whose transformers code reads `layer_types`.
-bool readsLayerTypes(StringRef modelType) {
-  return modelType == "gemma2" || modelType == "gemma3_text" ||
-         modelType == "qwen2" || modelType == "qwen3";
 }
 
 //===----------------------------------------------------------------------===//
@@ -558,8 +622,18 @@ private:
     }
     family = findFamily(*type);
     if (!family) {
-      config.error("model_type") << "'" << *type << "' is not a model type pe "
-                                 << "reads (" << familyNames() << ")";
+      for (const RefusedFamily &refused : kRefusedFamilies)
+        if (refused.modelType == *type) {
+          config.error("model_type") << "'" << *type << "' models need "
+                                     << refused.feature
+                                     << ", which pe.attention does not have";
+          return failure();
+        }
+      config.error("model_type")
+          << "'" << *type << "' is not a model type pe reads: its family "
+          << "decides what a config does not state (the RoPE pairing, which "
+             "layers a window applies to), and pe does not know it "
+             "(docs/configs.md lists the model types)";
       return failure();
     }
     model.modelType = *type;
@@ -720,8 +794,8 @@ private:
       for (int64_t i = 0; i < n; ++i)
         types.push_back(sliding(i) ? "sliding_attention" : "full_attention");
     };
-    bool qwen = modelType == "qwen2" || modelType == "qwen3";
-    if (readsLayerTypes(modelType) && config.has("layer_types")) {
+    bool qwen = modelType.starts_with("qwen");
+    if (family->layerTypes && config.has("layer_types")) {
       if (failed(readLayerTypeList(n, types)))
         return failure();
     } else if (modelType == "gemma3_text") {
@@ -730,7 +804,12 @@ private:
       every([&](int64_t i) { return (i + 1) % pattern != 0; });
     } else if (modelType == "gemma2") {
       every([](int64_t i) { return i % 2 == 0; });
-    } else if (qwen) {
+    } else if (family->layerTypes && !qwen && config.has("sliding_window")) {
+      // Ministral and OLMo 3 derive a pattern pe does not repeat.
+      config.error("layer_types", "required with a sliding_window for model type '" +
+                                      modelType.str() + "'");
+      return failure();
+    } else if (qwen && !family->windowEverywhere) {
       // Local from max_window_layers on.
       int64_t first = config.integer("max_window_layers").value_or(28);
       every([&](int64_t i) { return i >= first; });
@@ -914,6 +993,38 @@ private:
   std::map<std::string, json::Object> legacy;
 };
 } // namespace
+
+llvm::Expected<json::Value> mlir::pe::parseConfigJson(StringRef text) {
+  std::string quoted;
+  quoted.reserve(text.size());
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      quoted += c;
+      if (c == '\\' && i + 1 < text.size())
+        quoted += text[++i];
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    StringRef word;
+    for (StringRef candidate : {"-Infinity", "Infinity", "NaN"})
+      if (text.drop_front(i).starts_with(candidate)) {
+        word = candidate;
+        break;
+      }
+    if (word.empty()) {
+      quoted += c;
+      continue;
+    }
+    quoted += ("\"" + word + "\"").str();
+    i += word.size() - 1;
+  }
+  return json::parse(quoted);
+}
 
 FailureOr<ModelConfig>
 mlir::pe::readModelConfig(const json::Value &root, MLIRContext *context,

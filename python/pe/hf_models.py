@@ -33,6 +33,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional
 
+import numpy as np
+
 TOLERANCE = 1e-5  # float32 logits; measured differences are below 1e-6
 MAX_PARAMETERS = 20_000_000  # a config the generic shrinking leaves larger is not built
 BATCH, LENGTH, NEW_TOKENS, VOCAB = 2, 24, 10, 128
@@ -125,11 +127,13 @@ def _aliases(model_type: str) -> dict:
         return {}
 
 
-def tiny_config(model_type: str):
-    """transformers' default config of `model_type`, made tiny."""
+def tiny_config(model_type: str, **overrides):
+    """transformers' default config of `model_type`, made tiny (then
+    `overrides` set)."""
     from transformers import AutoConfig
     defaults = AutoConfig.for_model(model_type).to_dict()
-    fields = {**_tiny_fields(defaults, _aliases(model_type)), **_TYPE_FIELDS.get(model_type, {})}
+    fields = {**_tiny_fields(defaults, _aliases(model_type)), **_TYPE_FIELDS.get(model_type, {}),
+              **overrides}
     if "layer_types" in fields:
         fields["num_hidden_layers"] = len(fields["layer_types"])
     return AutoConfig.for_model(model_type, **fields)
@@ -152,10 +156,12 @@ class Row:
     status: str  # equal, refused, not built, WRONG, CRASH
     detail: str = ""
     pe_calls: int = 0
+    config: str = ""  # what pe's config reader does with the type (see `read_config`)
 
     @property
     def ok(self) -> bool:
-        return self.status in ("equal", "no attention", "refused", "not built")
+        return (self.status in ("equal", "no attention", "refused", "not built")
+                and not self.config.startswith("MISMATCH"))
 
 
 def _short(error: BaseException) -> str:
@@ -242,6 +248,123 @@ def compare(model_type: str) -> Row:
                f"tokens {'equal' if same_tokens else 'differ'}", len(calls))
 
 
+def _head_dim(config) -> int:
+    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+
+
+def _transformers_rope(config, layer_type):
+    """transformers' inverse frequencies and attention factor for a layer type."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    params = config.rope_parameters
+    kwargs = {}
+    if layer_type in params:
+        params, kwargs = params[layer_type], {"layer_type": layer_type}
+    if params["rope_type"] == "default":
+        base = params["rope_theta"]
+        factor = getattr(config, "partial_rotary_factor", None) or params.get(
+            "partial_rotary_factor", 1.0)
+        dim = int(_head_dim(config) * factor)
+        return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim), 1.0
+    inv_freq, factor = ROPE_INIT_FUNCTIONS[params["rope_type"]](config, None, **kwargs)
+    return inv_freq.double().numpy(), float(factor)
+
+
+_PROBE = "pe-probe"
+
+
+def _probe(model, ids) -> Dict[int, tuple]:
+    """(scaling, window, key/value heads, head_dim) of each layer's attention
+    call, as the model makes it with eager attention: the window is the
+    number of keys the last query sees in the mask transformers builds for
+    that layer (None: all of them)."""
+    import torch
+    from transformers import AttentionInterface, AttentionMaskInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.masking_utils import sdpa_mask
+    calls = {}
+
+    def attention(module, query, key, value, mask, scaling=None, **kwargs):
+        visible = int(mask[0, 0, -1].sum()) if mask is not None else key.shape[2]
+        window = visible if visible < key.shape[2] else None
+        calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3]))
+        return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
+                                      **kwargs)
+
+    def mask(*args, **kwargs):
+        kwargs["allow_is_causal_skip"] = False
+        return sdpa_mask(*args, **kwargs)
+    AttentionInterface.register(_PROBE, attention)
+    AttentionMaskInterface.register(_PROBE, mask)
+    model.set_attn_implementation(_PROBE)
+    with torch.no_grad():
+        model(ids, attention_mask=torch.ones_like(ids))
+    return calls
+
+
+def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
+    """What pe's config reader says of the tiny `model_type` config against
+    the transformers model built from it, layer by layer: the score scale,
+    window, heads and RoPE frequencies of each attention call. Empty when
+    they agree, None when the model calls no attention function to probe;
+    raises ConfigError when pe refuses the config."""
+    import torch
+    import transformers
+    from . import config as pe_config
+    from . import reference
+    config = tiny_config(model_type, **overrides)
+    read = pe_config.read(config)
+    text = config.get_text_config()
+    model = transformers.AutoModelForCausalLM.from_config(copy.deepcopy(config),
+                                                          attn_implementation="eager").eval()
+    ids = torch.randint(0, VOCAB, (1, LENGTH), generator=torch.Generator().manual_seed(1))
+    calls = _probe(model, ids)
+    if not calls:
+        return None
+    found = [] if len(calls) == read.num_hidden_layers else [
+        f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
+    layer_types = getattr(text, "layer_types", None)
+    for i, (scaling, window, heads, head_dim) in sorted(calls.items()):
+        kind = read.kind(i)
+        scale = kind.scale if kind.scale is not None else read.head_dim ** -0.5
+        if scaling is not None and abs(scale - scaling) > 1e-6 * scaling:
+            found.append(f"layer {i}: scale {scale} against {scaling}")
+        if kind.window != window:
+            found.append(f"layer {i}: window {kind.window} against {window}")
+        if (heads, head_dim) != (read.num_key_value_heads, read.head_dim):
+            found.append(f"layer {i}: {read.num_key_value_heads} key/value heads of "
+                         f"{read.head_dim} against {heads} of {head_dim}")
+        if kind.rope is not None:
+            inv_hf, factor_hf = _transformers_rope(text, layer_types[i] if layer_types else None)
+            rope = kind.rope_parameters
+            inv_pe = reference.rope_inv_freq(rope["theta"], rope["rotary_dim"],
+                                             rope.get("scaling"))
+            if inv_pe.shape != inv_hf.shape or not np.allclose(inv_pe, inv_hf, rtol=2e-6):
+                found.append(f"layer {i}: inverse frequencies differ")
+            factor = reference.rope_attention_factor(rope.get("scaling"))
+            if abs(factor - factor_hf) > 1e-6 * factor_hf:
+                found.append(f"layer {i}: attention factor {factor} against {factor_hf}")
+    return found
+
+
+def read_config(model_type: str) -> str:
+    """`read` (pe reads the tiny config and agrees with the model layer by
+    layer), `read, not checked` (the model does not call an attention
+    function pe could probe), `refused: <reason>`, or `MISMATCH: ...`."""
+    from . import config as pe_config
+    try:
+        found = read_mismatches(model_type)
+    except pe_config.ConfigError as error:
+        reason = str(error).splitlines()[0]
+        if "is not a model type pe reads" in reason:
+            return "refused: a family pe does not know"
+        return "refused: " + reason.split("config field ", 1)[-1]
+    except Exception as error:  # noqa: BLE001 - a model transformers cannot build or run
+        return f"not checked ({type(error).__name__})"
+    if found is None:
+        return "read, not checked"
+    return "MISMATCH: " + "; ".join(found) if found else "read"
+
+
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     counts: Dict[str, int] = {}
@@ -260,12 +383,18 @@ def table(rows: Iterable[Row]) -> str:
         "",
         "Totals: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".",
         "",
-        "| model type | class | result | detail |",
-        "|---|---|---|---|",
+        "The config column: what `pe.config.read` (`pe-compile --config`) does with the "
+        "same tiny config, checked layer by layer against the attention calls of the model "
+        "(scale, window, heads, RoPE frequencies).",
+        "",
+        "| model type | class | result | detail | config |",
+        "|---|---|---|---|---|",
     ]
     for row in rows:
         detail = row.detail.replace("|", "\\|")
-        lines.append(f"| `{row.model_type}` | {row.model_class} | {row.status} | {detail} |")
+        config = row.config.replace("|", "\\|")
+        lines.append(f"| `{row.model_type}` | {row.model_class} | {row.status} | {detail} | "
+                     f"{config} |")
     return "\n".join(lines) + "\n"
 
 
@@ -281,7 +410,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows = []
     for model_type in args.types or causal_lm_types():
         rows.append(compare(model_type))
-        print(f"{model_type}: {rows[-1].status} {rows[-1].detail}", file=sys.stderr, flush=True)
+        rows[-1].config = read_config(model_type)
+        print(f"{model_type}: {rows[-1].status} {rows[-1].detail} | {rows[-1].config}",
+              file=sys.stderr, flush=True)
     text = table(rows)
     if args.write:
         with open(args.write, "w") as out:

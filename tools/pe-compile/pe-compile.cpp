@@ -772,7 +772,7 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context, bool &written
     fail("cannot read " + configFilename + ": " + buffer.getError().message());
     return nullptr;
   }
-  llvm::Expected<llvm::json::Value> root = llvm::json::parse((*buffer)->getBuffer());
+  llvm::Expected<llvm::json::Value> root = pe::parseConfigJson((*buffer)->getBuffer());
   if (!root) {
     fail(configFilename + " is not JSON: " + llvm::toString(root.takeError()));
     return nullptr;

@@ -60,6 +60,13 @@ struct ModelConfig {
   SmallVector<unsigned> layerKinds;
 };
 
+/// Parses the text of a config.json as transformers writes it: Python's json
+/// module writes the non-finite floats as the bare words `NaN`, `Infinity`
+/// and `-Infinity`, which are not JSON. They are read as the strings "NaN",
+/// "Infinity" and "-Infinity", so that a field pe reads as a number reports
+/// them and one it ignores does not matter.
+llvm::Expected<llvm::json::Value> parseConfigJson(llvm::StringRef text);
+
 /// Reads `root` (a parsed config.json); errors are reported through
 /// `emitError` and name the field.
 FailureOr<ModelConfig>
