@@ -157,11 +157,13 @@ class Row:
     detail: str = ""
     pe_calls: int = 0
     config: str = ""  # what pe's config reader does with the type (see `read_config`)
+    fused: str = ""  # the result with pe.transformers.fuse_rope (status: detail)
 
     @property
     def ok(self) -> bool:
         return (self.status in ("equal", "no attention", "refused", "not built")
-                and not self.config.startswith("MISMATCH"))
+                and not self.config.startswith("MISMATCH")
+                and not self.fused.startswith(("WRONG", "CRASH")))
 
 
 def _short(error: BaseException) -> str:
@@ -170,8 +172,9 @@ def _short(error: BaseException) -> str:
 
 
 def _is_pe_refusal(error: BaseException) -> bool:
-    """An error raised by pe (its message starts with "pe")."""
-    return isinstance(error, (NotImplementedError, ValueError)) and str(error).startswith("pe")
+    """An error raised by pe (its message starts with "pe" or "fuse_rope")."""
+    return (isinstance(error, (NotImplementedError, ValueError))
+            and str(error).startswith(("pe", "fuse_rope")))
 
 
 def _check_size(config) -> None:
@@ -199,17 +202,19 @@ def _run(model, ids):
     return logits, tokens
 
 
-def compare(model_type: str) -> Row:
-    """Builds `model_type` tiny, eager and pe, and compares the two."""
+def compare(model_type: str, fused: bool = False, **overrides) -> Row:
+    """Builds `model_type` tiny, eager and with pe attention (`fused`: the
+    eager model with `pe.transformers.fuse_rope`), and compares the two."""
     import torch
     import transformers
+    from . import config as pe_config
     from . import torch as pe_torch
     from . import transformers as pe_transformers
     pe_transformers.register()
     name = causal_lm_class(model_type)
     ids = torch.randint(0, VOCAB, (BATCH, LENGTH), generator=torch.Generator().manual_seed(1))
     try:
-        config = tiny_config(model_type)
+        config = tiny_config(model_type, **overrides)
         _check_size(config)
         torch.manual_seed(0)
         eager = transformers.AutoModelForCausalLM.from_config(
@@ -221,14 +226,19 @@ def compare(model_type: str) -> Row:
     original = pe_torch.attention
 
     def counted(*args, **kwargs):
-        calls.append(1)
+        calls.append(kwargs.get("rope"))
         return original(*args, **kwargs)
     pe_torch.attention = counted
     try:
         model = transformers.AutoModelForCausalLM.from_config(
-            copy.deepcopy(config), attn_implementation=pe_transformers.NAME).eval()
+            copy.deepcopy(config),
+            attn_implementation="eager" if fused else pe_transformers.NAME).eval()
         model.load_state_dict(eager.state_dict())
+        if fused:
+            pe_transformers.fuse_rope(model)
         got = _run(model, ids)
+    except pe_config.ConfigError as error:
+        return Row(model_type, name, "refused", "config: " + str(error).splitlines()[0])
     except Exception as error:  # noqa: BLE001 - sorted into refusals and crashes
         status = "refused" if _is_pe_refusal(error) else "CRASH"
         return Row(model_type, name, status, _short(error), len(calls))
@@ -241,6 +251,8 @@ def compare(model_type: str) -> Row:
                    f"max |logits - eager| {difference:.1e}")
     if not calls:
         return Row(model_type, name, "WRONG", "pe attention never ran", 0)
+    if fused and not all(calls):
+        return Row(model_type, name, "WRONG", "a layer ran pe attention without RoPE fused")
     if difference <= TOLERANCE and same_tokens:
         return Row(model_type, name, "equal", f"max |logits - eager| {difference:.1e}",
                    len(calls))
@@ -365,6 +377,20 @@ def read_config(model_type: str) -> str:
     return "MISMATCH: " + "; ".join(found) if found else "read"
 
 
+def fused_result(model_type: str) -> str:
+    """`compare(fused=True)` as one cell: the status, and the reason of a
+    refusal (the first line, without the error's type)."""
+    row = compare(model_type, fused=True)
+    if row.status == "refused":
+        reason = row.detail.split(": ", 1)[-1]
+        if "is not a model type pe reads" in reason:
+            reason = "config: a family pe does not know"
+        return f"refused: {reason}"
+    if row.status in ("equal", "no attention", "not built"):
+        return row.status
+    return f"{row.status}: {row.detail}"
+
+
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     counts: Dict[str, int] = {}
@@ -387,14 +413,16 @@ def table(rows: Iterable[Row]) -> str:
         "same tiny config, checked layer by layer against the attention calls of the model "
         "(scale, window, heads, RoPE frequencies).",
         "",
-        "| model type | class | result | detail | config |",
-        "|---|---|---|---|---|",
+        "The RoPE fused column: the eager model with `pe.transformers.fuse_rope` (un-rotated "
+        "q and k into the kernel, RoPE applied inside), against eager, as above.",
+        "",
+        "| model type | class | result | detail | config | RoPE fused |",
+        "|---|---|---|---|---|---|",
     ]
     for row in rows:
-        detail = row.detail.replace("|", "\\|")
-        config = row.config.replace("|", "\\|")
-        lines.append(f"| `{row.model_type}` | {row.model_class} | {row.status} | {detail} | "
-                     f"{config} |")
+        cells = [c.replace("|", "\\|") for c in (row.detail, row.config, row.fused)]
+        lines.append(f"| `{row.model_type}` | {row.model_class} | {row.status} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -411,8 +439,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     for model_type in args.types or causal_lm_types():
         rows.append(compare(model_type))
         rows[-1].config = read_config(model_type)
-        print(f"{model_type}: {rows[-1].status} {rows[-1].detail} | {rows[-1].config}",
-              file=sys.stderr, flush=True)
+        rows[-1].fused = fused_result(model_type)
+        print(f"{model_type}: {rows[-1].status} {rows[-1].detail} | {rows[-1].config} | "
+              f"{rows[-1].fused}", file=sys.stderr, flush=True)
     text = table(rows)
     if args.write:
         with open(args.write, "w") as out:

@@ -197,13 +197,12 @@ def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:
     """The positions of the `keys` keys attention reads: kept on the cache
     layer beside the keys (so that copies of a cache carry them), cut where
     the cache was cropped, the newest kept where a sliding-window layer
-    dropped old keys."""
+    dropped old keys; a static cache's by slot."""
     if past_key_values is None:
         return positions
     layer = past_key_values.layers[self.layer_idx]
     if "Static" in type(layer).__name__:
-        raise NotImplementedError("pe fused RoPE keeps the positions of a dynamic cache's "
-                                  "keys; a static cache is not supported")
+        return _static_key_positions(self, layer, positions, keys)
     stored = getattr(layer, "_pe_positions", None)
     past = keys - positions.shape[1]
     if stored is None or past <= 0:
@@ -219,64 +218,185 @@ def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:
     return layer._pe_positions
 
 
+def _static_key_positions(self, layer, positions, keys: int) -> torch.Tensor:
+    """A static layer (plain, or sliding: it rolls its slots once full) keeps
+    the positions of its keys in a shadow layer of its own class, updated
+    with the positions (as float64, exact below 2^53) right after the keys:
+    the shadow moves them exactly as the layer moves its keys. Empty slots
+    hold position 0; transformers' mask hides them."""
+    from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+    if type(layer) not in (StaticLayer, StaticSlidingWindowLayer):
+        raise NotImplementedError(f"pe fused RoPE: cache layers of type "
+                                  f"{type(layer).__name__} are not supported")
+    sliding = type(layer) is StaticSlidingWindowLayer
+    filled = layer.cumulative_length_int if sliding else int(layer.cumulative_length)
+    S = positions.shape[1]
+    shadow = getattr(layer, "_pe_shadow", None)
+    if shadow is None or filled == S:  # a new or reset cache
+        shadow = (StaticSlidingWindowLayer(max_cache_len=layer.max_cache_len,
+                                           sliding_window=layer.max_cache_len)
+                  if sliding else StaticLayer(max_cache_len=layer.max_cache_len))
+        layer._pe_shadow = shadow
+    p = positions.to(torch.float64)[:, None, :, None]
+    slots, _ = shadow.update(p, p)
+    shadow_filled = shadow.cumulative_length_int if sliding else int(shadow.cumulative_length)
+    if shadow_filled != filled or slots.shape[2] != keys:
+        raise RuntimeError(f"pe fused RoPE: static cache layer {self.layer_idx} holds keys "
+                           f"stored without pe.transformers.fuse_rope")
+    return slots[:, 0, :, 0].to(torch.int64).contiguous()
+
+
 def _drops_old_keys(layer) -> bool:
     return "Sliding" in type(layer).__name__ or "Chunked" in type(layer).__name__
 
 
+class _Layout:
+    """Where an attention module keeps its projections and q/k norms, so
+    that `project` gives un-rotated q, k, v [B, H, S, D] exactly as the
+    module computes them before its RoPE (q_proj/k_proj/v_proj, Phi-3's
+    qkv_proj, GPT-NeoX's per-head query_key_value; norms over each head
+    (Qwen3, Gemma 3, Cohere, Phi) or over the whole projection (OLMo 2))."""
+
+    def __init__(self, module, heads: int, kv_heads: int, head_dim: int):
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.fused = next((n for n in ("qkv_proj", "query_key_value") if hasattr(module, n)),
+                          None)
+        if self.fused is None and not all(hasattr(module, n)
+                                          for n in ("q_proj", "k_proj", "v_proj")):
+            raise ValueError(f"fuse_rope: {type(module).__name__} has no q/k/v projections "
+                             "pe knows")
+        self.output = next((n for n in ("o_proj", "dense") if hasattr(module, n)), None)
+        if self.output is None:
+            raise ValueError(f"fuse_rope: {type(module).__name__} has no output projection "
+                             "pe knows (o_proj, dense)")
+        self.norms = self._norms(module)
+        self.sub_norm = getattr(module, "attn_sub_norm", None)  # BitNet, before the output
+        self.clip = getattr(getattr(module, "config", None), "clip_qkv", None)  # OLMo
+        unknown = [n for n, child in module.named_children()
+                   if n not in self.KNOWN and any(True for _ in child.parameters())]
+        if unknown:
+            raise ValueError(f"fuse_rope: {type(module).__name__} has {', '.join(unknown)}, "
+                             "which pe does not know where to apply")
+
+    # The submodules with weights whose place in the computation pe knows.
+    KNOWN = ("q_proj", "k_proj", "v_proj", "qkv_proj", "query_key_value", "o_proj", "dense",
+             "q_norm", "k_norm", "q_layernorm", "k_layernorm", "attn_sub_norm")
+
+    def _norms(self, module):
+        """(q norm, k norm, where) or None; `where` is "projection" (before
+        the heads are split: OLMo 2), "heads" (over each head of [B, H, S, D]:
+        Qwen3, Gemma 3, StableLM's one norm per head, Phi) or "heads-bshd"
+        (a [H, D] weight over [B, S, H, D]: Cohere)."""
+        for q_name, k_name, flag in (("q_norm", "k_norm", "use_qk_norm"),
+                                     ("q_layernorm", "k_layernorm", "qk_layernorm")):
+            if not (hasattr(module, q_name) and hasattr(module, k_name)):
+                continue
+            if not getattr(module, flag, True):
+                return None
+            q_norm = getattr(module, q_name)
+            weight = getattr(q_norm, "weight", None)
+            if hasattr(q_norm, "norms") or (weight is not None and tuple(weight.shape) == (
+                    self.head_dim,)):
+                where = "heads"
+            elif weight is not None and tuple(weight.shape) == (self.heads, self.head_dim):
+                where = "heads-bshd"
+            elif weight is not None and tuple(weight.shape) == (self.heads * self.head_dim,):
+                where = "projection"
+            else:
+                shape = None if weight is None else tuple(weight.shape)
+                raise ValueError(f"fuse_rope: {type(module).__name__}.{q_name} has weights of "
+                                 f"shape {shape}: not a norm over a head or the projection")
+            return q_norm, getattr(module, k_name), where
+        return None
+
+    def project(self, module, hidden):
+        shape = hidden.shape[:-1]
+        if self.fused == "query_key_value":  # GPT-NeoX: [.., H, 3 D] per head
+            qkv = module.query_key_value(hidden).view(*shape, -1, 3 * self.head_dim)
+            q, k, v = qkv.transpose(1, 2).chunk(3, dim=-1)
+            return self._norm("heads", q, k) + (v,)
+        if self.fused == "qkv_proj":  # Phi-3: [q | k | v]
+            q, k, v = module.qkv_proj(hidden).split(
+                [self.heads * self.head_dim, self.kv_heads * self.head_dim,
+                 self.kv_heads * self.head_dim], dim=-1)
+        else:
+            q, k, v = module.q_proj(hidden), module.k_proj(hidden), module.v_proj(hidden)
+        q, k = self._norm("projection", q, k)
+        if self.clip is not None:
+            q, k, v = (x.clamp(min=-self.clip, max=self.clip) for x in (q, k, v))
+        q, k, v = (x.view(*shape, -1, self.head_dim) for x in (q, k, v))
+        q, k = self._norm("heads-bshd", q, k)
+        q, k, v = (x.transpose(1, 2) for x in (q, k, v))
+        return self._norm("heads", q, k) + (v,)
+
+    def _norm(self, where: str, q, k):
+        if self.norms is not None and self.norms[2] == where:
+            return self.norms[0](q), self.norms[1](k)
+        return q, k
+
+    def output_projection(self, module, out):
+        if self.sub_norm is not None:
+            out = self.sub_norm(out)
+        return getattr(module, self.output)(out)
+
+
+
 def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
-                   past_key_values=None, **kwargs):
-    """LlamaAttention.forward with RoPE fused into pe.attention."""
-    _check_call(0.0 if not self.training else self.attention_dropout, None, kwargs)
+                   past_key_values=None, layer_past=None, **kwargs):
+    """The attention module's forward with RoPE fused into pe.attention: its
+    projections and norms (`_Layout`), then pe.attention on un-rotated q
+    and k with the layer's RoPE, then its output projection."""
+    _check_call(0.0 if not self.training else getattr(self, "attention_dropout", 0.0), None,
+                kwargs)
+    cache = past_key_values if past_key_values is not None else layer_past
     shape = hidden_states.shape[:-1]
-    heads = (*shape, -1, self.head_dim)
-    q = self.q_proj(hidden_states).view(heads).transpose(1, 2)
-    k = self.k_proj(hidden_states).view(heads).transpose(1, 2)
-    v = self.v_proj(hidden_states).view(heads).transpose(1, 2)
+    q, k, v = self._pe_layout.project(self, hidden_states)
     B, _, S, _ = q.shape
     positions = kwargs.get("position_ids")
     if positions is None:
         raise ValueError("pe fused RoPE needs position_ids")
     positions = positions.to(torch.int64).expand(B, S).contiguous()
-    if past_key_values is not None:
-        k, v = past_key_values.update(k, v, self.layer_idx)
-    k_positions = _key_positions(self, past_key_values, positions, k.shape[2])
+    if cache is not None:
+        k, v = cache.update(k, v, self.layer_idx)
+    k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
-    out = pe_torch.attention(q.contiguous(), k, v, positions, k_positions, mask=mask,
-                             causal=causal, window=window, scale=self.scaling,
-                             rope=self._pe_kind.rope_attr)
+    out = pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
+                             k_positions, mask=mask, causal=causal, window=window,
+                             scale=self.scaling, rope=self._pe_kind.rope_attr)
     out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
-    return self.o_proj(out), None
+    return self._pe_layout.output_projection(self, out), None
 
 
-def _llama_style_attentions(model) -> list:
-    """The attention modules of `model` shaped like LlamaAttention."""
+def _self_attentions(model, read) -> list:
+    """(module, layout) for each decoder self-attention module of `model`."""
     found = []
     for module in model.modules():
-        if not all(hasattr(module, a) for a in ("q_proj", "k_proj", "v_proj", "o_proj",
-                                                  "layer_idx", "head_dim", "scaling")):
+        if not (isinstance(getattr(module, "layer_idx", None), int)
+                and hasattr(module, "scaling")):
             continue
-        if hasattr(module, "q_norm"):
-            raise ValueError(f"fuse_rope: {type(module).__name__} normalizes q and k "
-                             "(not a LLaMA-style attention)")
-        found.append(module)
+        if getattr(module, "is_cross_attention", False):
+            continue
+        found.append((module, _Layout(module, read.num_attention_heads,
+                                      read.num_key_value_heads, read.head_dim)))
     if not found:
-        raise ValueError(f"fuse_rope: no LLaMA-style attention layer in "
-                         f"{type(model).__name__}")
+        raise ValueError(f"fuse_rope: no attention layer of {type(model).__name__} is one pe "
+                         "can fuse")
     return found
 
 
 def fuse_rope(model, name: str = NAME):
-    """Switches every LLaMA-style attention layer of `model` to pe attention
-    with RoPE fused (and registers `name`, used for the masks). Returns model.
-    A model it refuses is left as it was."""
+    """Switches every self-attention layer of `model` to pe attention with
+    RoPE fused (and registers `name`, used for the masks). Returns model.
+    The model's config must be one pe reads (`pe.config.read`): its RoPE,
+    windows and scale come from there. A model it refuses is left as it was."""
     read = pe_config.read(model.config)
     if read.position_encoding != "rope":
         raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
-    modules = _llama_style_attentions(model)
-    kinds = [read.kind(module.layer_idx) for module in modules]
+    modules = _self_attentions(model, read)
+    kinds = [read.kind(module.layer_idx) for module, _ in modules]
     register(name)
-    for module, kind in zip(modules, kinds):
-        module._pe_kind = kind
+    for (module, layout), kind in zip(modules, kinds):
+        module._pe_kind, module._pe_layout = kind, layout
         module.forward = types.MethodType(_fused_forward, module)
     model.config._attn_implementation = name
     _allow_mask_skip(model.config, True)

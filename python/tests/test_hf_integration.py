@@ -126,6 +126,24 @@ def test_fused_cache_crop_and_copy(name):
         assert (want - got).abs().max().item() < 1e-5
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fused_static_cache(name):
+    """A static cache (a sliding one rolls its slots once full: Mistral's
+    window 5) with a left-padded batch: the fused path keeps the positions
+    of each slot and generates what eager attention generates."""
+    eager, model = _models(name, fused=True)
+    x = torch.randint(0, 128, (2, 9), generator=torch.Generator().manual_seed(4))
+    mask = torch.ones_like(x)
+    mask[1, :3] = 0
+    options = dict(attention_mask=mask, max_new_tokens=10, min_new_tokens=10, do_sample=False,
+                   pad_token_id=0, cache_implementation="static",
+                   return_dict_in_generate=True, output_logits=True)
+    with torch.no_grad():
+        want, got = eager.generate(x, **options), model.generate(x, **options)
+    assert torch.equal(want.sequences, got.sequences)
+    assert max((a - b).abs().max().item() for a, b in zip(want.logits, got.logits)) < 1e-5
+
+
 def test_errors():
     eager, model = _models("llama3", fused=False)
     module = model.model.layers[0].self_attn
@@ -137,11 +155,7 @@ def test_errors():
         pe.transformers.attention_forward(module, q, k, k, None, dropout=0.1)
     with pytest.raises(NotImplementedError, match="attention sinks"):
         pe.transformers.attention_forward(module, q, k, k, None, s_aux=torch.zeros(4))
-    fused = _models("llama3", fused=True)[1]
-    with pytest.raises(NotImplementedError, match="static cache"), torch.no_grad():
-        fused(torch.zeros(1, 4, dtype=torch.int64),
-              past_key_values=transformers.StaticCache(config=fused.config, max_cache_len=16))
-    with pytest.raises(ValueError, match="not a LLaMA-style|do not use RoPE"):
+    with pytest.raises(ValueError, match="do not use RoPE"):
         pe.transformers.fuse_rope(transformers.GPT2LMHeadModel(transformers.GPT2Config(
             n_embd=32, n_layer=1, n_head=2, vocab_size=64)))
 

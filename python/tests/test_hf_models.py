@@ -32,12 +32,13 @@ def _config_status(text: str) -> str:
 
 
 def _committed() -> dict:
-    """model type -> (result, config status) of the committed table."""
+    """model type -> (result, config status, fused result) of the committed table."""
     rows = {}
     for line in open(TABLE):
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if len(cells) == 5 and cells[0].startswith("`"):
-            rows[cells[0].strip("`")] = (cells[2], _config_status(cells[4]))
+        if len(cells) == 6 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = (cells[2], _config_status(cells[4]),
+                                         cells[5].split(":")[0])
     return rows
 
 
@@ -68,6 +69,29 @@ def test_config_reading(model_type):
     config = hf_models.read_config(model_type)
     assert not config.startswith("MISMATCH"), config
     assert _config_status(config) == COMMITTED[model_type][1], config
+
+
+@pytest.mark.parametrize("model_type", hf_models.causal_lm_types())
+def test_fused_rope(model_type):
+    """pe.transformers.fuse_rope on the eager model: equal to eager (RoPE
+    inside the kernel, every layer), or refused with a message."""
+    fused = hf_models.fused_result(model_type)
+    assert not fused.startswith(("WRONG", "CRASH")), fused
+    assert fused.split(":")[0] == COMMITTED[model_type][2], fused
+
+
+# Options the default configs leave off: q/k norms, clipping, windows.
+FUSED_OPTIONS = [("stablelm", dict(qk_layernorm=True)), ("cohere", dict(use_qk_norm=True)),
+                 ("phi", dict(qk_layernorm=True)), ("olmo", dict(clip_qkv=0.05)),
+                 ("olmoe", dict(clip_qkv=0.05)), ("mistral", dict(sliding_window=8)),
+                 ("qwen3", dict(sliding_window=8, use_sliding_window=True, max_window_layers=1))]
+
+
+@pytest.mark.parametrize("model_type,fields", FUSED_OPTIONS,
+                         ids=[f"{t}-{'-'.join(f)}" for t, f in FUSED_OPTIONS])
+def test_fused_rope_options(model_type, fields):
+    row = hf_models.compare(model_type, fused=True, **fields)
+    assert row.status == "equal", row.detail
 
 
 # Windows the default configs leave off, set: each family's rule for which
@@ -114,10 +138,11 @@ def test_mask_kept_where_the_module_does_not_say_causal():
 
 
 def test_refused_fuse_rope_leaves_the_model_alone():
-    config = hf_models.tiny_config("qwen3")
+    """SmolLM3 (layers without RoPE): the config is refused, nothing changes."""
+    config = hf_models.tiny_config("smollm3")
     model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
     forwards = [m.forward for m in model.modules()]
-    with pytest.raises(ValueError, match="normalizes q and k"):
+    with pytest.raises(ValueError, match="layers without RoPE"):
         pe.transformers.fuse_rope(model)
     assert model.config._attn_implementation == "eager"
     assert [m.forward for m in model.modules()] == forwards
