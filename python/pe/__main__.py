@@ -4,12 +4,18 @@
     python -m pe compile CONFIG -o OUT [--target cpu|gpu] [--emit shared|obj|ptx|cubin|...]
     python -m pe run     CONFIG [--seq-len N] [--offset P]   # random inputs vs the float64 reference
     python -m pe bench   CONFIG [--seq-len N] [--repeat R]   # median time per kind of layer
+
+`run` times one cold call per kind (the first after loading); `bench` prints
+the median of R warm calls. On a terminal, stderr shows what is compiling
+(with the seconds elapsed) and a progress bar, each cleared before results.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import threading
 import time
 
 import numpy as np
@@ -20,15 +26,50 @@ from . import runner
 _TOLERANCE = {"f32": 1e-4, "f16": 2e-2, "bf16": 6e-2}
 
 
+def _clear_line() -> None:
+    """Clears the status line on stderr (only on a terminal), so that results
+    printed next start on a clean line."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
 def _progress(done: int, total: int, label: str) -> None:
-    """A one-line progress bar on stderr (only on a terminal)."""
+    """A one-line progress bar on stderr (only on a terminal), cleared once
+    complete."""
     if not sys.stderr.isatty():
+        return
+    if done >= total:
+        _clear_line()
         return
     width = 30
     filled = width * done // max(total, 1)
-    end = "\n" if done == total else ""
-    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
     sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _working(label: str):
+    """`label` and the seconds elapsed on stderr while the block runs (only on
+    a terminal); the line is cleared afterwards."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def tick():
+        while not done.wait(0.2):
+            sys.stderr.write(f"\r{label} {time.perf_counter() - start:.1f} s")
+            sys.stderr.flush()
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        _clear_line()
 
 
 def _inputs(model: pe_config.ModelConfig, seq: int, kv: int, batch: int, offset: int,
@@ -54,7 +95,8 @@ def cmd_emit(args) -> int:
 
 def cmd_compile(args) -> int:
     model = pe_config.read(args.config)
-    model.build(args.output, target=args.target, emit=args.emit, **_shapes(args))
+    with _working(f"compiling {len(model.kinds)} kind(s) of layer"):
+        model.build(args.output, target=args.target, emit=args.emit, **_shapes(args))
     print(f"wrote {args.output} ({', '.join(k.function for k in model.kinds)})")
     return 0
 
@@ -66,7 +108,9 @@ def _compiled(args):
                          f"({kv}) >= --seq-len: the queries are the last keys")
     model = pe_config.read(args.config)
     start = time.perf_counter()
-    module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch, dtype=args.dtype)
+    with _working(f"compiling {len(model.kinds)} kind(s) of layer"):
+        module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch,
+                               dtype=args.dtype)
     return model, module, kv, time.perf_counter() - start
 
 
@@ -86,8 +130,9 @@ def cmd_run(args) -> int:
         want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp)
         error = float(np.abs(runner.to_float32(out) - want).max())
         worst = max(worst, error)
-        print(f"  {kind.function}: max |pe - float64 reference| = {error:.3g}, "
-              f"{1e3 * seconds:.2f} ms")
+        _clear_line()
+        print(f"  {kind.function}: max |pe - float64 reference| = {error:.3g}; "
+              f"{1e3 * seconds:.2f} ms (one cold call; `bench` gives medians)")
     _progress(len(model.kinds), len(model.kinds), "checking")
     ok = worst <= _TOLERANCE[args.dtype]
     print("OK" if ok else f"FAILED: error above {_TOLERANCE[args.dtype]}")
@@ -110,7 +155,8 @@ def cmd_bench(args) -> int:
             times.append(time.perf_counter() - start)
         _progress(args.repeat, args.repeat, kind.function)
         print(f"{kind.function}: {1e3 * float(np.median(times)):.3f} ms median of {args.repeat} "
-              f"(B={args.batch} Sq={args.seq_len} Skv={kv} {args.dtype})")
+              f"warm calls, after one warm-up (B={args.batch} Sq={args.seq_len} Skv={kv} "
+              f"{args.dtype})")
     return 0
 
 
@@ -144,7 +190,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.function(args)
-    except (pe_config.ConfigError, runner.KernelError, OSError, ValueError) as error:
+    except (pe_config.ConfigError, runner.KernelError, runner.LoadError, OSError,
+            ValueError) as error:
         print(f"python -m pe {args.command}: error: {error}", file=sys.stderr)
         return 1
 

@@ -130,6 +130,24 @@ def read_interface(path: str) -> Tuple[str, Dict[str, Entry]]:
     return doc["last_error"], entries
 
 
+class LoadError(OSError):
+    """A compiled library that the dynamic loader refuses: the message says
+    which library, the loader's reason and what usually causes it."""
+
+    def __init__(self, library: str, reason: str):
+        hint = ""
+        if "undefined symbol" in reason:
+            hint = ("; the library needs a helper the process cannot resolve: pe's runtime "
+                    "(libpe_runtime.so, linked beside the library by pe-compile) or a compiler "
+                    "helper such as __truncsfbf2 (from libgcc); rebuild the library with the "
+                    "pe-compile of this installation")
+        elif "cannot open shared object" in reason or "No such file" in reason:
+            hint = ("; a library it links was not found (beside it, or on "
+                    "LD_LIBRARY_PATH)")
+        super().__init__(f"pe: cannot load the kernel library {library}: {reason}{hint}")
+        self.library, self.reason = library, reason
+
+
 class KernelError(RuntimeError):
     """A compiled function returned an error status (enum pe_status): the message
     names the op, what differs and the values."""
@@ -316,7 +334,10 @@ class Module:
     def __init__(self, library: str, interface: str, owner=None):
         self.library = library
         last_error, self.entries = read_interface(interface)
-        self._lib = ctypes.CDLL(library)
+        try:
+            self._lib = ctypes.CDLL(library)
+        except OSError as error:
+            raise LoadError(library, str(error)) from None
         self._last_error = getattr(self._lib, last_error)
         self._last_error.restype = ctypes.c_char_p
         self._owner = owner  # e.g. the temporary folder, removed with the module

@@ -12,6 +12,7 @@ stated here from the published model descriptions, not read back from pe.
 import glob
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -336,8 +337,9 @@ def test_cli(tmp_path, capsys):
     assert main(["run", path, "--seq-len", "5", "--offset", "100"]) == 0
     out = capsys.readouterr().out
     assert "max |pe - float64 reference|" in out and out.strip().endswith("OK")
+    assert "(one cold call" in out  # a single timing says what it is
     assert main(["bench", path, "--seq-len", "8", "--repeat", "2"]) == 0
-    assert "ms median of 2" in capsys.readouterr().out
+    assert "ms median of 2 warm calls, after one warm-up" in capsys.readouterr().out
     library = str(tmp_path / "libmistral.so")
     assert main(["compile", path, "-o", library, "--seq-len", "8"]) == 0
     module = runner.load(library)
@@ -346,3 +348,14 @@ def test_cli(tmp_path, capsys):
     bad.write_text(json.dumps(_small(rope_scaling={"rope_type": "llama3", "factor": 8.0})))
     assert main(["emit", str(bad)]) == 1
     assert "config field 'rope_scaling.low_freq_factor'" in capsys.readouterr().err
+
+
+def test_cli_status_lines_are_cleared(monkeypatch, capsys):
+    """On a terminal the compile status and the progress bar are cleared
+    (carriage return and erase line) before results are printed."""
+    from pe import __main__ as cli
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert cli.main(["run", _example("mistral-7b-v0.1"), "--seq-len", "4"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("\r\033[K")  # nothing left on the status line
+    assert "\n" not in err  # status lines never scroll results away

@@ -186,3 +186,14 @@ def test_package_and_version():
     line = subprocess.run([runner.PE_COMPILE, "--version"], capture_output=True,
                           text=True).stdout
     assert f"pe-mlir version {pe.__version__}" in line
+
+
+def test_library_that_does_not_load(tmp_path):
+    """A library the loader refuses raises runner.LoadError naming it and the
+    loader's reason, not a bare OSError."""
+    lib = tmp_path / "libbroken.so"
+    lib.write_bytes(b"not an ELF file")
+    interface = tmp_path / "libbroken.json"
+    interface.write_text('{"last_error": "x_last_error", "functions": []}')
+    with pytest.raises(runner.LoadError, match=r"pe: cannot load the kernel library .*libbroken"):
+        runner.load(str(lib))
