@@ -682,12 +682,9 @@ def compile_case(repeat):
 MODEL_IMPLEMENTATIONS = ["eager", "sdpa", "pe", "pe_fused"]
 
 
-def model_case(s, repeat):
-    """A transformers model's forward (no cache) with each attention
-    implementation: transformers' eager and SDPA, pe attention
-    (attn_implementation="pe") and pe with RoPE fused (pe.transformers.fuse_rope).
-    The model: Llama-3.1-8B's config with 2 layers and a 1024-token
-    vocabulary (random weights), batch 1, S tokens."""
+def _llama_8b_two_layers():
+    """Llama-3.1-8B's config with 2 layers and a 1024-token vocabulary
+    (random weights), f32, in eval mode; "pe" registered."""
     import torch
     import transformers
     import pe.transformers
@@ -699,17 +696,34 @@ def model_case(s, repeat):
     config = transformers.AutoConfig.for_model(**fields)
     pe.transformers.register()
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
-                                                          dtype=torch.float32).eval()
+    return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager",
+                                                         dtype=torch.float32).eval()
+
+
+def _use(model, name):
+    """Switches `model` to the implementation `name`, as a user would:
+    `set_attn_implementation` (pe_fused: pe.transformers.fuse_rope, last,
+    as it replaces the attention modules' forward)."""
+    import pe.transformers
+    if name == "pe_fused":
+        pe.transformers.fuse_rope(model)
+    else:
+        model.set_attn_implementation(name)
+
+
+def model_case(s, repeat):
+    """A transformers model's forward (no cache) with each attention
+    implementation: transformers' eager and SDPA, pe attention
+    (attn_implementation="pe") and pe with RoPE fused (pe.transformers.fuse_rope).
+    The model: `_llama_8b_two_layers`, batch 1, S tokens."""
+    import torch
+    model = _llama_8b_two_layers()
     ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
     row = {"case": f"Llama-3.1-8B shapes, 2 layers, forward S={s} f32 (transformers)",
            "kind": "model"}
     logits = {}
     for name in MODEL_IMPLEMENTATIONS:
-        if name == "pe_fused":
-            pe.transformers.fuse_rope(model)
-        else:
-            model.config._attn_implementation = name
+        _use(model, name)
 
         def run():
             with torch.no_grad():
@@ -718,6 +732,39 @@ def model_case(s, repeat):
         row[name] = timeit(run, repeat)
     row["max_logit_difference_vs_eager"] = {
         name: float((logits[name] - logits["eager"]).abs().max()) for name in logits}
+    return row
+
+
+GENERATED_TOKENS = 128
+
+
+def model_generate_case(s, repeat):
+    """A greedy generation of 128 tokens with a dynamic cache after an S-token
+    prompt, with each attention implementation (`model_case`'s model): the
+    prefill and 128 decode steps. The tokens of each are compared with eager's
+    (`tokens_equal_eager`)."""
+    import torch
+    model = _llama_8b_two_layers()
+    ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
+    row = {"case": f"Llama-3.1-8B shapes, 2 layers, {s}-token prompt + {GENERATED_TOKENS} "
+                   f"generated tokens f32 (transformers generate)", "kind": "model"}
+    tokens = {}
+    for name in MODEL_IMPLEMENTATIONS:
+        _use(model, name)
+
+        def run():
+            with torch.no_grad():
+                return model.generate(ids, attention_mask=torch.ones_like(ids),
+                                      max_new_tokens=GENERATED_TOKENS,
+                                      min_new_tokens=GENERATED_TOKENS, do_sample=False,
+                                      pad_token_id=0)
+        tokens[name] = run()
+        row[name] = timeit(run, repeat)
+    row["max_logit_difference_vs_eager"] = {
+        name: 0.0 if torch.equal(tokens[name], tokens["eager"]) else float("nan")
+        for name in tokens}
+    row["tokens_equal_eager"] = {name: bool(torch.equal(tokens[name], tokens["eager"]))
+                                 for name in tokens}
     return row
 
 
@@ -798,6 +845,8 @@ def run_case(kind, s, hkv, repeat):
         row = decode_case(s, repeat, torch, "bf16")
     elif kind == "model":
         row = model_case(s, repeat)
+    elif kind == "model-generate":
+        row = model_generate_case(s, repeat)
     elif kind == "raise":
         row = raise_case(s, repeat)
     else:
@@ -902,7 +951,8 @@ def write_report(out, limits, rows, meta):
     if model_rows:
         lines += ["", "A model's forward with each attention implementation of transformers "
                   "(median (min-max) ms, 2 threads; `pe_fused`: pe.transformers.fuse_rope, "
-                  "RoPE inside the kernel; the largest logit difference from eager in brackets):",
+                  "RoPE inside the kernel; the largest logit difference from eager in brackets, "
+                  "for a generation 0 when the tokens equal eager's):",
                   "", "| case | " + " | ".join(MODEL_IMPLEMENTATIONS) + " | pe_fused vs sdpa |",
                   "|---|" + "---|" * (len(MODEL_IMPLEMENTATIONS) + 1)]
         for row in model_rows:
@@ -1046,7 +1096,8 @@ def main():
     try:
         import torch  # noqa: F401
         import transformers  # noqa: F401
-        cases += [("model", s, 0) for s in ([128] if args.quick else [512, 2048])]
+        cases += [("model", s, 0) for s in ([128] if args.quick else [512, 2048, 8192])]
+        cases += [("model-generate", 128 if args.quick else 512, 0)]
     except ImportError:
         print("transformers is not installed: no model case", flush=True)
     try:

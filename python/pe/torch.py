@@ -19,12 +19,21 @@ PTX by `pe-compile --target=gpu`, docs/gpu.md).
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from typing import Dict, Mapping, Optional, Tuple, Union
 
 import torch
 
 from . import ir, runner
+
+# The kernels run their threads on LLVM's OpenMP runtime (libomp), PyTorch its
+# operators on its own pool. libomp's workers spin for 200 ms after each
+# parallel region by default (KMP_BLOCKTIME): between two pe attention calls
+# they would take the cores from PyTorch's matmuls. Zero makes them sleep at
+# once (waking costs microseconds per call). A value the user set is kept;
+# libomp reads it when the first kernel runs.
+os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 __all__ = ["attention", "attention_ir", "compiled_kernels"]
 
