@@ -766,7 +766,10 @@ private:
                    "a per-layer score scale is not read");
     if (config.boolean("use_bidirectional_attention").value_or(false))
       config.error("use_bidirectional_attention",
-                   "bidirectional Gemma 3 layers (halved windows) are not read");
+                   model.modelType == "gemma3_text"
+                       ? "bidirectional Gemma 3 layers (halved windows) are not read"
+                       : "bidirectional attention (a prefix that attends both ways, "
+                         "as in PaliGemma) is not read");
     if (model.modelType == "gptj")
       for (StringRef field : {"rope_theta", "rope_scaling", "rope_parameters"})
         if (config.has(field))
