@@ -216,6 +216,12 @@ const Family kFamilies[] = {
     {"gpt2", PositionEncoding::Learned},
     {"bert", PositionEncoding::Learned, false, kEncoder},
     {"roberta", PositionEncoding::Learned, false, kEncoder},
+    // RoBERTa's embeddings and attention under other names.
+    {"xlm-roberta", PositionEncoding::Learned, false, kEncoder},
+    {"xlm-roberta-xl", PositionEncoding::Learned, false, kEncoder},
+    {"camembert", PositionEncoding::Learned, false, kEncoder},
+    {"roberta-prelayernorm", PositionEncoding::Learned, false, kEncoder},
+    {"data2vec-text", PositionEncoding::Learned, false, kEncoder},
 };
 
 /// Model types whose attention needs a feature pe.attention does not have.

@@ -285,10 +285,10 @@ _PROBE = "pe-probe"
 
 
 def _probe(model, ids) -> Dict[int, tuple]:
-    """(scaling, window, key/value heads, head_dim) of each layer's attention
-    call, as the model makes it with eager attention: the window is the
-    number of keys the last query sees in the mask transformers builds for
-    that layer (None: all of them)."""
+    """(scaling, window, key/value heads, head_dim, causal) of each layer's
+    attention call, as the model makes it with eager attention: the window is
+    the number of keys the last query sees in the mask transformers builds for
+    that layer (None: all of them); causal when the first query sees one key."""
     import torch
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
@@ -296,9 +296,12 @@ def _probe(model, ids) -> Dict[int, tuple]:
     calls = {}
 
     def attention(module, query, key, value, mask, scaling=None, **kwargs):
-        visible = int(mask[0, 0, -1].sum()) if mask is not None else key.shape[2]
-        window = visible if visible < key.shape[2] else None
-        calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3]))
+        keys = key.shape[2]
+        visible = int(mask[0, 0, -1].sum()) if mask is not None else keys
+        window = visible if visible < keys else None
+        causal = mask is not None and int(mask[0, 0, 0].sum()) == 1  # the first query sees one key
+        calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3],
+                                            causal))
         return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
                                       **kwargs)
 
@@ -335,8 +338,10 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     found = [] if len(calls) == read.num_hidden_layers else [
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
-    for i, (scaling, window, heads, head_dim) in sorted(calls.items()):
+    for i, (scaling, window, heads, head_dim, causal) in sorted(calls.items()):
         kind = read.kind(i)
+        if kind.causal != causal:
+            found.append(f"layer {i}: causal {kind.causal} against {causal}")
         scale = kind.scale if kind.scale is not None else read.head_dim ** -0.5
         if scaling is not None and abs(scale - scaling) > 1e-6 * scaling:
             found.append(f"layer {i}: scale {scale} against {scaling}")
