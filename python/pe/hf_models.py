@@ -396,6 +396,26 @@ def fused_result(model_type: str) -> str:
     return f"{row.status}: {row.detail}"
 
 
+def config_status(text: str) -> str:
+    """A config cell's status: `read`, `read, not checked`, `refused`,
+    `not checked` or `MISMATCH`."""
+    return text.split(":")[0].split(" (")[0].strip()
+
+
+def read_table(path: str) -> Dict[str, tuple]:
+    """The table `table` wrote: model type -> (result, config status, fused
+    status)."""
+    import re
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if len(cells) == 6 and cells[0].startswith("`"):
+                rows[cells[0].strip("`")] = (cells[2], config_status(cells[4]),
+                                             cells[5].split(":")[0])
+    return rows
+
+
 def table(rows: Iterable[Row]) -> str:
     rows = list(rows)
     counts: Dict[str, int] = {}

@@ -12,7 +12,6 @@ docs/transformers-models.md`).
 
 import copy
 import os
-import re
 
 import pytest
 
@@ -26,23 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TABLE = os.path.join(ROOT, "docs", "transformers-models.md")
 
 
-def _config_status(text: str) -> str:
-    """`read`, `read, not checked`, `refused`, `not checked` or `MISMATCH`."""
-    return text.split(":")[0].split(" (")[0].strip()
-
-
-def _committed() -> dict:
-    """model type -> (result, config status, fused result) of the committed table."""
-    rows = {}
-    for line in open(TABLE):
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if len(cells) == 6 and cells[0].startswith("`"):
-            rows[cells[0].strip("`")] = (cells[2], _config_status(cells[4]),
-                                         cells[5].split(":")[0])
-    return rows
-
-
-COMMITTED = _committed()
+COMMITTED = hf_models.read_table(TABLE)
 
 
 def test_table_lists_every_causal_lm():
@@ -59,56 +42,6 @@ def test_architecture(model_type):
     if row.status == "refused":
         assert row.detail.split(": ", 1)[1].startswith("pe"), row.detail
     assert row.status == COMMITTED[model_type][0], row.detail
-
-
-@pytest.mark.parametrize("model_type", hf_models.causal_lm_types())
-def test_config_reading(model_type):
-    """pe's config reader agrees with the model transformers builds from the
-    same config (scale, window, heads, RoPE frequencies of every layer), or
-    refuses it with a message."""
-    config = hf_models.read_config(model_type)
-    assert not config.startswith("MISMATCH"), config
-    assert _config_status(config) == COMMITTED[model_type][1], config
-
-
-@pytest.mark.parametrize("model_type", hf_models.causal_lm_types())
-def test_fused_rope(model_type):
-    """pe.transformers.fuse_rope on the eager model: equal to eager (RoPE
-    inside the kernel, every layer), or refused with a message."""
-    fused = hf_models.fused_result(model_type)
-    assert not fused.startswith(("WRONG", "CRASH")), fused
-    assert fused.split(":")[0] == COMMITTED[model_type][2], fused
-
-
-# Options the default configs leave off: q/k norms, clipping, windows.
-FUSED_OPTIONS = [("stablelm", dict(qk_layernorm=True)), ("cohere", dict(use_qk_norm=True)),
-                 ("phi", dict(qk_layernorm=True)), ("olmo", dict(clip_qkv=0.05)),
-                 ("olmoe", dict(clip_qkv=0.05)), ("mistral", dict(sliding_window=8)),
-                 ("qwen3", dict(sliding_window=8, use_sliding_window=True, max_window_layers=1))]
-
-
-@pytest.mark.parametrize("model_type,fields", FUSED_OPTIONS,
-                         ids=[f"{t}-{'-'.join(f)}" for t, f in FUSED_OPTIONS])
-def test_fused_rope_options(model_type, fields):
-    row = hf_models.compare(model_type, fused=True, **fields)
-    assert row.status == "equal", row.detail
-
-
-# Windows the default configs leave off, set: each family's rule for which
-# layers a sliding window applies to.
-WINDOWED = [("mistral", {}), ("starcoder2", {}), ("phimoe", {}), ("qwen3_moe", {}),
-            ("qwen3_moe", dict(use_sliding_window=True)),
-            ("qwen2", dict(use_sliding_window=True, max_window_layers=1)),
-            ("qwen2_moe", dict(use_sliding_window=True, max_window_layers=1)),
-            ("qwen3", dict(use_sliding_window=True, max_window_layers=1)),
-            ("olmo3", dict(layer_types=["full_attention", "sliding_attention"])),
-            ("ministral", dict(layer_types=["sliding_attention", "full_attention"]))]
-
-
-@pytest.mark.parametrize("model_type,fields", WINDOWED, ids=[
-    f"{t}-{'-'.join(f) or 'window'}" for t, f in WINDOWED])
-def test_config_windows(model_type, fields):
-    assert hf_models.read_mismatches(model_type, sliding_window=8, **fields) == []
 
 
 # The failures these replaced, each named.

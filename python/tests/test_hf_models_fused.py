@@ -1,0 +1,68 @@
+"""pe's config reader and pe.transformers.fuse_rope for every causal-LM
+architecture of the installed transformers (optional extras): the config
+read agrees with the attention calls of the model transformers builds from
+the same config, and fused RoPE equals eager attention, or pe refuses with a
+message. Expected results: the committed docs/transformers-models.md (see
+test_hf_models.py, which runs the "pe" attention column)."""
+
+import os
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from pe import hf_models  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COMMITTED = hf_models.read_table(os.path.join(ROOT, "docs", "transformers-models.md"))
+
+
+@pytest.mark.parametrize("model_type", hf_models.causal_lm_types())
+def test_config_reading(model_type):
+    """pe's config reader agrees with the model transformers builds from the
+    same config (scale, window, heads, RoPE frequencies of every layer), or
+    refuses it with a message."""
+    config = hf_models.read_config(model_type)
+    assert not config.startswith("MISMATCH"), config
+    assert hf_models.config_status(config) == COMMITTED[model_type][1], config
+
+
+@pytest.mark.parametrize("model_type", hf_models.causal_lm_types())
+def test_fused_rope(model_type):
+    """pe.transformers.fuse_rope on the eager model: equal to eager (RoPE
+    inside the kernel, every layer), or refused with a message."""
+    fused = hf_models.fused_result(model_type)
+    assert not fused.startswith(("WRONG", "CRASH")), fused
+    assert fused.split(":")[0] == COMMITTED[model_type][2], fused
+
+
+# Options the default configs leave off: q/k norms, clipping, windows.
+FUSED_OPTIONS = [("stablelm", dict(qk_layernorm=True)), ("cohere", dict(use_qk_norm=True)),
+                 ("phi", dict(qk_layernorm=True)), ("olmo", dict(clip_qkv=0.05)),
+                 ("olmoe", dict(clip_qkv=0.05)), ("mistral", dict(sliding_window=8)),
+                 ("qwen3", dict(sliding_window=8, use_sliding_window=True, max_window_layers=1))]
+
+
+@pytest.mark.parametrize("model_type,fields", FUSED_OPTIONS,
+                         ids=[f"{t}-{'-'.join(f)}" for t, f in FUSED_OPTIONS])
+def test_fused_rope_options(model_type, fields):
+    row = hf_models.compare(model_type, fused=True, **fields)
+    assert row.status == "equal", row.detail
+
+
+# Windows the default configs leave off, set: each family's rule for which
+# layers a sliding window applies to.
+WINDOWED = [("mistral", {}), ("starcoder2", {}), ("phimoe", {}), ("qwen3_moe", {}),
+            ("qwen3_moe", dict(use_sliding_window=True)),
+            ("qwen2", dict(use_sliding_window=True, max_window_layers=1)),
+            ("qwen2_moe", dict(use_sliding_window=True, max_window_layers=1)),
+            ("qwen3", dict(use_sliding_window=True, max_window_layers=1)),
+            ("olmo3", dict(layer_types=["full_attention", "sliding_attention"])),
+            ("ministral", dict(layer_types=["sliding_attention", "full_attention"]))]
+
+
+@pytest.mark.parametrize("model_type,fields", WINDOWED, ids=[
+    f"{t}-{'-'.join(f) or 'window'}" for t, f in WINDOWED])
+def test_config_windows(model_type, fields):
+    assert hf_models.read_mismatches(model_type, sliding_window=8, **fields) == []
