@@ -228,13 +228,15 @@ const Family kFamilies[] = {
 struct RefusedFamily {
   StringRef modelType, feature;
 };
+constexpr StringLiteral kLatentAttention =
+    "multi-head latent attention (RoPE on a trailing part of each head)";
 const RefusedFamily kRefusedFamilies[] = {
-    {"deepseek_v2", "multi-head latent attention (RoPE on a trailing part of each head)"},
-    {"deepseek_v3", "multi-head latent attention (RoPE on a trailing part of each head)"},
-    {"deepseek_v32", "multi-head latent attention (RoPE on a trailing part of each head)"},
-    {"minicpm3", "multi-head latent attention (RoPE on a trailing part of each head)"},
-    {"glm4_moe_lite", "multi-head latent attention (RoPE on a trailing part of each head)"},
-    {"longcat_flash", "multi-head latent attention (RoPE on a trailing part of each head)"},
+    {"deepseek_v2", kLatentAttention},
+    {"deepseek_v3", kLatentAttention},
+    {"deepseek_v32", kLatentAttention},
+    {"minicpm3", kLatentAttention},
+    {"glm4_moe_lite", kLatentAttention},
+    {"longcat_flash", kLatentAttention},
     {"gpt_oss", "attention sinks"},
     {"mimo_v2_flash", "attention sinks"},
     {"smollm3", "layers without RoPE (no_rope_layers)"},

@@ -21,6 +21,7 @@ q and k never exist; the KV cache then holds un-rotated keys.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import sys
@@ -124,6 +125,7 @@ def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_functio
                      allow_is_causal_skip=False, local_size=local_size, **kwargs)
 
 
+@functools.lru_cache(maxsize=None)
 def _routes_attention(model_class) -> bool:
     """Whether the attention layers of `model_class` call transformers'
     AttentionInterface: transformers' own test (an attention module in the
@@ -171,12 +173,12 @@ def _refuse_other_models(names) -> None:
 
     def checked(self, attn_implementation, *args, **kwargs):
         base = attn_implementation.split("|")[-1] if isinstance(attn_implementation, str) else None
-        if base in checked._pe_names and not _routes_attention(type(self)):
-            raise NotImplementedError(
-                f"pe attention cannot run in {type(self).__name__}: its attention layers do not "
-                f"call transformers' AttentionInterface (use attn_implementation=\"eager\" or "
-                f"\"sdpa\" for this model)")
         if base in checked._pe_names:
+            if not _routes_attention(type(self)):
+                raise NotImplementedError(
+                    f"pe attention cannot run in {type(self).__name__}: its attention layers do "
+                    f"not call transformers' AttentionInterface (use attn_implementation="
+                    f"\"eager\" or \"sdpa\" for this model)")
             _allow_mask_skip(self.config, bool(getattr(type(self), "_supports_sdpa", False)))
         return original(self, attn_implementation, *args, **kwargs)
     checked._pe_names = set(names)
