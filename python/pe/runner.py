@@ -224,19 +224,20 @@ def dense_descriptor(pointer: int, shape: Sequence[int], ttype: TensorType, wher
     """The descriptor of a dense row-major buffer of the element type at
     `pointer` (numpy arrays, torch tensors: no copy)."""
     shape = tuple(int(n) for n in shape)
-    if len(shape) != ttype.rank:
-        raise ValueError(f"{where}: expected a rank-{ttype.rank} array, got shape {shape}")
+    rank = len(ttype.shape)
+    if len(shape) != rank:
+        raise ValueError(f"{where}: expected a rank-{rank} array, got shape {shape}")
     for got, want in zip(shape, ttype.shape):
         if want >= 0 and got != want:
             raise ValueError(f"{where}: expected shape {ttype.shape} (-1: any), got {shape}")
-    desc = _descriptor(ttype.rank, ttype.element)()
+    desc = _descriptor(rank, ttype.element)()
     desc.allocated = desc.aligned = pointer
-    desc.offset = 0
-    stride = 1
-    for i in reversed(range(ttype.rank)):
-        desc.sizes[i] = shape[i]
-        desc.strides[i] = stride
-        stride *= shape[i]
+    if rank:
+        strides = [1] * rank
+        for i in range(rank - 1, 0, -1):
+            strides[i - 1] = strides[i] * shape[i]
+        desc.sizes[:] = shape
+        desc.strides[:] = strides
     return desc
 
 

@@ -24,6 +24,7 @@ import threading
 from typing import Dict, Mapping, Optional, Tuple, Union
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from . import ir, runner
 
@@ -95,12 +96,29 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
             f"  return %o : {o}\n}}\n")
 
 
+# Calls with fewer multiply-adds than this run on one thread. Waking libomp's
+# sleeping workers (KMP_BLOCKTIME=0 above) costs about 100-150 us on a 2-core
+# VM, more than such a call saves on a second core: a decode step over 512
+# keys (32 query heads of 128) takes 0.18 ms on one thread and 0.27 ms on two.
+SERIAL_WORK = 1 << 22
+
+
+def _threads(query, key, value) -> int:
+    """PyTorch's intra-op thread count, or 1 for a call below SERIAL_WORK
+    multiply-adds (B Hq Sq Skv (D + Dv))."""
+    threads = max(1, torch.get_num_threads())
+    B, Hq, Sq, D = query.shape
+    work = B * Hq * Sq * key.shape[2] * (D + value.shape[3])
+    return 1 if work < SERIAL_WORK else threads
+
+
 def _kernel(spec: str, query, key, value, masked: bool) -> runner.Module:
     """The kernel for these options and sizes, compiled on first use; it runs on
-    as many threads as PyTorch's intra-op pool has (torch.get_num_threads())."""
+    as many threads as PyTorch's intra-op pool has (torch.get_num_threads()),
+    on one for small calls (SERIAL_WORK)."""
     shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
              _ELEMENT[query.dtype], masked)
-    threads = max(1, torch.get_num_threads())
+    threads = _threads(query, key, value)
     with _LOCK:
         if (shape, threads) not in _KERNELS:
             _KERNELS[shape, threads] = runner.compile(attention_ir(*shape),
@@ -147,10 +165,10 @@ def _descriptor(tensor: torch.Tensor, ttype: runner.TensorType, where: str):
     return runner.dense_descriptor(tensor.data_ptr(), tensor.shape, ttype, where)
 
 
-@torch.library.custom_op("pe::attention", mutates_args=())
-def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                  q_positions: torch.Tensor, k_positions: torch.Tensor,
-                  mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                    q_positions: torch.Tensor, k_positions: torch.Tensor,
+                    mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+    """The operator's CPU implementation: checks, then the kernel's call."""
     for name, t in (("query", query), ("key", key), ("value", value)):
         _check(name, t, query.dtype)
     if query.dtype not in _ELEMENT:
@@ -173,15 +191,50 @@ def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     return out
 
 
+@torch.library.custom_op("pe::attention", mutates_args=())
+def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                  q_positions: torch.Tensor, k_positions: torch.Tensor,
+                  mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+    return _attention_impl(query, key, value, q_positions, k_positions, mask, spec)
+
+
+def _plain_call(tensors) -> bool:
+    """Whether a call may skip the dispatcher: plain tensors (no fake or
+    functional subclass), no gradient asked for, no torch.compile tracing
+    and no dispatch mode. The dispatcher costs about 40 us a call, a third
+    of a short decode step's attention."""
+    if torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None:
+        return False
+    grad = torch.is_grad_enabled()
+    return all(t is None or (type(t) is torch.Tensor and not (grad and t.requires_grad))
+               for t in tensors)
+
+
 @_attention_op.register_fake
 def _(query, key, value, q_positions, k_positions, mask, spec):
     return query.new_empty(query.shape[:3] + (value.shape[3],))
 
 
+# 0, 1, 2, ...: default positions are views of it (grown on demand).
+_RANGE = torch.arange(0, 1 << 12, dtype=torch.int64)
+
+
+def _range(start: int, length: int) -> torch.Tensor:
+    """start, start + 1, ..., start + length - 1 (int64), a view when it can."""
+    global _RANGE
+    if start < 0:
+        return torch.arange(start, start + length, dtype=torch.int64)
+    if start + length > _RANGE.shape[0]:
+        _RANGE = torch.arange(0, max(2 * _RANGE.shape[0], start + length), dtype=torch.int64)
+    return _RANGE[start:start + length]
+
+
 def _default_positions(positions, batch: int, length: int, start: int,
                        name: str) -> torch.Tensor:
     if positions is None:
-        positions = torch.arange(start, start + length, dtype=torch.int64)
+        positions = _range(start, length)
+        return positions.view(1, length) if batch == 1 else \
+            positions.expand(batch, length).contiguous()
     positions = torch.as_tensor(positions, dtype=torch.int64)
     if positions.dim() == 1 and positions.shape[0] == length:
         positions = positions.expand(batch, length)
@@ -208,4 +261,6 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     qp = _default_positions(q_positions, B, Sq, Skv - Sq, "q_positions")
     kp = _default_positions(k_positions, B, Skv, 0, "k_positions")
     spec = _spec(causal, window, scale, rope, alibi)
+    if _plain_call((query, key, value, mask)):
+        return _attention_impl(query, key, value, qp, kp, mask, spec)
     return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)

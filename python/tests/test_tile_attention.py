@@ -274,7 +274,8 @@ def test_bf16_dot(name, tiles, threads):
     """bf16 attention on vdpbf16ps dot products (--bf16-dot=on) against the
     float64 reference: GQA/MQA/MHA, causal, windows, ALiBi, masks, RoPE styles
     and scalings, arbitrary and far positions, and decode shapes (dynamic
-    shapes: the prefill schedule; with 2 threads the key split and combine)."""
+    shapes: one query runs the decode kernel, more the prefill schedule; with
+    2 threads the key split and combine)."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     extra = BF16_KERNELS["dot"] + (SMALL_TILES if tiles == "small" else [])
     mod = _compile(name, "bf16", extra, threads)

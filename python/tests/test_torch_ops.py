@@ -81,6 +81,35 @@ def test_views_and_kernel_reuse():
     assert pt.compiled_kernels() - before <= 1
 
 
+def test_small_calls_run_on_one_thread(monkeypatch):
+    """A call below SERIAL_WORK multiply-adds runs on one thread (waking the
+    pool would cost more than it saves); larger ones on torch's threads."""
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    meta = lambda *shape: torch.empty(*shape, device="meta")  # noqa: E731
+    decode = (meta(1, 32, 1, 128), meta(1, 8, 500, 128), meta(1, 8, 500, 128))
+    assert 32 * 500 * 256 < pt.SERIAL_WORK and pt._threads(*decode) == 1
+    long = (meta(1, 32, 1, 128), meta(1, 8, 4096, 128), meta(1, 8, 4096, 128))
+    assert pt._threads(*long) == 4
+    prefill = (meta(1, 32, 512, 128), meta(1, 8, 512, 128), meta(1, 8, 512, 128))
+    assert pt._threads(*prefill) == 4
+
+
+def test_direct_and_dispatched_calls_agree():
+    """Plain tensors skip the dispatcher; both routes give the same bits, and
+    a tensor that asks for a gradient goes through the operator, which says
+    it has none."""
+    q, k, v = _qkv(Sq=1, Skv=40)
+    direct = pt.attention(q, k, v, causal=True)
+    qp, kp = torch.full((2, 1), 39), torch.arange(40).expand(2, 40).contiguous()
+    spec = pt._spec(True, None, None, None, None)
+    dispatched = torch.ops.pe.attention(q, k, v, qp, kp, None, spec)
+    torch.testing.assert_close(direct, dispatched, rtol=0, atol=0)
+    out = pt.attention(q.clone().requires_grad_(), k, v, causal=True)
+    assert out.grad_fn is not None
+    with pytest.raises(RuntimeError, match="no autograd formula"):
+        out.sum().backward()
+
+
 def test_errors():
     q, k, v = _qkv()
     with pytest.raises(ValueError, match="incompatible shapes"):

@@ -113,8 +113,10 @@ void chooseKind(AttentionPlan &p, const AttentionPlanOptions &options, int64_t s
 } // namespace
 
 std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
-                                               const AttentionPlanOptions &options) {
+                                               const AttentionPlanOptions &options,
+                                               std::optional<int64_t> queries) {
   RankedTensorType qType = op.getQuery().getType();
+  const int64_t sq = queries.value_or(qType.getDimSize(2));
   std::optional<AttentionHeads> heads = attentionHeads(op);
   if (!heads)
     return std::nullopt;
@@ -141,7 +143,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   }
 
   int64_t requestedRows = options.rows > 0 ? options.rows : defaultAttentionRows(target);
-  std::optional<int64_t> rows = rowTarget(requestedRows, p.group, qType.getDimSize(2), p.lanes);
+  std::optional<int64_t> rows = rowTarget(requestedRows, p.group, sq, p.lanes);
   if (!rows)
     return std::nullopt;
   p.queriesPerTask = std::max<int64_t>(1, *rows / p.group);
@@ -160,7 +162,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.decodeAccumulators = decodeAccumulators(target, /*masked=*/false);
   p.decodeMaskedAccumulators = decodeAccumulators(target, /*masked=*/true);
 
-  chooseKind(p, options, qType.getDimSize(2));
+  chooseKind(p, options, sq);
   p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
   if (!bytes || *bytes > kMaxScratchBytes)

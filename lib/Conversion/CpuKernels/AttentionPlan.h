@@ -97,9 +97,11 @@ struct AttentionPlanOptions {
 /// The plan of the kernel for `op`, or std::nullopt when the op keeps the
 /// reference lowering: dynamic head dims, an empty head, heads wider than
 /// the kernel unrolls, or scratch above the stack budget. The arithmetic is
-/// overflow-checked.
+/// overflow-checked. `queries` plans for that query count instead of the
+/// op's (static) one: a kernel for one length of a dynamic Sq.
 std::optional<AttentionPlan> planAttention(AttentionOp op,
-                                           const AttentionPlanOptions &options);
+                                           const AttentionPlanOptions &options,
+                                           std::optional<int64_t> queries = std::nullopt);
 
 } // namespace mlir::pe
 

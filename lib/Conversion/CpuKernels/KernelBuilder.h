@@ -134,6 +134,14 @@ struct KernelBuilder {
     b.setInsertionPoint(op.thenBlock()->getTerminator());
     then();
   }
+  void ifThenElse(Value cond, function_ref<void()> then, function_ref<void()> otherwise) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    then();
+    b.setInsertionPoint(op.elseBlock()->getTerminator());
+    otherwise();
+  }
   Value ifElse(Value cond, Type type, function_ref<Value()> then,
                function_ref<Value()> otherwise) {
     auto op = scf::IfOp::create(b, TypeRange{type}, cond, /*withElseRegion=*/true);

@@ -156,9 +156,22 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     AttentionBuffers buf = prepareBuffers(b, g, op, *plan);
     if (plan->kind == AttentionKernelKind::Amx)
       declareEnableAmx(rewriter, symbolTable, op.getLoc());
-    func::FuncOp kernel = shareKernel(
-        symbolTable, buildKernelFunction(op.getContext(), op.getLoc(), *plan, buf));
-    func::CallOp::create(b, kernel, kernelArguments(buf));
+    auto kernelOf = [&](const AttentionPlan &p) {
+      return shareKernel(symbolTable,
+                         buildKernelFunction(op.getContext(), op.getLoc(), p, buf));
+    };
+    func::FuncOp kernel = kernelOf(*plan);
+    auto call = [&](func::FuncOp fn) { func::CallOp::create(b, fn, kernelArguments(buf)); };
+    if (std::optional<AttentionPlan> decode = singleQueryPlan(op, planOptions, *plan)) {
+      // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
+      // tile would hold one query in rows / group of its rows.
+      func::FuncOp decodeKernel = kernelOf(*decode);
+      Value single = g.cmp(arith::CmpIPredicate::eq, memref::DimOp::create(b, buf.q, 2),
+                           g.index(1));
+      g.ifThenElse(single, [&] { call(decodeKernel); }, [&] { call(kernel); });
+    } else {
+      call(kernel);
+    }
 
     rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
     return success();
@@ -166,6 +179,19 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
 
 private:
   TileAttentionOptions options;
+
+  /// The decode plan for one query when Sq is dynamic and `plan` is not
+  /// already a decode kernel.
+  static std::optional<AttentionPlan> singleQueryPlan(AttentionOp op,
+                                                      const AttentionPlanOptions &options,
+                                                      const AttentionPlan &plan) {
+    if (!op.getQuery().getType().isDynamicDim(2) || plan.kind == AttentionKernelKind::Decode)
+      return std::nullopt;
+    std::optional<AttentionPlan> decode = planAttention(op, options, /*queries=*/1);
+    if (!decode || decode->kind != AttentionKernelKind::Decode)
+      return std::nullopt;
+    return decode;
+  }
 
   /// The run-time checks, positions, tables and slopes of `op`, every
   /// operand as a buffer, and the output buffer.

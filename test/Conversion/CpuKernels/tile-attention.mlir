@@ -17,11 +17,19 @@
 // CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %arg1 read_only
 // CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %arg2 read_only
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x8x?x64xf32>
-// CHECK: call @pe_attention_kernel(%[[Q]], %[[K]], %[[V]], %{{.*}}, %[[OUT]])
+// Sq is dynamic: a call with one query (a decode step) runs the decode
+// kernel, any other the prefill kernel.
+// CHECK: %[[SQ:.*]] = memref.dim %[[Q]], %{{.*}} : memref<1x8x?x64xf32>
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[SQ]], %{{.*}} : index
+// CHECK: scf.if %[[ONE]] {
+// CHECK-NEXT: call @pe_attention_kernel_0(%[[Q]], %[[K]], %[[V]], %{{.*}}, %[[OUT]])
+// CHECK-NEXT: } else {
+// CHECK-NEXT: call @pe_attention_kernel(%[[Q]], %[[K]], %[[V]], %{{.*}}, %[[OUT]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
-// A second attention of the same shapes calls the same kernel.
+// A second attention of the same shapes calls the same two kernels.
+// CHECK: call @pe_attention_kernel_0(
 // CHECK: call @pe_attention_kernel(
-// CHECK-NOT: func.func private @pe_attention_kernel_
+// CHECK-NOT: func.func private @pe_attention_kernel_1
 // CHECK-LABEL: func.func private @pe_attention_kernel(
 // Sequential code: one set of scratch, allocated before the task loops.
 // CHECK-DAG: memref.alloca() : memref<64x64xf32>
@@ -33,6 +41,12 @@
 // CHECK-COUNT-24: math.fma %{{.*}} : vector<16xf32>
 // exp is a polynomial on 2^n (no math.exp, no libm call).
 // CHECK-NOT: math.exp
+// CHECK: return
+// The decode kernel: 1 query x 4 heads in one vector of rows, Q and O
+// row-major (16 x 64), scores as reduced dot products.
+// CHECK-LABEL: func.func private @pe_attention_kernel_0(
+// CHECK-DAG: memref.alloca() : memref<16x64xf32>
+// CHECK-DAG: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
 // CHECK: return
 #llama3 = #pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>
 func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
