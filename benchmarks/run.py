@@ -700,40 +700,70 @@ def _llama_8b_two_layers():
                                                          dtype=torch.float32).eval()
 
 
-def _use(model, name):
-    """Switches `model` to the implementation `name`, as a user would:
-    `set_attn_implementation` (pe_fused: pe.transformers.fuse_rope, last,
-    as it replaces the attention modules' forward)."""
+def _models(skip=()):
+    """The model of each implementation in MODEL_IMPLEMENTATIONS (minus
+    `skip`), switched as a user switches (`set_attn_implementation`); pe_fused
+    on a copy with the same weights (pe.transformers.fuse_rope replaces the
+    attention modules' forward), so that the rounds can alternate."""
+    import copy
     import pe.transformers
-    if name == "pe_fused":
-        pe.transformers.fuse_rope(model)
-    else:
-        model.set_attn_implementation(name)
+    model = _llama_8b_two_layers()
+    models = {}
+    for name in MODEL_IMPLEMENTATIONS:
+        if name in skip:
+            continue
+        if name == "pe_fused":
+            models[name] = copy.deepcopy(model)
+            pe.transformers.fuse_rope(models[name])
+        else:
+            models[name] = model
+    return models
+
+
+def _rounds(models, call, repeat):
+    """`call(model)` for each implementation in turn, `repeat` rounds after a
+    warm-up round (an implementation switch before each call): the timings
+    of each as `timeit` gives them, and each one's first result. Alternating
+    keeps a drift of the shared machine from favouring one implementation."""
+    times = {name: [] for name in models}
+    results = {}
+    for round_ in range(repeat + 1):
+        for name, model in models.items():
+            if name != "pe_fused":
+                model.set_attn_implementation(name)
+            start = time.perf_counter()
+            out = call(model)
+            elapsed = time.perf_counter() - start
+            if round_ == 0:
+                results[name] = out
+            else:
+                times[name].append(elapsed)
+    rows = {name: {"median_ms": 1e3 * statistics.median(t), "min_ms": 1e3 * min(t),
+                   "max_ms": 1e3 * max(t), "runs": len(t)} for name, t in times.items()}
+    return rows, results
 
 
 def model_case(s, repeat):
     """A transformers model's forward (no cache) with each attention
     implementation: transformers' eager and SDPA, pe attention
     (attn_implementation="pe") and pe with RoPE fused (pe.transformers.fuse_rope).
-    The model: `_llama_8b_two_layers`, batch 1, S tokens."""
+    The model: `_llama_8b_two_layers`, batch 1, S tokens; the implementations
+    alternate round by round (`_rounds`)."""
     import torch
-    model = _llama_8b_two_layers()
-    ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
     row = {"case": f"Llama-3.1-8B shapes, 2 layers, forward S={s} f32 (transformers)",
            "kind": "model"}
-    logits = {}
-    for name in MODEL_IMPLEMENTATIONS:
-        if name == "eager" and s > EAGER_MAX_S:
-            row["eager_skipped"] = (f"skipped: eager attention holds [32, {s}, {s}] f32 scores "
-                                    f"({32 * s * s * 4 / 2**30:.0f} GiB) twice")
-            continue
-        _use(model, name)
+    skip = ()
+    if s > EAGER_MAX_S:
+        skip = ("eager",)
+        row["eager_skipped"] = (f"skipped: eager attention holds [32, {s}, {s}] f32 scores "
+                                f"({32 * s * s * 4 / 2**30:.0f} GiB) twice")
+    ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
 
-        def run():
-            with torch.no_grad():
-                return model(ids, use_cache=False).logits
-        logits[name] = run()
-        row[name] = timeit(run, repeat)
+    def forward(model):
+        with torch.no_grad():
+            return model(ids, use_cache=False).logits
+    times, logits = _rounds(_models(skip), forward, repeat)
+    row.update(times)
     reference = "eager" if "eager" in logits else "sdpa"
     row["logit_reference"] = reference
     row["max_logit_difference_vs_eager"] = {
@@ -747,26 +777,22 @@ EAGER_MAX_S = 4096  # longer: eager's score tensors do not fit beside the rest i
 
 def model_generate_case(s, repeat):
     """A greedy generation of 128 tokens with a dynamic cache after an S-token
-    prompt, with each attention implementation (`model_case`'s model): the
-    prefill and 128 decode steps. The tokens of each are compared with eager's
-    (`tokens_equal_eager`)."""
+    prompt, with each attention implementation (`model_case`'s model,
+    alternating round by round): the prefill and 128 decode steps. The tokens
+    of each are compared with eager's (`tokens_equal_eager`)."""
     import torch
-    model = _llama_8b_two_layers()
     ids = torch.randint(0, 1024, (1, s), generator=torch.Generator().manual_seed(1))
     row = {"case": f"Llama-3.1-8B shapes, 2 layers, {s}-token prompt + {GENERATED_TOKENS} "
                    f"generated tokens f32 (transformers generate)", "kind": "model"}
-    tokens = {}
-    for name in MODEL_IMPLEMENTATIONS:
-        _use(model, name)
 
-        def run():
-            with torch.no_grad():
-                return model.generate(ids, attention_mask=torch.ones_like(ids),
-                                      max_new_tokens=GENERATED_TOKENS,
-                                      min_new_tokens=GENERATED_TOKENS, do_sample=False,
-                                      pad_token_id=0)
-        tokens[name] = run()
-        row[name] = timeit(run, repeat)
+    def generate(model):
+        with torch.no_grad():
+            return model.generate(ids, attention_mask=torch.ones_like(ids),
+                                  max_new_tokens=GENERATED_TOKENS,
+                                  min_new_tokens=GENERATED_TOKENS, do_sample=False,
+                                  pad_token_id=0)
+    times, tokens = _rounds(_models(), generate, repeat)
+    row.update(times)
     row["max_logit_difference_vs_eager"] = {
         name: 0.0 if torch.equal(tokens[name], tokens["eager"]) else float("nan")
         for name in tokens}
