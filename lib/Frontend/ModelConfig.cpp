@@ -7,7 +7,10 @@
 
 #include "pe/Frontend/ModelConfig.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -214,6 +217,10 @@ const Family kFamilies[] = {
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
     {"gpt2", PositionEncoding::Learned},
+    {"gpt_neo", PositionEncoding::Learned},
+    {"gpt_bigcode", PositionEncoding::Learned},
+    {"opt", PositionEncoding::Learned},
+    {"biogpt", PositionEncoding::Learned},
     {"bert", PositionEncoding::Learned, false, kEncoder},
     {"roberta", PositionEncoding::Learned, false, kEncoder},
     // RoBERTa's embeddings and attention under other names.
@@ -222,7 +229,16 @@ const Family kFamilies[] = {
     {"camembert", PositionEncoding::Learned, false, kEncoder},
     {"roberta-prelayernorm", PositionEncoding::Learned, false, kEncoder},
     {"data2vec-text", PositionEncoding::Learned, false, kEncoder},
+    {"electra", PositionEncoding::Learned, false, kEncoder},
+    {"albert", PositionEncoding::Learned, false, kEncoder},
+    {"distilbert", PositionEncoding::Learned, false, kEncoder},
 };
+
+/// Learned tables that keep rows before position 0 (OPT's and BioGPT's
+/// embeddings add 2 to every position).
+int64_t positionOffset(StringRef modelType) {
+  return modelType == "opt" || modelType == "biogpt" ? 2 : 0;
+}
 
 /// Model types whose attention needs a feature pe.attention does not have.
 struct RefusedFamily {
@@ -320,6 +336,9 @@ const FieldDefault kFieldDefaults[] = {
     {"gptj", "rotary_dim", 64},
     {"gpt_neox", "rotary_pct", 0.25},
     {"gpt_neox", "rotary_emb_base", 10000},
+    {"gpt_neo", "window_size", 256},
+    {"electra", "embedding_size", 128},
+    {"albert", "embedding_size", 128},
 };
 
 /// `object` with the class defaults of its model type where a field is absent.
@@ -690,9 +709,9 @@ private:
   LogicalResult readSizes(ModelConfig &model) {
     const int64_t maxCount = 1 << 20;
     std::optional<int64_t> hidden =
-        config.positive({"hidden_size", "n_embd", "n_embed", "d_model"}, maxCount);
+        config.positive({"hidden_size", "n_embd", "n_embed", "d_model", "dim"}, maxCount);
     std::optional<int64_t> heads =
-        config.positive({"num_attention_heads", "n_head", "n_heads"}, maxCount);
+        config.positive({"num_attention_heads", "n_head", "n_heads", "num_heads"}, maxCount);
     std::optional<int64_t> layers = config.positive(
         {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, maxCount);
     if (config.hasFailed())
@@ -718,7 +737,7 @@ private:
       model.headDim = *dim;
     } else if (!config.hasFailed()) {
       if (*hidden % *heads) {
-        config.error(config.firstOf({"num_attention_heads", "n_head", "n_heads"}))
+        config.error(config.firstOf({"num_attention_heads", "n_head", "n_heads", "num_heads"}))
             << *heads << " heads do not divide hidden size " << *hidden
             << " (and no head_dim is given)";
         return failure();
@@ -734,9 +753,16 @@ private:
                                   << model.numHeads << " query heads";
       return failure();
     }
-    if (model.encoding == PositionEncoding::Learned && !model.maxPositionEmbeddings)
-      config.error("max_position_embeddings",
-                   "required: the rows of the learned position table");
+    if (model.encoding == PositionEncoding::Learned) {
+      if (!model.maxPositionEmbeddings)
+        config.error("max_position_embeddings",
+                     "required: the rows of the learned position table");
+      // ELECTRA and ALBERT embed tokens and positions in `embedding_size`
+      // and project to the hidden size after.
+      model.embeddingSize =
+          config.positive({"embedding_size"}, maxCount).value_or(model.hiddenSize);
+      model.positionOffset = positionOffset(model.modelType);
+    }
     return failure(config.hasFailed());
   }
 
@@ -744,6 +770,11 @@ private:
     if (attnConfig && attnConfig->has("kv_n_heads")) {
       keyValueField = "attn_config.kv_n_heads";
       return attnConfig->positive({"kv_n_heads"}).value_or(heads);
+    }
+    // GPT-BigCode: one shared head unless multi_query is false.
+    if (family->modelType == "gpt_bigcode") {
+      keyValueField = "multi_query";
+      return config.boolean("multi_query").value_or(true) ? 1 : heads;
     }
     // Falcon: one shared head for multi_query without the new architecture.
     if (family->modelType == "falcon" &&
@@ -831,6 +862,9 @@ private:
       every([&](int64_t i) { return (i + 1) % pattern != 0; });
     } else if (modelType == "gemma2") {
       every([](int64_t i) { return i % 2 == 0; });
+    } else if (modelType == "gpt_neo") {
+      if (failed(readGptNeoAttentionTypes(n, types)))
+        return failure();
     } else if (family->layerTypes && !qwen && config.has("sliding_window")) {
       // Ministral and OLMo 3 derive a pattern pe does not repeat.
       config.error("layer_types", "required with a sliding_window for model type '" +
@@ -852,9 +886,81 @@ private:
         type = "full_attention";
     if (config.hasFailed())
       return failure();
-    if (!config.has("sliding_window") &&
-        llvm::is_contained(types, "sliding_attention")) {
-      config.error("sliding_window", "required by the sliding-window layers");
+    StringRef windowField = windowFieldOf(modelType);
+    if (!config.has(windowField) && llvm::is_contained(types, "sliding_attention")) {
+      config.error(windowField, "required by the sliding-window layers");
+      return failure();
+    }
+    return success();
+  }
+
+  /// The field holding the window of the sliding-window layers.
+  static StringRef windowFieldOf(StringRef modelType) {
+    return modelType == "gpt_neo" ? "window_size" : "sliding_window";
+  }
+
+  /// GPT-Neo's layers: `attention_layers` (["global", "local", ...], which
+  /// transformers' config keeps over the list it derives), else
+  /// `attention_types` ([[["global", "local"], 12], ...], each pattern
+  /// repeated its count of times). "local" layers see `window_size` keys
+  /// (i - j < window_size, as pe's window).
+  LogicalResult readGptNeoAttentionTypes(int64_t n, SmallVector<std::string> &types) {
+    auto typeOf = [](const json::Value &item) -> std::optional<std::string> {
+      std::optional<StringRef> type = item.getAsString();
+      if (!type || (*type != "global" && *type != "local"))
+        return std::nullopt;
+      return std::string(*type == "local" ? "sliding_attention" : "full_attention");
+    };
+    if (const json::Value *layers = config.get("attention_layers")) {
+      const json::Array *array = layers->getAsArray();
+      if (!array || static_cast<int64_t>(array->size()) != n) {
+        config.error("attention_layers")
+            << "expected a list of " << n << " \"global\" or \"local\" (num_layers)";
+        return failure();
+      }
+      for (const json::Value &item : *array) {
+        std::optional<std::string> type = typeOf(item);
+        if (!type) {
+          config.error("attention_layers", "expected \"global\" or \"local\" entries");
+          return failure();
+        }
+        types.push_back(*type);
+      }
+      return success();
+    }
+    const json::Value *value = config.get("attention_types");
+    if (!value) {
+      config.error("attention_types", "required for model type 'gpt_neo'");
+      return failure();
+    }
+    auto bad = [&] {
+      config.error("attention_types")
+          << "expected a list of [[\"global\" | \"local\", ...], count] entries";
+      return failure();
+    };
+    const json::Array *entries = value->getAsArray();
+    if (!entries)
+      return bad();
+    for (const json::Value &entry : *entries) {
+      const json::Array *pair = entry.getAsArray();
+      if (!pair || pair->size() != 2 || !(*pair)[0].getAsArray())
+        return bad();
+      std::optional<int64_t> count = (*pair)[1].getAsInteger();
+      if (!count || *count < 0 || *count > n)
+        return bad();
+      for (int64_t repeat = 0; repeat < *count; ++repeat)
+        for (const json::Value &item : *(*pair)[0].getAsArray()) {
+          std::optional<std::string> type = typeOf(item);
+          if (!type)
+            return bad();
+          types.push_back(*type);
+        }
+      if (static_cast<int64_t>(types.size()) > n)
+        break;
+    }
+    if (static_cast<int64_t>(types.size()) != n) {
+      config.error("attention_types")
+          << "describes " << types.size() << " layers, but num_layers is " << n;
       return failure();
     }
     return success();
@@ -885,7 +991,7 @@ private:
   LogicalResult readKind(const ModelConfig &model, AttentionKind &kind) {
     kind.causal = !(family->encoder && !config.boolean("is_decoder").value_or(false));
     if (kind.layerType == "sliding_attention")
-      kind.window = config.positive({"sliding_window"});
+      kind.window = config.positive({windowFieldOf(model.modelType)});
     readScale(model, kind);
     if (model.encoding == PositionEncoding::Alibi) {
       kind.alibi = 8.0; // BLOOM and transformers' MPT
@@ -910,9 +1016,11 @@ private:
       scale = *multiplier; // Granite
     else if (attnConfig && attnConfig->has("softmax_scale"))
       scale = attnConfig->positiveNumber("softmax_scale"); // MPT
-    else if (model.modelType == "gpt2" &&
+    else if ((model.modelType == "gpt2" || model.modelType == "gpt_bigcode") &&
              !config.boolean("scale_attn_weights").value_or(true))
       scale = 1.0;
+    else if (model.modelType == "gpt_neo")
+      scale = 1.0; // GPT-Neo does not scale its scores
     if (scale && *scale != standard)
       kind.scale = scale;
   }
@@ -1109,29 +1217,54 @@ static void buildAttention(OpBuilder &builder, Location loc,
   func::ReturnOp::create(builder, loc, attention.getResult());
 }
 
+/// `positions + offset`, elementwise.
+static Value addOffset(OpBuilder &builder, Location loc, Value positions, int64_t offset) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(builder, loc, positions, i));
+  Value init = tensor::EmptyOp::create(builder, loc, type, dynamic);
+  auto map = linalg::MapOp::create(
+      builder, loc, ValueRange{positions}, init,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value c = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(offset));
+        linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, args[0], c)});
+      });
+  return map.getResult()[0];
+}
+
+/// `@position_embeddings(table, positions)`: the rows of the learned table
+/// at the positions (plus the family's offset).
 static void buildPositionEmbeddings(OpBuilder &builder, Location loc,
                                     const ModelConfig &config,
                                     const ModelShapes &shapes) {
   Type table = RankedTensorType::get(
-      {config.maxPositionEmbeddings, config.hiddenSize}, shapes.element);
+      {config.maxPositionEmbeddings + config.positionOffset, config.embeddingSize},
+      shapes.element);
   Type positions =
       RankedTensorType::get({shapes.batch, shapes.queries}, builder.getI64Type());
   Type result = RankedTensorType::get(
-      {shapes.batch, shapes.queries, config.hiddenSize}, shapes.element);
+      {shapes.batch, shapes.queries, config.embeddingSize}, shapes.element);
   auto function = func::FuncOp::create(
       builder, loc, "position_embeddings",
       builder.getFunctionType({table, positions}, {result}));
   Block *body = function.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
-  auto rows = LearnedOp::create(builder, loc, result, body->getArgument(0),
-                                body->getArgument(1));
+  Value rowsAt = body->getArgument(1);
+  if (config.positionOffset)
+    rowsAt = addOffset(builder, loc, rowsAt, config.positionOffset);
+  auto rows = LearnedOp::create(builder, loc, result, body->getArgument(0), rowsAt);
   func::ReturnOp::create(builder, loc, rows.getResult());
 }
 
 OwningOpRef<ModuleOp> mlir::pe::buildModelModule(const ModelConfig &config,
                                                  const ModelShapes &shapes,
                                                  Location location) {
+  location.getContext()
+      ->loadDialect<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect, PEDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(location);
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
   for (const AttentionKind &kind : config.kinds)
@@ -1178,6 +1311,8 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                       {"hidden_size", config.hiddenSize},
                       {"num_hidden_layers", config.numLayers},
                       {"max_position_embeddings", config.maxPositionEmbeddings},
+                      {"position_offset", config.positionOffset},
+                      {"embedding_size", config.embeddingSize},
                       {"kinds", std::move(kinds)},
                       {"layers", std::move(layers)}};
 }

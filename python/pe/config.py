@@ -80,6 +80,10 @@ class ModelConfig:
     max_position_embeddings: int
     kinds: Tuple[AttentionKind, ...]
     layers: Tuple[str, ...]  # the function of each layer
+    # Learned positions: the table is [max_position_embeddings + position_offset,
+    # embedding_size] and position p reads row p + position_offset (OPT, BioGPT: 2).
+    position_offset: int = 0
+    embedding_size: int = 0
 
     def kind(self, layer: int) -> AttentionKind:
         """The attention of layer `layer`."""
@@ -170,4 +174,5 @@ def read(config) -> ModelConfig:
     return ModelConfig(source, doc["model_type"], doc["position_encoding"],
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],
                        doc["hidden_size"], doc["num_hidden_layers"],
-                       doc["max_position_embeddings"], kinds, tuple(doc["layers"]))
+                       doc["max_position_embeddings"], kinds, tuple(doc["layers"]),
+                       doc["position_offset"], doc["embedding_size"])

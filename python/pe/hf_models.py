@@ -316,6 +316,51 @@ def _probe(model, ids) -> Dict[int, tuple]:
     return calls
 
 
+# Models that multiply q by 1/sqrt(head_dim) before their attention call
+# (which then has scaling 1): pe's attention takes the unscaled projection.
+_QUERY_PRESCALED = {"opt"}
+
+
+def _table_mismatches(model, read) -> List[str]:
+    """A learned position table's rows, width and offset as pe reads them
+    against the model's position embedding module (`wpe`, `embed_positions`,
+    `position_embeddings`; OPT's and BioGPT's add an `offset` to positions)."""
+    import torch
+    if read.position_encoding != "learned":
+        return []
+    tables = [m for name, m in model.named_modules()
+              if name.split(".")[-1] in ("wpe", "embed_positions", "position_embeddings")
+              and isinstance(m, torch.nn.Embedding)]
+    if len(tables) != 1:
+        return [f"{len(tables)} learned position tables in the model"]
+    table = tables[0]
+    want = (read.max_position_embeddings + read.position_offset, read.embedding_size,
+            read.position_offset)
+    got = (table.num_embeddings, table.embedding_dim, getattr(table, "offset", 0))
+    return [] if got == want else [
+        f"position table [{want[0]}, {want[1]}] at offset {want[2]} against "
+        f"[{got[0]}, {got[1]}] at offset {got[2]}"]
+
+
+def _gpt_neo_mismatches(model, read) -> List[str]:
+    """GPT-Neo computes attention in its own code (nothing to probe): its
+    layers' causal masks (`attn.attention.bias`, local layers banded) against
+    the windows pe reads."""
+    if read.model_type != "gpt_neo":
+        return []
+    found = []
+    for i, block in enumerate(model.transformer.h):
+        last = block.attn.attention.bias[0, 0, -1]
+        visible = int(last.sum())
+        window = visible if visible < last.shape[0] else None
+        read_window = read.kind(i).window
+        if read_window is not None and read_window >= last.shape[0]:
+            read_window = None  # no row of the buffer reaches that far back
+        if read_window != window:
+            found.append(f"layer {i}: window {read.kind(i).window} against {window}")
+    return found
+
+
 def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     """What pe's config reader says of the tiny `model_type` config against
     the transformers model built from it, layer by layer: the score scale,
@@ -332,10 +377,11 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     model = transformers.AutoModelForCausalLM.from_config(copy.deepcopy(config),
                                                           attn_implementation="eager").eval()
     ids = torch.randint(0, VOCAB, (1, LENGTH), generator=torch.Generator().manual_seed(1))
+    table = _table_mismatches(model, read) + _gpt_neo_mismatches(model, read)
     calls = _probe(model, ids)
-    if not calls:
-        return None
-    found = [] if len(calls) == read.num_hidden_layers else [
+    if not calls:  # GPT-Neo's own attention is checked through its masks
+        return table if table or read.model_type == "gpt_neo" else None
+    found = table if len(calls) == read.num_hidden_layers else table + [
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
     for i, (scaling, window, heads, head_dim, causal) in sorted(calls.items()):
@@ -343,6 +389,8 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
         if kind.causal != causal:
             found.append(f"layer {i}: causal {kind.causal} against {causal}")
         scale = kind.scale if kind.scale is not None else read.head_dim ** -0.5
+        if scaling is not None and model_type in _QUERY_PRESCALED:
+            scaling *= read.head_dim ** -0.5
         if scaling is not None and abs(scale - scaling) > 1e-6 * scaling:
             found.append(f"layer {i}: scale {scale} against {scaling}")
         if kind.window != window:

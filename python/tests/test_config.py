@@ -61,17 +61,29 @@ def test_example_end_to_end(name):
             assert np.abs(out - want).max() < 2e-5, (name, kind.function, seq, kv)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "bert-base-uncased"])
+# OPT keeps two rows before position 0; ALBERT's table is embedding_size wide.
+OPT = {"model_type": "opt", "hidden_size": 64, "num_attention_heads": 4,
+       "num_hidden_layers": 2, "max_position_embeddings": 40}
+ALBERT = {"model_type": "albert", "hidden_size": 256, "embedding_size": 32,
+          "num_attention_heads": 4, "num_hidden_layers": 2, "max_position_embeddings": 40}
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert-base-uncased", "opt", "albert"])
 def test_learned_position_embeddings(name):
-    model = pe_config.read(_example(name))
+    source = {"opt": OPT, "albert": ALBERT}.get(name) or _example(name)
+    model = pe_config.read(source)
     assert model.position_encoding == "learned"
+    offset, width = model.position_offset, model.embedding_size
+    assert (offset, width) == {"opt": (2, 64), "albert": (0, 32)}.get(
+        name, (0, model.hidden_size))
     module = model.compile(seq_len=6, batch=2)
     rng = np.random.default_rng(0)
-    table = rng.standard_normal((model.max_position_embeddings, model.hidden_size))
-    table = table.astype(np.float32)
+    rows_in_table = model.max_position_embeddings + offset
+    table = rng.standard_normal((rows_in_table, width)).astype(np.float32)
     positions = rng.integers(0, model.max_position_embeddings, (2, 6)).astype(np.int64)
+    positions[0, 0] = model.max_position_embeddings - 1  # the last row
     (rows,) = module.call("position_embeddings", table, positions)
-    np.testing.assert_array_equal(rows, reference.learned(table, positions))
+    np.testing.assert_array_equal(rows, table[positions + offset])
     bad = positions.copy()
     bad[1, 3] = model.max_position_embeddings
     with pytest.raises(runner.KernelError, match="out of range|outside"):

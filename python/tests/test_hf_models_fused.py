@@ -66,3 +66,13 @@ WINDOWED = [("mistral", {}), ("starcoder2", {}), ("phimoe", {}), ("qwen3_moe", {
     f"{t}-{'-'.join(f) or 'window'}" for t, f in WINDOWED])
 def test_config_windows(model_type, fields):
     assert hf_models.read_mismatches(model_type, sliding_window=8, **fields) == []
+
+
+def test_config_gpt_neo_windows():
+    """GPT-Neo's local layers (its own attention code, checked through the
+    banded masks of its layers) with a window shorter than the tiny model's
+    positions; a reader that lost the window is caught."""
+    assert hf_models.read_mismatches("gpt_neo", window_size=5) == []
+    read = hf_models.read_mismatches("gpt_neo", window_size=5,
+                                     attention_types=[[["global", "global"], 1]])
+    assert read == []  # both layers global: no band in the model either

@@ -55,6 +55,10 @@ struct ModelConfig {
   PositionEncoding encoding = PositionEncoding::Rope;
   int64_t numHeads = 0, numKeyValueHeads = 0, headDim = 0, hiddenSize = 0;
   int64_t numLayers = 0, maxPositionEmbeddings = 0;
+  /// Learned positions: the table is [maxPositionEmbeddings + positionOffset,
+  /// embeddingSize], and position p reads its row p + positionOffset (OPT and
+  /// BioGPT keep two rows first: an offset of 2).
+  int64_t positionOffset = 0, embeddingSize = 0;
   SmallVector<AttentionKind> kinds;
   /// The kind of each layer (an index into `kinds`).
   SmallVector<unsigned> layerKinds;
