@@ -159,6 +159,10 @@ SPELLINGS = _all_cases("raise-importer-spellings.mlir")
 def _spelling_args(name):
     """Random inputs of each importer spelling's function (f32)."""
     normal = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    if name == "gptj_negative_index_wrap":
+        # Rows 3..10 of the 16-row table, some named from the end (p - 16).
+        return [normal(1, 8, 4, 16) for _ in range(3)] + [
+            np.array([[3, -12, 5, -10, 7, 8, -7, 10]], np.int64)]
     if name.startswith("gptj"):
         # Positions 3..10 index the spelling's 16-row table.
         return [normal(1, 8, 4, 16) for _ in range(3)] + [(np.arange(8)[None] + 3)]

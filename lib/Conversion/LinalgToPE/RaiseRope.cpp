@@ -44,6 +44,18 @@ struct ChannelTerm {
   ExprRef rest; // the cos or sin factor; null for a pass-through channel
 };
 
+/// How a position indexes a constant cos/sin table: a loop index i reads
+/// row i + offset (a table sliced at a start position, Meta's LLaMA:
+/// freqs_cis[start_pos : start_pos + S]); a gathered position p reads row
+/// p, or p + wrapRows when p < 0 (IREE's gather of torch indexing).
+struct TablePositions {
+  int64_t offset = 0, wrapRows = 0;
+  bool operator==(const TablePositions &o) const {
+    return offset == o.offset && wrapRows == o.wrapRows;
+  }
+  bool operator!=(const TablePositions &o) const { return !(*this == o); }
+};
+
 /// What the proof establishes about R.
 struct RopeProof {
   Value input;
@@ -53,6 +65,8 @@ struct RopeProof {
   double magnitude = 1;
   std::vector<double> invFreq;
   ExprRef positions; // a Leaf of integers or an Iota
+  /// How the positions index the table (TablePositions).
+  TablePositions map;
   /// Whether channel 0 is a rotation's (X times one factor, plus its
   /// partner), and the first step of the proof that failed after that.
   bool shaped = false;
@@ -135,10 +149,12 @@ static bool isPosition(const ExprRef &f) {
   return element && (element.isSignlessInteger(64) || element.isSignlessInteger(32));
 }
 
-/// The rotation of one channel: `m cos(p f)` and `m sin(p f)`.
+/// The rotation of one channel: `m cos(p' f)` and `m sin(p' f)` for the
+/// position p' its table row stands for.
 struct Rotation {
   double frequency = 0, magnitude = 1;
   ExprRef position;
+  TablePositions map;
 };
 
 /// The frequency and position of an angle `k * p * table[i]` (or `k * p`).
@@ -184,25 +200,71 @@ static FailureOr<Rotation> computedRotation(Evaluator &ev, const ExprRef &cos,
 /// A column of a constant table read at one row: the row's index is the
 /// position (a loop index: the table sliced to the sequence; a computed
 /// index: the table gathered by positions), every other index a constant.
+/// A loop index may read a static slice of the table: its row is then the
+/// loop index plus the slice's first row (`rowOffset`).
 struct TableColumn {
   Value table;
   SmallVector<int64_t> index; // the constant indices; the row's is ignored
   int64_t rowDim = -1;
   ExprRef position;
+  TablePositions map;
 };
 
+/// Whether `e` is the integer constant `value`.
+static bool isInteger(const ExprRef &e, int64_t value) {
+  return e->kind == ExprKind::Constant && e->type && e->type.isSignlessIntOrIndex() &&
+         e->integer == value;
+}
+
+/// p of `p < 0 ? p + rows : p` (a negative index counts from the end, as
+/// IREE's gather spells torch's indexing), or null.
+static ExprRef unwrapNegativeIndex(const ExprRef &e, int64_t rows) {
+  if (!isOpaque<arith::SelectOp>(e) || e->operands.size() != 3)
+    return nullptr;
+  const ExprRef &cond = e->operands[0], &up = e->operands[1], &p = e->operands[2];
+  if (!isOpaque<arith::CmpIOp>(cond) || cond->cmpi != arith::CmpIPredicate::slt ||
+      !equal(cond->operands[0], p) || !isInteger(cond->operands[1], 0))
+    return nullptr;
+  if ((up->kind != ExprKind::Add && !isOpaque<arith::AddIOp>(up)) || up->operands.size() != 2)
+    return nullptr;
+  const ExprRef &a = up->operands[0], &b = up->operands[1];
+  bool added = (equal(a, p) && isInteger(b, rows)) || (equal(b, p) && isInteger(a, rows));
+  return added ? p : nullptr;
+}
+
+/// The first index of each dim when `table` is a static, unit-stride slice
+/// (no dim dropped) of a constant, and that constant; else `table` and 0s.
+static std::pair<Value, SmallVector<int64_t>> sliceOfConstant(Value table) {
+  auto slice = table.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride() || slice.getDroppedDims().any() ||
+      llvm::any_of(slice.getStaticOffsets(), ShapedType::isDynamic) ||
+      !slice.getSource().getDefiningOp<arith::ConstantOp>())
+    return {table, SmallVector<int64_t>(cast<ShapedType>(table.getType()).getRank(), 0)};
+  return {slice.getSource(), SmallVector<int64_t>(slice.getStaticOffsets())};
+}
+
 static std::optional<TableColumn> tableColumn(const ExprRef &f) {
-  if ((f->kind != ExprKind::Leaf && f->kind != ExprKind::Gather) ||
-      !f->value.getDefiningOp<arith::ConstantOp>())
+  if (f->kind != ExprKind::Leaf && f->kind != ExprKind::Gather)
     return std::nullopt;
-  TableColumn column{f->value, {}, -1, nullptr};
+  auto [table, offsets] = f->kind == ExprKind::Leaf
+                              ? sliceOfConstant(f->value)
+                              : std::pair{f->value, SmallVector<int64_t>(f->operands.size(), 0)};
+  if (!table.getDefiningOp<arith::ConstantOp>())
+    return std::nullopt;
+  TableColumn column{table, {}, -1, nullptr, {}};
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(table.getType()).getShape();
   size_t rank = f->kind == ExprKind::Leaf ? f->point.size() : f->operands.size();
   for (size_t n = 0; n < rank; ++n) {
     ExprRef index;
-    if (f->kind == ExprKind::Gather)
+    int64_t wrapRows = 0;
+    if (f->kind == ExprKind::Gather) {
       index = stripCasts(f->operands[n]);
-    else if (f->point[n].isConst)
-      index = constant(double(f->point[n].value));
+      if (ExprRef p = unwrapNegativeIndex(index, shape[n])) {
+        index = stripCasts(p);
+        wrapRows = shape[n];
+      }
+    } else if (f->point[n].isConst)
+      index = constant(double(f->point[n].value + offsets[n]));
     else if (f->point[n].div == 1 && f->point[n].mod == 0)
       index = node(ExprKind::Iota, {}, f->point[n].atom);
     else
@@ -212,6 +274,7 @@ static std::optional<TableColumn> tableColumn(const ExprRef &f) {
     } else if (column.rowDim < 0 && isPosition(index)) {
       column.rowDim = n;
       column.position = index;
+      column.map = {offsets[n], wrapRows};
       column.index.push_back(0);
     } else {
       return std::nullopt;
@@ -227,7 +290,7 @@ static std::optional<TableColumn> tableColumn(const ExprRef &f) {
 /// at every row up to 4096, then at 4096 rows spread over the rest.
 static FailureOr<Rotation> tableRotation(const ExprRef &cos, const ExprRef &sin) {
   std::optional<TableColumn> c = tableColumn(cos), s = tableColumn(sin);
-  if (!c || !s || !equal(c->position, s->position))
+  if (!c || !s || !equal(c->position, s->position) || c->map != s->map)
     return failure();
   auto rowsOf = [](const TableColumn &t) {
     return cast<RankedTensorType>(t.table.getType()).getShape()[t.rowDim];
@@ -252,7 +315,9 @@ static FailureOr<Rotation> tableRotation(const ExprRef &cos, const ExprRef &sin)
   auto fit = formula::fitRotationColumn(samples);
   if (!fit)
     return failure();
-  return Rotation{fit->first, fit->second, c->position};
+  // Row r of the table is position r: the fit is over the whole table, and
+  // the positions operand is the row each position reads (TablePositions).
+  return Rotation{fit->first, fit->second, c->position, c->map};
 }
 
 static LogicalResult proveRope(Value root, RopeProof &proof) {
@@ -330,9 +395,11 @@ static LogicalResult proveRope(Value root, RopeProof &proof) {
       proof.magnitude = m;
     if (!(m > 0) || std::abs(m - proof.magnitude) > 1e-6 * proof.magnitude)
       return fail(proof, "the channels do not share one magnitude > 0");
-    if (!proof.positions)
+    if (!proof.positions) {
       proof.positions = rotation->position;
-    if (!equal(proof.positions, rotation->position))
+      proof.map = rotation->map;
+    }
+    if (!equal(proof.positions, rotation->position) || proof.map != rotation->map)
       return fail(proof, "the channels turn by different positions");
     // Both members of a pair turn by the same frequency.
     int64_t pair = proof.style == RopeStyle::half ? c % (r / 2) : c / 2;
@@ -396,8 +463,29 @@ static RopeAttr ropeAttr(MLIRContext *context, const formula::RopeConfig &config
   return RopeAttr::get(context, APFloat(config.theta), config.rotaryDim, style, scaling);
 }
 
+/// `positions < 0 ? positions + rows : positions`, elementwise.
+static Value wrapNegative(PatternRewriter &rewriter, Location loc, Value positions,
+                          int64_t rows) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, positions);
+  Value init = tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  auto map = linalg::MapOp::create(
+      rewriter, loc, ValueRange{positions}, init,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Type element = type.getElementType();
+        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(element, 0));
+        Value n = arith::ConstantOp::create(b, l, b.getIntegerAttr(element, rows));
+        Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, args[0], zero);
+        Value up = arith::AddIOp::create(b, l, args[0], n);
+        linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(b, l, negative, up,
+                                                                          args[0])});
+      });
+  return map.getResult()[0];
+}
+
 /// The positions operand of pe.rope: the integer tensor ([S] or [B, S]; a
-/// [1, S] one shared by a batch is collapsed), or 0..S-1 for an iota.
+/// [1, S] one shared by a batch is collapsed; negative ones wrapped where
+/// the table gather wraps them), or offset + 0..S-1 for an iota.
 static Value positionsOperand(PatternRewriter &rewriter, Location loc,
                               const RopeProof &proof, RankedTensorType type) {
   const ExprRef &pos = proof.positions;
@@ -408,16 +496,19 @@ static Value positionsOperand(PatternRewriter &rewriter, Location loc,
       return {};
     SmallVector<int64_t> iota(s);
     for (int64_t i = 0; i < s; ++i)
-      iota[i] = i;
+      iota[i] = proof.map.offset + i;
     auto iotaType = RankedTensorType::get({s}, rewriter.getI64Type());
     return arith::ConstantOp::create(rewriter, loc,
                                      DenseIntElementsAttr::get(iotaType, ArrayRef(iota)));
   }
   auto posType = cast<RankedTensorType>(pos->value.getType());
+  Value positions = pos->value;
+  if (proof.map.wrapRows)
+    positions = wrapNegative(rewriter, loc, positions, proof.map.wrapRows);
   if (posType.getRank() == 2 && posType.getShape()[0] == 1 && type.getShape()[0] != 1)
-    return tensor::CollapseShapeOp::create(rewriter, loc, pos->value,
+    return tensor::CollapseShapeOp::create(rewriter, loc, positions,
                                            ArrayRef<ReassociationIndices>{{0, 1}});
-  return pos->value;
+  return positions;
 }
 
 namespace {
