@@ -19,10 +19,12 @@ computed slopes, with or without the query term (near misses: the sign that
 rewards distance, slopes of no max_bias); the softmax as linalg.softmax, as
 max / exp / sum / divide, without the max, or (near miss) over the queries.
 
-RoPE: BHSD / BSHD; positions an i64 argument or an iota; theta 10000 or
-500000; half (rotate_half) or interleaved pairs (strided slices and a stack);
-full or partial rotary; near misses: the sign on the wrong member, cos on both
-terms, one frequency off.
+RoPE: BHSD / BSHD; positions an i64 argument or an iota, or constant cos/sin
+tables sliced from a start row or gathered by the positions through IREE's
+negative-index wrap; theta 10000 or 500000; half (rotate_half) or interleaved
+pairs (strided slices and a stack); full or partial rotary; near misses: the
+sign on the wrong member, cos on both terms, one frequency off, the sin table
+read one row off (sliced further, or wrapped by rows - 1).
 
 Usage: ``python -m pe.raising_fuzz --programs 100000 --seed 1`` prints the
 number of programs, how many were raised and the mismatches (each with its
@@ -332,16 +334,23 @@ def _rope(name, rng):
     r = d if rng.random() < 0.7 else d // 2
     layout = str(rng.choice(["bhsd", "bshd"]))
     style = str(rng.choice(["half", "interleaved"]))
-    positions = str(rng.choice(["arg", "iota"]))
+    positions = str(rng.choice(["arg", "iota", "table_slice", "table_gather"]))
     theta = float(rng.choice([10000.0, 500000.0]))
-    variant = str(rng.choice(["exact", "exact", "exact", "wrong_sign", "cos_twice",
-                              "off_frequency"]))
+    variants = ["exact", "exact", "exact", "wrong_sign", "cos_twice", "off_frequency"]
+    if positions.startswith("table"):
+        variants.append("table_misread")  # sliced one row off / wrapped by rows - 1
+    variant = str(rng.choice(variants))
     p = Program(name, "rope", "/".join([layout, style, f"r{r}of{d}", positions, f"theta{theta:g}",
                                         variant]), variant != "exact")
     shape = (b, h, s, d) if layout == "bhsd" else (b, s, h, d)
     p.args.append(("x", shape, "f32", lambda g: g.standard_normal(shape).astype(np.float32)))
+    rows = s + int(rng.integers(2, 9))  # the rows of a constant table
+    start = int(rng.integers(1, rows - s + 1))  # the first row a sliced table reads
     if positions == "arg":
         p.args.append(("pos", (s,), "i64", lambda g: g.integers(0, 64, s).astype(np.int64)))
+    elif positions == "table_gather":  # rows named from the end too: p - rows
+        p.args.append(("pos", (s,), "i64",
+                       lambda g: g.integers(-(rows - 1), rows - 1, s).astype(np.int64)))
     inv = [theta ** (-2.0 * i / r) for i in range(r // 2)]
     inv2 = list(inv)
     if variant == "off_frequency":
@@ -349,6 +358,11 @@ def _rope(name, rng):
     half = r // 2
     tables = []
     for which, freqs in (("cos", inv), ("sin", inv2 if variant == "off_frequency" else inv)):
+        if positions.startswith("table"):
+            fn = "cos" if which == "cos" or variant == "cos_twice" else "sin"
+            tables.append(_table_read(p, positions, fn, freqs, style, s, r, rows, start,
+                                      variant == "table_misread" and which == "sin"))
+            continue
         const = p.fresh("inv")
         p.emit(f"{const} = arith.constant dense<[{', '.join(f'{f:.9e}' for f in freqs)}]> : "
                f"{_tensor((half,))}")
@@ -431,6 +445,38 @@ def _rope(name, rng):
         out = full
     p.result = (out, shape)
     return p
+
+
+def _table_read(p, positions, fn, freqs, style, s, r, rows, start, misread):
+    """A constant [rows, r] cos or sin table (row t: angle t x frequency, the
+    pairing of `style`) read as [s, r]: sliced from a start row (Meta's
+    freqs_cis[start:]), or gathered by the positions argument through IREE's
+    negative-index wrap (p < 0 ? p + rows : p). `misread`: the slice one row
+    further, or the wrap by rows - 1 (a near miss)."""
+    half = r // 2
+    column = [freqs[c % half] if style == "half" else freqs[c // 2] for c in range(r)]
+    angle = np.arange(rows)[:, None] * np.asarray(column, np.float64)[None, :]
+    values = (np.cos if fn == "cos" else np.sin)(angle).astype(np.float32)
+    table = p.fresh("tab")
+    text = ", ".join("[" + ", ".join(f"{x:.9e}" for x in row) + "]" for row in values)
+    p.emit(f"{table} = arith.constant dense<[{text}]> : {_tensor((rows, r))}")
+    if positions == "table_slice":
+        start = start + 1 if misread and start < rows - s else start - misread
+        out = p.fresh("rows")
+        p.emit(f"{out} = tensor.extract_slice {table}[{start}, 0] [{s}, {r}] [1, 1] : "
+               f"{_tensor((rows, r))} to {_tensor((s, r))}")
+        return out
+    wrap = rows - 1 if misread else rows
+    return p.generic(["s", "c"], [("%arg_pos", (s,), "i64", ["s"])], (s, r), ["s", "c"],
+                     lambda a: ([f"%z = arith.constant 0 : i64",
+                                 f"%n = arith.constant {wrap} : i64",
+                                 f"%neg = arith.cmpi slt, {a[0]}, %z : i64",
+                                 f"%up = arith.addi {a[0]}, %n : i64",
+                                 f"%w = arith.select %neg, %up, {a[0]} : i64",
+                                 "%row = arith.index_cast %w : i64 to index",
+                                 "%col = linalg.index 1 : index",
+                                 f"%y = tensor.extract {table}[%row, %col] : "
+                                 f"{_tensor((rows, r))}"], "%y"))
 
 
 def generate(index, rng):
