@@ -99,8 +99,9 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
 # Calls with fewer multiply-adds than this run on one thread. Waking libomp's
 # sleeping workers (KMP_BLOCKTIME=0 above) costs about 100-150 us on a 2-core
 # VM, more than such a call saves on a second core: a decode step over 512
-# keys (32 query heads of 128) takes 0.18 ms on one thread and 0.27 ms on two.
-SERIAL_WORK = 1 << 22
+# keys (32 query heads of 128) takes 0.18 ms on one thread and 0.27 ms on two;
+# the two meet near 1,500 keys (2^23.5 multiply-adds).
+SERIAL_WORK = 1 << 23
 
 
 def _threads(query, key, value) -> int:
