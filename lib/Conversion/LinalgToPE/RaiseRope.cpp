@@ -200,8 +200,9 @@ static FailureOr<Rotation> computedRotation(Evaluator &ev, const ExprRef &cos,
 /// A column of a constant table read at one row: the row's index is the
 /// position (a loop index: the table sliced to the sequence; a computed
 /// index: the table gathered by positions), every other index a constant.
-/// A loop index may read a static slice of the table: its row is then the
-/// loop index plus the slice's first row (`rowOffset`).
+/// A loop index may read a static slice of the table (its row is the loop
+/// index plus the slice's first row), a gathered position may be wrapped as
+/// torch indexes (`map`).
 struct TableColumn {
   Value table;
   SmallVector<int64_t> index; // the constant indices; the row's is ignored
