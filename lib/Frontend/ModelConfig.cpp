@@ -754,9 +754,17 @@ private:
       return failure();
     }
     if (model.encoding == PositionEncoding::Learned) {
+      // A table of more rows than this is a typo, not a model (and keeps
+      // rows + offset and rows * width far from overflow).
+      const int64_t maxRows = int64_t(1) << 24;
       if (!model.maxPositionEmbeddings)
         config.error("max_position_embeddings",
                      "required: the rows of the learned position table");
+      else if (model.maxPositionEmbeddings > maxRows)
+        config.error(config.firstOf({"max_position_embeddings", "n_positions", "max_seq_len",
+                                     "seq_length"}))
+            << model.maxPositionEmbeddings << " rows of a learned position table: at most "
+            << maxRows;
       // ELECTRA and ALBERT embed tokens and positions in `embedding_size`
       // and project to the hidden size after.
       model.embeddingSize =
@@ -941,26 +949,33 @@ private:
     const json::Array *entries = value->getAsArray();
     if (!entries)
       return bad();
+    // The layers described, counted before expanding: a large count past
+    // num_layers is reported, not expanded into memory. (Each count is at
+    // most num_layers <= 2^20 and the patterns hold fewer than 2^40 items in
+    // all, so the sum stays far below 2^63.)
+    int64_t described = 0;
     for (const json::Value &entry : *entries) {
       const json::Array *pair = entry.getAsArray();
       if (!pair || pair->size() != 2 || !(*pair)[0].getAsArray())
         return bad();
+      const json::Array &pattern = *(*pair)[0].getAsArray();
       std::optional<int64_t> count = (*pair)[1].getAsInteger();
       if (!count || *count < 0 || *count > n)
         return bad();
-      for (int64_t repeat = 0; repeat < *count; ++repeat)
-        for (const json::Value &item : *(*pair)[0].getAsArray()) {
-          std::optional<std::string> type = typeOf(item);
-          if (!type)
-            return bad();
-          types.push_back(*type);
-        }
-      if (static_cast<int64_t>(types.size()) > n)
-        break;
+      SmallVector<std::string> once;
+      for (const json::Value &item : pattern) {
+        std::optional<std::string> type = typeOf(item);
+        if (!type)
+          return bad();
+        once.push_back(*type);
+      }
+      described += *count * static_cast<int64_t>(once.size());
+      for (int64_t repeat = 0; repeat < *count && described <= n; ++repeat)
+        types.append(once.begin(), once.end());
     }
-    if (static_cast<int64_t>(types.size()) != n) {
+    if (described != n) {
       config.error("attention_types")
-          << "describes " << types.size() << " layers, but num_layers is " << n;
+          << "describes " << described << " layers, but num_layers is " << n;
       return failure();
     }
     return success();
