@@ -219,6 +219,12 @@ static cl::opt<bool> raise(
     cl::desc("First raise RoPE and attention written in linalg (as importers "
              "produce them) into pe ops (pe-raise-positional-encodings)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass, as pe-opt does (off: the input "
+             "and each pipeline's result are verified; the passes between take "
+             "half the time without it)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> tileAttention(
     "tile-attention",
     cl::desc("Flash-attention kernels for pe.attention (off: the reference "
@@ -561,6 +567,21 @@ static std::optional<std::string> findCudaToolkit() {
   return std::nullopt;
 }
 
+/// The command line's instrumentation of `pm`. Between passes the IR is
+/// verified only with --verify-each; `runPasses` verifies the result.
+static LogicalResult configure(PassManager &pm) {
+  pm.enableVerifier(verifyEach);
+  return applyPassManagerCLOptions(pm);
+}
+
+/// Runs `pm` on `module` and verifies the result (a pass that produced
+/// invalid IR is reported here rather than crashing translation).
+static LogicalResult runPasses(PassManager &pm, ModuleOp module) {
+  if (failed(pm.run(module)))
+    return failure();
+  return verifyEach ? success() : verify(module);
+}
+
 /// --target=gpu: pe-gpu-pipeline in two halves (the manifest is read between
 /// them, while the host code is still in the gpu dialect). Leaves the host
 /// code in the LLVM dialect with the kernels in a gpu.binary.
@@ -604,10 +625,10 @@ static LogicalResult lowerForGpu(ModuleOp module) {
     return failure(fail(llvm::toString(features.takeError())));
 
   PassManager kernels(context);
-  if (failed(applyPassManagerCLOptions(kernels)))
+  if (failed(configure(kernels)))
     return failure();
   pe::buildGpuKernelPipeline(kernels, options);
-  if (failed(kernels.run(module)))
+  if (failed(runPasses(kernels, module)))
     return failure();
   std::string error;
   if (!manifestFilename.empty()) {
@@ -622,10 +643,10 @@ static LogicalResult lowerForGpu(ModuleOp module) {
   }
 
   PassManager binary(context);
-  if (failed(applyPassManagerCLOptions(binary)))
+  if (failed(configure(binary)))
     return failure();
   pe::buildGpuBinaryPipeline(binary, options);
-  return binary.run(module);
+  return runPasses(binary, module);
 }
 
 /// --emit=ptx, cubin, fatbin: the kernels' binary alone.
@@ -924,8 +945,10 @@ int main(int argc, char **argv) {
     return 1;
   if (raise) {
     PassManager raising(&context);
+    if (failed(configure(raising)))
+      return 1;
     raising.addPass(pe::createPERaisePositionalEncodings());
-    if (failed(raising.run(*module)))
+    if (failed(runPasses(raising, *module)))
       return 1;
   }
   if (emit == Emit::Pe)
@@ -982,7 +1005,7 @@ int main(int argc, char **argv) {
                        IntegerAttr::get(IntegerType::get(&context, 64), sveVectorBits));
 
   PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(configure(pm)))
     return 1;
   pe::CpuPipelineOptions options;
   options.vectorWidth = vectorWidth;
@@ -1013,7 +1036,7 @@ int main(int argc, char **argv) {
   } else {
     pe::buildCpuPipeline(pm, options);
   }
-  if (failed(pm.run(*module)) || failed(exportEntries(*module)))
+  if (failed(runPasses(pm, *module)) || failed(exportEntries(*module)))
     return 1;
   if (emit == Emit::Mlir)
     return writeMlir(*module);
