@@ -1,0 +1,209 @@
+//===- Families.cpp - what a model type implies ---------------------------===//
+#include "Families.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+using namespace mlir::pe::frontend;
+namespace json = llvm::json;
+
+namespace {
+constexpr bool kInterleaved = true, kEncoder = true, kWindowEverywhere = true,
+               kLayerTypes = true;
+constexpr PositionEncoding kRope = PositionEncoding::Rope;
+
+// Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
+// Each RoPE family's pairing, windows and layer types are those of its
+// transformers modeling code (python/pe/hf_models.py checks every one
+// against the model transformers builds from the same config).
+const Family kFamilies[] = {
+    {"llama", kRope},
+    {"mistral", kRope, false, false, kWindowEverywhere},
+    {"mixtral", kRope, false, false, kWindowEverywhere},
+    {"ministral", kRope, false, false, false, kLayerTypes},
+    {"qwen2", kRope, false, false, false, kLayerTypes},
+    {"qwen2_moe", kRope, false, false, false, kLayerTypes},
+    {"qwen3", kRope, false, false, false, kLayerTypes},
+    {"qwen3_moe", kRope, false, false, kWindowEverywhere},
+    {"phi", kRope},
+    {"phi3", kRope, false, false, kWindowEverywhere},
+    {"phimoe", kRope, false, false, kWindowEverywhere},
+    {"gemma", kRope},
+    {"gemma2", kRope, false, false, false, kLayerTypes},
+    {"gemma3_text", kRope, false, false, false, kLayerTypes},
+    {"granite", kRope},
+    {"granitemoe", kRope},
+    {"granitemoeshared", kRope},
+    {"olmo", kRope},
+    {"olmo2", kRope},
+    {"olmo3", kRope, false, false, false, kLayerTypes},
+    {"olmoe", kRope},
+    {"starcoder2", kRope, false, false, kWindowEverywhere},
+    {"stablelm", kRope},
+    {"persimmon", kRope},
+    {"nemotron", kRope},
+    {"seed_oss", kRope},
+    {"apertus", kRope},
+    {"arcee", kRope},
+    {"minimax_m2", kRope},
+    {"glm4_moe", kRope},
+    {"bitnet", kRope},
+    {"solar_open", kRope},
+    {"gpt_neox", kRope},
+    {"gptj", kRope, kInterleaved},
+    {"cohere", kRope, kInterleaved},
+    {"glm", kRope, kInterleaved},
+    {"glm4", kRope, kInterleaved},
+    {"ernie4_5", kRope, kInterleaved},
+    {"ernie4_5_moe", kRope, kInterleaved},
+    {"helium", kRope, kInterleaved},
+    {"falcon", kRope},
+    {"bloom", PositionEncoding::Alibi},
+    {"mpt", PositionEncoding::Alibi},
+    {"gpt2", PositionEncoding::Learned},
+    {"gpt_neo", PositionEncoding::Learned},
+    {"gpt_bigcode", PositionEncoding::Learned},
+    {"opt", PositionEncoding::Learned},
+    {"biogpt", PositionEncoding::Learned},
+    {"bert", PositionEncoding::Learned, false, kEncoder},
+    {"roberta", PositionEncoding::Learned, false, kEncoder},
+    // RoBERTa's embeddings and attention under other names.
+    {"xlm-roberta", PositionEncoding::Learned, false, kEncoder},
+    {"xlm-roberta-xl", PositionEncoding::Learned, false, kEncoder},
+    {"camembert", PositionEncoding::Learned, false, kEncoder},
+    {"roberta-prelayernorm", PositionEncoding::Learned, false, kEncoder},
+    {"data2vec-text", PositionEncoding::Learned, false, kEncoder},
+    {"electra", PositionEncoding::Learned, false, kEncoder},
+    {"albert", PositionEncoding::Learned, false, kEncoder},
+    {"distilbert", PositionEncoding::Learned, false, kEncoder},
+};
+
+/// Model types whose attention needs a feature pe.attention does not have.
+struct RefusedFamily {
+  StringRef modelType, feature;
+};
+constexpr StringLiteral kLatentAttention =
+    "multi-head latent attention (RoPE on a trailing part of each head)";
+const RefusedFamily kRefusedFamilies[] = {
+    {"deepseek_v2", kLatentAttention},
+    {"deepseek_v3", kLatentAttention},
+    {"deepseek_v32", kLatentAttention},
+    {"minicpm3", kLatentAttention},
+    {"glm4_moe_lite", kLatentAttention},
+    {"longcat_flash", kLatentAttention},
+    {"gpt_oss", "attention sinks"},
+    {"mimo_v2_flash", "attention sinks"},
+    {"smollm3", "layers without RoPE (no_rope_layers)"},
+    {"exaone4", "full-attention layers without RoPE"},
+    {"cohere2", "full-attention layers without RoPE"},
+    {"llama4_text", "chunked attention and layers without RoPE"},
+    {"hunyuan_v1_dense", "q and k normalized after RoPE"},
+    {"hunyuan_v1_moe", "q and k normalized after RoPE"},
+    {"qwen2_vl_text", "multi-axis M-RoPE"},
+    {"qwen2_5_vl_text", "multi-axis M-RoPE"},
+    {"qwen3_vl_text", "multi-axis M-RoPE"},
+};
+
+/// The defaults of transformers' config classes for the fields pe reads:
+/// a config.json that leaves a field out means the class's value (an
+/// explicit null stays null).
+struct FieldDefault {
+  constexpr FieldDefault(StringRef modelType, StringRef field, int value)
+      : modelType(modelType), field(field), integer(value), isInteger(true) {}
+  constexpr FieldDefault(StringRef modelType, StringRef field, double value)
+      : modelType(modelType), field(field), number(value), isInteger(false) {}
+  json::Value value() const { return isInteger ? json::Value(integer) : json::Value(number); }
+
+  StringRef modelType, field;
+  int64_t integer = 0;
+  double number = 0.0;
+  bool isInteger;
+};
+const FieldDefault kFieldDefaults[] = {
+    {"mistral", "sliding_window", 4096},
+    {"mixtral", "rope_theta", 1e6},
+    {"qwen2", "max_window_layers", 28},
+    {"qwen3", "max_window_layers", 28},
+    {"qwen3", "head_dim", 128},
+    {"qwen2_moe", "max_window_layers", 28},
+    {"phimoe", "rope_theta", 1e6},
+    {"ministral", "sliding_window", 4096},
+    {"olmo3", "sliding_window", 4096},
+    {"olmo3", "rope_theta", 5e5},
+    {"stablelm", "partial_rotary_factor", 0.25},
+    {"persimmon", "partial_rotary_factor", 0.5},
+    {"nemotron", "partial_rotary_factor", 0.5},
+    {"glm4_moe", "partial_rotary_factor", 0.5},
+    {"minimax_m2", "rope_theta", 5e6},
+    {"minimax_m2", "head_dim", 128},
+    {"seed_oss", "head_dim", 128},
+    {"bitnet", "rope_theta", 5e5},
+    {"solar_open", "rope_theta", 1e6},
+    {"solar_open", "head_dim", 128},
+    {"cohere", "rope_theta", 5e5},
+    {"glm", "partial_rotary_factor", 0.5},
+    {"glm", "head_dim", 128},
+    {"glm4", "partial_rotary_factor", 0.5},
+    {"glm4", "head_dim", 128},
+    {"ernie4_5", "rope_theta", 5e5},
+    {"ernie4_5", "head_dim", 128},
+    {"ernie4_5_moe", "rope_theta", 5e5},
+    {"helium", "rope_theta", 1e5},
+    {"helium", "head_dim", 128},
+    {"granitemoe", "attention_multiplier", 1.0},
+    {"granitemoeshared", "attention_multiplier", 1.0},
+    {"phi", "partial_rotary_factor", 0.5},
+    {"phi3", "original_max_position_embeddings", 4096},
+    {"gemma", "head_dim", 256},
+    {"gemma2", "head_dim", 256},
+    {"gemma2", "query_pre_attn_scalar", 256},
+    {"gemma2", "attn_logit_softcapping", 50},
+    {"gemma3_text", "head_dim", 256},
+    {"gemma3_text", "query_pre_attn_scalar", 256},
+    {"gemma3_text", "sliding_window", 4096},
+    {"gemma3_text", "sliding_window_pattern", 6},
+    {"gemma3_text", "rope_theta", 1e6},
+    {"gemma3_text", "rope_local_base_freq", 1e4},
+    {"granite", "attention_multiplier", 1.0},
+    {"gptj", "rotary_dim", 64},
+    {"gpt_neox", "rotary_pct", 0.25},
+    {"gpt_neox", "rotary_emb_base", 10000},
+    {"gpt_neo", "window_size", 256},
+    {"electra", "embedding_size", 128},
+    {"albert", "embedding_size", 128},
+};
+
+} // namespace
+
+int64_t frontend::positionOffset(StringRef modelType) {
+  return modelType == "opt" || modelType == "biogpt" ? 2 : 0;
+}
+
+const Family *frontend::findFamily(StringRef modelType) {
+  for (const Family &family : kFamilies)
+    if (family.modelType == modelType)
+      return &family;
+  return nullptr;
+}
+
+std::optional<StringRef> frontend::refusedFeature(StringRef modelType) {
+  for (const RefusedFamily &refused : kRefusedFamilies)
+    if (refused.modelType == modelType)
+      return refused.feature;
+  return std::nullopt;
+}
+
+std::string frontend::familyNames() {
+  std::string names;
+  for (const Family &family : kFamilies)
+    names += (names.empty() ? "" : ", ") + family.modelType.str();
+  return names;
+}
+
+json::Object frontend::withFamilyDefaults(const json::Object &object) {
+  json::Object merged = object;
+  std::optional<StringRef> type = object.getString("model_type");
+  for (const FieldDefault &d : kFieldDefaults)
+    if (type && d.modelType == *type && !object.get(d.field))
+      merged[d.field] = d.value();
+  return merged;
+}

@@ -1,0 +1,52 @@
+//===- Families.h - what a model type implies -------------------*- C++ -*-===//
+//
+// The model types the config reader knows, what each implies where its
+// config does not say (the RoPE pairing, which layers a window applies to,
+// the defaults of its transformers config class), and the types refused
+// with the feature they need.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_LIB_FRONTEND_FAMILIES_H
+#define PE_LIB_FRONTEND_FAMILIES_H
+
+#include "pe/Frontend/ModelConfig.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::pe::frontend {
+
+/// What a `model_type` implies where its config does not say.
+struct Family {
+  StringRef modelType;
+  PositionEncoding encoding;
+  bool interleaved = false;      // RoPE pairs (2i, 2i+1) (GPT-J, Cohere, GLM)
+  bool encoder = false;          // bidirectional unless `is_decoder`
+  bool windowEverywhere = false; // `sliding_window` applies to every layer
+  bool layerTypes = false;       // its transformers code reads `layer_types`
+};
+
+/// The family of `modelType`, or null when pe does not read that type.
+const Family *findFamily(StringRef modelType);
+
+/// The feature `modelType` needs that pe.attention does not have, or
+/// nullopt when it is not a refused type.
+std::optional<StringRef> refusedFeature(StringRef modelType);
+
+/// The model types pe reads, comma-separated.
+std::string familyNames();
+
+/// The rows a learned table keeps before position 0 (OPT's and BioGPT's
+/// embeddings add 2 to every position).
+int64_t positionOffset(StringRef modelType);
+
+/// `object` with the defaults of its model type's config class where a
+/// field is absent (an explicit null stays null). Integer defaults are JSON
+/// integers and the others JSON numbers, as the class declares them.
+llvm::json::Object withFamilyDefaults(const llvm::json::Object &object);
+
+} // namespace mlir::pe::frontend
+
+#endif // PE_LIB_FRONTEND_FAMILIES_H

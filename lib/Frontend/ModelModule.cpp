@@ -1,0 +1,142 @@
+//===- ModelModule.cpp - a read config as pe IR and as JSON ---------------===//
+#include "pe/Frontend/ModelConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::pe;
+namespace json = llvm::json;
+
+/// `@<kind.function>(q, k, v, q_positions, k_positions)`: one pe.attention
+/// with the kind's rules and its RoPE or ALiBi fused.
+static void buildAttention(OpBuilder &builder, Location loc,
+                           const ModelConfig &config, const AttentionKind &kind,
+                           const ModelShapes &shapes) {
+  Type i64 = builder.getI64Type();
+  int64_t b = shapes.batch, d = config.headDim;
+  auto activation = [&](int64_t heads, int64_t length) {
+    return RankedTensorType::get({b, heads, length, d}, shapes.element);
+  };
+  Type query = activation(config.numHeads, shapes.queries);
+  Type keys = activation(config.numKeyValueHeads, shapes.keys);
+  Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
+  Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
+  auto type = builder.getFunctionType({query, keys, keys, qPositions, kPositions},
+                                      {query});
+  auto function = func::FuncOp::create(builder, loc, kind.function, type);
+  Block *body = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  auto args = body->getArguments();
+  auto attention = AttentionOp::create(
+      builder, loc, query, args[0], args[1], args[2], /*mask=*/Value(), args[3],
+      args[4], kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      kind.causal ? builder.getUnitAttr() : UnitAttr(),
+      kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
+      kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr());
+  func::ReturnOp::create(builder, loc, attention.getResult());
+}
+
+/// `positions + offset`, elementwise.
+static Value addOffset(OpBuilder &builder, Location loc, Value positions, int64_t offset) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(builder, loc, positions, i));
+  Value init = tensor::EmptyOp::create(builder, loc, type, dynamic);
+  auto map = linalg::MapOp::create(
+      builder, loc, ValueRange{positions}, init,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value c = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(offset));
+        linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, args[0], c)});
+      });
+  return map.getResult()[0];
+}
+
+/// `@position_embeddings(table, positions)`: the rows of the learned table
+/// at the positions (plus the family's offset).
+static void buildPositionEmbeddings(OpBuilder &builder, Location loc,
+                                    const ModelConfig &config,
+                                    const ModelShapes &shapes) {
+  Type table = RankedTensorType::get(
+      {config.maxPositionEmbeddings + config.positionOffset, config.embeddingSize},
+      shapes.element);
+  Type positions =
+      RankedTensorType::get({shapes.batch, shapes.queries}, builder.getI64Type());
+  Type result = RankedTensorType::get(
+      {shapes.batch, shapes.queries, config.embeddingSize}, shapes.element);
+  auto function = func::FuncOp::create(
+      builder, loc, "position_embeddings",
+      builder.getFunctionType({table, positions}, {result}));
+  Block *body = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  Value rowsAt = body->getArgument(1);
+  if (config.positionOffset)
+    rowsAt = addOffset(builder, loc, rowsAt, config.positionOffset);
+  auto rows = LearnedOp::create(builder, loc, result, body->getArgument(0), rowsAt);
+  func::ReturnOp::create(builder, loc, rows.getResult());
+}
+
+OwningOpRef<ModuleOp> mlir::pe::buildModelModule(const ModelConfig &config,
+                                                 const ModelShapes &shapes,
+                                                 Location location) {
+  location.getContext()
+      ->loadDialect<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect, PEDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(location);
+  OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
+  for (const AttentionKind &kind : config.kinds)
+    buildAttention(builder, location, config, kind, shapes);
+  if (config.encoding == PositionEncoding::Learned)
+    buildPositionEmbeddings(builder, location, config, shapes);
+  return module;
+}
+
+json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
+  auto optional = [](auto value) -> json::Value {
+    return value ? json::Value(*value) : json::Value(nullptr);
+  };
+  json::Array kinds;
+  for (const AttentionKind &kind : config.kinds) {
+    json::Value rope = nullptr;
+    if (kind.rope) {
+      json::Object spec = kind.ropeSpec;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << Attribute(kind.rope);
+      spec["attr"] = text;
+      rope = std::move(spec);
+    }
+    kinds.push_back(json::Object{{"function", kind.function},
+                                 {"layer_type", kind.layerType},
+                                 {"causal", kind.causal},
+                                 {"window", optional(kind.window)},
+                                 {"scale", optional(kind.scale)},
+                                 {"rope", std::move(rope)},
+                                 {"alibi", optional(kind.alibi)}});
+  }
+  json::Array layers;
+  for (unsigned index : config.layerKinds)
+    layers.push_back(config.kinds[index].function);
+  StringRef encoding = config.encoding == PositionEncoding::Rope    ? "rope"
+                       : config.encoding == PositionEncoding::Alibi ? "alibi"
+                                                                    : "learned";
+  return json::Object{{"model_type", config.modelType},
+                      {"position_encoding", encoding},
+                      {"num_attention_heads", config.numHeads},
+                      {"num_key_value_heads", config.numKeyValueHeads},
+                      {"head_dim", config.headDim},
+                      {"hidden_size", config.hiddenSize},
+                      {"num_hidden_layers", config.numLayers},
+                      {"max_position_embeddings", config.maxPositionEmbeddings},
+                      {"position_offset", config.positionOffset},
+                      {"embedding_size", config.embeddingSize},
+                      {"kinds", std::move(kinds)},
+                      {"layers", std::move(layers)}};
+}
