@@ -305,6 +305,11 @@ static cl::opt<std::string> linker(
                        "clang-22, clang or cc from PATH)"),
     cl::cat(category));
 
+/// --emit=ptx, cubin or fatbin: the GPU kernels alone.
+static bool emitsGpuKernels() {
+  return emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
+}
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "pe-compile: error: " << message << "\n";
   return 1;
@@ -844,6 +849,195 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context, bool &written
   return module;
 }
 
+/// The CPU the module is scheduled and compiled for (llvm.target), with
+/// the instructions of the bf16 kernels chosen on it (`amx`, `bf16Dot`).
+static FailureOr<pe::CpuTarget> chooseCpuTarget(bool &amx, bool &bf16Dot) {
+  FailureOr<pe::CpuTarget> cpuTarget = describeTarget();
+  if (failed(cpuTarget))
+    return failure();
+  const bool x86 = cpuTarget->isa == pe::CpuIsa::X86;
+  // bf16 dot products: vdpbf16ps (x86), BFDOT on NEON's 4-lane vectors.
+  const bool dotIsa =
+      x86 || (cpuTarget->isa == pe::CpuIsa::AArch64 && cpuTarget->sveVectorBits == 0);
+  if (amxMode == Choice::On && !x86)
+    return failure(fail("--amx=on is an x86 kernel, but the target is " + cpuTarget->triple));
+  if (bf16DotMode == Choice::On && !dotIsa)
+    return failure(fail("--bf16-dot=on computes with vdpbf16ps (x86) or BFDOT (AArch64 "
+                        "NEON), but the target is " + cpuTarget->summary()));
+  amx = amxMode == Choice::On || (amxMode == Choice::Auto && cpuTarget->amx);
+  bf16Dot = bf16DotMode == Choice::On ||
+            (bf16DotMode == Choice::Auto && dotIsa && cpuTarget->bf16Dot);
+  if (target == Target::GpuOnCpu)
+    amx = bf16Dot = false;
+  if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot))
+    return describeTarget(amx   ? "+amx-tile,+amx-bf16"
+                          : x86 ? "+avx512bf16"
+                                : "+bf16");
+  return cpuTarget;
+}
+
+/// The CPU pipeline's options from the command line.
+static void setCpuPipelineOptions(pe::CpuPipelineOptions &options, bool amx, bool bf16Dot) {
+  options.vectorWidth = vectorWidth;
+  options.vectorize = vectorize;
+  options.fuse = fuse;
+  options.tileAttention = tileAttention;
+  options.tileRope = tileRope;
+  options.amx = amx;
+  options.bf16Dot = bf16Dot;
+  options.attentionRows = attentionRows;
+  options.attentionBlockKeys = attentionBlockKeys;
+  options.threads = threads;
+  options.destinationEntries = destinationEntries;
+}
+
+/// --target=gpu-on-cpu: the GPU kernels' loop nests, run in sequence on the
+/// CPU.
+static void setGpuOnCpuOptions(pe::GpuPipelineOptions &options) {
+  options.blockSize = gpuBlockSize;
+  options.maxBlocks = gpuMaxBlocks;
+  options.multiprocessors = gpuMultiprocessors;
+  options.fuse = fuse;
+  options.tileAttention = tileAttention;
+  options.tileRope = tileRope;
+  // The schedule runs the SIMT kernel; only an explicit request for
+  // tensor cores reaches it, to be refused.
+  if (tensorCores.getNumOccurrences())
+    options.tensorCores = tensorCores;
+}
+
+/// --target=cpu or gpu-on-cpu: the pipeline, then the output (or the run of
+/// `main`).
+static int compileForCpu(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  bool amx = false, bf16Dot = false;
+  FailureOr<pe::CpuTarget> cpuTarget = chooseCpuTarget(amx, bf16Dot);
+  if (failed(cpuTarget))
+    return 1;
+  module->setAttr(pe::kTargetAttrName, pe::getTargetAttr(context, *cpuTarget));
+  if (sveVectorBits)
+    module->setAttr(pe::kSveVectorBitsAttrName,
+                    IntegerAttr::get(IntegerType::get(context, 64), sveVectorBits));
+
+  PassManager pm(context);
+  if (failed(configure(pm)))
+    return 1;
+  if (target == Target::GpuOnCpu) {
+    pe::GpuPipelineOptions options;
+    setGpuOnCpuOptions(options);
+    pe::buildGpuOnCpuPipeline(pm, options);
+  } else {
+    pe::CpuPipelineOptions options;
+    setCpuPipelineOptions(options, amx, bf16Dot);
+    pe::buildCpuPipeline(pm, options);
+  }
+  if (failed(runPasses(pm, module)) || failed(exportEntries(module)))
+    return 1;
+  if (emit == Emit::Mlir)
+    return writeMlir(module);
+  if (emit == Emit::Jit)
+    return failed(checkRunsOnHost(*cpuTarget)) ? 1 : runMain(module, exportPrefix());
+  return emitHostCode(module, *cpuTarget);
+}
+
+/// --target=gpu: the kernels alone (--emit=ptx, cubin, fatbin) or the host
+/// code that launches them.
+static int compileForGpu(ModuleOp module) {
+  if (failed(lowerForGpu(module)))
+    return 1;
+  if (emitsGpuKernels())
+    return writeGpuKernels(module);
+  if (failed(exportEntries(module)))
+    return 1;
+  if (emit == Emit::Mlir)
+    return writeMlir(module);
+  FailureOr<pe::CpuTarget> host = describeTarget();
+  return failed(host) ? 1 : emitHostCode(module, *host);
+}
+
+/// The input module: --config's layers, or the input file parsed. `written`
+/// when --config's output (--emit=config) is all there is to do.
+static OwningOpRef<ModuleOp> loadInput(MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                                       bool &written) {
+  if (!configFilename.empty())
+    return buildFromConfig(context, written);
+  std::string error;
+  auto input = openInputFile(inputFilename, &error);
+  if (!input) {
+    fail(error);
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+/// --raise: pe-raise-positional-encodings before everything else.
+static LogicalResult raisePositionalEncodings(ModuleOp module) {
+  PassManager raising(module.getContext());
+  if (failed(configure(raising)))
+    return failure();
+  raising.addPass(pe::createPERaisePositionalEncodings());
+  return runPasses(raising, module);
+}
+
+/// Option values and combinations that cannot work, before any input is
+/// read. Sets the default --emit of --target=gpu (ptx).
+static LogicalResult checkOptions() {
+  if (vectorWidth < 0 || vectorWidth > 64)
+    return failure(fail("--vector-width must be in [0, 64] (0: the target's), but got " +
+                        llvm::Twine(vectorWidth)));
+  if (attentionRows < 0 || attentionBlockKeys < 0)
+    return failure(fail("--attention-rows and --attention-block-keys must be >= 0 (0: the "
+                        "target's schedule)"));
+  if (target == Target::Gpu && !mtriple.empty())
+    return failure(fail("--mtriple names the CPU of CPU code: --target=gpu compiles host code "
+                        "for this machine"));
+  if (threads < 1)
+    return failure(fail("--num-threads must be >= 1, but got " + llvm::Twine(threads)));
+  if (optLevel > 3)
+    return failure(fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel)));
+  if (target != Target::Cpu && (gpuBlockSize < 1 || gpuBlockSize > 1024))
+    return failure(fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize)));
+  if (gpuMultiprocessors < 0 || gpuMultiprocessors > (1 << 16))
+    return failure(fail("--gpu-multiprocessors must be in [0, 65536] (0: the chip's), but got " +
+                        llvm::Twine(gpuMultiprocessors)));
+  if (target != Target::Cpu &&
+      (gpuMaxBlocks < 1 || gpuMaxBlocks > std::numeric_limits<int32_t>::max()))
+    return failure(fail("--gpu-max-blocks must be in [1, 2^31 - 1], but got " +
+                        llvm::Twine(gpuMaxBlocks)));
+  if (configFilename.empty() &&
+      (configBatch.getNumOccurrences() || configSeqLen.getNumOccurrences() ||
+       configKvLen.getNumOccurrences() || configDtype.getNumOccurrences() ||
+       emit == Emit::Config))
+    return failure(fail("--batch, --seq-len, --kv-len, --dtype and --emit=config need --config"));
+  if (!configFilename.empty() && inputFilename.getNumOccurrences())
+    return failure(fail("--config builds the input: give it or an input file, not both"));
+  if (configBatch < 1 || configSeqLen < -1 || configKvLen < -1)
+    return failure(fail("--batch must be >= 1 and --seq-len, --kv-len >= 0 (-1: any)"));
+  if (target == Target::Gpu && emit.getNumOccurrences() == 0)
+    emit = Emit::Ptx;
+  if (target != Target::Gpu && emitsGpuKernels())
+    return failure(fail("--emit=ptx, cubin and fatbin need --target=gpu"));
+  if (target == Target::Gpu && emit == Emit::Jit)
+    return failure(fail("--emit=jit runs on the CPU: it needs --target=cpu"));
+  if (target == Target::Gpu && emit == Emit::Shared &&
+      !llvm::sys::fs::exists(runtimeDirectory() + "/libpe_cuda_runtime.so"))
+    return failure(fail("--target=gpu --emit=shared links libpe_cuda_runtime, which this "
+                        "pe-mlir was built without (no CUDA headers were found when it was "
+                        "configured); --emit=ptx, cubin, fatbin and obj need no runtime"));
+  if (target != Target::Gpu && !manifestFilename.empty())
+    return failure(fail("--manifest describes GPU kernels: it needs --target=gpu"));
+  if (staticRuntime && (emit != Emit::Shared || target == Target::Gpu))
+    return failure(fail("--static-runtime links a CPU library: it needs --emit=shared and "
+                        "--target=cpu or gpu-on-cpu"));
+  if (emitsGpuKernels() && (!headerFilename.empty() || !interfaceFilename.empty()))
+    return failure(fail("--header and --interface describe a library: they need "
+                        "--emit=shared, obj, asm, llvm or mlir"));
+  if (emit == Emit::Shared && outputFilename == "-")
+    return failure(fail("--emit=shared needs an output file (-o)"));
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Every backend LLVM was built with: CPU code for any --mtriple.
@@ -857,13 +1051,6 @@ int main(int argc, char **argv) {
   cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "pe-mlir version " PE_VERSION "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
-
-  if (vectorWidth < 0 || vectorWidth > 64)
-    return fail("--vector-width must be in [0, 64] (0: the target's), but got " +
-                llvm::Twine(vectorWidth));
-  if (attentionRows < 0 || attentionBlockKeys < 0)
-    return fail("--attention-rows and --attention-block-keys must be >= 0 (0: the "
-                "target's schedule)");
   if (printTarget) {
     FailureOr<pe::CpuTarget> described = describeTarget();
     if (failed(described))
@@ -871,50 +1058,8 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv("{0:2}", pe::toJson(*described)) << "\n";
     return 0;
   }
-  if (target == Target::Gpu && !mtriple.empty())
-    return fail("--mtriple names the CPU of CPU code: --target=gpu compiles host code "
-                "for this machine");
-  if (threads < 1)
-    return fail("--num-threads must be >= 1, but got " + llvm::Twine(threads));
-  if (optLevel > 3)
-    return fail("-O must be 0, 1, 2 or 3, but got " + llvm::Twine(optLevel));
-  if (target != Target::Cpu && (gpuBlockSize < 1 || gpuBlockSize > 1024))
-    return fail("--gpu-block-size must be in [1, 1024], but got " + llvm::Twine(gpuBlockSize));
-  if (gpuMultiprocessors < 0 || gpuMultiprocessors > (1 << 16))
-    return fail("--gpu-multiprocessors must be in [0, 65536] (0: the chip's), but got " +
-                llvm::Twine(gpuMultiprocessors));
-  if (target != Target::Cpu &&
-      (gpuMaxBlocks < 1 || gpuMaxBlocks > std::numeric_limits<int32_t>::max()))
-    return fail("--gpu-max-blocks must be in [1, 2^31 - 1], but got " +
-                llvm::Twine(gpuMaxBlocks));
-  if (configFilename.empty() &&
-      (configBatch.getNumOccurrences() || configSeqLen.getNumOccurrences() ||
-       configKvLen.getNumOccurrences() || configDtype.getNumOccurrences() ||
-       emit == Emit::Config))
-    return fail("--batch, --seq-len, --kv-len, --dtype and --emit=config need --config");
-  if (!configFilename.empty() && inputFilename.getNumOccurrences())
-    return fail("--config builds the input: give it or an input file, not both");
-  if (configBatch < 1 || configSeqLen < -1 || configKvLen < -1)
-    return fail("--batch must be >= 1 and --seq-len, --kv-len >= 0 (-1: any)");
-  if (target == Target::Gpu && emit.getNumOccurrences() == 0)
-    emit = Emit::Ptx;
-  bool gpuEmit = emit == Emit::Ptx || emit == Emit::Cubin || emit == Emit::Fatbin;
-  if (target != Target::Gpu && gpuEmit)
-    return fail("--emit=ptx, cubin and fatbin need --target=gpu");
-  if (target == Target::Gpu && emit == Emit::Jit)
-    return fail("--emit=jit runs on the CPU: it needs --target=cpu");
-  if (target == Target::Gpu && emit == Emit::Shared &&
-      !llvm::sys::fs::exists(runtimeDirectory() + "/libpe_cuda_runtime.so"))
-    return fail("--target=gpu --emit=shared links libpe_cuda_runtime, which this "
-                "pe-mlir was built without (no CUDA headers were found when it was "
-                "configured); --emit=ptx, cubin, fatbin and obj need no runtime");
-  if (target != Target::Gpu && !manifestFilename.empty())
-    return fail("--manifest describes GPU kernels: it needs --target=gpu");
-  if (staticRuntime && (emit != Emit::Shared || target == Target::Gpu))
-    return fail("--static-runtime links a CPU library: it needs --emit=shared and "
-                "--target=cpu or gpu-on-cpu");
-  if (emit == Emit::Shared && outputFilename == "-")
-    return fail("--emit=shared needs an output file (-o)");
+  if (failed(checkOptions()))
+    return 1;
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -924,128 +1069,17 @@ int main(int argc, char **argv) {
   pe::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module;
-  if (!configFilename.empty()) {
-    bool written = false;
-    module = buildFromConfig(context, written);
-    if (written)
-      return 0;
-  } else {
-    std::string error;
-    auto input = openInputFile(inputFilename, &error);
-    if (!input)
-      return fail(error);
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  }
-  if (!module)
+  bool written = false;
+  OwningOpRef<ModuleOp> module = loadInput(context, sourceMgr, written);
+  if (written)
+    return 0;
+  if (!module || (raise && failed(raisePositionalEncodings(*module))))
     return 1;
-  if (raise) {
-    PassManager raising(&context);
-    if (failed(configure(raising)))
-      return 1;
-    raising.addPass(pe::createPERaisePositionalEncodings());
-    if (failed(runPasses(raising, *module)))
-      return 1;
-  }
   if (emit == Emit::Pe)
     return writeMlir(*module);
-
   if (emit == Emit::Jit && failed(checkMain(*module)))
     return 1;
-
-  if (target == Target::Gpu) {
-    if (gpuEmit && (!headerFilename.empty() || !interfaceFilename.empty()))
-      return fail("--header and --interface describe a library: they need "
-                  "--emit=shared, obj, asm, llvm or mlir");
-    if (failed(lowerForGpu(*module)))
-      return 1;
-    if (gpuEmit)
-      return writeGpuKernels(*module);
-    if (failed(exportEntries(*module)))
-      return 1;
-    if (emit == Emit::Mlir)
-      return writeMlir(*module);
-    FailureOr<pe::CpuTarget> host = describeTarget();
-    return failed(host) ? 1 : emitHostCode(*module, *host);
-  }
-
-  // The CPU the module is scheduled and compiled for (llvm.target), with the
-  // instructions of the bf16 kernels chosen on it.
-  FailureOr<pe::CpuTarget> cpuTarget = describeTarget();
-  if (failed(cpuTarget))
-    return 1;
-  const bool x86 = cpuTarget->isa == pe::CpuIsa::X86;
-  // bf16 dot products: vdpbf16ps (x86), BFDOT on NEON's 4-lane vectors.
-  const bool dotIsa =
-      x86 || (cpuTarget->isa == pe::CpuIsa::AArch64 && cpuTarget->sveVectorBits == 0);
-  if (amxMode == Choice::On && !x86)
-    return fail("--amx=on is an x86 kernel, but the target is " + cpuTarget->triple);
-  if (bf16DotMode == Choice::On && !dotIsa)
-    return fail("--bf16-dot=on computes with vdpbf16ps (x86) or BFDOT (AArch64 NEON), "
-                "but the target is " + cpuTarget->summary());
-  bool amx = amxMode == Choice::On || (amxMode == Choice::Auto && cpuTarget->amx);
-  bool bf16Dot = bf16DotMode == Choice::On ||
-                 (bf16DotMode == Choice::Auto && dotIsa && cpuTarget->bf16Dot);
-  if (target == Target::GpuOnCpu)
-    amx = bf16Dot = false;
-  if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot)) {
-    cpuTarget = describeTarget(amx   ? "+amx-tile,+amx-bf16"
-                               : x86 ? "+avx512bf16"
-                                     : "+bf16");
-    if (failed(cpuTarget))
-      return 1;
-  }
-  (*module)->setAttr(pe::kTargetAttrName, pe::getTargetAttr(&context, *cpuTarget));
-  if (sveVectorBits)
-    (*module)->setAttr(pe::kSveVectorBitsAttrName,
-                       IntegerAttr::get(IntegerType::get(&context, 64), sveVectorBits));
-
-  PassManager pm(&context);
-  if (failed(configure(pm)))
-    return 1;
-  pe::CpuPipelineOptions options;
-  options.vectorWidth = vectorWidth;
-  options.vectorize = vectorize;
-  options.fuse = fuse;
-  options.tileAttention = tileAttention;
-  options.tileRope = tileRope;
-  options.amx = amx;
-  options.bf16Dot = bf16Dot;
-  options.attentionRows = attentionRows;
-  options.attentionBlockKeys = attentionBlockKeys;
-  options.threads = threads;
-  options.destinationEntries = destinationEntries;
-  if (target == Target::GpuOnCpu) {
-    // The GPU kernels' loop nests, run in sequence on the CPU.
-    pe::GpuPipelineOptions gpuOptions;
-    gpuOptions.blockSize = gpuBlockSize;
-    gpuOptions.maxBlocks = gpuMaxBlocks;
-    gpuOptions.multiprocessors = gpuMultiprocessors;
-    gpuOptions.fuse = fuse;
-    gpuOptions.tileAttention = tileAttention;
-    gpuOptions.tileRope = tileRope;
-    // The schedule runs the SIMT kernel; only an explicit request for
-    // tensor cores reaches it, to be refused.
-    if (tensorCores.getNumOccurrences())
-      gpuOptions.tensorCores = tensorCores;
-    pe::buildGpuOnCpuPipeline(pm, gpuOptions);
-  } else {
-    pe::buildCpuPipeline(pm, options);
-  }
-  if (failed(runPasses(pm, *module)) || failed(exportEntries(*module)))
-    return 1;
-  if (emit == Emit::Mlir)
-    return writeMlir(*module);
-
-  if (emit == Emit::Jit) {
-    if (failed(checkRunsOnHost(*cpuTarget)))
-      return 1;
-    return runMain(*module, exportPrefix());
-  }
-
-  return emitHostCode(*module, *cpuTarget);
+  return target == Target::Gpu ? compileForGpu(*module) : compileForCpu(*module);
 }
