@@ -63,6 +63,12 @@
 // proxy: every write is fenced (fence.proxy.async) before the barrier that
 // precedes the products that read it.
 //
+// The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
+// product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaAttentionKernel
+// (the pipeline above), and one product engine per instruction family:
+// MmaSyncKernel and WarpgroupKernel (tile layouts, copies, S = Q K^T and
+// O += P V).
+//
 //===----------------------------------------------------------------------===//
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
@@ -127,82 +133,62 @@ struct LaneRow {
   Value valid, i, h, qp, slope;
 };
 
-class MmaAttentionKernel {
+/// What the kernel's parts share: the op, its sizes, the block's and the
+/// thread's indices, the shared tiles, the index and float helpers, and the
+/// hooks through which a product engine (mma.sync or wgmma) shapes the
+/// tiles and computes S = Q K^T and O += P V.
+class MmaKernelState {
 public:
-  MmaAttentionKernel(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op, bool warpgroup)
-      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()},
-        warpgroup(warpgroup) {
+  MmaKernelState(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op)
+      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
     tileKeys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
   }
+  virtual ~MmaKernelState() = default;
 
-  /// The launch over (row tiles, KV heads, batch), nothing for no rows; its
-  /// shared memory declared in `symbols`.
-  void build(SymbolTable &symbols, StringRef kernelName) {
-    Value batch = memref::DimOp::create(b, op.getQuery(), 0);
-    queries = memref::DimOp::create(b, op.getQuery(), 2);
-    keys = memref::DimOp::create(b, op.getKey(), 2);
-    rows = arith::MulIOp::create(b, queries, index(group));
-    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
-    Value kvHeads = index(op.getKey().getType().getDimSize(1));
-    // Grid z: the batch rows, each split into the key ranges (decode).
-    Value gridZ = batch;
-    if ((splits = op.getSplits())) {
-      splitKeys = arith::CeilDivUIOp::create(b, keys, splits);
-      gridZ = arith::MulIOp::create(b, batch, splits);
-    }
-    Value blocks = arith::MulIOp::create(b, rowTiles, gridZ);
-    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
-    auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
-    memref::GlobalOp queryTile =
-        sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
-    memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
-    memref::GlobalOp valueTile =
-        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
-    memref::GlobalOp weightTile;
-    if (warpgroup)
-      weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
-    Value one = index(1);
-    auto launch = gpu::LaunchOp::create(
-        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
-        nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
-        FlatSymbolRefAttr::get(b.getContext(), kernelName));
-    b.setInsertionPointToStart(&launch.getBody().front());
-    gpu::TerminatorOp::create(b);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
-    ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
-    vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
-    if (warpgroup) {
-      ps = memref::GetGlobalOp::create(b, weightTile.getType(), weightTile.getSymName());
-      Value tiles[] = {qs, ks, vs, ps};
-      for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
-        address = sharedAddress(tile);
-    }
-    blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
-              launch.getThreadIds().x);
-  }
+protected:
+  //===--------------------------------------------------------------------===//
+  // The product engine
+  //===--------------------------------------------------------------------===//
 
-private:
+  /// The shape of a shared tile of `rows` rows of `width` elements.
+  virtual SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const = 0;
+  /// The indices of element (row, col) of a shared tile (sharedTile); col
+  /// is a multiple of the accessed vector's length, at most 8.
+  virtual SmallVector<Value> tileIndex(Value row, Value col) = 0;
+  /// (row, first column) of copy w of a K/V tile whose rows have `chunks`
+  /// 16-byte pieces.
+  virtual std::pair<Value, Value> copyPiece(Value w, int64_t chunks) = 0;
+  /// (row, column) of 16 bytes of a K/V tile of rows of n elements that no
+  /// product reads: where the copies past the last land.
+  virtual std::pair<int64_t, int64_t> spareSlot(int64_t n) const = 0;
+  /// Shared tiles of the engine's own, declared beside Qs, Ks and Vs, and
+  /// bound in the kernel after them.
+  virtual void declareEngineTiles(SymbolTable &symbols) {}
+  virtual void bindEngineTiles() {}
+  /// Before the barrier after the block's writes to shared memory.
+  virtual void fenceSharedWrites() {}
+  /// S = Q K^T of the tile: the four f32 accumulators of each 8-key block
+  /// (mma.sync's C fragment layout).
+  virtual SmallVector<SmallVector<Value>> products() = 0;
+  /// O += P V of the tile (stage `stage` of Vs), O in `state[4..]`.
+  virtual void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                                Value stage) = 0;
+
   /// A tile of `rows` rows of `width` elements in shared memory (`stages`
   /// of them, the leading dimension, when more than one): a
   /// memref.global in address space 3, 16-byte aligned for cp.async,
-  /// ldmatrix and wgmma descriptors; [rows][width + kPad] for mma.sync,
-  /// [width / 8][rows + 1][8] core matrices for wgmma. (Outlining copies it
+  /// ldmatrix and wgmma descriptors, shaped by the engine (tileShape).
+  /// (Outlining copies it
   /// into the kernel's module. The integer address space, unlike
   /// #gpu.address_space<workgroup>, needs no mapping in the vector dialect's
   /// own LLVM lowering.)
   memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
                               int64_t width, int64_t stages = 1) {
-    SmallVector<int64_t> shape = {rows, width + kPad};
-    if (warpgroup)
-      shape = {width / kCopyLanes, rows + 1, kCopyLanes};
+    SmallVector<int64_t> shape = tileShape(rows, width);
     if (stages > 1)
       shape.insert(shape.begin(), stages);
     auto type =
@@ -221,12 +207,8 @@ private:
   RopeAttr rope;
   PositionMask mask;
   Type element;
-  /// Products on wgmma (core-matrix tiles) rather than mma.sync.
-  bool warpgroup;
   int64_t group, d, dv, tileKeys;
-  Value queries, keys, rows, qs, ks, vs, ps, key, value;
-  /// wgmma: the shared-memory addresses of Qs, Ks, Vs and Ps (i64).
-  Value addresses[4];
+  Value queries, keys, rows, qs, ks, vs, key, value;
   /// Decode: the number of key ranges (null otherwise) and their length.
   Value splits, splitKeys;
   // Per thread.
@@ -252,91 +234,27 @@ private:
   Value lessThan(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
   }
-  /// The indices of element (row, col) of a shared tile (sharedTile); col
-  /// is a multiple of the accessed vector's length, at most 8.
-  SmallVector<Value> tileIndex(Value row, Value col) {
-    if (!warpgroup)
-      return {row, col};
-    return {arith::DivUIOp::create(b, col, index(kCopyLanes)), row,
-            arith::RemUIOp::create(b, col, index(kCopyLanes))};
-  }
   /// min(x, limit - 1): an index that stays inside a dimension of size limit
   /// (> 0) where x may not.
   Value clampBelow(Value x, Value limit) {
     return arith::MinUIOp::create(b, x, arith::SubIOp::create(b, limit, index(1)));
   }
-
-  //===--------------------------------------------------------------------===//
-  // The block
-  //===--------------------------------------------------------------------===//
-
-  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
-    kvh = kvHead;
-    tid = thread;
-    keyBegin = index(0);
-    keyEnd = keys;
-    bi = gridZ;
-    if (splits) {
-      bi = arith::DivUIOp::create(b, gridZ, splits);
-      split = arith::RemUIOp::create(b, gridZ, splits);
-      keyBegin = arith::MulIOp::create(b, split, splitKeys);
-      keyEnd = arith::MinUIOp::create(b, add(keyBegin, splitKeys), keys);
-    }
-    // K and V as the kernel reads them: 16-byte aligned (the host checks every
-    // GPU buffer), as cp.async needs. (Also values of the kernel's own, so that
-    // converting the nvgpu ops before outlining casts them inside it.)
-    key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
-    value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
-    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
-    lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
-    gq = arith::DivUIOp::create(b, lane, index(4));
-    tq = arith::RemUIOp::create(b, lane, index(4));
-    r0 = mul(rowTile, kBlockRows);
-    warpRow = mul(warp, kWarpRows);
-    for (int64_t k = 0; k < 2; ++k)
-      laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
-
-    stageQueries();
-    std::pair<Value, Value> queryRange;
-    if (mask.causal || mask.window)
-      queryRange = blockQueryPositions();
-
-    // State: (m, l) of the lane's two rows, O per 8 value channels, and
-    // whether the tile before copied this tile's V (prefetched).
-    SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
-                               f32(-std::numeric_limits<double>::infinity()), f32(0.0),
-                               f32(0.0)};
-    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
-    init.append(dv / 8, zeros);
-    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
-    auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tiles.getBody());
-      Value t0 = tiles.getInductionVar();
-      ValueRange state = tiles.getRegionIterArgs();
-      if (!mask.causal && !mask.window) {
-        scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
-      } else {
-        auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
-        auto ifHidden =
-            scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
-        b.setInsertionPointToStart(ifHidden.thenBlock());
-        // A hidden tile uses no V (the copy in flight for it goes unread).
-        SmallVector<Value> skipped(state);
-        skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
-        scf::YieldOp::create(b, skipped);
-        b.setInsertionPointToStart(ifHidden.elseBlock());
-        scf::YieldOp::create(b, tileStep(t0, state, partial));
-        b.setInsertionPointAfter(ifHidden);
-        scf::YieldOp::create(b, ifHidden.getResults());
-      }
-    }
-    // The last tile's prefetch lands before the block's shared memory goes.
-    NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    storeOutput(tiles.getResults().drop_back());
+  /// A pair of f32 values rounded to the element type, as a vector<2> and
+  /// as one register of an mma.sync operand (fragmentRegister).
+  Value roundPair(Value lo, Value hi) {
+    return vector::FromElementsOp::create(b, VectorType::get({2}, element),
+                                          ValueRange{arith::TruncFOp::create(b, element, lo),
+                                                     arith::TruncFOp::create(b, element, hi)});
   }
+};
 
+/// Qs, Ks and Vs filled: rope(q) of the block's rows, rope(k) of a tile of
+/// keys rotated on their way into shared memory, K and V copied by cp.async.
+class MmaTileStaging : public MmaKernelState {
+public:
+  using MmaKernelState::MmaKernelState;
+
+protected:
   /// Row `r` of the KV head: query r / G, head kvh G + r % G (index and
   /// positions clamped into range for a row past the last one).
   LaneRow laneRow(Value r) {
@@ -349,73 +267,6 @@ private:
     if (op.getSlopes())
       row.slope = memref::LoadOp::create(b, op.getSlopes(), ValueRange{row.h});
     return row;
-  }
-
-  /// (min, max) of the positions of the block's queries (i64).
-  std::pair<Value, Value> blockQueryPositions() {
-    Value first = arith::DivUIOp::create(b, r0, index(group));
-    Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
-    Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
-    Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
-    Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
-    auto loop = scf::ForOp::create(b, first, last, index(1), ValueRange{highest, lowest});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value qp = buildPositionAt(b, op.getQPositions(), bi, loop.getInductionVar());
-    ValueRange range = loop.getRegionIterArgs();
-    scf::YieldOp::create(b, ValueRange{arith::MinSIOp::create(b, range[0], qp),
-                                       arith::MaxSIOp::create(b, range[1], qp)});
-    return {loop.getResult(0), loop.getResult(1)};
-  }
-
-  //===--------------------------------------------------------------------===//
-  // Fragments
-  //===--------------------------------------------------------------------===//
-
-  /// A pair of f32 values rounded to the element type, as a vector<2> and
-  /// as one register of an mma.sync operand (fragmentRegister).
-  Value roundPair(Value lo, Value hi) {
-    return vector::FromElementsOp::create(b, VectorType::get({2}, element),
-                                          ValueRange{arith::TruncFOp::create(b, element, lo),
-                                                     arith::TruncFOp::create(b, element, hi)});
-  }
-  Value packPair(Value lo, Value hi) { return fragmentRegister(roundPair(lo, hi)); }
-  /// i32 for bf16, vector<2xf16> for f16 (what nvvm.mma.sync takes).
-  Value fragmentRegister(Value pair) {
-    if (element.isF16())
-      return pair;
-    Value word = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
-    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
-  }
-
-  /// D = A B + C on mma.sync m16n8k16 (C, D: four f32).
-  SmallVector<Value> mma(ValueRange a, ValueRange bFrag, ValueRange c) {
-    Type f32Type = b.getF32Type();
-    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                   {f32Type, f32Type, f32Type, f32Type});
-    NVVM::MMATypes type = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-    Value d = NVVM::MmaOp::create(b, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
-                                  std::nullopt, std::nullopt,
-                                  std::array<NVVM::MMATypes, 2>{type, type},
-                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                                 NVVM::MMALayout::col});
-    SmallVector<Value> out;
-    for (int64_t k = 0; k < 4; ++k)
-      out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{k}));
-    return out;
-  }
-
-  /// The registers of a fragment that ldmatrix reads as `count` 8x8 tiles
-  /// (4: A, 2: B) from shared memory at [row, col] (this lane's address).
-  SmallVector<Value> loadFragment(Value smemTile, ValueRange at, int64_t count,
-                                  bool transpose) {
-    auto type = VectorType::get({count, 2}, element);
-    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, at,
-                                            b.getBoolAttr(transpose), b.getI32IntegerAttr(count));
-    SmallVector<Value> regs;
-    for (int64_t k = 0; k < count; ++k)
-      regs.push_back(fragmentRegister(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{k})));
-    return regs;
   }
 
   /// Channel c (index) of rope(q) for `row`, f32: x c' = x cos - x p sin or
@@ -487,123 +338,6 @@ private:
                             /*nontemporal=*/false, alignOf(2));
   }
 
-  //===--------------------------------------------------------------------===//
-  // One tile of keys
-  //===--------------------------------------------------------------------===//
-
-  /// Key j of the tile at t0 whose score this lane holds in block nb,
-  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
-  Value laneKey(Value t0, int64_t nb, int64_t e) {
-    return add(add(t0, mul(tq, 2)), 8 * nb + e);
-  }
-
-  /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
-  /// the last; their scores are masked).
-  SmallVector<Value> tileKeyPositions(Value t0) {
-    SmallVector<Value> positions;
-    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
-      for (int64_t e = 0; e < 2; ++e)
-        positions.push_back(
-            buildPositionAt(b, op.getKPositions(), bi, clampBelow(laneKey(t0, nb, e), keys)));
-    return positions;
-  }
-
-  /// x combined with the values of the other lanes of its quad (the four
-  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
-  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
-    for (int32_t offset : {1, 2})
-      x = combine(x, shuffleXor(x, offset));
-    return x;
-  }
-  Value shuffleXor(Value x, int32_t offset) {
-    if (!x.getType().isInteger(64))
-      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
-          .getShuffleResult();
-    Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
-    Value lo = arith::TruncIOp::create(b, i32, x);
-    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
-    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
-    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
-    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
-  }
-
-  /// Whether causal/window masks hide the tile from every row of the block
-  /// (`hidden`) or may hide some key from some row (`partial`): the four
-  /// lanes of a quad hold all the tile's keys (past the last: the range of
-  /// the others), so every lane of the block finds the same answer.
-  TileVisibility tileVisibility(std::pair<Value, Value> queryRange,
-                                ArrayRef<Value> keyPositions) {
-    Value kMin = keyPositions[0], kMax = keyPositions[0];
-    for (Value kp : keyPositions.drop_front()) {
-      kMin = arith::MinSIOp::create(b, kMin, kp);
-      kMax = arith::MaxSIOp::create(b, kMax, kp);
-    }
-    kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
-    kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
-    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax);
-  }
-
-  /// The state after the tile at t0 (`partial`: whether causal/window masks
-  /// may hide some of its keys from some row; null without such masks).
-  ///
-  /// V goes through two stages, the tile's (its index's parity) and the
-  /// next one's: the tile copies the next tile's V before its own work and
-  /// waits only for what it reads. cp.async groups complete in order, and
-  /// every group is older than the next tile's V except that one, so
-  /// waiting until one group is pending waits for this tile's K and V.
-  SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
-    Value prefetched = state.back();
-    Value ordinal = arith::DivUIOp::create(b, arith::SubIOp::create(b, t0, keyBegin),
-                                           index(tileKeys));
-    Value stage = arith::RemUIOp::create(b, ordinal, index(kValueStages));
-    Value nextStage = arith::SubIOp::create(b, index(1), stage);
-    // This tile's V unless the tile before copied it. Copies a hidden tile
-    // left in flight may target either stage: they land first.
-    Value missing = arith::XOrIOp::create(b, prefetched,
-                                          arith::ConstantOp::create(b, b.getBoolAttr(true)));
-    auto ifMissing = scf::IfOp::create(b, missing, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifMissing.thenBlock()->getTerminator());
-      NVVM::CpAsyncWaitGroupOp::create(b, 0);
-      copyTile(value, vs, t0, dv, stage);
-    }
-    if (!rope)
-      copyTile(key, ks, t0, d);
-    copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
-    if (rope)
-      stageRotatedKeys(t0);
-    NVVM::CpAsyncWaitGroupOp::create(b, 1);
-    sharedWritesDone();
-    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
-    Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
-    SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
-    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
-    if (warpgroup) {
-      storeWeights(weights);
-      sharedWritesDone();
-      warpgroupValues(softmax, stage);
-    } else {
-      accumulateValues(softmax, weights, stage);
-    }
-    // Ks, this stage of Vs (and Ps) are read until here: the copies of the
-    // next tiles wait.
-    gpu::BarrierOp::create(b);
-    softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
-    return softmax;
-  }
-
-  /// The barrier after the block's writes to shared memory, which wgmma
-  /// reads through the async proxy: each thread fences its writes first.
-  void sharedWritesDone() {
-    if (warpgroup)
-      NVVM::FenceProxyOp::create(
-          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b);
-  }
-
   /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
   /// Hkv, S, n] into `tile` (its stage `stage` when not null), 16 bytes per
   /// copy, thread t taking copies t, t + kThreads, ...; rows past the last
@@ -619,11 +353,11 @@ private:
       Value inside = lessThan(j, keyEnd);
       if (copies % kThreads != 0) {
         // Past the last copy: 16 zero bytes where nothing is read (the
-        // padding of row 0; the spare row of chunk 0), from row 0 of the
-        // tile (no bytes read).
+        // engine's spareSlot), from row 0 of the tile (no bytes read).
         Value inRange = lessThan(w, index(copies));
-        row = arith::SelectOp::create(b, inRange, row, index(warpgroup ? tileKeys : 0));
-        col = arith::SelectOp::create(b, inRange, col, index(warpgroup ? 0 : n));
+        auto [spareRow, spareCol] = spareSlot(n);
+        row = arith::SelectOp::create(b, inRange, row, index(spareRow));
+        col = arith::SelectOp::create(b, inRange, col, index(spareCol));
         j = arith::SelectOp::create(b, inRange, j, t0);
         inside = arith::AndIOp::create(b, inside, inRange);
       }
@@ -638,22 +372,6 @@ private:
           elements, b.getUnitAttr()));
     }
     nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
-  }
-
-  /// (row, first column) of copy w of a tile whose rows have `chunks`
-  /// 16-byte pieces. mma.sync: row-major, a warp reads whole rows. wgmma:
-  /// the two pieces of a 32-byte sector per row, 16 rows per warp, so that
-  /// global reads stay whole sectors and the shared-memory writes of a
-  /// piece column are contiguous (chunks is even: head dims are multiples
-  /// of 16).
-  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) {
-    if (!warpgroup)
-      return {arith::DivUIOp::create(b, w, index(chunks)),
-              mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes)};
-    Value row = arith::RemUIOp::create(b, arith::DivUIOp::create(b, w, index(2)), index(tileKeys));
-    Value chunk = add(mul(arith::DivUIOp::create(b, w, index(2 * tileKeys)), 2),
-                      arith::RemUIOp::create(b, w, index(2)));
-    return {row, mul(chunk, kCopyLanes)};
   }
 
   /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
@@ -732,6 +450,449 @@ private:
                               alignOf(type.getNumElements()));
     }
   }
+};
+
+/// The flash-attention pipeline of a block: Q staged once, then per tile of
+/// keys K and V staged (V one tile ahead), the engine's S = Q K^T, the scale,
+/// ALiBi and masks, the online softmax and the engine's O += P V; the output
+/// (or a decode split's partial state) at the end.
+class MmaAttentionKernel : public MmaTileStaging {
+public:
+  using MmaTileStaging::MmaTileStaging;
+
+  /// The launch over (row tiles, KV heads, batch), nothing for no rows; its
+  /// shared memory declared in `symbols`.
+  void build(SymbolTable &symbols, StringRef kernelName) {
+    Value batch = memref::DimOp::create(b, op.getQuery(), 0);
+    queries = memref::DimOp::create(b, op.getQuery(), 2);
+    keys = memref::DimOp::create(b, op.getKey(), 2);
+    rows = arith::MulIOp::create(b, queries, index(group));
+    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
+    Value kvHeads = index(op.getKey().getType().getDimSize(1));
+    // Grid z: the batch rows, each split into the key ranges (decode).
+    Value gridZ = batch;
+    if ((splits = op.getSplits())) {
+      splitKeys = arith::CeilDivUIOp::create(b, keys, splits);
+      gridZ = arith::MulIOp::create(b, batch, splits);
+    }
+    Value blocks = arith::MulIOp::create(b, rowTiles, gridZ);
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
+    auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    memref::GlobalOp queryTile =
+        sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
+    memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
+    memref::GlobalOp valueTile =
+        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
+    declareEngineTiles(symbols);
+    Value one = index(1);
+    auto launch = gpu::LaunchOp::create(
+        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
+        nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
+        FlatSymbolRefAttr::get(b.getContext(), kernelName));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::TerminatorOp::create(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
+    ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
+    vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
+    bindEngineTiles();
+    blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
+              launch.getThreadIds().x);
+  }
+
+protected:
+  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
+    kvh = kvHead;
+    tid = thread;
+    keyBegin = index(0);
+    keyEnd = keys;
+    bi = gridZ;
+    if (splits) {
+      bi = arith::DivUIOp::create(b, gridZ, splits);
+      split = arith::RemUIOp::create(b, gridZ, splits);
+      keyBegin = arith::MulIOp::create(b, split, splitKeys);
+      keyEnd = arith::MinUIOp::create(b, add(keyBegin, splitKeys), keys);
+    }
+    // K and V as the kernel reads them: 16-byte aligned (the host checks every
+    // GPU buffer), as cp.async needs. (Also values of the kernel's own, so that
+    // converting the nvgpu ops before outlining casts them inside it.)
+    key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
+    value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
+    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+    lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+    gq = arith::DivUIOp::create(b, lane, index(4));
+    tq = arith::RemUIOp::create(b, lane, index(4));
+    r0 = mul(rowTile, kBlockRows);
+    warpRow = mul(warp, kWarpRows);
+    for (int64_t k = 0; k < 2; ++k)
+      laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
+
+    stageQueries();
+    std::pair<Value, Value> queryRange;
+    if (mask.causal || mask.window)
+      queryRange = blockQueryPositions();
+
+    // State: (m, l) of the lane's two rows, O per 8 value channels, and
+    // whether the tile before copied this tile's V (prefetched).
+    SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
+                               f32(-std::numeric_limits<double>::infinity()), f32(0.0),
+                               f32(0.0)};
+    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
+    init.append(dv / 8, zeros);
+    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
+    auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tiles.getBody());
+      Value t0 = tiles.getInductionVar();
+      ValueRange state = tiles.getRegionIterArgs();
+      if (!mask.causal && !mask.window) {
+        scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
+      } else {
+        auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
+        auto ifHidden =
+            scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
+        b.setInsertionPointToStart(ifHidden.thenBlock());
+        // A hidden tile uses no V (the copy in flight for it goes unread).
+        SmallVector<Value> skipped(state);
+        skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
+        scf::YieldOp::create(b, skipped);
+        b.setInsertionPointToStart(ifHidden.elseBlock());
+        scf::YieldOp::create(b, tileStep(t0, state, partial));
+        b.setInsertionPointAfter(ifHidden);
+        scf::YieldOp::create(b, ifHidden.getResults());
+      }
+    }
+    // The last tile's prefetch lands before the block's shared memory goes.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// (min, max) of the positions of the block's queries (i64).
+  std::pair<Value, Value> blockQueryPositions() {
+    Value first = arith::DivUIOp::create(b, r0, index(group));
+    Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
+    Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
+    Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
+    Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
+    auto loop = scf::ForOp::create(b, first, last, index(1), ValueRange{highest, lowest});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value qp = buildPositionAt(b, op.getQPositions(), bi, loop.getInductionVar());
+    ValueRange range = loop.getRegionIterArgs();
+    scf::YieldOp::create(b, ValueRange{arith::MinSIOp::create(b, range[0], qp),
+                                       arith::MaxSIOp::create(b, range[1], qp)});
+    return {loop.getResult(0), loop.getResult(1)};
+  }
+
+  /// Key j of the tile at t0 whose score this lane holds in block nb,
+  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
+  Value laneKey(Value t0, int64_t nb, int64_t e) {
+    return add(add(t0, mul(tq, 2)), 8 * nb + e);
+  }
+
+  /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
+  /// the last; their scores are masked).
+  SmallVector<Value> tileKeyPositions(Value t0) {
+    SmallVector<Value> positions;
+    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+      for (int64_t e = 0; e < 2; ++e)
+        positions.push_back(
+            buildPositionAt(b, op.getKPositions(), bi, clampBelow(laneKey(t0, nb, e), keys)));
+    return positions;
+  }
+
+  /// x combined with the values of the other lanes of its quad (the four
+  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
+  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset : {1, 2})
+      x = combine(x, shuffleXor(x, offset));
+    return x;
+  }
+
+  Value shuffleXor(Value x, int32_t offset) {
+    if (!x.getType().isInteger(64))
+      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+    Value lo = arith::TruncIOp::create(b, i32, x);
+    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
+    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
+    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
+    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
+  }
+
+  /// Whether causal/window masks hide the tile from every row of the block
+  /// (`hidden`) or may hide some key from some row (`partial`): the four
+  /// lanes of a quad hold all the tile's keys (past the last: the range of
+  /// the others), so every lane of the block finds the same answer.
+  TileVisibility tileVisibility(std::pair<Value, Value> queryRange,
+                                ArrayRef<Value> keyPositions) {
+    Value kMin = keyPositions[0], kMax = keyPositions[0];
+    for (Value kp : keyPositions.drop_front()) {
+      kMin = arith::MinSIOp::create(b, kMin, kp);
+      kMax = arith::MaxSIOp::create(b, kMax, kp);
+    }
+    kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
+    kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
+    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax);
+  }
+
+  /// The state after the tile at t0 (`partial`: whether causal/window masks
+  /// may hide some of its keys from some row; null without such masks).
+  ///
+  /// V goes through two stages, the tile's (its index's parity) and the
+  /// next one's: the tile copies the next tile's V before its own work and
+  /// waits only for what it reads. cp.async groups complete in order, and
+  /// every group is older than the next tile's V except that one, so
+  /// waiting until one group is pending waits for this tile's K and V.
+  SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
+    Value prefetched = state.back();
+    Value ordinal = arith::DivUIOp::create(b, arith::SubIOp::create(b, t0, keyBegin),
+                                           index(tileKeys));
+    Value stage = arith::RemUIOp::create(b, ordinal, index(kValueStages));
+    Value nextStage = arith::SubIOp::create(b, index(1), stage);
+    // This tile's V unless the tile before copied it. Copies a hidden tile
+    // left in flight may target either stage: they land first.
+    Value missing = arith::XOrIOp::create(b, prefetched,
+                                          arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    auto ifMissing = scf::IfOp::create(b, missing, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifMissing.thenBlock()->getTerminator());
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      copyTile(value, vs, t0, dv, stage);
+    }
+    if (!rope)
+      copyTile(key, ks, t0, d);
+    copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
+    if (rope)
+      stageRotatedKeys(t0);
+    NVVM::CpAsyncWaitGroupOp::create(b, 1);
+    sharedWritesDone();
+    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
+    Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
+    SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
+    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
+    accumulateValues(softmax, weights, stage);
+    // Ks, this stage of Vs (and Ps) are read until here: the copies of the
+    // next tiles wait.
+    gpu::BarrierOp::create(b);
+    softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    return softmax;
+  }
+
+  /// The barrier after the block's writes to shared memory (each thread
+  /// first fences its writes where the engine reads them through another
+  /// proxy).
+  void sharedWritesDone() {
+    fenceSharedWrites();
+    gpu::BarrierOp::create(b);
+  }
+
+  /// The lane's scores of the tile, per row of the lane, 16 each (block
+  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
+  /// in a tile that needs it (`needsMask`: the last, or one that
+  /// causal/window masks hide in part), -inf where masked or past the last
+  /// key. Other tiles skip the per-score test.
+  SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
+    SmallVector<SmallVector<Value>> accs = products();
+    const int64_t count = 2 * 2 * (tileKeys / 8);
+    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
+                                      /*withElseRegion=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
+      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
+      SmallVector<Value> flat(scores[0]);
+      flat.append(scores[1]);
+      scf::YieldOp::create(b, flat);
+    }
+    ValueRange results = ifMasked.getResults();
+    return {SmallVector<Value>(results.take_front(count / 2)),
+            SmallVector<Value>(results.drop_front(count / 2))};
+  }
+
+  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                           bool masked) {
+    const bool positional = masked && (mask.causal || mask.window);
+    SmallVector<SmallVector<Value>> scores(2);
+    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
+    for (auto [nb, acc] : llvm::enumerate(accs)) {
+      for (int64_t e = 0; e < 2; ++e) {
+        Value j = laneKey(t0, nb, e);
+        // Each key's i64 position where its two scores need it: the 16
+        // positions of a lane held at once would take 32 registers.
+        Value kp = positional || op.getSlopes()
+                       ? buildPositionAt(b, op.getKPositions(), bi, clampBelow(j, keys))
+                       : nullptr;
+        for (int64_t k = 0; k < 2; ++k) {
+          const LaneRow &row = laneRows[k];
+          Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
+          if (row.slope)
+            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
+          if (Value m = op.getMask()) {
+            auto type = cast<MemRefType>(m.getType());
+            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
+            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
+            Value entry =
+                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
+            s = buildAddMask(b, s, extendToF32(b, entry));
+          }
+          if (masked) {
+            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
+            if (positional)
+              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
+            s = arith::SelectOp::create(b, hidden, minusInf, s);
+          }
+          scores[k].push_back(s);
+        }
+      }
+    }
+    return scores;
+  }
+
+  /// The online softmax over the tile's scores: the new state (m, l, O
+  /// rescaled by alpha) and the weights p of each row.
+  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
+    SmallVector<Value> next(state);
+    SmallVector<SmallVector<Value>> weights(2);
+    Value alphas[2];
+    for (int64_t k = 0; k < 2; ++k) {
+      Value m = state[k], l = state[2 + k];
+      Value tileMax = f32(-std::numeric_limits<double>::infinity());
+      for (Value s : scores[k])
+        tileMax = buildRunningRowMax(b, tileMax, s);
+      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
+      Value rowMax = buildRunningRowMax(b, m, tileMax);
+      Value base = buildExponentBase(b, rowMax);
+      Value sum = f32(0.0);
+      for (Value s : scores[k]) {
+        Value p = buildExpOfDifference(b, s, base, buildExpNonPositive);
+        weights[k].push_back(p);
+        sum = arith::AddFOp::create(b, sum, p);
+      }
+      alphas[k] = buildExpOfDifference(b, m, base, buildExpNonPositive);
+      next[k] = rowMax;
+      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
+    }
+    // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
+    Value alpha = vector::FromElementsOp::create(
+        b, VectorType::get({4}, b.getF32Type()),
+        ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+    for (int64_t nb = 0; nb < dv / 8; ++nb)
+      next[4 + nb] = buildRescale(b, state[4 + nb], alpha);
+    return {next, weights};
+  }
+
+  /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
+  /// the lane, l summed over the row's quad. Decode: the split's state
+  /// instead, O unnormalized into partial_out and (m, l) into partial_stats
+  /// (by the quad's first lane).
+  void storeOutput(ValueRange state) {
+    for (int64_t k = 0; k < 2; ++k) {
+      const LaneRow &row = laneRows[k];
+      Value l = quadReduce(state[2 + k],
+                           [&](Value x, Value y) { return arith::AddFOp::create(b, x, y); });
+      Value sum = vector::BroadcastOp::create(b, VectorType::get({2}, b.getF32Type()), l);
+      auto ifValid = scf::IfOp::create(b, row.valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifValid.thenBlock()->getTerminator());
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
+                                                          ArrayRef<int64_t>{2},
+                                                          ArrayRef<int64_t>{1});
+        Value channel = add(mul(tq, 2), 8 * nb);
+        if (splits) {
+          vector::StoreOp::create(b, acc, op.getPartialOut(),
+                                  ValueRange{bi, row.h, row.i, split, channel},
+                                  /*nontemporal=*/false, alignOf(2, b.getF32Type()));
+          continue;
+        }
+        Value out = buildNormalize(b, acc, sum);
+        vector::StoreOp::create(b, convertFloat(b, out, element), op.getOut(),
+                                ValueRange{bi, row.h, row.i, channel}, /*nontemporal=*/false,
+                                alignOf(2));
+      }
+      if (!splits)
+        continue;
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
+      auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+      SmallVector<Value, 2> stats = {state[k], l};
+      for (auto [slot, stat] : llvm::enumerate(stats))
+        memref::StoreOp::create(b, stat, op.getPartialStats(),
+                                ValueRange{bi, row.h, row.i, split, index(slot)});
+    }
+  }
+};
+
+/// mma.sync m16n8k16 (sm_80 and later): each warp multiplies its 16 rows,
+/// operands loaded from padded row-major tiles by ldmatrix.
+class MmaSyncKernel final : public MmaAttentionKernel {
+public:
+  using MmaAttentionKernel::MmaAttentionKernel;
+
+private:
+  /// Rows of `width + kPad` elements: ldmatrix's eight row addresses fall in
+  /// different banks.
+  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
+    return {rows, width + kPad};
+  }
+  SmallVector<Value> tileIndex(Value row, Value col) override { return {row, col}; }
+  /// Row-major: a warp reads whole rows.
+  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) override {
+    return {arith::DivUIOp::create(b, w, index(chunks)),
+            mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes)};
+  }
+  /// The padding of row 0.
+  std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {0, n}; }
+  SmallVector<SmallVector<Value>> products() override { return tileProducts(); }
+
+  Value packPair(Value lo, Value hi) { return fragmentRegister(roundPair(lo, hi)); }
+
+  /// i32 for bf16, vector<2xf16> for f16 (what nvvm.mma.sync takes).
+  Value fragmentRegister(Value pair) {
+    if (element.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+  }
+
+  /// D = A B + C on mma.sync m16n8k16 (C, D: four f32).
+  SmallVector<Value> mma(ValueRange a, ValueRange bFrag, ValueRange c) {
+    Type f32Type = b.getF32Type();
+    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   {f32Type, f32Type, f32Type, f32Type});
+    NVVM::MMATypes type = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    Value d = NVVM::MmaOp::create(b, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
+                                  std::nullopt, std::nullopt,
+                                  std::array<NVVM::MMATypes, 2>{type, type},
+                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                 NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t k = 0; k < 4; ++k)
+      out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{k}));
+    return out;
+  }
+
+  /// The registers of a fragment that ldmatrix reads as `count` 8x8 tiles
+  /// (4: A, 2: B) from shared memory at [row, col] (this lane's address).
+  SmallVector<Value> loadFragment(Value smemTile, ValueRange at, int64_t count,
+                                  bool transpose) {
+    auto type = VectorType::get({count, 2}, element);
+    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, at,
+                                            b.getBoolAttr(transpose), b.getI32IntegerAttr(count));
+    SmallVector<Value> regs;
+    for (int64_t k = 0; k < count; ++k)
+      regs.push_back(fragmentRegister(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{k})));
+    return regs;
+  }
 
   /// S = Q K^T of the tile, the four accumulators of each 8-key block: per
   /// 16-channel step, the warp's A fragment (ldmatrix x4: lane l points at
@@ -757,9 +918,82 @@ private:
     return accs;
   }
 
-  //===--------------------------------------------------------------------===//
-  // Warpgroup MMA (sm_90a)
-  //===--------------------------------------------------------------------===//
+  /// O += P Vs (stage `stage`): a 16-key step at a time, P's A fragment
+  /// from the weights of two 8-key blocks.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                        Value stage) override {
+    Value keyRow = arith::RemUIOp::create(b, lane, index(16));
+    for (int64_t step = 0; step < tileKeys / 16; ++step) {
+      SmallVector<Value> a;
+      for (int64_t nb : {2 * step, 2 * step + 1})
+        for (int64_t k = 0; k < 2; ++k)
+          a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
+      Value row = add(keyRow, 16 * step);
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        SmallVector<Value> bFrag =
+            loadFragment(vs, ValueRange{stage, row, index(8 * nb)}, 2, /*transpose=*/true);
+        SmallVector<Value> c;
+        for (int64_t k = 0; k < 4; ++k)
+          c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));
+        state[4 + nb] = vector::FromElementsOp::create(
+            b, VectorType::get({4}, b.getF32Type()), mma(a, bFrag, c));
+      }
+    }
+  }
+};
+
+/// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup, each
+/// product a chain of wgmma.mma_async m64nNk16 on operands that matrix
+/// descriptors point at in core-matrix tiles; the weights P go through
+/// shared memory (Ps).
+class WarpgroupKernel final : public MmaAttentionKernel {
+public:
+  using MmaAttentionKernel::MmaAttentionKernel;
+
+private:
+  /// [width / 8][rows + 1][8]: 8-element chunks of core matrices, a spare
+  /// row per chunk.
+  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
+    return {width / kCopyLanes, rows + 1, kCopyLanes};
+  }
+  SmallVector<Value> tileIndex(Value row, Value col) override {
+    return {arith::DivUIOp::create(b, col, index(kCopyLanes)), row,
+            arith::RemUIOp::create(b, col, index(kCopyLanes))};
+  }
+  /// The two pieces of a 32-byte sector per row, 16 rows per warp, so that
+  /// global reads stay whole sectors and the shared-memory writes of a piece
+  /// column are contiguous (chunks is even: head dims are multiples of 16).
+  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) override {
+    Value row = arith::RemUIOp::create(b, arith::DivUIOp::create(b, w, index(2)), index(tileKeys));
+    Value chunk = add(mul(arith::DivUIOp::create(b, w, index(2 * tileKeys)), 2),
+                      arith::RemUIOp::create(b, w, index(2)));
+    return {row, mul(chunk, kCopyLanes)};
+  }
+  /// The spare row of chunk 0.
+  std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
+  void declareEngineTiles(SymbolTable &symbols) override {
+    weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
+  }
+  void bindEngineTiles() override {
+    ps = memref::GetGlobalOp::create(b, weightTile.getType(), weightTile.getSymName());
+    Value tiles[] = {qs, ks, vs, ps};
+    for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
+      address = sharedAddress(tile);
+  }
+  /// wgmma reads shared memory through the async proxy.
+  void fenceSharedWrites() override {
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+  SmallVector<SmallVector<Value>> products() override { return warpgroupProducts(); }
+  /// Ps <- P, then O += Ps Vs.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                        Value stage) override {
+    storeWeights(weights);
+    sharedWritesDone();
+    warpgroupValues(state, stage);
+  }
 
   /// Bytes between the 8-element chunks of a core-matrix tile of `rows` rows.
   static int64_t chunkBytes(int64_t rows) { return (rows + 1) * kCoreRowBytes; }
@@ -887,165 +1121,10 @@ private:
     llvm::copy(blocks, state.begin() + 4);
   }
 
-  /// The lane's scores of the tile, per row of the lane, 16 each (block
-  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
-  /// in a tile that needs it (`needsMask`: the last, or one that
-  /// causal/window masks hide in part), -inf where masked or past the last
-  /// key. Other tiles skip the per-score test.
-  SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
-    SmallVector<SmallVector<Value>> accs = warpgroup ? warpgroupProducts() : tileProducts();
-    const int64_t count = 2 * 2 * (tileKeys / 8);
-    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
-                                      /*withElseRegion=*/true);
-    for (bool masked : {true, false}) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
-      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
-      SmallVector<Value> flat(scores[0]);
-      flat.append(scores[1]);
-      scf::YieldOp::create(b, flat);
-    }
-    ValueRange results = ifMasked.getResults();
-    return {SmallVector<Value>(results.take_front(count / 2)),
-            SmallVector<Value>(results.drop_front(count / 2))};
-  }
-
-  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
-                                           bool masked) {
-    const bool positional = masked && (mask.causal || mask.window);
-    SmallVector<SmallVector<Value>> scores(2);
-    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
-    for (auto [nb, acc] : llvm::enumerate(accs)) {
-      for (int64_t e = 0; e < 2; ++e) {
-        Value j = laneKey(t0, nb, e);
-        // Each key's i64 position where its two scores need it: the 16
-        // positions of a lane held at once would take 32 registers.
-        Value kp = positional || op.getSlopes()
-                       ? buildPositionAt(b, op.getKPositions(), bi, clampBelow(j, keys))
-                       : nullptr;
-        for (int64_t k = 0; k < 2; ++k) {
-          const LaneRow &row = laneRows[k];
-          Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
-          if (row.slope)
-            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
-          if (Value m = op.getMask()) {
-            auto type = cast<MemRefType>(m.getType());
-            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
-            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
-            Value entry =
-                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
-            s = buildAddMask(b, s, extendToF32(b, entry));
-          }
-          if (masked) {
-            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
-            if (positional)
-              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
-            s = arith::SelectOp::create(b, hidden, minusInf, s);
-          }
-          scores[k].push_back(s);
-        }
-      }
-    }
-    return scores;
-  }
-
-  /// The online softmax over the tile's scores: the new state (m, l, O
-  /// rescaled by alpha) and the weights p of each row.
-  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
-  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
-    SmallVector<Value> next(state);
-    SmallVector<SmallVector<Value>> weights(2);
-    Value alphas[2];
-    for (int64_t k = 0; k < 2; ++k) {
-      Value m = state[k], l = state[2 + k];
-      Value tileMax = f32(-std::numeric_limits<double>::infinity());
-      for (Value s : scores[k])
-        tileMax = buildRunningRowMax(b, tileMax, s);
-      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
-      Value rowMax = buildRunningRowMax(b, m, tileMax);
-      Value base = buildExponentBase(b, rowMax);
-      Value sum = f32(0.0);
-      for (Value s : scores[k]) {
-        Value p = buildExpOfDifference(b, s, base, buildExpNonPositive);
-        weights[k].push_back(p);
-        sum = arith::AddFOp::create(b, sum, p);
-      }
-      alphas[k] = buildExpOfDifference(b, m, base, buildExpNonPositive);
-      next[k] = rowMax;
-      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
-    }
-    // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
-    Value alpha = vector::FromElementsOp::create(
-        b, VectorType::get({4}, b.getF32Type()),
-        ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
-    for (int64_t nb = 0; nb < dv / 8; ++nb)
-      next[4 + nb] = buildRescale(b, state[4 + nb], alpha);
-    return {next, weights};
-  }
-
-  /// O += P Vs (stage `stage`): a 16-key step at a time, P's A fragment
-  /// from the weights of two 8-key blocks.
-  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
-                        Value stage) {
-    Value keyRow = arith::RemUIOp::create(b, lane, index(16));
-    for (int64_t step = 0; step < tileKeys / 16; ++step) {
-      SmallVector<Value> a;
-      for (int64_t nb : {2 * step, 2 * step + 1})
-        for (int64_t k = 0; k < 2; ++k)
-          a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
-      Value row = add(keyRow, 16 * step);
-      for (int64_t nb = 0; nb < dv / 8; ++nb) {
-        SmallVector<Value> bFrag =
-            loadFragment(vs, ValueRange{stage, row, index(8 * nb)}, 2, /*transpose=*/true);
-        SmallVector<Value> c;
-        for (int64_t k = 0; k < 4; ++k)
-          c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));
-        state[4 + nb] = vector::FromElementsOp::create(
-            b, VectorType::get({4}, b.getF32Type()), mma(a, bFrag, c));
-      }
-    }
-  }
-
-  /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
-  /// the lane, l summed over the row's quad. Decode: the split's state
-  /// instead, O unnormalized into partial_out and (m, l) into partial_stats
-  /// (by the quad's first lane).
-  void storeOutput(ValueRange state) {
-    for (int64_t k = 0; k < 2; ++k) {
-      const LaneRow &row = laneRows[k];
-      Value l = quadReduce(state[2 + k],
-                           [&](Value x, Value y) { return arith::AddFOp::create(b, x, y); });
-      Value sum = vector::BroadcastOp::create(b, VectorType::get({2}, b.getF32Type()), l);
-      auto ifValid = scf::IfOp::create(b, row.valid, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifValid.thenBlock()->getTerminator());
-      for (int64_t nb = 0; nb < dv / 8; ++nb) {
-        Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
-                                                          ArrayRef<int64_t>{2},
-                                                          ArrayRef<int64_t>{1});
-        Value channel = add(mul(tq, 2), 8 * nb);
-        if (splits) {
-          vector::StoreOp::create(b, acc, op.getPartialOut(),
-                                  ValueRange{bi, row.h, row.i, split, channel},
-                                  /*nontemporal=*/false, alignOf(2, b.getF32Type()));
-          continue;
-        }
-        Value out = buildNormalize(b, acc, sum);
-        vector::StoreOp::create(b, convertFloat(b, out, element), op.getOut(),
-                                ValueRange{bi, row.h, row.i, channel}, /*nontemporal=*/false,
-                                alignOf(2));
-      }
-      if (!splits)
-        continue;
-      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
-      auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
-      b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
-      SmallVector<Value, 2> stats = {state[k], l};
-      for (auto [slot, stat] : llvm::enumerate(stats))
-        memref::StoreOp::create(b, stat, op.getPartialStats(),
-                                ValueRange{bi, row.h, row.i, split, index(slot)});
-    }
-  }
+  memref::GlobalOp weightTile;
+  Value ps;
+  /// The shared-memory addresses of Qs, Ks, Vs and Ps (i64).
+  Value addresses[4];
 };
 
 struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass> {
@@ -1063,7 +1142,10 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
-      MmaAttentionKernel(b, op, warpgroup).build(symbols, name);
+      if (warpgroup)
+        WarpgroupKernel(b, op).build(symbols, name);
+      else
+        MmaSyncKernel(b, op).build(symbols, name);
       op.erase();
     }
   }
