@@ -160,36 +160,6 @@ Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
 // Online softmax
 //===----------------------------------------------------------------------===//
 
-Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
-  auto c = [&](double v) { return floatConstantLike(b, x, v); };
-  auto fma = [&](Value p, Value q, Value r) { return math::FmaOp::create(b, p, q, r); };
-  constexpr double kLowest = -87.33654; // ln of the smallest normal f32
-  // Below kLowest (and for -inf) the result is 0 whatever the steps below
-  // compute there, so x needs no clamp; NaN is restored at the end.
-  Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kLowest));
-  // x = n ln2 + r: n = round(x / ln2), r from a two-part ln2.
-  Value n = math::RoundEvenOp::create(
-      b, arith::MulFOp::create(b, x, c(1.44269504088896341)));
-  Value r = fma(n, c(-0.693359375), x);
-  r = fma(n, c(2.12194440e-4), r);
-  // exp(r) = 1 + r + r^2 P(r).
-  Value poly = c(1.9875691500e-4);
-  for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                             1.6666665459e-1, 5.0000001201e-1})
-    poly = fma(poly, r, c(coefficient));
-  Value y = arith::AddFOp::create(
-      b, fma(poly, arith::MulFOp::create(b, r, r), r), c(1.0));
-  // 2^n: (n + 127) << 23 as the bits of an f32.
-  Type intType = withElementType(x.getType(), b.getI32Type());
-  Value bits = arith::FPToSIOp::create(b, intType, arith::AddFOp::create(b, n, c(127.0)));
-  Value scale = arith::BitcastOp::create(
-      b, x.getType(), arith::ShLIOp::create(b, bits, intConstantLike(b, bits, 23)));
-  Value result =
-      arith::SelectOp::create(b, tiny, c(0.0), arith::MulFOp::create(b, y, scale));
-  Value isNaN = arith::CmpFOp::create(b, FloatPredicate::UNO, x, x);
-  return arith::SelectOp::create(b, isNaN, x, result);
-}
-
 Value pe::buildMathExp(ImplicitLocOpBuilder &b, Value x) {
   return math::ExpOp::create(b, x);
 }

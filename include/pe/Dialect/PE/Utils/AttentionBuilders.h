@@ -28,6 +28,8 @@
 
 #include "pe/Dialect/PE/IR/PE.h"
 
+#include "pe/Dialect/PE/Utils/MathBuilders.h"
+
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <optional>
@@ -111,13 +113,8 @@ Value buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
 // Online softmax
 //===----------------------------------------------------------------------===//
 
-/// exp(x) for x <= 0 (all the softmax needs) to about 1 ulp of f32: x = n
-/// ln2 + r with |r| <= ln2/2, exp(r) by the Cephes polynomial, times 2^n
-/// built in the exponent bits. exp(-inf) and every result below the normal
-/// range are 0 (a masked key weighs exactly 0); NaN stays NaN.
-Value buildExpNonPositive(ImplicitLocOpBuilder &b, Value x);
-
-/// The exponential the softmax steps use: math.exp, or buildExpNonPositive.
+/// The exponential the softmax steps use: math.exp, or buildExpNonPositive
+/// (MathBuilders.h).
 using ExpBuilder = function_ref<Value(ImplicitLocOpBuilder &, Value)>;
 Value buildMathExp(ImplicitLocOpBuilder &b, Value x);
 
