@@ -10,6 +10,7 @@
 #define PE_LIB_CONVERSION_CPUKERNELS_KERNELBUILDER_H
 
 #include "pe/Dialect/PE/Utils/Bf16PairDot.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -204,14 +205,7 @@ struct KernelBuilder {
   }
 
   /// `tensor` as a read-only buffer of identity layout (null stays null).
-  Value toBuffer(Value tensor) {
-    if (!tensor)
-      return nullptr;
-    auto type = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-        /*read_only=*/true);
-  }
+  Value toBuffer(Value tensor) { return toReadOnlyBuffer(b, tensor); }
 
   /// Runs `body(ivs)` for every point of [0, ubs): an scf.parallel (an
   /// allocation scope, which OpenMP outlines) with threads, else a nest of

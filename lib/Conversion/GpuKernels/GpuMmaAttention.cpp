@@ -73,12 +73,12 @@
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 #include "pe/Transforms/Passes.h"
 
-#include "GpuBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

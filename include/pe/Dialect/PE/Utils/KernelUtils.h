@@ -1,6 +1,11 @@
-//===- GpuBuffers.h - buffers and vector pieces of GPU kernels --*- C++ -*-===//
-#ifndef PE_LIB_CONVERSION_GPUKERNELS_GPUBUFFERS_H
-#define PE_LIB_CONVERSION_GPUKERNELS_GPUBUFFERS_H
+//===- KernelUtils.h - buffers and vector pieces of the kernels -*- C++ -*-===//
+//
+// What the hand-scheduled CPU and GPU kernels share when they take their
+// operands: tensors as read-only buffers, rows split into vector pieces.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PE_DIALECT_PE_UTILS_KERNELUTILS_H
+#define PE_DIALECT_PE_UTILS_KERNELUTILS_H
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,4 +35,4 @@ inline int64_t pieceLanes(int64_t n, int64_t most) {
 
 } // namespace mlir::pe
 
-#endif // PE_LIB_CONVERSION_GPUKERNELS_GPUBUFFERS_H
+#endif // PE_DIALECT_PE_UTILS_KERNELUTILS_H
