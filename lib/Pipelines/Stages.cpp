@@ -45,6 +45,8 @@ void pe::addBufferization(OpPassManager &pm, bool destinationEntries) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Constants named in module order: the same input, the same output.
+  pm.addPass(createPEOrderConstants());
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);

@@ -218,6 +218,19 @@ def PEDistinctResults : Pass<"pe-distinct-results", "func::FuncOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def PEOrderConstants : Pass<"pe-order-constants", "ModuleOp"> {
+  let summary = "Name and order the constant globals of bufferization by their first use";
+  let description = [{
+    One-shot bufferization names the memref.global of each constant tensor
+    `__constant_<shape>` (`_0`, `_1`, ... on a repeated shape) in the order
+    in which it visits the functions, which varies from run to run. This
+    pass renames them `__constant_<n>_<shape>` by the order of their first
+    `memref.get_global` in the module and moves them to its top in that
+    order, so that the same input always compiles to the same output.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def PESetLLVMTarget : Pass<"pe-set-llvm-target", "ModuleOp"> {
   let summary = "Set the target CPU and features of every LLVM function";
   let description = [{
