@@ -222,8 +222,8 @@ static cl::opt<bool> raise(
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass, as pe-opt does (off: the input "
-             "and each pipeline's result are verified; the passes between take "
-             "half the time without it)"),
+             "and each pipeline's result are verified, and a CPU compilation "
+             "takes about a third less time; the GPU pipelines always verify)"),
     cl::init(false), cl::cat(category));
 static cl::opt<bool> tileAttention(
     "tile-attention",
