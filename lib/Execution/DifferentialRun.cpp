@@ -1,25 +1,22 @@
 //===- DifferentialRun.cpp - run two functions and compare ----------------===//
 #include "pe/Execution/DifferentialRun.h"
+#include "pe/Execution/Jit.h"
 
 #include "pe/Conversion/LinalgToPE/LinalgToPE.h"
 #include "pe/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <random>
 
 using namespace mlir;
@@ -89,22 +86,6 @@ double elementAt(const uint8_t *data, FloatType element, int64_t i) {
   return value.convertToDouble();
 }
 
-/// The directory of libpe_runtime.so: next to the library or executable
-/// holding this code, or `../lib` from it, else the install prefix.
-std::string runtimeDirectory() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&runtimeDirectory), &info) && info.dli_fname) {
-    SmallString<256> self(info.dli_fname);
-    llvm::sys::fs::make_absolute(self);
-    StringRef dir = llvm::sys::path::parent_path(self);
-    for (std::string candidate :
-         {dir.str(), (llvm::sys::path::parent_path(dir) + "/lib").str()})
-      if (llvm::sys::fs::exists(candidate + "/libpe_runtime.so"))
-        return candidate;
-  }
-  return PE_RUNTIME_INSTALL_DIR;
-}
-
 /// `fn` alone in a module, compiled by the CPU pipeline and the JIT.
 FailureOr<std::unique_ptr<ExecutionEngine>> compile(func::FuncOp fn, std::string &why) {
   llvm::InitializeNativeTarget();
@@ -126,13 +107,7 @@ FailureOr<std::unique_ptr<ExecutionEngine>> compile(func::FuncOp fn, std::string
     why = "it does not compile for the CPU";
     return failure();
   }
-  ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
-  engineOptions.transformer = transformer;
-  std::string runtime = runtimeDirectory() + "/libpe_runtime.so";
-  SmallVector<StringRef> libs = {runtime};
-  engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
+  auto engine = pe::createJitEngine(*module, pe::JitOptions{});
   if (!engine) {
     why = "the JIT failed: " + llvm::toString(engine.takeError());
     return failure();

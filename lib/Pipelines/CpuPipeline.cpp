@@ -21,7 +21,26 @@
 
 using namespace mlir;
 
+llvm::Error pe::checkCpuPipelineOptions(const CpuPipelineOptions &options) {
+  auto error = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  if (options.vectorWidth < 0 || options.vectorWidth > kMaxVectorWidth)
+    return error("vector-width must be in [0, " + Twine(kMaxVectorWidth) +
+                 "] (0: the target's), but got " + Twine(options.vectorWidth));
+  if (options.threads < 1)
+    return error("threads must be >= 1, but got " + Twine(options.threads));
+  if (options.attentionRows < 0 || options.attentionBlockKeys < 0)
+    return error("attention-rows and attention-block-keys must be >= 0 (0: the "
+                 "target's schedule)");
+  if (options.sveVectorBits < 0)
+    return error("sve-vector-bits must be >= 0, but got " + Twine(options.sveVectorBits));
+  return llvm::Error::success();
+}
+
 void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
+  if (reportInvalidOptions(pm, "pe-cpu-pipeline", checkCpuPipelineOptions(options)))
+    return;
   // The CPU every schedule below is chosen for (llvm.target).
   pm.addPass(createPESetTarget(PESetTargetOptions{
       options.targetTriple, options.targetCpu, options.targetFeatures,

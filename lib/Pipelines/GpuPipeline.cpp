@@ -73,38 +73,20 @@ llvm::Expected<std::string> pe::gpuTargetFeatures(const GpuPipelineOptions &opti
   return options.features.getValue();
 }
 
-namespace {
-/// Fails on the module with a message: how an invalid pipeline option
-/// reaches the user as a diagnostic (pipeline builders cannot fail).
-struct InvalidOptionPass : PassWrapper<InvalidOptionPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InvalidOptionPass)
-  explicit InvalidOptionPass(std::string message) : message(std::move(message)) {}
-  StringRef getArgument() const override { return "pe-invalid-pipeline-option"; }
-  void runOnOperation() override {
-    // At the module's location, without printing the module.
-    mlir::emitError(getOperation()->getLoc(), "pe-gpu-pipeline: ") << message;
-    signalPassFailure();
-  }
-  std::string message;
-};
-} // namespace
-
-/// Adds a pass that reports the first invalid option; true if there is one.
-static bool reportInvalidOptions(OpPassManager &pm, const pe::GpuPipelineOptions &options) {
-  std::string message;
-  if (llvm::Expected<std::string> features = pe::gpuTargetFeatures(options); !features)
-    message = llvm::toString(features.takeError());
-  else if (options.blockSize < 1 || options.blockSize > 1024)
-    message = "block-size must be in [1, 1024], got " + std::to_string(options.blockSize);
-  else if (options.maxBlocks < 1 || options.maxBlocks > std::numeric_limits<int32_t>::max())
-    message = "max-blocks must be in [1, 2^31 - 1], got " + std::to_string(options.maxBlocks);
-  else if (options.multiprocessors < 0 || options.multiprocessors > (1 << 16))
-    message = "multiprocessors must be in [0, 65536] (0: the chip's), got " +
-              std::to_string(options.multiprocessors);
-  if (message.empty())
-    return false;
-  pm.addPass(std::make_unique<InvalidOptionPass>(message));
-  return true;
+llvm::Error pe::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
+  if (llvm::Expected<std::string> features = gpuTargetFeatures(options); !features)
+    return features.takeError();
+  auto error = [](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  if (options.blockSize < 1 || options.blockSize > 1024)
+    return error("block-size must be in [1, 1024], but got " + Twine(options.blockSize));
+  if (options.maxBlocks < 1 || options.maxBlocks > std::numeric_limits<int32_t>::max())
+    return error("max-blocks must be in [1, 2^31 - 1], but got " + Twine(options.maxBlocks));
+  if (options.multiprocessors < 0 || options.multiprocessors > (1 << 16))
+    return error("multiprocessors must be in [0, 65536] (0: the chip's), but got " +
+                 Twine(options.multiprocessors));
+  return llvm::Error::success();
 }
 
 /// pe IR -> every parallel loop a gpu.launch on device buffers, not yet
@@ -139,7 +121,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
 }
 
 void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
-  if (reportInvalidOptions(pm, options))
+  if (pe::reportInvalidOptions(pm, "pe-gpu-pipeline", pe::checkGpuPipelineOptions(options)))
     return;
   addGpuSchedule(pm, options, options.tensorCores);
   // Tensor-core, async-copy and TMA ops (nvgpu) to NVVM while the kernels
@@ -157,13 +139,16 @@ void pe::buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
 }
 
 void pe::buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
-  if (reportInvalidOptions(pm, options))
+  if (pe::reportInvalidOptions(pm, "pe-gpu-pipeline", pe::checkGpuPipelineOptions(options)))
     return;
   // Warp-collective mma.sync, wgmma and shuffles need the warp's 32 lanes at
   // once: the schedule runs the SIMT kernel, and refuses a request for more.
   if (options.tensorCores.hasValue() && options.tensorCores) {
-    pm.addPass(std::make_unique<InvalidOptionPass>(
-        "tensor-cores: the tensor-core kernel does not run on the on-CPU schedule"));
+    pe::reportInvalidOptions(
+        pm, "pe-gpu-pipeline",
+        llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "tensor-cores: the tensor-core kernel does not run on the on-CPU schedule"));
     return;
   }
   addGpuSchedule(pm, options, /*tensorCores=*/false);
@@ -175,7 +160,7 @@ void pe::buildGpuOnCpuPipeline(OpPassManager &pm, const GpuPipelineOptions &opti
 }
 
 void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
-  if (reportInvalidOptions(pm, options))
+  if (pe::reportInvalidOptions(pm, "pe-gpu-pipeline", pe::checkGpuPipelineOptions(options)))
     return;
   std::string features = cantFail(gpuTargetFeatures(options));
   if (options.hostBuffers)
@@ -224,7 +209,7 @@ void pe::buildGpuBinaryPipeline(OpPassManager &pm, const GpuPipelineOptions &opt
 }
 
 void pe::buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
-  if (reportInvalidOptions(pm, options))
+  if (pe::reportInvalidOptions(pm, "pe-gpu-pipeline", pe::checkGpuPipelineOptions(options)))
     return;
   buildGpuKernelPipeline(pm, options);
   buildGpuBinaryPipeline(pm, options);

@@ -17,6 +17,29 @@
 
 using namespace mlir;
 
+namespace {
+/// Fails on the module with a message, at the module's location, without
+/// printing the module.
+struct InvalidOptionPass : PassWrapper<InvalidOptionPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InvalidOptionPass)
+  explicit InvalidOptionPass(std::string message) : message(std::move(message)) {}
+  StringRef getArgument() const override { return "pe-invalid-pipeline-option"; }
+  void runOnOperation() override {
+    mlir::emitError(getOperation()->getLoc()) << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
+
+bool pe::reportInvalidOptions(OpPassManager &pm, StringRef pipeline, llvm::Error error) {
+  if (!error)
+    return false;
+  pm.addPass(std::make_unique<InvalidOptionPass>(
+      (pipeline + ": " + llvm::toString(std::move(error))).str()));
+  return true;
+}
+
 void pe::addFoldsAndFusions(OpPassManager &pm, bool fuse) {
   pm.addPass(createCanonicalizerPass());
   if (!fuse)

@@ -2,11 +2,19 @@
 #ifndef PE_LIB_PIPELINES_STAGES_H
 #define PE_LIB_PIPELINES_STAGES_H
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 
 namespace mlir {
 class OpPassManager;
 namespace pe {
+
+/// With an `error` (an invalid option of `pipeline`), adds a pass that
+/// fails on the module with its message and returns true: how an invalid
+/// option reaches the user as a diagnostic (pipeline builders cannot fail).
+bool reportInvalidOptions(OpPassManager &pm, llvm::StringRef pipeline, llvm::Error error);
 
 /// Folds first (constants; chained rotations composed into one, so a chain
 /// shares no tables and fuses as a single rotation), then, with `fuse`,

@@ -33,11 +33,9 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    // Wider vectors than any CPU has only unroll into huge code.
-    constexpr int64_t kMaxVectorWidth = 64;
-    if (vectorWidth < 0 || vectorWidth > kMaxVectorWidth) {
+    if (vectorWidth < 0 || vectorWidth > pe::kMaxVectorWidth) {
       func.emitError() << "pe-tile-and-vectorize needs 0 <= vector-width <= "
-                       << kMaxVectorWidth << " (0: the target's), but got "
+                       << pe::kMaxVectorWidth << " (0: the target's), but got "
                        << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }

@@ -23,7 +23,7 @@
 // CHECK-OMP: omp.wsloop
 // CHECK-LLVM-NOT: omp.
 
-// CHECK-BADWIDTH: error: pe-tile-and-vectorize needs 0 <= vector-width <= 64 (0: the target's), but got -1
+// CHECK-BADWIDTH: error: pe-cpu-pipeline: vector-width must be in [0, 64] (0: the target's), but got -1
 
 // CHECK-VEC-LABEL: func.func @rope
 // The tables first, once per (position, frequency): the angle reduction in

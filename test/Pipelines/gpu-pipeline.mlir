@@ -27,7 +27,7 @@
 // CHIP: error: pe-gpu-pipeline: unsupported GPU chip 'sm_75'
 // FEATURE: error: pe-gpu-pipeline: unsupported GPU target feature '+avx512f'
 // FORMAT: error: pe-gpu-pipeline: unknown GPU binary format 'elf' (expected isa, bin or fatbin)
-// BLOCK: error: pe-gpu-pipeline: block-size must be in [1, 1024], got 2048
+// BLOCK: error: pe-gpu-pipeline: block-size must be in [1, 1024], but got 2048
 // ON-CPU: error: pe-gpu-pipeline: tensor-cores: the tensor-core kernel does not run on the on-CPU schedule
 func.func @rope(%x: tensor<1x32x?x128xf32>, %pos: tensor<?xi32>) -> tensor<1x32x?x128xf32> {
   %r = pe.rope #pe.rope<rotary_dim = 128> %x, %pos : tensor<1x32x?x128xf32>, tensor<?xi32>

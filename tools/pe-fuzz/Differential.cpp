@@ -1,11 +1,11 @@
 //===- Differential.cpp - run a program two ways and compare --------------===//
 #include "Differential.h"
 
+#include "pe/Execution/Jit.h"
 #include "pe/Pipelines/Pipelines.h"
 #include "pe/Transforms/Passes.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/raw_ostream.h"
@@ -111,16 +111,9 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
   pm.addPass(pe::createPEExportCInterface(pe::PEExportCInterfaceOptions{"pe_"}));
   if (failed(pm.run(*copy)))
     return nullptr;
-  ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
-  engineOptions.transformer = transformer;
-  std::string runtime = std::string(PE_RUNTIME_BUILD_DIR) + "/libpe_runtime.so";
-  std::string openmp = std::string(PE_MLIR_LIB_DIR) + "/libomp.so";
-  SmallVector<StringRef> libs = {runtime};
-  if (threads > 1)
-    libs.push_back(openmp);
-  engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*copy, engineOptions);
+  pe::JitOptions jit;
+  jit.threads = threads;
+  auto engine = pe::createJitEngine(*copy, jit);
   if (!engine) {
     llvm::consumeError(engine.takeError());
     return nullptr;

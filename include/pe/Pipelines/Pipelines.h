@@ -2,6 +2,8 @@
 #ifndef PE_PIPELINES_PIPELINES_H
 #define PE_PIPELINES_PIPELINES_H
 
+#include "pe/Target/CpuTarget.h"
+
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -91,6 +93,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(false)};
 };
 
+/// Checks the values of `options`; the error names the first invalid one.
+llvm::Error checkCpuPipelineOptions(const CpuPipelineOptions &options);
+
 /// The module's target (pe-set-target) -> pe fusions -> flash attention
 /// kernels + linalg -> tiling + vectorization -> bufferization -> LLVM
 /// dialect, scheduled for and marked with that target.
@@ -178,6 +183,10 @@ std::optional<int> minimumPtxVersion(llvm::StringRef chip);
 /// features to use (the chip's PTX version when none is given), or an error
 /// saying what is wrong.
 llvm::Expected<std::string> gpuTargetFeatures(const GpuPipelineOptions &options);
+
+/// Checks the chip, features, format and sizes of `options`; the error
+/// names the first invalid one.
+llvm::Error checkGpuPipelineOptions(const GpuPipelineOptions &options);
 
 /// pe fusions -> linalg -> buffers in GPU memory -> every parallel loop a
 /// kernel (`pe-gpu-map-parallel-loops`) -> one outlined `gpu.module`

@@ -37,6 +37,10 @@ namespace pe {
 /// The instruction set families the CPU kernels are scheduled for.
 enum class CpuIsa { X86, AArch64, Other };
 
+/// Most elements per vector a schedule may ask for: wider vectors than any
+/// CPU has only unroll into huge code.
+constexpr int64_t kMaxVectorWidth = 64;
+
 struct CpuTarget {
   /// LLVM's names: the triple, the CPU and the features (`+a,-b,...`).
   std::string triple, cpu, features;

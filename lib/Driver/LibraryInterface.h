@@ -1,6 +1,6 @@
 //===- LibraryInterface.h - what a compiled library exports ---*- C++ -*-===//
-#ifndef PE_COMPILE_LIBRARYINTERFACE_H
-#define PE_COMPILE_LIBRARYINTERFACE_H
+#ifndef PE_LIB_DRIVER_LIBRARYINTERFACE_H
+#define PE_LIB_DRIVER_LIBRARYINTERFACE_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,4 +25,4 @@ LogicalResult emitInterfaceJson(ModuleOp module, StringRef prefix,
 
 } // namespace mlir::pe
 
-#endif // PE_COMPILE_LIBRARYINTERFACE_H
+#endif // PE_LIB_DRIVER_LIBRARYINTERFACE_H

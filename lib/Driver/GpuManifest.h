@@ -1,6 +1,6 @@
 //===- GpuManifest.h - JSON description of compiled GPU kernels -----------===//
-#ifndef PE_COMPILE_GPUMANIFEST_H
-#define PE_COMPILE_GPUMANIFEST_H
+#ifndef PE_LIB_DRIVER_GPUMANIFEST_H
+#define PE_LIB_DRIVER_GPUMANIFEST_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,4 +27,4 @@ LogicalResult writeGpuManifest(ModuleOp module, const GpuManifestTarget &target,
 
 } // namespace mlir::pe
 
-#endif // PE_COMPILE_GPUMANIFEST_H
+#endif // PE_LIB_DRIVER_GPUMANIFEST_H
