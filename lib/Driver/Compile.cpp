@@ -66,7 +66,7 @@ LogicalResult pe::driver::configure(PassManager &pm, const CompileOptions &optio
   // NVVM's verifier refuses an instruction the chip lacks before LLVM's
   // NVPTX backend would abort on it: the GPU pipelines always verify.
   pm.enableVerifier(options.verifyEach || always);
-  return applyPassManagerCLOptions(pm);
+  return options.passManagerSetup ? options.passManagerSetup(pm) : success();
 }
 
 LogicalResult pe::driver::runPasses(PassManager &pm, ModuleOp module,

@@ -19,7 +19,7 @@ FailureOr<pe::CpuTarget> describeTarget(MLIRContext *context, const CompileOptio
                                         StringRef extraFeatures = "");
 
 /// The verifier between passes as `options` asks (or `always`), and the
-/// pass manager's command-line instrumentation.
+/// client's setup of the pass manager.
 LogicalResult configure(PassManager &pm, const CompileOptions &options, bool always = false);
 
 /// Runs `pm` and verifies the result where the passes did not.

@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
     llvm::Error error = driver::printCpuTarget(options, llvm::outs());
     return error ? fail(llvm::toString(std::move(error))) : 0;
   }
+  options.passManagerSetup = applyPassManagerCLOptions;
   if (llvm::Error error = driver::checkOptions(options))
     return fail(llvm::toString(std::move(error)));
 

@@ -15,8 +15,13 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+
+namespace mlir {
+class PassManager;
+} // namespace mlir
 
 namespace mlir::pe::driver {
 
@@ -95,6 +100,9 @@ struct CompileOptions {
   // Passes.
   bool raise = false;      // pe-raise-positional-encodings first
   bool verifyEach = false; // the verifier between passes
+  /// Called on every pass manager the driver runs, e.g. to apply the pass
+  /// manager's command-line options (--mlir-print-ir-after-all, timing).
+  std::function<LogicalResult(PassManager &)> passManagerSetup;
 
   /// The pipelines' options (set by assignment, so that a pipeline sees
   /// which were given). `fuse`, `tileAttention` and `tileRope` are the same
