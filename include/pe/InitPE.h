@@ -7,7 +7,8 @@
 #include "pe/Dialect/PE/Transforms/Passes.h"
 #include "pe/Execution/DifferentialRun.h"
 #include "pe/Pipelines/Pipelines.h"
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 namespace mlir::pe {
 
@@ -22,7 +23,8 @@ inline void registerAllPasses() {
   registerJitRaisingCheck();
   registerPEPasses();
   registerPEConversionPasses();
-  registerPECodegenPasses();
+  registerCodegenPasses();
+  registerPECInterfacePasses();
   registerPipelines();
 }
 

@@ -12,7 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "LibraryInterface.h"
 
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"

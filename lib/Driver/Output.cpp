@@ -4,7 +4,8 @@
 #include "LibraryInterface.h"
 
 #include "pe/Execution/Jit.h"
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

@@ -5,7 +5,8 @@
 
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"

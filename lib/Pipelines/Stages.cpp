@@ -2,7 +2,8 @@
 #include "Stages.h"
 
 #include "pe/Dialect/PE/Transforms/Passes.h"
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"

@@ -3,7 +3,8 @@
 
 #include "pe/Execution/Jit.h"
 #include "pe/Pipelines/Pipelines.h"
-#include "pe/Transforms/Passes.h"
+#include "pe/CInterface/Passes.h"
+#include "pe/Codegen/Passes.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Pass/PassManager.h"

@@ -2,8 +2,6 @@
 #ifndef PE_CONVERSION_PASSES_H
 #define PE_CONVERSION_PASSES_H
 
-#include "pe/Conversion/CpuKernels/CpuKernels.h"
-#include "pe/Conversion/GpuKernels/GpuKernels.h"
 #include "pe/Conversion/LinalgToPE/LinalgToPE.h"
 #include "pe/Conversion/PEToLinalg/PEToLinalg.h"
 

@@ -1,0 +1,32 @@
+//===- Kernels.h - GPU kernels of pe ops ---------------------*- C++ -*-===//
+#ifndef PE_CODEGEN_GPU_KERNELS_H
+#define PE_CODEGEN_GPU_KERNELS_H
+
+#include "pe/Target/GpuChip.h"
+
+#include <cstdint>
+
+namespace mlir {
+class RewritePatternSet;
+namespace pe {
+
+/// Rows (query, group head pairs) per block of the tensor-core attention
+/// kernel (pe-gpu-mma-attention): 4 warps of 16.
+inline constexpr int64_t kMmaAttentionBlockRows = 64;
+
+/// pe.rope -> one parallel loop over 16-byte chunks of its rows
+/// (pe-gpu-tile-rope), where the rotated half and the pass-through
+/// channels are whole chunks.
+void populateGpuTileRopePatterns(RewritePatternSet &patterns);
+
+/// pe.attention -> one parallel loop over (batch, query head, query, value
+/// chunk) holding the online softmax in registers (pe-gpu-tile-attention);
+/// with `tensorCores`, bf16/f16 prefill to pe.gpu_mma_attention instead.
+/// Decode splits its keys for the multiprocessors of `chip`.
+void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCores,
+                                      const GpuChip &chip);
+
+} // namespace pe
+} // namespace mlir
+
+#endif // PE_CODEGEN_GPU_KERNELS_H

@@ -1,0 +1,262 @@
+//===- TileAttention.cpp - pe-tile-attention ------------------------------===//
+//
+// pe.attention as a call of a flash-attention kernel on buffers (the
+// algorithm is stated in the pass description, include/pe/Conversion/
+// Passes.td). This file prepares the operands, builds the kernel function of
+// the op's plan (AttentionKernel.cpp and the variants) and shares it: an
+// attention whose kernel body equals an existing kernel's calls that one, so
+// a 32-layer model compiles one kernel, and two plans can never share a
+// function by mistake.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Codegen/CPU/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+
+#include "AttentionTask.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PETILEATTENTION
+#include "pe/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+/// Kernel functions are named after this (uniqued by the symbol table).
+constexpr char kKernelName[] = "pe_attention_kernel";
+
+/// The buffers the kernel is called with, in its argument order: q, k, v,
+/// positions, then the mask, the tables and the slopes where present, then
+/// the output.
+SmallVector<Value> kernelArguments(const AttentionBuffers &buf) {
+  SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos, buf.kPos};
+  for (Value optional : {buf.mask, buf.qCos, buf.qSin, buf.kCos, buf.kSin, buf.slopes})
+    if (optional)
+      args.push_back(optional);
+  args.push_back(buf.out);
+  return args;
+}
+
+/// The same buffers as the arguments of the kernel's entry block.
+AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
+                               const AttentionBuffers &outer) {
+  AttentionBuffers inner;
+  auto arg = entry->args_begin();
+  inner.q = *arg++;
+  inner.k = *arg++;
+  inner.v = *arg++;
+  inner.qPos = *arg++;
+  inner.kPos = *arg++;
+  if (outer.mask) {
+    inner.mask = *arg++;
+    inner.maskFlat = memref::CollapseShapeOp::create(
+        b, inner.mask, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
+  }
+  if (outer.qCos) {
+    inner.qCos = *arg++;
+    inner.qSin = *arg++;
+    inner.kCos = *arg++;
+    inner.kSin = *arg++;
+  }
+  if (outer.slopes)
+    inner.slopes = *arg++;
+  inner.out = *arg++;
+  return inner;
+}
+
+/// A detached private function holding the kernel of plan `p` for `buf`.
+func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc,
+                                 const AttentionPlan &p, const AttentionBuffers &buf) {
+  OpBuilder builder(ctx);
+  SmallVector<Value> args = kernelArguments(buf);
+  auto kernel = func::FuncOp::create(
+      builder, loc, kKernelName, FunctionType::get(ctx, ValueRange(args).getTypes(), {}));
+  kernel.setPrivate();
+  // Internal to the object file once lowered to LLVM.
+  kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  Block *entry = kernel.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  ImplicitLocOpBuilder b(loc, builder);
+  auto ret = func::ReturnOp::create(b);
+  b.setInsertionPoint(ret);
+  KernelBuilder g{b, p.lanes};
+  buildAttentionKernel(g, p, bindArguments(b, entry, buf));
+  return kernel;
+}
+
+/// The kernel of `symbolTable` equal to `candidate` (same type and body), or
+/// `candidate` inserted under a unique name.
+func::FuncOp shareKernel(Operation *symbolTable, func::FuncOp candidate) {
+  for (auto fn : symbolTable->getRegion(0).getOps<func::FuncOp>()) {
+    if (!fn.getSymName().starts_with(kKernelName) ||
+        fn.getFunctionType() != candidate.getFunctionType())
+      continue;
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &fn.getBody(), &candidate.getBody(),
+            OperationEquivalence::Flags::IgnoreLocations)) {
+      candidate.erase();
+      return fn;
+    }
+  }
+  SymbolTable(symbolTable).insert(candidate);
+  return candidate;
+}
+
+/// Declares the AMX runtime entry `void pe_runtime_enable_amx()` once.
+void declareEnableAmx(OpBuilder &b, Operation *symbolTable, Location loc) {
+  if (SymbolTable::lookupSymbolIn(symbolTable, kEnableAmxFn))
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+  func::FuncOp::create(b, loc, kEnableAmxFn, FunctionType::get(b.getContext(), {}, {}))
+      .setPrivate();
+}
+
+struct TileAttention : OpRewritePattern<AttentionOp> {
+  TileAttention(MLIRContext *ctx, const TileAttentionOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
+    if (!symbolTable)
+      return rewriter.notifyMatchFailure(op, "not inside a symbol table");
+    AttentionPlanOptions planOptions;
+    planOptions.target = options.target;
+    planOptions.threads = options.threads;
+    planOptions.rows = options.rows;
+    planOptions.blockKeys = options.blockKeys;
+    planOptions.amx = options.amx;
+    planOptions.bf16Dot = options.bf16Dot;
+    std::optional<AttentionPlan> plan = planAttention(op, planOptions);
+    if (!plan)
+      return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
+    if (largestConstantTable(op) > kMaxConstantTableEntries)
+      return rewriter.notifyMatchFailure(op, "constant tables too large");
+
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    KernelBuilder g{b, plan->lanes};
+    AttentionBuffers buf = prepareBuffers(b, g, op, *plan);
+    if (plan->kind == AttentionKernelKind::Amx)
+      declareEnableAmx(rewriter, symbolTable, op.getLoc());
+    auto kernelOf = [&](const AttentionPlan &p) {
+      return shareKernel(symbolTable,
+                         buildKernelFunction(op.getContext(), op.getLoc(), p, buf));
+    };
+    func::FuncOp kernel = kernelOf(*plan);
+    auto call = [&](func::FuncOp fn) { func::CallOp::create(b, fn, kernelArguments(buf)); };
+    if (std::optional<AttentionPlan> decode = singleQueryPlan(op, planOptions, *plan)) {
+      // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
+      // tile would hold one query in rows / group of its rows.
+      func::FuncOp decodeKernel = kernelOf(*decode);
+      Value single = g.cmp(arith::CmpIPredicate::eq, memref::DimOp::create(b, buf.q, 2),
+                           g.index(1));
+      g.ifThenElse(single, [&] { call(decodeKernel); }, [&] { call(kernel); });
+    } else {
+      call(kernel);
+    }
+
+    rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
+    return success();
+  }
+
+private:
+  TileAttentionOptions options;
+
+  /// The decode plan for one query when Sq is dynamic and `plan` is not
+  /// already a decode kernel.
+  static std::optional<AttentionPlan> singleQueryPlan(AttentionOp op,
+                                                      const AttentionPlanOptions &options,
+                                                      const AttentionPlan &plan) {
+    if (!op.getQuery().getType().isDynamicDim(2) || plan.kind == AttentionKernelKind::Decode)
+      return std::nullopt;
+    std::optional<AttentionPlan> decode = planAttention(op, options, /*queries=*/1);
+    if (!decode || decode->kind != AttentionKernelKind::Decode)
+      return std::nullopt;
+    return decode;
+  }
+
+  /// The run-time checks, positions, tables and slopes of `op`, every
+  /// operand as a buffer, and the output buffer.
+  static AttentionBuffers prepareBuffers(ImplicitLocOpBuilder &b, KernelBuilder &g,
+                                         AttentionOp op, const AttentionPlan &p) {
+    // Every tensor first, then the buffers: bufferization sees the reads of
+    // to_buffer, not those of the kernel, so no tensor may be computed after
+    // another's to_buffer (it could reuse that tensor's buffer).
+    AttentionTensors t = prepareAttentionTensors(b, op);
+    AttentionBuffers buf;
+    buf.qCos = g.toBuffer(t.qCos);
+    buf.qSin = g.toBuffer(t.qSin);
+    buf.kCos = t.kCos == t.qCos ? buf.qCos : g.toBuffer(t.kCos);
+    buf.kSin = t.kSin == t.qSin ? buf.qSin : g.toBuffer(t.kSin);
+    buf.slopes = g.toBuffer(t.slopes);
+    buf.q = g.toBuffer(t.q);
+    buf.k = g.toBuffer(t.k);
+    buf.v = g.toBuffer(t.v);
+    buf.qPos = g.toBuffer(t.qPos);
+    buf.kPos = g.toBuffer(t.kPos);
+    buf.mask = g.toBuffer(t.mask);
+    SmallVector<OpFoldResult> sizes = {
+        memref::getMixedSize(b, b.getLoc(), buf.q, 0), b.getIndexAttr(p.queryHeads),
+        memref::getMixedSize(b, b.getLoc(), buf.q, 2), b.getIndexAttr(p.valueDim)};
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamic;
+    dispatchIndexOpFoldResults(sizes, dynamic, shape);
+    buf.out = memref::AllocOp::create(b, MemRefType::get(shape, p.element), dynamic);
+    return buf;
+  }
+};
+
+struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-tile-attention")))
+      return signalPassFailure();
+    // Bounded so that the tile arithmetic cannot overflow.
+    constexpr int64_t kMaxOption = int64_t(1) << 20;
+    if (threads < 1 || rows < 0 || blockKeys < 0 || threads > kMaxOption ||
+        rows > kMaxOption || blockKeys > kMaxOption) {
+      getOperation()->emitError(
+          "pe-tile-attention: threads must be positive, rows and block-keys "
+          "non-negative (0: the target's), all at most 2^20");
+      return signalPassFailure();
+    }
+    FailureOr<CpuTarget> target = getCpuTarget(getOperation());
+    if (failed(target))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    TileAttentionOptions options;
+    options.target = *target;
+    options.threads = threads;
+    options.rows = rows;
+    options.blockKeys = blockKeys;
+    options.amx = amx;
+    options.bf16Dot = bf16Dot;
+    populateTileAttentionPatterns(patterns, options);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void mlir::pe::populateTileAttentionPatterns(RewritePatternSet &patterns,
+                                             const TileAttentionOptions &options) {
+  patterns.add<TileAttention>(patterns.getContext(), options);
+}

@@ -1,0 +1,60 @@
+//===- GpuSinkConstants.cpp - pe-gpu-sink-constants -----------------------===//
+//
+// Vector constants (every constant of a tensor-core kernel) used in a
+// gpu.launch copied into it before outlining:
+// immediates in the kernel instead of kernel parameters, which a manifest
+// could not describe as values.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPUSINKCONSTANTS
+#include "pe/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+
+namespace {
+struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsPass> {
+  void runOnOperation() override {
+    // Only vector constants: making scalar sizes and strides immediates as
+    // well (upstream's gpu-launch-sink-index-computations) lets LLVM unroll
+    // the reduction loops of the reference attention kernels until their
+    // registers spill. Every constant of a launch with nvgpu ops (the
+    // tensor-core kernels, unrolled already): converting nvgpu to NVVM before
+    // outlining casts index values where they are defined, and a cast on the
+    // host would enter the kernel as a parameter. (LLVM's poison and zero
+    // values seed the accumulator structs of warpgroup MMA.)
+    auto isVectorConstant = [](Operation *op) {
+      return isa<arith::ConstantOp>(op) && isa<VectorType>(op->getResult(0).getType());
+    };
+    auto isConstant = [](Operation *op) {
+      return isa<arith::ConstantOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::UndefOp>(op);
+    };
+    auto hasNvgpuOps = [](gpu::LaunchOp launch) {
+      return launch
+          .walk([](Operation *op) {
+            return isa<nvgpu::NVGPUDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                              : WalkResult::advance();
+          })
+          .wasInterrupted();
+    };
+    WalkResult result = getOperation().walk([&](gpu::LaunchOp launch) {
+      auto sinks = hasNvgpuOps(launch) ? function_ref<bool(Operation *)>(isConstant)
+                                       : function_ref<bool(Operation *)>(isVectorConstant);
+      return failed(sinkOperationsIntoLaunchOp(launch, sinks)) ? WalkResult::interrupt()
+                                                                : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

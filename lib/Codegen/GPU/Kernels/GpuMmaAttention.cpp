@@ -1,0 +1,1154 @@
+//===- GpuMmaAttention.cpp - pe-gpu-mma-attention -------------------------===//
+//
+// pe.gpu_mma_attention as a flash-attention kernel on the tensor cores of
+// sm_80 and newer (mma.sync m16n8k16, bf16/f16 operands, f32 accumulators).
+//
+// Rows. Query head h = kvh G + g of KV head kvh (G = Hq / Hkv) and query i
+// make row r = i G + g of KV head kvh: the rows of one KV head, query-major.
+// A block of kWarps warps takes kBlockRows consecutive rows of one (batch,
+// KV head), warp w rows 16 w .. 16 w + 15 of them, so that every head of a
+// GQA/MQA group shares the block's K/V tiles.
+//
+// Fragments (PTX ISA, mma.m16n8k16): lane l = 4 gq + tq of a warp holds
+//   A (16 x 16, row-major):  rows gq and gq + 8, columns 2 tq + {0, 1} and
+//                            2 tq + 8 + {0, 1}  (four 32-bit registers)
+//   B (16 x 8, column-major): column gq, rows 2 tq + {0, 1} and
+//                            2 tq + 8 + {0, 1}  (two registers)
+//   C (16 x 8, f32):         rows gq and gq + 8, columns 2 tq + {0, 1}
+// so the accumulators of two adjacent 8-key blocks of S are, rounded to
+// bf16/f16, the A fragment of P for the 16 keys of one step of P V.
+//
+// Per block:
+//   Qs <- rope(q) of the block's rows, read from global memory once,
+//         rotated in f32 and rounded to the element type
+//   for each tile of tileKeys keys (64; 32 for head dims over 64), skipped
+//   when causal/window masks hide it from every row of the block:
+//     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
+//                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
+//     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope)
+//     wait for all copies but the next tile's V
+//     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
+//     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
+//         tested only in the tiles that need it)
+//     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
+//     p = exp(s - m'), alpha = exp(m - m'), l = alpha l + rowsum p
+//     O = alpha O + P Vs[t % 2]   mma.sync, B fragments by ldmatrix.trans
+//   out = O / l                   (l summed over the quad; 0 for l = 0)
+// Decode (splits(n)): the grid also runs over n ranges of the keys, and a
+// block stores its range's O and (m, l) for the merge instead of out.
+//
+// with the formulas of the shared builders (RopeBuilders,
+// AttentionBuilders). The sum l adds the f32 weights; P is rounded to the
+// element type only as the operand of P V (as FlashAttention does). Rows of
+// shared memory are padded by kPad elements, which puts the eight rows an
+// ldmatrix reads in distinct banks.
+//
+// Warpgroup MMA (sm_90a, option `warpgroup`): the block's four warps are one
+// warpgroup and each product is a chain of wgmma.mma_async m64nNk16 whose
+// operands stay in shared memory, read through matrix descriptors:
+//   S  = Qs Ks^T   A = Qs (64 x D), B = Ks (keys x D): both K-major
+//   O += Ps Vs     A = Ps (64 x keys, the rounded weights, stored by the
+//                  lanes that hold them), B = Vs (keys x Dv): MN-major
+// The accumulator of m64nN (PTX ISA, wgmma D fragment) gives warp w rows
+// 16 w + gq and + 8 and, per 8 columns j, columns 8 j + 2 tq + {0, 1}, in
+// registers 4 j .. 4 j + 3 - the mma.sync C fragment of the warp's rows, so
+// masking, softmax and output are shared. Tiles are stored as 8 x 8 core
+// matrices without swizzle (element (r, c) at [c / 8][r][c % 8], 8 rows of
+// 16 bytes contiguous): for a K-major operand the 8-row groups are 128 bytes
+// apart (SBO) and the 8-element chunks of K (rows + 1) 16 bytes apart (LBO);
+// for V, MN-major, 8-key groups are 128 bytes apart (LBO) and chunks of Dv
+// (rows + 1) 16 bytes apart (SBO). The spare row of each chunk takes the
+// idle copies of a tile and starts chunks in different banks. Threads and
+// cp.async write through the generic proxy, wgmma reads through the async
+// proxy: every write is fenced (fence.proxy.async) before the barrier that
+// precedes the products that read it.
+//
+// The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
+// product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaAttentionKernel
+// (the pipeline above), and one product engine per instruction family:
+// MmaSyncKernel and WarpgroupKernel (tile layouts, copies, S = Q K^T and
+// O += P V).
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Codegen/GPU/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <limits>
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPUMMAATTENTION
+#include "pe/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = kWarps * kWarpSize;
+/// Rows of an m16n8k16 product: the rows of one warp.
+constexpr int64_t kWarpRows = 16;
+constexpr int64_t kBlockRows = kWarps * kWarpRows;
+static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
+/// Keys per K/V tile: eight 8-key blocks of S, four 16-key steps of P V;
+/// half as many for head dims over 64, whose query fragments and output
+/// accumulators leave fewer of a thread's 255 registers to the scores.
+constexpr int64_t kTileKeys = 64;
+constexpr int64_t kWideHeadDim = 64;
+/// Elements (16 bytes) added to each shared-memory row.
+constexpr int64_t kPad = 8;
+/// Elements of one cp.async (16 bytes of bf16/f16).
+constexpr int64_t kCopyLanes = 8;
+/// Channels rotated at a time when K is staged.
+constexpr int64_t kPieceLanes = 8;
+/// V tiles in flight: the next tile's V is copied while this one's is used.
+constexpr int64_t kValueStages = 2;
+/// A core matrix of wgmma operands: 8 rows of 16 bytes.
+constexpr int64_t kCoreRows = 8;
+constexpr int64_t kCoreRowBytes = 16;
+
+/// The row of a lane in the A/C fragments: which of the two it is (gq or
+/// gq + 8), whether it exists, and its query, head and positions.
+struct LaneRow {
+  Value valid, i, h, qp, slope;
+};
+
+/// What the kernel's parts share: the op, its sizes, the block's and the
+/// thread's indices, the shared tiles, the index and float helpers, and the
+/// hooks through which a product engine (mma.sync or wgmma) shapes the
+/// tiles and computes S = Q K^T and O += P V.
+class MmaKernelState {
+public:
+  MmaKernelState(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op)
+      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()} {
+    element = op.getQuery().getType().getElementType();
+    group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
+    d = op.getQuery().getType().getDimSize(3);
+    dv = op.getValue().getType().getDimSize(3);
+    tileKeys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+  }
+  virtual ~MmaKernelState() = default;
+
+protected:
+  //===--------------------------------------------------------------------===//
+  // The product engine
+  //===--------------------------------------------------------------------===//
+
+  /// The shape of a shared tile of `rows` rows of `width` elements.
+  virtual SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const = 0;
+  /// The indices of element (row, col) of a shared tile (sharedTile); col
+  /// is a multiple of the accessed vector's length, at most 8.
+  virtual SmallVector<Value> tileIndex(Value row, Value col) = 0;
+  /// (row, first column) of copy w of a K/V tile whose rows have `chunks`
+  /// 16-byte pieces.
+  virtual std::pair<Value, Value> copyPiece(Value w, int64_t chunks) = 0;
+  /// (row, column) of 16 bytes of a K/V tile of rows of n elements that no
+  /// product reads: where the copies past the last land.
+  virtual std::pair<int64_t, int64_t> spareSlot(int64_t n) const = 0;
+  /// Shared tiles of the engine's own, declared beside Qs, Ks and Vs, and
+  /// bound in the kernel after them.
+  virtual void declareEngineTiles(SymbolTable &symbols) {}
+  virtual void bindEngineTiles() {}
+  /// Before the barrier after the block's writes to shared memory.
+  virtual void fenceSharedWrites() {}
+  /// S = Q K^T of the tile: the four f32 accumulators of each 8-key block
+  /// (mma.sync's C fragment layout).
+  virtual SmallVector<SmallVector<Value>> products() = 0;
+  /// O += P V of the tile (stage `stage` of Vs), O in `state[4..]`.
+  virtual void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                                Value stage) = 0;
+
+  /// A tile of `rows` rows of `width` elements in shared memory (`stages`
+  /// of them, the leading dimension, when more than one): a
+  /// memref.global in address space 3, 16-byte aligned for cp.async,
+  /// ldmatrix and wgmma descriptors, shaped by the engine (tileShape).
+  /// (Outlining copies it
+  /// into the kernel's module. The integer address space, unlike
+  /// #gpu.address_space<workgroup>, needs no mapping in the vector dialect's
+  /// own LLVM lowering.)
+  memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
+                              int64_t width, int64_t stages = 1) {
+    SmallVector<int64_t> shape = tileShape(rows, width);
+    if (stages > 1)
+      shape.insert(shape.begin(), stages);
+    auto type =
+        MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&symbols.getOp()->getRegion(0).front());
+    auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), type,
+                                           b.getUnitAttr(), /*constant=*/false,
+                                           b.getI64IntegerAttr(16));
+    symbols.insert(global);
+    return global;
+  }
+
+  ImplicitLocOpBuilder &b;
+  GpuMmaAttentionOp op;
+  RopeAttr rope;
+  PositionMask mask;
+  Type element;
+  int64_t group, d, dv, tileKeys;
+  Value queries, keys, rows, qs, ks, vs, key, value;
+  /// Decode: the number of key ranges (null otherwise) and their length.
+  Value splits, splitKeys;
+  // Per thread.
+  Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
+  /// The block's keys [keyBegin, keyEnd) (all, or its split's) and split.
+  Value keyBegin, keyEnd, split;
+  LaneRow laneRows[2];
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  /// The alignment of n consecutive elements that start at a multiple of n
+  /// (every vector access of the kernel: rows are multiples of 16 elements).
+  /// At most 16 bytes: what the host checks of every GPU buffer.
+  llvm::MaybeAlign alignOf(int64_t n, Type type = {}) {
+    int64_t bytes = n * (type ? type : element).getIntOrFloatBitWidth() / 8;
+    return llvm::MaybeAlign(std::min<int64_t>(bytes, 16));
+  }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value add(Value x, int64_t v) { return arith::AddIOp::create(b, x, index(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, int64_t v) { return arith::MulIOp::create(b, x, index(v)); }
+  Value lessThan(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+  }
+  /// min(x, limit - 1): an index that stays inside a dimension of size limit
+  /// (> 0) where x may not.
+  Value clampBelow(Value x, Value limit) {
+    return arith::MinUIOp::create(b, x, arith::SubIOp::create(b, limit, index(1)));
+  }
+  /// A pair of f32 values rounded to the element type, as a vector<2> and
+  /// as one register of an mma.sync operand (fragmentRegister).
+  Value roundPair(Value lo, Value hi) {
+    return vector::FromElementsOp::create(b, VectorType::get({2}, element),
+                                          ValueRange{arith::TruncFOp::create(b, element, lo),
+                                                     arith::TruncFOp::create(b, element, hi)});
+  }
+};
+
+/// Qs, Ks and Vs filled: rope(q) of the block's rows, rope(k) of a tile of
+/// keys rotated on their way into shared memory, K and V copied by cp.async.
+class MmaTileStaging : public MmaKernelState {
+public:
+  using MmaKernelState::MmaKernelState;
+
+protected:
+  /// Row `r` of the KV head: query r / G, head kvh G + r % G (index and
+  /// positions clamped into range for a row past the last one).
+  LaneRow laneRow(Value r) {
+    LaneRow row;
+    row.valid = lessThan(r, rows);
+    Value i = arith::DivUIOp::create(b, r, index(group));
+    row.i = clampBelow(i, queries);
+    row.h = add(mul(kvh, group), arith::RemUIOp::create(b, r, index(group)));
+    row.qp = buildPositionAt(b, op.getQPositions(), bi, row.i);
+    if (op.getSlopes())
+      row.slope = memref::LoadOp::create(b, op.getSlopes(), ValueRange{row.h});
+    return row;
+  }
+
+  /// Channel c (index) of rope(q) for `row`, f32: x c' = x cos - x p sin or
+  /// x c' = x cos + x p sin with its pair's partner p (buildPairRotation),
+  /// channels past the rotary dim unchanged.
+  Value rotatedQueryChannel(const LaneRow &row, Value c) {
+    auto load = [&](Value channel) {
+      Value x = memref::LoadOp::create(b, op.getQuery(), ValueRange{bi, row.h, row.i, channel});
+      return extendToF32(b, x);
+    };
+    Value x = load(c);
+    if (!rope)
+      return x;
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    if (half == 0)
+      return x;
+    Value first, partner, pair;
+    if (rope.getStyle() == RopeStyle::half) {
+      first = lessThan(c, index(half));
+      partner = arith::SelectOp::create(b, first, add(c, half),
+                                        arith::SubIOp::create(b, c, index(half)));
+      pair = arith::SelectOp::create(b, first, c, arith::SubIOp::create(b, c, index(half)));
+    } else {
+      Value odd = arith::AndIOp::create(b, c, index(1));
+      first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, odd, index(0));
+      partner = arith::XOrIOp::create(b, c, index(1));
+      pair = arith::DivUIOp::create(b, c, index(2));
+    }
+    // Channels past the rotary dim read pair 0 and themselves, unused.
+    Value rotated = lessThan(c, index(rotary));
+    partner = arith::SelectOp::create(b, rotated, partner, c);
+    pair = arith::SelectOp::create(b, rotated, pair, index(0));
+    Value xp = load(partner);
+    auto table = [&](Value t) { return tableEntry(t, row.i, pair); };
+    Value x0 = arith::SelectOp::create(b, first, x, xp);
+    Value x1 = arith::SelectOp::create(b, first, xp, x);
+    auto [y0, y1] = buildPairRotation(b, x0, x1, table(op.getQCos()), table(op.getQSin()));
+    Value y = arith::SelectOp::create(b, first, y0, y1);
+    return arith::SelectOp::create(b, rotated, y, x);
+  }
+
+  /// Entry (row i, pair) of a cos/sin table ([S, r/2] or [B, S, r/2]).
+  Value tableEntry(Value table, Value i, Value pair) {
+    bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
+    SmallVector<Value> at = batched ? SmallVector<Value>{bi, i} : SmallVector<Value>{i};
+    at.push_back(pair);
+    return memref::LoadOp::create(b, table, at);
+  }
+
+  /// Qs <- rope(q) of the block's rows, rounded to the element type (0 in
+  /// rows past the last), a pair of channels per step of a loop that the
+  /// block's threads share.
+  void stageQueries() {
+    const int64_t pairs = d / 2;
+    auto loop = scf::ForOp::create(b, tid, index(kBlockRows * pairs), index(kThreads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value w = loop.getInductionVar();
+    Value local = arith::DivUIOp::create(b, w, index(pairs));
+    Value c = mul(arith::RemUIOp::create(b, w, index(pairs)), 2);
+    LaneRow row = laneRow(add(r0, local));
+    Value zero = f32(0.0);
+    auto channel = [&](Value at) {
+      return arith::SelectOp::create(b, row.valid, rotatedQueryChannel(row, at), zero)
+          .getResult();
+    };
+    Value lo = channel(c), hi = channel(add(c, 1));
+    vector::StoreOp::create(b, roundPair(lo, hi), qs, tileIndex(local, c),
+                            /*nontemporal=*/false, alignOf(2));
+  }
+
+  /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
+  /// Hkv, S, n] into `tile` (its stage `stage` when not null), 16 bytes per
+  /// copy, thread t taking copies t, t + kThreads, ...; rows past the last
+  /// key are zero. One group of copies.
+  void copyTile(Value source, Value tile, Value t0, int64_t n, Value stage = nullptr) {
+    const int64_t chunks = n / kCopyLanes, copies = tileKeys * chunks;
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    SmallVector<Value> tokens;
+    for (int64_t k = 0; k * kThreads < copies; ++k) {
+      Value w = add(tid, k * kThreads);
+      auto [row, col] = copyPiece(w, chunks);
+      Value j = add(t0, row);
+      Value inside = lessThan(j, keyEnd);
+      if (copies % kThreads != 0) {
+        // Past the last copy: 16 zero bytes where nothing is read (the
+        // engine's spareSlot), from row 0 of the tile (no bytes read).
+        Value inRange = lessThan(w, index(copies));
+        auto [spareRow, spareCol] = spareSlot(n);
+        row = arith::SelectOp::create(b, inRange, row, index(spareRow));
+        col = arith::SelectOp::create(b, inRange, col, index(spareCol));
+        j = arith::SelectOp::create(b, inRange, j, t0);
+        inside = arith::AndIOp::create(b, inside, inRange);
+      }
+      Value sourceCol = arith::MinUIOp::create(b, col, index(n - kCopyLanes));
+      Value elements = arith::SelectOp::create(b, inside, index(kCopyLanes), index(0));
+      SmallVector<Value> at = tileIndex(row, col);
+      if (stage)
+        at.insert(at.begin(), stage);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, tokenType, tile, at, source,
+          ValueRange{bi, kvh, clampBelow(j, keys), sourceCol}, b.getIndexAttr(kCopyLanes),
+          elements, b.getUnitAttr()));
+    }
+    nvgpu::DeviceAsyncCreateGroupOp::create(b, tokenType, tokens);
+  }
+
+  /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
+  /// the last key). The pieces of a row (those of buildVectorPairRotation,
+  /// then the pass-through channels) go round-robin to the kThreads /
+  /// tileKeys threads of key t % tileKeys, thread t taking pieces t /
+  /// tileKeys, + kThreads / tileKeys, ... (the same for a whole warp). The
+  /// code is straight-line: a thread's piece indices are values, and the
+  /// stores come after every load and rotation, so all the tile's loads of
+  /// a thread are in flight at once.
+  void stageRotatedKeys(Value t0) {
+    const int64_t groups = kThreads / tileKeys;
+    Value row = arith::RemUIOp::create(b, tid, index(tileKeys));
+    Value group = arith::DivUIOp::create(b, tid, index(tileKeys));
+    Value j = add(t0, row);
+    Value inside = lessThan(j, keyEnd);
+    Value jr = clampBelow(j, keys);
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kPieceLanes);
+    const int64_t rotatedPieces = half / pairLanes, restPieces = (d - rotary) / restLanes;
+    // (piece, channel, whether the thread has it: null when it always has).
+    SmallVector<std::tuple<Value, Value, Value>> stores;
+    Value owned;
+    auto load = [&](Value channel, int64_t n) {
+      Value x = vector::LoadOp::create(b, VectorType::get({n}, element), key,
+                                       ValueRange{bi, kvh, jr, channel}, /*nontemporal=*/false,
+                                       alignOf(n));
+      return extendToF32(b, x);
+    };
+    auto store = [&](Value piece, Value channel) { stores.emplace_back(piece, channel, owned); };
+    // The thread's pieces among `count` whose round robin starts at piece
+    // `first` of the row: index (group - first) mod groups, + groups, ...
+    // (clamped, and not owned, past the last).
+    auto eachPiece = [&](int64_t count, int64_t first, function_ref<void(Value)> body) {
+      Value start = arith::RemUIOp::create(b, add(group, groups - first % groups), index(groups));
+      for (int64_t k = 0; k * groups < count; ++k) {
+        Value at = add(start, k * groups);
+        owned = nullptr;
+        if (count % groups != 0) {
+          owned = lessThan(at, index(count));
+          at = arith::MinUIOp::create(b, at, index(count - 1));
+        }
+        body(at);
+      }
+    };
+    eachPiece(rotatedPieces, 0, [&](Value piece) {
+      Value pair = mul(piece, pairLanes);
+      auto tableSlice = [&](Value table) {
+        bool batched = cast<MemRefType>(table.getType()).getRank() == 3;
+        SmallVector<Value> at = batched ? SmallVector<Value>{bi, jr} : SmallVector<Value>{jr};
+        at.push_back(pair);
+        return vector::LoadOp::create(b, VectorType::get({pairLanes}, b.getF32Type()), table, at,
+                                      /*nontemporal=*/false, alignOf(pairLanes, b.getF32Type()))
+            .getResult();
+      };
+      Value cos = tableSlice(op.getKCos());
+      Value sin = tableSlice(op.getKSin());
+      buildVectorPairRotation(b, cos, sin, pair, rope.getStyle(), rotary, load, store);
+    });
+    eachPiece(restPieces, rotatedPieces, [&](Value piece) {
+      Value channel = add(mul(piece, restLanes), rotary);
+      store(load(channel, restLanes), channel);
+    });
+    for (auto [piece, channel, mine] : stores) {
+      auto type = cast<VectorType>(piece.getType());
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(type));
+      Value kept = arith::TruncFOp::create(b, type.clone(element),
+                                           arith::SelectOp::create(b, inside, piece, zero));
+      OpBuilder::InsertionGuard guard(b);
+      if (mine) {
+        auto ifMine = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
+        b.setInsertionPoint(ifMine.thenBlock()->getTerminator());
+      }
+      vector::StoreOp::create(b, kept, ks, tileIndex(row, channel), /*nontemporal=*/false,
+                              alignOf(type.getNumElements()));
+    }
+  }
+};
+
+/// The flash-attention pipeline of a block: Q staged once, then per tile of
+/// keys K and V staged (V one tile ahead), the engine's S = Q K^T, the scale,
+/// ALiBi and masks, the online softmax and the engine's O += P V; the output
+/// (or a decode split's partial state) at the end.
+class MmaAttentionKernel : public MmaTileStaging {
+public:
+  using MmaTileStaging::MmaTileStaging;
+
+  /// The launch over (row tiles, KV heads, batch), nothing for no rows; its
+  /// shared memory declared in `symbols`.
+  void build(SymbolTable &symbols, StringRef kernelName) {
+    Value batch = memref::DimOp::create(b, op.getQuery(), 0);
+    queries = memref::DimOp::create(b, op.getQuery(), 2);
+    keys = memref::DimOp::create(b, op.getKey(), 2);
+    rows = arith::MulIOp::create(b, queries, index(group));
+    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
+    Value kvHeads = index(op.getKey().getType().getDimSize(1));
+    // Grid z: the batch rows, each split into the key ranges (decode).
+    Value gridZ = batch;
+    if ((splits = op.getSplits())) {
+      splitKeys = arith::CeilDivUIOp::create(b, keys, splits);
+      gridZ = arith::MulIOp::create(b, batch, splits);
+    }
+    Value blocks = arith::MulIOp::create(b, rowTiles, gridZ);
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
+    auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    memref::GlobalOp queryTile =
+        sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
+    memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
+    memref::GlobalOp valueTile =
+        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
+    declareEngineTiles(symbols);
+    Value one = index(1);
+    auto launch = gpu::LaunchOp::create(
+        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
+        nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
+        FlatSymbolRefAttr::get(b.getContext(), kernelName));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::TerminatorOp::create(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
+    ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
+    vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
+    bindEngineTiles();
+    blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
+              launch.getThreadIds().x);
+  }
+
+protected:
+  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
+    kvh = kvHead;
+    tid = thread;
+    keyBegin = index(0);
+    keyEnd = keys;
+    bi = gridZ;
+    if (splits) {
+      bi = arith::DivUIOp::create(b, gridZ, splits);
+      split = arith::RemUIOp::create(b, gridZ, splits);
+      keyBegin = arith::MulIOp::create(b, split, splitKeys);
+      keyEnd = arith::MinUIOp::create(b, add(keyBegin, splitKeys), keys);
+    }
+    // K and V as the kernel reads them: 16-byte aligned (the host checks every
+    // GPU buffer), as cp.async needs. (Also values of the kernel's own, so that
+    // converting the nvgpu ops before outlining casts them inside it.)
+    key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
+    value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
+    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+    lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+    gq = arith::DivUIOp::create(b, lane, index(4));
+    tq = arith::RemUIOp::create(b, lane, index(4));
+    r0 = mul(rowTile, kBlockRows);
+    warpRow = mul(warp, kWarpRows);
+    for (int64_t k = 0; k < 2; ++k)
+      laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
+
+    stageQueries();
+    std::pair<Value, Value> queryRange;
+    if (mask.causal || mask.window)
+      queryRange = blockQueryPositions();
+
+    // State: (m, l) of the lane's two rows, O per 8 value channels, and
+    // whether the tile before copied this tile's V (prefetched).
+    SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
+                               f32(-std::numeric_limits<double>::infinity()), f32(0.0),
+                               f32(0.0)};
+    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
+    init.append(dv / 8, zeros);
+    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
+    auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tiles.getBody());
+      Value t0 = tiles.getInductionVar();
+      ValueRange state = tiles.getRegionIterArgs();
+      if (!mask.causal && !mask.window) {
+        scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
+      } else {
+        auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
+        auto ifHidden =
+            scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
+        b.setInsertionPointToStart(ifHidden.thenBlock());
+        // A hidden tile uses no V (the copy in flight for it goes unread).
+        SmallVector<Value> skipped(state);
+        skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
+        scf::YieldOp::create(b, skipped);
+        b.setInsertionPointToStart(ifHidden.elseBlock());
+        scf::YieldOp::create(b, tileStep(t0, state, partial));
+        b.setInsertionPointAfter(ifHidden);
+        scf::YieldOp::create(b, ifHidden.getResults());
+      }
+    }
+    // The last tile's prefetch lands before the block's shared memory goes.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// (min, max) of the positions of the block's queries (i64).
+  std::pair<Value, Value> blockQueryPositions() {
+    Value first = arith::DivUIOp::create(b, r0, index(group));
+    Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
+    Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
+    Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
+    Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
+    auto loop = scf::ForOp::create(b, first, last, index(1), ValueRange{highest, lowest});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value qp = buildPositionAt(b, op.getQPositions(), bi, loop.getInductionVar());
+    ValueRange range = loop.getRegionIterArgs();
+    scf::YieldOp::create(b, ValueRange{arith::MinSIOp::create(b, range[0], qp),
+                                       arith::MaxSIOp::create(b, range[1], qp)});
+    return {loop.getResult(0), loop.getResult(1)};
+  }
+
+  /// Key j of the tile at t0 whose score this lane holds in block nb,
+  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
+  Value laneKey(Value t0, int64_t nb, int64_t e) {
+    return add(add(t0, mul(tq, 2)), 8 * nb + e);
+  }
+
+  /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
+  /// the last; their scores are masked).
+  SmallVector<Value> tileKeyPositions(Value t0) {
+    SmallVector<Value> positions;
+    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+      for (int64_t e = 0; e < 2; ++e)
+        positions.push_back(
+            buildPositionAt(b, op.getKPositions(), bi, clampBelow(laneKey(t0, nb, e), keys)));
+    return positions;
+  }
+
+  /// x combined with the values of the other lanes of its quad (the four
+  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
+  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset : {1, 2})
+      x = combine(x, shuffleXor(x, offset));
+    return x;
+  }
+
+  Value shuffleXor(Value x, int32_t offset) {
+    if (!x.getType().isInteger(64))
+      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+    Value lo = arith::TruncIOp::create(b, i32, x);
+    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
+    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
+    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
+    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
+  }
+
+  /// Whether causal/window masks hide the tile from every row of the block
+  /// (`hidden`) or may hide some key from some row (`partial`): the four
+  /// lanes of a quad hold all the tile's keys (past the last: the range of
+  /// the others), so every lane of the block finds the same answer.
+  TileVisibility tileVisibility(std::pair<Value, Value> queryRange,
+                                ArrayRef<Value> keyPositions) {
+    Value kMin = keyPositions[0], kMax = keyPositions[0];
+    for (Value kp : keyPositions.drop_front()) {
+      kMin = arith::MinSIOp::create(b, kMin, kp);
+      kMax = arith::MaxSIOp::create(b, kMax, kp);
+    }
+    kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
+    kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
+    return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax);
+  }
+
+  /// The state after the tile at t0 (`partial`: whether causal/window masks
+  /// may hide some of its keys from some row; null without such masks).
+  ///
+  /// V goes through two stages, the tile's (its index's parity) and the
+  /// next one's: the tile copies the next tile's V before its own work and
+  /// waits only for what it reads. cp.async groups complete in order, and
+  /// every group is older than the next tile's V except that one, so
+  /// waiting until one group is pending waits for this tile's K and V.
+  SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
+    Value prefetched = state.back();
+    Value ordinal = arith::DivUIOp::create(b, arith::SubIOp::create(b, t0, keyBegin),
+                                           index(tileKeys));
+    Value stage = arith::RemUIOp::create(b, ordinal, index(kValueStages));
+    Value nextStage = arith::SubIOp::create(b, index(1), stage);
+    // This tile's V unless the tile before copied it. Copies a hidden tile
+    // left in flight may target either stage: they land first.
+    Value missing = arith::XOrIOp::create(b, prefetched,
+                                          arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    auto ifMissing = scf::IfOp::create(b, missing, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifMissing.thenBlock()->getTerminator());
+      NVVM::CpAsyncWaitGroupOp::create(b, 0);
+      copyTile(value, vs, t0, dv, stage);
+    }
+    if (!rope)
+      copyTile(key, ks, t0, d);
+    copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
+    if (rope)
+      stageRotatedKeys(t0);
+    NVVM::CpAsyncWaitGroupOp::create(b, 1);
+    sharedWritesDone();
+    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
+    Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
+    SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
+    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
+    accumulateValues(softmax, weights, stage);
+    // Ks, this stage of Vs (and Ps) are read until here: the copies of the
+    // next tiles wait.
+    gpu::BarrierOp::create(b);
+    softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    return softmax;
+  }
+
+  /// The barrier after the block's writes to shared memory (each thread
+  /// first fences its writes where the engine reads them through another
+  /// proxy).
+  void sharedWritesDone() {
+    fenceSharedWrites();
+    gpu::BarrierOp::create(b);
+  }
+
+  /// The lane's scores of the tile, per row of the lane, 16 each (block
+  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
+  /// in a tile that needs it (`needsMask`: the last, or one that
+  /// causal/window masks hide in part), -inf where masked or past the last
+  /// key. Other tiles skip the per-score test.
+  SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
+    SmallVector<SmallVector<Value>> accs = products();
+    const int64_t count = 2 * 2 * (tileKeys / 8);
+    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
+                                      /*withElseRegion=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
+      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
+      SmallVector<Value> flat(scores[0]);
+      flat.append(scores[1]);
+      scf::YieldOp::create(b, flat);
+    }
+    ValueRange results = ifMasked.getResults();
+    return {SmallVector<Value>(results.take_front(count / 2)),
+            SmallVector<Value>(results.drop_front(count / 2))};
+  }
+
+  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                           bool masked) {
+    const bool positional = masked && (mask.causal || mask.window);
+    SmallVector<SmallVector<Value>> scores(2);
+    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
+    for (auto [nb, acc] : llvm::enumerate(accs)) {
+      for (int64_t e = 0; e < 2; ++e) {
+        Value j = laneKey(t0, nb, e);
+        // Each key's i64 position where its two scores need it: the 16
+        // positions of a lane held at once would take 32 registers.
+        Value kp = positional || op.getSlopes()
+                       ? buildPositionAt(b, op.getKPositions(), bi, clampBelow(j, keys))
+                       : nullptr;
+        for (int64_t k = 0; k < 2; ++k) {
+          const LaneRow &row = laneRows[k];
+          Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
+          if (row.slope)
+            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
+          if (Value m = op.getMask()) {
+            auto type = cast<MemRefType>(m.getType());
+            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
+            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
+            Value entry =
+                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
+            s = buildAddMask(b, s, extendToF32(b, entry));
+          }
+          if (masked) {
+            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
+            if (positional)
+              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
+            s = arith::SelectOp::create(b, hidden, minusInf, s);
+          }
+          scores[k].push_back(s);
+        }
+      }
+    }
+    return scores;
+  }
+
+  /// The online softmax over the tile's scores: the new state (m, l, O
+  /// rescaled by alpha) and the weights p of each row.
+  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
+    SmallVector<Value> next(state);
+    SmallVector<SmallVector<Value>> weights(2);
+    Value alphas[2];
+    for (int64_t k = 0; k < 2; ++k) {
+      Value m = state[k], l = state[2 + k];
+      Value tileMax = f32(-std::numeric_limits<double>::infinity());
+      for (Value s : scores[k])
+        tileMax = buildRunningRowMax(b, tileMax, s);
+      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
+      Value rowMax = buildRunningRowMax(b, m, tileMax);
+      Value base = buildExponentBase(b, rowMax);
+      Value sum = f32(0.0);
+      for (Value s : scores[k]) {
+        Value p = buildExpOfDifference(b, s, base, buildExpNonPositive);
+        weights[k].push_back(p);
+        sum = arith::AddFOp::create(b, sum, p);
+      }
+      alphas[k] = buildExpOfDifference(b, m, base, buildExpNonPositive);
+      next[k] = rowMax;
+      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
+    }
+    // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
+    Value alpha = vector::FromElementsOp::create(
+        b, VectorType::get({4}, b.getF32Type()),
+        ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+    for (int64_t nb = 0; nb < dv / 8; ++nb)
+      next[4 + nb] = buildRescale(b, state[4 + nb], alpha);
+    return {next, weights};
+  }
+
+  /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
+  /// the lane, l summed over the row's quad. Decode: the split's state
+  /// instead, O unnormalized into partial_out and (m, l) into partial_stats
+  /// (by the quad's first lane).
+  void storeOutput(ValueRange state) {
+    for (int64_t k = 0; k < 2; ++k) {
+      const LaneRow &row = laneRows[k];
+      Value l = quadReduce(state[2 + k],
+                           [&](Value x, Value y) { return arith::AddFOp::create(b, x, y); });
+      Value sum = vector::BroadcastOp::create(b, VectorType::get({2}, b.getF32Type()), l);
+      auto ifValid = scf::IfOp::create(b, row.valid, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifValid.thenBlock()->getTerminator());
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
+                                                          ArrayRef<int64_t>{2},
+                                                          ArrayRef<int64_t>{1});
+        Value channel = add(mul(tq, 2), 8 * nb);
+        if (splits) {
+          vector::StoreOp::create(b, acc, op.getPartialOut(),
+                                  ValueRange{bi, row.h, row.i, split, channel},
+                                  /*nontemporal=*/false, alignOf(2, b.getF32Type()));
+          continue;
+        }
+        Value out = buildNormalize(b, acc, sum);
+        vector::StoreOp::create(b, convertFloat(b, out, element), op.getOut(),
+                                ValueRange{bi, row.h, row.i, channel}, /*nontemporal=*/false,
+                                alignOf(2));
+      }
+      if (!splits)
+        continue;
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
+      auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+      SmallVector<Value, 2> stats = {state[k], l};
+      for (auto [slot, stat] : llvm::enumerate(stats))
+        memref::StoreOp::create(b, stat, op.getPartialStats(),
+                                ValueRange{bi, row.h, row.i, split, index(slot)});
+    }
+  }
+};
+
+/// mma.sync m16n8k16 (sm_80 and later): each warp multiplies its 16 rows,
+/// operands loaded from padded row-major tiles by ldmatrix.
+class MmaSyncKernel final : public MmaAttentionKernel {
+public:
+  using MmaAttentionKernel::MmaAttentionKernel;
+
+private:
+  /// Rows of `width + kPad` elements: ldmatrix's eight row addresses fall in
+  /// different banks.
+  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
+    return {rows, width + kPad};
+  }
+  SmallVector<Value> tileIndex(Value row, Value col) override { return {row, col}; }
+  /// Row-major: a warp reads whole rows.
+  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) override {
+    return {arith::DivUIOp::create(b, w, index(chunks)),
+            mul(arith::RemUIOp::create(b, w, index(chunks)), kCopyLanes)};
+  }
+  /// The padding of row 0.
+  std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {0, n}; }
+  SmallVector<SmallVector<Value>> products() override { return tileProducts(); }
+
+  Value packPair(Value lo, Value hi) { return fragmentRegister(roundPair(lo, hi)); }
+
+  /// i32 for bf16, vector<2xf16> for f16 (what nvvm.mma.sync takes).
+  Value fragmentRegister(Value pair) {
+    if (element.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+  }
+
+  /// D = A B + C on mma.sync m16n8k16 (C, D: four f32).
+  SmallVector<Value> mma(ValueRange a, ValueRange bFrag, ValueRange c) {
+    Type f32Type = b.getF32Type();
+    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   {f32Type, f32Type, f32Type, f32Type});
+    NVVM::MMATypes type = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    Value d = NVVM::MmaOp::create(b, result, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
+                                  std::nullopt, std::nullopt,
+                                  std::array<NVVM::MMATypes, 2>{type, type},
+                                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                 NVVM::MMALayout::col});
+    SmallVector<Value> out;
+    for (int64_t k = 0; k < 4; ++k)
+      out.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{k}));
+    return out;
+  }
+
+  /// The registers of a fragment that ldmatrix reads as `count` 8x8 tiles
+  /// (4: A, 2: B) from shared memory at [row, col] (this lane's address).
+  SmallVector<Value> loadFragment(Value smemTile, ValueRange at, int64_t count,
+                                  bool transpose) {
+    auto type = VectorType::get({count, 2}, element);
+    Value tiles = nvgpu::LdMatrixOp::create(b, type, smemTile, at,
+                                            b.getBoolAttr(transpose), b.getI32IntegerAttr(count));
+    SmallVector<Value> regs;
+    for (int64_t k = 0; k < count; ++k)
+      regs.push_back(fragmentRegister(vector::ExtractOp::create(b, tiles, ArrayRef<int64_t>{k})));
+    return regs;
+  }
+
+  /// S = Q K^T of the tile, the four accumulators of each 8-key block: per
+  /// 16-channel step, the warp's A fragment (ldmatrix x4: lane l points at
+  /// row l % 16, column 8 (l / 16) of its rows) times the B fragment of each
+  /// 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)).
+  SmallVector<SmallVector<Value>> tileProducts() {
+    const int64_t blocks = tileKeys / 8;
+    SmallVector<SmallVector<Value>> accs(blocks, SmallVector<Value>(4, f32(0.0)));
+    Value queryRow = add(arith::RemUIOp::create(b, lane, index(16)), warpRow);
+    Value queryHalf = arith::DivUIOp::create(b, lane, index(16));
+    Value keyInBlock = arith::RemUIOp::create(b, lane, index(8));
+    Value keyHalf = arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, index(8)), index(2));
+    for (int64_t step = 0; step < d / 16; ++step) {
+      SmallVector<Value> a = loadFragment(
+          qs, ValueRange{queryRow, add(mul(queryHalf, 8), 16 * step)}, 4, /*transpose=*/false);
+      for (int64_t nb = 0; nb < blocks; ++nb) {
+        SmallVector<Value> bFrag = loadFragment(
+            ks, ValueRange{add(keyInBlock, 8 * nb), add(mul(keyHalf, 8), 16 * step)}, 2,
+            /*transpose=*/false);
+        accs[nb] = mma(a, bFrag, accs[nb]);
+      }
+    }
+    return accs;
+  }
+
+  /// O += P Vs (stage `stage`): a 16-key step at a time, P's A fragment
+  /// from the weights of two 8-key blocks.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                        Value stage) override {
+    Value keyRow = arith::RemUIOp::create(b, lane, index(16));
+    for (int64_t step = 0; step < tileKeys / 16; ++step) {
+      SmallVector<Value> a;
+      for (int64_t nb : {2 * step, 2 * step + 1})
+        for (int64_t k = 0; k < 2; ++k)
+          a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
+      Value row = add(keyRow, 16 * step);
+      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+        SmallVector<Value> bFrag =
+            loadFragment(vs, ValueRange{stage, row, index(8 * nb)}, 2, /*transpose=*/true);
+        SmallVector<Value> c;
+        for (int64_t k = 0; k < 4; ++k)
+          c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));
+        state[4 + nb] = vector::FromElementsOp::create(
+            b, VectorType::get({4}, b.getF32Type()), mma(a, bFrag, c));
+      }
+    }
+  }
+};
+
+/// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup, each
+/// product a chain of wgmma.mma_async m64nNk16 on operands that matrix
+/// descriptors point at in core-matrix tiles; the weights P go through
+/// shared memory (Ps).
+class WarpgroupKernel final : public MmaAttentionKernel {
+public:
+  using MmaAttentionKernel::MmaAttentionKernel;
+
+private:
+  /// [width / 8][rows + 1][8]: 8-element chunks of core matrices, a spare
+  /// row per chunk.
+  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
+    return {width / kCopyLanes, rows + 1, kCopyLanes};
+  }
+  SmallVector<Value> tileIndex(Value row, Value col) override {
+    return {arith::DivUIOp::create(b, col, index(kCopyLanes)), row,
+            arith::RemUIOp::create(b, col, index(kCopyLanes))};
+  }
+  /// The two pieces of a 32-byte sector per row, 16 rows per warp, so that
+  /// global reads stay whole sectors and the shared-memory writes of a piece
+  /// column are contiguous (chunks is even: head dims are multiples of 16).
+  std::pair<Value, Value> copyPiece(Value w, int64_t chunks) override {
+    Value row = arith::RemUIOp::create(b, arith::DivUIOp::create(b, w, index(2)), index(tileKeys));
+    Value chunk = add(mul(arith::DivUIOp::create(b, w, index(2 * tileKeys)), 2),
+                      arith::RemUIOp::create(b, w, index(2)));
+    return {row, mul(chunk, kCopyLanes)};
+  }
+  /// The spare row of chunk 0.
+  std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
+  void declareEngineTiles(SymbolTable &symbols) override {
+    weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
+  }
+  void bindEngineTiles() override {
+    ps = memref::GetGlobalOp::create(b, weightTile.getType(), weightTile.getSymName());
+    Value tiles[] = {qs, ks, vs, ps};
+    for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
+      address = sharedAddress(tile);
+  }
+  /// wgmma reads shared memory through the async proxy.
+  void fenceSharedWrites() override {
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+  SmallVector<SmallVector<Value>> products() override { return warpgroupProducts(); }
+  /// Ps <- P, then O += Ps Vs.
+  void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                        Value stage) override {
+    storeWeights(weights);
+    sharedWritesDone();
+    warpgroupValues(state, stage);
+  }
+
+  /// Bytes between the 8-element chunks of a core-matrix tile of `rows` rows.
+  static int64_t chunkBytes(int64_t rows) { return (rows + 1) * kCoreRowBytes; }
+
+  /// The shared-memory address of a tile (i64).
+  Value sharedAddress(Value tile) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, tile);
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+  }
+
+  /// The matrix descriptor (PTX ISA, wgmma) of the operand at `offset` bytes
+  /// into the tile at `address`, without swizzle: bits 0-13 hold the start
+  /// address, 16-29 the leading dimension byte offset (LBO), 32-45 the stride
+  /// dimension byte offset (SBO), each in units of 16 bytes.
+  Value descriptor(Value address, int64_t offset, int64_t leading, int64_t stride) {
+    auto i64 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)).getResult();
+    };
+    Value start = arith::ShRUIOp::create(b, arith::AddIOp::create(b, address, i64(offset)), i64(4));
+    int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32);
+    return arith::OrIOp::create(b, start, i64(fields));
+  }
+
+  /// D = A B + D (D = A B without `accumulate`) on wgmma m64nNk16 (f32
+  /// accumulators), A K-major, B K-major or (`bMnMajor`) MN-major.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool bMnMajor, bool accumulate = true) {
+    auto type = element.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
+        type, type, NVVM::WGMMATypes::f32,
+        accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
+        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  }
+
+  /// Runs a chain of wgmma on `n` columns of accumulators (four f32 per 8
+  /// columns, as mma.sync's C fragments): `blocks`, or none for a chain that
+  /// starts without (its first product does not accumulate: no register is
+  /// written between the fence and the chain); fences the registers, issues
+  /// the chain, waits for it.
+  SmallVector<Value> warpgroupChain(int64_t n, ArrayRef<Value> blocks,
+                                    function_ref<Value(Value)> chain) {
+    Type f32Type = b.getF32Type();
+    auto type =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(n / 2, f32Type));
+    Value acc = LLVM::PoisonOp::create(b, type);
+    for (auto [j, block] : llvm::enumerate(blocks))
+      for (int64_t k = 0; k < 4; ++k) {
+        Value x = vector::ExtractOp::create(b, block, ArrayRef<int64_t>{k});
+        acc = LLVM::InsertValueOp::create(b, acc, x, ArrayRef<int64_t>{int64_t(4 * j + k)});
+      }
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    acc = chain(acc);
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < n / 8; ++j) {
+      SmallVector<Value> x;
+      for (int64_t k = 0; k < 4; ++k)
+        x.push_back(LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{int64_t(4 * j + k)}));
+      out.push_back(vector::FromElementsOp::create(b, VectorType::get({4}, f32Type), x));
+    }
+    return out;
+  }
+
+  /// S = Qs Ks^T on wgmma m64n{tileKeys}k16, a step per 16 channels (two
+  /// chunks of both K-major tiles).
+  SmallVector<SmallVector<Value>> warpgroupProducts() {
+    Value qAddress = addresses[0], kAddress = addresses[1];
+    SmallVector<Value> blocks = warpgroupChain(tileKeys, {}, [&](Value acc) {
+      for (int64_t step = 0; step < d / 16; ++step) {
+        int64_t qChunk = chunkBytes(kBlockRows), kChunk = chunkBytes(tileKeys);
+        Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
+        Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
+        acc = wgmma(acc, a, bDesc, tileKeys, /*bMnMajor=*/false, /*accumulate=*/step > 0);
+      }
+      return acc;
+    });
+    SmallVector<SmallVector<Value>> accs;
+    for (Value block : blocks) {
+      SmallVector<Value> acc;
+      for (int64_t k = 0; k < 4; ++k)
+        acc.push_back(vector::ExtractOp::create(b, block, ArrayRef<int64_t>{k}));
+      accs.push_back(acc);
+    }
+    return accs;
+  }
+
+  /// Ps <- the weights rounded to the element type, each lane its own: rows
+  /// warpRow + gq (+ 8), keys 8 nb + 2 tq + {0, 1} (a warp's stores of one
+  /// block fill one core matrix per row half: no bank conflicts).
+  void storeWeights(ArrayRef<SmallVector<Value>> weights) {
+    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+      for (int64_t k = 0; k < 2; ++k) {
+        Value row = add(add(warpRow, gq), 8 * k);
+        Value col = add(mul(tq, 2), 8 * nb);
+        vector::StoreOp::create(b, roundPair(weights[k][2 * nb], weights[k][2 * nb + 1]), ps,
+                                tileIndex(row, col), /*nontemporal=*/false, alignOf(2));
+      }
+  }
+
+  /// O += Ps Vs (stage `stage`) on wgmma m64n{dv}k16, a step per 16 keys: Ps
+  /// K-major, Vs MN-major (keys are its K dimension, 8-key groups 128 bytes
+  /// apart).
+  void warpgroupValues(SmallVector<Value> &state, Value stage) {
+    // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
+    Value stageBytes = arith::ConstantOp::create(
+        b, b.getI64IntegerAttr(dv / kCopyLanes * chunkBytes(tileKeys)));
+    Value vAddress = arith::AddIOp::create(
+        b, addresses[2],
+        arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, b.getI64Type(), stage),
+                              stageBytes));
+    Value pAddress = addresses[3];
+    SmallVector<Value> blocks(state.begin() + 4, state.end());
+    blocks = warpgroupChain(dv, blocks, [&](Value acc) {
+      const int64_t keyGroup = kCoreRows * kCoreRowBytes;
+      for (int64_t step = 0; step < tileKeys / 16; ++step) {
+        int64_t pChunk = chunkBytes(kBlockRows);
+        Value a = descriptor(pAddress, 2 * step * pChunk, pChunk, keyGroup);
+        Value bDesc = descriptor(vAddress, 2 * step * keyGroup, keyGroup, chunkBytes(tileKeys));
+        acc = wgmma(acc, a, bDesc, dv, /*bMnMajor=*/true);
+      }
+      return acc;
+    });
+    llvm::copy(blocks, state.begin() + 4);
+  }
+
+  memref::GlobalOp weightTile;
+  Value ps;
+  /// The shared-memory addresses of Qs, Ks, Vs and Ps (i64).
+  Value addresses[4];
+};
+
+struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-gpu-mma-attention")))
+      return signalPassFailure();
+    SymbolTable symbols(getOperation());
+    SmallVector<GpuMmaAttentionOp> ops;
+    getOperation()->walk([&](GpuMmaAttentionOp op) { ops.push_back(op); });
+    // Kernels @pe_kernels::@<function>_attention_<n>, n counted per function.
+    llvm::StringMap<int64_t> kernels;
+    for (GpuMmaAttentionOp op : ops) {
+      auto function = op->getParentOfType<FunctionOpInterface>();
+      std::string prefix = function ? function.getName().str() : "pe";
+      std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
+      ImplicitLocOpBuilder b(op.getLoc(), op);
+      if (warpgroup)
+        WarpgroupKernel(b, op).build(symbols, name);
+      else
+        MmaSyncKernel(b, op).build(symbols, name);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
+

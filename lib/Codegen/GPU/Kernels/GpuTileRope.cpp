@@ -1,0 +1,168 @@
+//===- GpuTileRope.cpp - pe-gpu-tile-rope ---------------------------------===//
+//
+// pe.rope for the GPU: one parallel loop whose iterations are 16-byte chunks
+// of the rows, mapped one per thread. RoPE reads one byte for every byte it
+// writes and computes little, so it is bound by memory bandwidth: the
+// kernel moves x and the result once each, in 128-bit accesses, with
+// neighbouring threads on neighbouring chunks (coalesced), and reads the
+// f32 cos/sin chunks of its position from tables that stay in L2.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Codegen/GPU/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPUTILEROPE
+#include "pe/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+/// Bytes of one GPU vector access (ld.global.v4.b32).
+constexpr int64_t kChunkBytes = 16;
+
+/// Reports at run time a buffer whose first element is not 16-byte aligned
+/// (a caller's view into a larger allocation): the chunk accesses would
+/// fault on it.
+void buildAlignmentCheck(ImplicitLocOpBuilder &b, RopeOp op, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
+  Value offset = memref::ExtractStridedMetadataOp::create(b, buffer).getOffset();
+  Value bytes = arith::ConstantIndexOp::create(b, type.getElementTypeBitWidth() / 8);
+  Value address = arith::AddIOp::create(b, base, arith::MulIOp::create(b, offset, bytes));
+  Value misalignment =
+      arith::RemUIOp::create(b, address, arith::ConstantIndexOp::create(b, kChunkBytes));
+  buildSizeCheck(b, op, PE_CHECK_GPU_ALIGNMENT, misalignment,
+                 arith::ConstantIndexOp::create(b, 0));
+}
+
+struct GpuTileRope : OpRewritePattern<RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    RopeAttr rope = op.getRope();
+    Type element = type.getElementType();
+    const int64_t lanes = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+    const int64_t d = type.getDimSize(3), rotary = rope.getRotaryDim(), half = rotary / 2;
+    if (type.isDynamicDim(3) || half % lanes || (d - rotary) % lanes)
+      return rewriter.notifyMatchFailure(op, "rows are not whole 16-byte chunks");
+    if (!SymbolTable::getNearestSymbolTable(op) ||
+        largestConstantTable(op) > kMaxConstantTableEntries)
+      return rewriter.notifyMatchFailure(op, "left to the reference lowering");
+
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto [cosTable, sinTable] = prepareRopeOperands(
+        b, op, op.getInput(), op.getPositions(), op.getCos(), op.getSin());
+    Value x = toReadOnlyBuffer(b, op.getInput());
+    Value cos = toReadOnlyBuffer(b, cosTable), sin = toReadOnlyBuffer(b, sinTable);
+    for (Value buffer : {x, cos, sin})
+      buildAlignmentCheck(b, op, buffer);
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < 4; ++i)
+      sizes.push_back(memref::DimOp::create(b, x, i));
+    SmallVector<Value> dynamic;
+    for (int64_t i = 0; i < 4; ++i)
+      if (type.isDynamicDim(i))
+        dynamic.push_back(sizes[i]);
+    Value out =
+        memref::AllocOp::create(b, MemRefType::get(type.getShape(), element), dynamic);
+
+    // Chunks of a row: r/2 / lanes pair chunks, then the pass-through ones.
+    const int64_t pairChunks = half / lanes;
+    sizes[3] = arith::ConstantIndexOp::create(b, pairChunks + (d - rotary) / lanes);
+    Value zero = arith::ConstantIndexOp::create(b, 0);
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    auto loop = scf::ParallelOp::create(b, SmallVector<Value>(4, zero), sizes,
+                                        SmallVector<Value>(4, one));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    // (A copy: the loop returns its induction variables by value.)
+    SmallVector<Value> ivs(loop.getInductionVars());
+    const int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
+    const bool batchTables = cast<MemRefType>(cos.getType()).getRank() == 3;
+    Value chunk = ivs[3];
+    auto at = [&](Value channel) {
+      return SmallVector<Value>{ivs[0], ivs[1], ivs[2], channel};
+    };
+    Value rotated = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                         arith::ConstantIndexOp::create(b, pairChunks));
+    auto yield = [](OpBuilder &nested, Location loc) { scf::YieldOp::create(nested, loc); };
+    auto ifRotated = scf::IfOp::create(b, rotated, yield, yield);
+
+    b.setInsertionPoint(ifRotated.thenBlock()->getTerminator());
+    Value pair = arith::MulIOp::create(b, chunk, arith::ConstantIndexOp::create(b, lanes));
+    SmallVector<Value> row = batchTables ? SmallVector<Value>{ivs[0], ivs[seqDim], pair}
+                                         : SmallVector<Value>{ivs[seqDim], pair};
+    Value cosChunk = load(b, cos, row, lanes);
+    Value sinChunk = load(b, sin, row, lanes);
+    buildVectorPairRotation(
+        b, cosChunk, sinChunk, pair, rope.getStyle(), rotary,
+        [&](Value channel, int64_t n) { return extendToF32(b, load(b, x, at(channel), n)); },
+        [&](Value v, Value channel) { store(b, convertFloat(b, v, element), out, at(channel)); });
+
+    // Pass-through channels r + (chunk - pairChunks) * lanes, copied.
+    b.setInsertionPoint(ifRotated.elseBlock()->getTerminator());
+    Value channel = arith::AddIOp::create(
+        b, arith::ConstantIndexOp::create(b, rotary - pairChunks * lanes),
+        arith::MulIOp::create(b, chunk, arith::ConstantIndexOp::create(b, lanes)));
+    store(b, load(b, x, at(channel), lanes), out, at(channel));
+
+    b.setInsertionPointAfter(loop);
+    Value result = bufferization::ToTensorOp::create(
+        b, RankedTensorType::get(type.getShape(), element), out, /*restrict=*/true,
+        /*writable=*/true);
+    if (result.getType() != op.getType())
+      result = tensor::CastOp::create(b, op.getType(), result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// `n` elements of `buffer` from `indices`, in one or more 16-byte
+  /// accesses (every chunk index is a multiple of the chunk).
+  static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange indices, int64_t n) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    return vector::LoadOp::create(b, VectorType::get({n}, element), buffer, indices,
+                                  /*nontemporal=*/false, llvm::Align(kChunkBytes));
+  }
+  static void store(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange indices) {
+    vector::StoreOp::create(b, v, buffer, indices, /*nontemporal=*/false,
+                            llvm::Align(kChunkBytes));
+  }
+};
+
+struct GpuTileRopePass : pe::impl::PEGpuTileRopeBase<GpuTileRopePass> {
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-gpu-tile-rope")))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateGpuTileRopePatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void mlir::pe::populateGpuTileRopePatterns(RewritePatternSet &patterns) {
+  patterns.add<GpuTileRope>(patterns.getContext());
+}
