@@ -3,6 +3,7 @@
 #define PE_INITPE_H
 
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PEGPU/IR/PEGPU.h"
 #include "pe/Conversion/Passes.h"
 #include "pe/Dialect/PE/Transforms/Passes.h"
 #include "pe/Execution/DifferentialRun.h"
@@ -12,9 +13,10 @@
 
 namespace mlir::pe {
 
-/// Adds the pe dialect to `registry`.
+/// Adds the pe dialects to `registry`: the model-level `pe` and the GPU
+/// code generation's kernel-level `pe_gpu`.
 inline void registerAllDialects(DialectRegistry &registry) {
-  registry.insert<PEDialect>();
+  registry.insert<PEDialect, pe_gpu::PEGPUDialect>();
 }
 
 /// Registers the passes and pipelines of pe-mlir with the global registry,

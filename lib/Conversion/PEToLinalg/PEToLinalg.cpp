@@ -695,8 +695,6 @@ struct LowerToLinalgPass
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<PEDialect>();
-    // Already on buffers: the tensor-core kernel builds it after bufferization.
-    target.addLegalOp<GpuMmaAttentionOp>();
     target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                            linalg::LinalgDialect, math::MathDialect,
                            scf::SCFDialect, tensor::TensorDialect>();

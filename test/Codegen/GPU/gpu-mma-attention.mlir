@@ -4,16 +4,16 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WGMMA
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
-// pe.gpu_mma_attention on the buffers, the positions (the defaults: the
+// pe_gpu.mma_attention on the buffers, the positions (the defaults: the
 // queries are the last Sq keys) and the f32 cos/sin tables of each.
 // CHECK-SELECT-LABEL: func.func @llama3
 // CHECK-SELECT: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x32x?x128xbf16>
-// CHECK-SELECT: pe.gpu_mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
+// CHECK-SELECT: pe_gpu.mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
 // CHECK-SELECT-SAME: : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
 // CHECK-SELECT: bufferization.to_tensor %[[OUT]]
 // Without the option, D = 128 is left to the reference lowering.
 // CHECK-SIMT-LABEL: func.func @llama3
-// CHECK-SIMT-NOT: pe.gpu_mma_attention
+// CHECK-SIMT-NOT: pe_gpu.mma_attention
 // CHECK-SIMT: pe.attention
 
 // The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
@@ -26,7 +26,7 @@
 // CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-KERNEL-LABEL: func.func @llama3
-// CHECK-KERNEL-NOT: pe.gpu_mma_attention
+// CHECK-KERNEL-NOT: pe_gpu.mma_attention
 // CHECK-KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
 // CHECK-KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64 : index
 // CHECK-KERNEL: scf.if
@@ -147,19 +147,19 @@ func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 // chunk) merging the splits; head dims that are not multiples of 16
 // (D = 72) the reference lowering.
 // CHECK-SELECT-LABEL: func.func @others
-// CHECK-SELECT-NOT: pe.gpu_mma_attention
+// CHECK-SELECT-NOT: pe_gpu.mma_attention
 // CHECK-SELECT: scf.parallel
 // CHECK-SELECT: %[[DIVISOR:.*]] = arith.maxui %{{.*}}, %c1{{.*}} : index
 // CHECK-SELECT: arith.ceildivui %c528{{.*}}, %[[DIVISOR]] : index
 // CHECK-SELECT: %[[PO:.*]] = memref.alloc(%[[SPLITS:.*]]) : memref<1x4x1x?x64xf32>
 // CHECK-SELECT: %[[PS:.*]] = memref.alloc(%[[SPLITS]]) : memref<1x4x1x?x2xf32>
-// CHECK-SELECT: pe.gpu_mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
+// CHECK-SELECT: pe_gpu.mma_attention {{.*}} splits(%[[SPLITS]]) partials(%[[PO]], %[[PS]] : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale
 // CHECK-SELECT: scf.parallel
 // CHECK-SELECT: scf.for %{{.*}} = %c0{{.*}} to %[[SPLITS]]
 // CHECK-SELECT: memref.load %[[PS]]
 // CHECK-SELECT: vector.load %[[PO]]
 // CHECK-SELECT: pe.attention
-// CHECK-SELECT-NOT: pe.gpu_mma_attention
+// CHECK-SELECT-NOT: pe_gpu.mma_attention
 func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor<1x4x?x64xf32>,
                   %qd: tensor<1x4x1x64xbf16>, %kd: tensor<1x4x?x64xbf16>, %vd: tensor<1x4x?x64xbf16>,
                   %qw: tensor<1x4x?x72xbf16>, %kw: tensor<1x4x?x72xbf16>, %vw: tensor<1x4x?x72xbf16>)
@@ -179,7 +179,7 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // multiple of the 128 threads: the copies past the last write zeros into the
 // padding of row 0 (columns 80..87, never read), reading no bytes.
 // CHECK-SELECT-LABEL: func.func @phi2
-// CHECK-SELECT: pe.gpu_mma_attention
+// CHECK-SELECT: pe_gpu.mma_attention
 // CHECK-KERNEL-LABEL: func.func @phi2
 // CHECK-KERNEL: gpu.launch
 // CHECK-KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index

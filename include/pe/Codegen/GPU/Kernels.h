@@ -21,7 +21,7 @@ void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 
 /// pe.attention -> one parallel loop over (batch, query head, query, value
 /// chunk) holding the online softmax in registers (pe-gpu-tile-attention);
-/// with `tensorCores`, bf16/f16 prefill to pe.gpu_mma_attention instead.
+/// with `tensorCores`, bf16/f16 prefill to pe_gpu.mma_attention instead.
 /// Decode splits its keys for the multiprocessors of `chip`.
 void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCores,
                                       const GpuChip &chip);

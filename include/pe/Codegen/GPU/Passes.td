@@ -233,14 +233,14 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     pe-lower-to-linalg.
 
     With `tensor-cores` (sm_80 and newer), a bf16/f16 attention with head
-    dims that are multiples of 16 up to 128 becomes `pe.gpu_mma_attention`
+    dims that are multiples of 16 up to 128 becomes `pe_gpu.mma_attention`
     on its buffers instead, the tensor-core kernel that pe-gpu-mma-attention
     builds after bufferization; for decode with its keys split across
     blocks, followed by the loop that merges the splits.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
-           "bf16/f16 attention to pe.gpu_mma_attention (tensor cores, sm_80+)">,
+           "bf16/f16 attention to pe_gpu.mma_attention (tensor cores, sm_80+)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "The GPU the launches are sized for (its multiprocessors, threads "
            "and registers, pe/Target/GpuChip.h)">,
@@ -253,14 +253,14 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect",
+    "::mlir::vector::VectorDialect", "::mlir::pe_gpu::PEGPUDialect",
   ];
 }
 
 def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
-  let summary = "Build the tensor-core flash-attention kernel of pe.gpu_mma_attention (sm_80+)";
+  let summary = "Build the tensor-core flash-attention kernel of pe_gpu.mma_attention (sm_80+)";
   let description = [{
-    Every `pe.gpu_mma_attention` becomes one `gpu.launch`: a block of four
+    Every `pe_gpu.mma_attention` becomes one `gpu.launch`: a block of four
     warps per (row tile of 64, KV head, batch), where the rows of a tile
     are (query, head of the KV head's group) pairs, query-major, so that
     the heads of a GQA/MQA group share each K/V tile; 16 rows per warp.

@@ -1,6 +1,6 @@
 //===- GpuMmaAttention.cpp - pe-gpu-mma-attention -------------------------===//
 //
-// pe.gpu_mma_attention as a flash-attention kernel on the tensor cores of
+// pe_gpu.mma_attention as a flash-attention kernel on the tensor cores of
 // sm_80 and newer (mma.sync m16n8k16, bf16/f16 operands, f32 accumulators).
 //
 // Rows. Query head h = kvh G + g of KV head kvh (G = Hq / Hkv) and query i
@@ -72,6 +72,7 @@
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PEGPU/IR/PEGPU.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 #include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
@@ -138,7 +139,7 @@ struct LaneRow {
 /// tiles and computes S = Q K^T and O += P V.
 class MmaKernelState {
 public:
-  MmaKernelState(ImplicitLocOpBuilder &b, GpuMmaAttentionOp op)
+  MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
       : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
@@ -202,7 +203,7 @@ protected:
   }
 
   ImplicitLocOpBuilder &b;
-  GpuMmaAttentionOp op;
+  pe_gpu::MmaAttentionOp op;
   RopeAttr rope;
   PositionMask mask;
   Type element;
@@ -1132,11 +1133,11 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
     if (failed(checkLoweringRoot(getOperation(), "pe-gpu-mma-attention")))
       return signalPassFailure();
     SymbolTable symbols(getOperation());
-    SmallVector<GpuMmaAttentionOp> ops;
-    getOperation()->walk([&](GpuMmaAttentionOp op) { ops.push_back(op); });
+    SmallVector<pe_gpu::MmaAttentionOp> ops;
+    getOperation()->walk([&](pe_gpu::MmaAttentionOp op) { ops.push_back(op); });
     // Kernels @pe_kernels::@<function>_attention_<n>, n counted per function.
     llvm::StringMap<int64_t> kernels;
-    for (GpuMmaAttentionOp op : ops) {
+    for (pe_gpu::MmaAttentionOp op : ops) {
       auto function = op->getParentOfType<FunctionOpInterface>();
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);

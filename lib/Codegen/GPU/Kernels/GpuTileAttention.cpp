@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PEGPU/IR/PEGPU.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 #include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
@@ -431,7 +432,7 @@ std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value thr
 }
 
 /// Whether the tensor-core kernel computes `op`: bf16/f16, head dims that
-/// are multiples of 16 up to 128 (pe.gpu_mma_attention).
+/// are multiples of 16 up to 128 (pe_gpu.mma_attention).
 bool suitsTensorCores(AttentionOp op) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   Type element = op.getQuery().getType().getElementType();
@@ -455,7 +456,7 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t ta
   return clamp(arith::CeilDivUIOp::create(b, keys, index(kMinMmaSplitKeys)), cap);
 }
 
-/// pe.attention -> pe.gpu_mma_attention on its buffers (the tables and
+/// pe.attention -> pe_gpu.mma_attention on its buffers (the tables and
 /// slopes computed here, on tensors), the result read from `out`. Decode
 /// (few static queries): the keys split across blocks, then a loop per
 /// (row, value chunk) merging the splits' states (as the SIMT decode does).
@@ -475,7 +476,7 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
       memref::getMixedSize(b, b.getLoc(), q, 2), b.getIndexAttr(heads->valueDim)};
   Value out = alloc(b, sizes, op.getQuery().getType().getElementType());
   auto create = [&](Value splits, Value partialOut, Value partialStats) {
-    GpuMmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
+    pe_gpu::MmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
                               op.getWindowAttr(), op.getRopeAttr());

@@ -1,0 +1,60 @@
+//===- PEGPUOps.cpp - kernel-level ops of the GPU code generation ---------===//
+#include "pe/Dialect/PEGPU/IR/PEGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::pe_gpu;
+
+#include "pe/Dialect/PEGPU/IR/PEGPUOpsDialect.cpp.inc"
+
+void PEGPUDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "pe/Dialect/PEGPU/IR/PEGPUOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// MmaAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaAttentionOp::verify() {
+  MemRefType q = getQuery().getType(), k = getKey().getType(), v = getValue().getType(),
+             out = getOut().getType();
+  Type element = q.getElementType();
+  if (k.getElementType() != element || v.getElementType() != element ||
+      out.getElementType() != element)
+    return emitOpError("expects query, key, value and out to share one element type");
+  const int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1), d = q.getDimSize(3),
+                dv = v.getDimSize(3);
+  for (int64_t size : {hq, hkv, d, dv, k.getDimSize(3), out.getDimSize(1), out.getDimSize(3)})
+    if (ShapedType::isDynamic(size))
+      return emitOpError("expects static head counts and head dims");
+  if (hq % hkv != 0 || v.getDimSize(1) != hkv || out.getDimSize(1) != hq)
+    return emitOpError("expects Hkv key/value heads dividing the Hq query and out heads");
+  if (k.getDimSize(3) != d || out.getDimSize(3) != dv)
+    return emitOpError("expects key and query, out and value to share their head dims");
+  // The kernel's tensor-core steps: m16n8k16 products over the head dims.
+  if (d % 16 != 0 || dv % 16 != 0 || d > 128 || dv > 128)
+    return emitOpError() << "expects head dims that are multiples of 16 up to 128, got "
+                         << d << " and " << dv;
+  if (getRopeAttr() && !getQCos())
+    return emitOpError("expects the cos/sin tables of its rope");
+  if (getQCos() && !getRopeAttr())
+    return emitOpError("expects a rope for its cos/sin tables");
+  if (pe::RopeAttr rope = getRopeAttr(); rope && rope.getRotaryDim() > d)
+    return emitOpError("expects a rotary dim within the head dim");
+  if (std::optional<int64_t> window = getWindow(); window && *window < 1)
+    return emitOpError("expects window >= 1");
+  if (getSlopes() && !ShapedType::isDynamic(getSlopes().getType().getDimSize(0)) &&
+      getSlopes().getType().getDimSize(0) != hq)
+    return emitOpError("expects one ALiBi slope per query head");
+  if (!getSplits() != !getPartialOut() || !getPartialOut() != !getPartialStats())
+    return emitOpError("expects partial buffers exactly with splits");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "pe/Dialect/PEGPU/IR/PEGPUOps.cpp.inc"
