@@ -61,6 +61,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from pe import reference, runner  # noqa: E402
+from pe.ir import attention_function  # noqa: E402
 
 REFERENCE_LOWERING = ["--fuse=false", "--tile-attention=false", "--tile-rope=false"]
 
@@ -458,25 +459,9 @@ def torch_rope(torch, q, k, p):
 def prefill_case(s, hkv, repeat, torch, variant="rope", dtype="f32", amx=False):
     hq, d = 32, 128
     qt, kt = f"tensor<1x{hq}x{s}x{d}x{dtype}>", f"tensor<1x{hkv}x{s}x{d}x{dtype}>"
-    if variant == "rope":
-        ir = f"""
-func.func @layer(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi32>) -> {qt} {{
-  %qr = pe.rope {ROPE_ATTR} %q, %p : {qt}, tensor<{s}xi32>
-  %kr = pe.rope {ROPE_ATTR} %k, %p : {kt}, tensor<{s}xi32>
-  %o = pe.attention %qr, %kr, %v q_positions(%p : tensor<{s}xi32>) k_positions(%p : tensor<{s}xi32>) causal : {qt}, {kt}, {kt} -> {qt}
-  return %o : {qt}
-}}
-"""
-    else:
-        ir = f"""
-func.func @layer(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi32>) -> {qt} {{
-  %sl = pe.alibi_slopes : tensor<{hq}xf32>
-  %b = pe.alibi_bias causal %sl, %p, %p : tensor<{hq}xf32>, tensor<{s}xi32>, tensor<{s}xi32> -> tensor<{hq}x{s}x{s}xf32>
-  %m = tensor.expand_shape %b [[0, 1], [2], [3]] output_shape [1, {hq}, {s}, {s}] : tensor<{hq}x{s}x{s}xf32> into tensor<1x{hq}x{s}x{s}xf32>
-  %o = pe.attention %q, %k, %v mask(%m : tensor<1x{hq}x{s}x{s}xf32>) q_positions(%p : tensor<{s}xi32>) k_positions(%p : tensor<{s}xi32>) causal : {qt}, {kt}, {kt} -> {qt}
-  return %o : {qt}
-}}
-"""
+    ir = attention_function("layer", qt, kt, kt, positions=f"tensor<{s}xi32>", causal=True,
+                            **({"rotate": ROPE_ATTR} if variant == "rope" else
+                               {"alibi_bias": "causal"}))
     rng = np.random.default_rng(1)
     q = rng.standard_normal((1, hq, s, d)).astype(np.float32)
     k = rng.standard_normal((1, hkv, s, d)).astype(np.float32)
@@ -608,12 +593,7 @@ def torch_prefill(torch, q, k, v, p, variant, dtype="f32"):
 def decode_case(skv, repeat, torch, dtype="f32"):
     hq, hkv, d = 32, 8, 128
     qt, kt = f"tensor<1x{hq}x1x{d}x{dtype}>", f"tensor<1x{hkv}x{skv}x{d}x{dtype}>"
-    ir = f"""
-func.func @decode(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{
-  %o = pe.attention %q, %k, %v causal : {qt}, {kt}, {kt} -> {qt}
-  return %o : {qt}
-}}
-"""
+    ir = attention_function("decode", qt, kt, kt, causal=True)
     rng = np.random.default_rng(2)
     q = rng.standard_normal((1, hq, 1, d)).astype(np.float32)
     k = rng.standard_normal((1, hkv, skv, d)).astype(np.float32)

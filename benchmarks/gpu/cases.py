@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
+from pe import ir as pe_ir  # noqa: E402
 from pe import reference as ref  # noqa: E402
 from pe.testing import round_to  # noqa: E402
 
@@ -222,31 +223,21 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
     v = _quantized(rng, (b, hkv, skv, d), dtype)
     qt, kt = _ttype(q.shape, dtype), _ttype(k.shape, dtype)
     args, arg_types = [q, k, v], [dtype] * 3
-    params, attrs = [f"%q: {qt}", f"%k: {kt}", f"%v: {kt}"], ""
-    for label, positions in (("q", qpos), ("k", kpos)):
-        if positions is not None:
-            pt = _ttype(positions.shape, "i64")
-            params.append(f"%{label}pos: {pt}")
-            attrs += f" {label}_positions(%{label}pos : {pt})"
-            args.append(positions)
-            arg_types.append("i64")
-    attrs += " causal" if causal else ""
-    attrs += f" window({window})" if window else ""
-    attrs += f" rope({rope_ir})" if rope_ir and not separate_rope else ""
-    attrs += f" alibi({alibi})" if alibi else ""
-    body, q_in, k_in = "", "%q", "%k"
+    positions, rotate = None, None
     if separate_rope:
         assert sq == skv and qpos is None and kpos is None and rope_ir
-        pt = _ttype((skv,), "i64")
-        params.append(f"%pos: {pt}")
+        positions, rotate = _ttype((skv,), "i64"), rope_ir
         args.append(np.arange(skv, dtype=np.int64))
         arg_types.append("i64")
-        body = (f"  %rq = pe.rope {rope_ir} %q, %pos : {qt}, {pt}\n"
-                f"  %rk = pe.rope {rope_ir} %k, %pos : {kt}, {pt}\n")
-        q_in, k_in = "%rq", "%rk"
-    ir = (f"func.func @{name}({', '.join(params)}) -> {qt} {{\n{body}"
-          f"  %o = pe.attention {q_in}, {k_in}, %v{attrs} : {qt}, {kt}, {kt} -> {qt}\n"
-          f"  return %o : {qt}\n}}\n")
+    elif qpos is not None or kpos is not None:
+        assert qpos is not None and kpos is not None, "both positions or neither"
+        positions = (_ttype(qpos.shape, "i64"), _ttype(kpos.shape, "i64"))
+        args += [qpos, kpos]
+        arg_types += ["i64", "i64"]
+    ir = pe_ir.attention_function(
+        name, qt, kt, kt, positions=positions, rotate=rotate, attend_positions=False,
+        causal=causal, window=window or None, alibi=alibi or None,
+        rope=None if separate_rope else rope_ir)
 
     def reference(a, sample):
         picked = np.arange(sq) if sample is None else sample

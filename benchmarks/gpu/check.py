@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import cases as case_list  # noqa: E402
-import replay  # noqa: E402
+from pe import gpu_manifest as replay  # noqa: E402
 from pe import reference as ref  # noqa: E402
 from pe import runner  # noqa: E402
 from pe.testing import round_to, spacing, ulp_distance  # noqa: E402

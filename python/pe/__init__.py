@@ -4,6 +4,7 @@
 * ``pe.reference``: independent float64 numpy reference implementations (the test oracle).
 * ``pe.ir``: helpers that render `pe` dialect attributes and small MLIR functions as text.
 * ``pe.runner``: compile pe IR with `pe-compile` and call it on numpy arrays.
+* ``pe.gpu_manifest``: run a function of a GPU manifest without LLVM (CuPy; import it explicitly).
 * ``pe.torch``: the compiled kernels as PyTorch operators (needs torch; import it explicitly).
 * ``pe.transformers``: pe attention inside Hugging Face transformers (needs transformers).
 """

@@ -21,6 +21,8 @@ __all__ = [
     "scaling_attr",
     "rope_attr",
     "tensor_type",
+    "attention_attrs",
+    "attention_function",
     "FunctionBuilder",
 ]
 
@@ -103,6 +105,86 @@ def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half"
 
 def tensor_type(shape: Sequence[int], elem: str) -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
+
+
+def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
+                    window: Optional[int] = None, rope: Optional[str] = None,
+                    alibi: Optional[float] = None) -> str:
+    """The optional attributes of `pe.attention`, in the op's syntax and order (each with a
+    leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``."""
+    text = ""
+    if scale is not None:
+        text += f" scale({format_f64(scale)})"
+    if causal:
+        text += " causal"
+    if window is not None:
+        text += f" window({int(window)})"
+    if rope is not None:
+        text += f" rope({rope})"
+    if alibi is not None:
+        text += f" alibi({format_f64(alibi)})"
+    return text
+
+
+def _dims(type_text: str) -> list:
+    """The dims of ``tensor<1x8x?x64xf32>`` (None for ``?``)."""
+    inner = type_text[len("tensor<"):-1].split("x")[:-1]
+    return [None if d == "?" else int(d) for d in inner]
+
+
+def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] = None,
+                       positions=None, mask: Optional[str] = None, rotate: Optional[str] = None,
+                       alibi_bias: Optional[str] = None, attend_positions: bool = True,
+                       **attrs) -> str:
+    """A `func.func @name` around one `pe.attention`, its operands the function's arguments.
+
+    ``q``, ``k``, ``v`` (and ``out``, default ``q``'s type) are tensor types. ``positions`` is
+    None (the op's default positions), one type (one argument ``%p`` for the query and key
+    positions) or a pair of types (``%qp``, ``%kp``); ``mask`` a type (an argument ``%mask``
+    after the positions). ``rotate`` (a ``#pe.rope`` attribute) rotates q and k with `pe.rope`
+    at ``%p`` before the attention, the unfused form that `pe-fuse-rope-into-attention` fuses;
+    ``alibi_bias`` (``"causal"`` or ``"symmetric"``) makes the mask a `pe.alibi_bias` of the
+    query heads at ``%p``, the form `pe-fuse-alibi-into-attention` fuses. With
+    ``attend_positions=False`` the attention keeps its default positions (``%p`` feeds the
+    rotation only). ``attrs`` are those of :func:`attention_attrs`. Arguments: q, k, v, the
+    positions, the mask."""
+    out = out or q
+    params = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
+    body, operands = [], ""
+    shared = isinstance(positions, str)
+    if shared:
+        params.append(f"%p: {positions}")
+        if attend_positions:
+            operands += f" q_positions(%p : {positions}) k_positions(%p : {positions})"
+    elif positions is not None:
+        qp, kp = positions
+        params += [f"%qp: {qp}", f"%kp: {kp}"]
+        operands += f" q_positions(%qp : {qp}) k_positions(%kp : {kp})"
+    if (rotate or alibi_bias) and not shared:
+        raise ValueError("rotate and alibi_bias need one positions argument")
+    q_in, k_in = "%q", "%k"
+    if rotate:
+        body += [f"%qr = pe.rope {rotate} %q, %p : {q}, {positions}",
+                 f"%kr = pe.rope {rotate} %k, %p : {k}, {positions}"]
+        q_in, k_in = "%qr", "%kr"
+    if mask is not None:
+        params.append(f"%mask: {mask}")
+        operands = f" mask(%mask : {mask})" + operands
+    elif alibi_bias:
+        heads, (length,) = _dims(q)[1], _dims(positions)
+        slopes, bias = f"tensor<{heads}xf32>", f"tensor<{heads}x{length}x{length}xf32>"
+        masked = f"tensor<1x{heads}x{length}x{length}xf32>"
+        body += [f"%slopes = pe.alibi_slopes : {slopes}",
+                 f"%bias = pe.alibi_bias {alibi_bias} %slopes, %p, %p : {slopes}, {positions}, "
+                 f"{positions} -> {bias}",
+                 f"%mask = tensor.expand_shape %bias [[0, 1], [2], [3]] output_shape "
+                 f"[1, {heads}, {length}, {length}] : {bias} into {masked}"]
+        operands = f" mask(%mask : {masked})" + operands
+    body.append(f"%o = pe.attention {q_in}, {k_in}, %v{operands}{attention_attrs(**attrs)} : "
+                f"{q}, {k}, {v} -> {out}")
+    lines = "\n".join("  " + line for line in body)
+    return (f"func.func @{name}({', '.join(params)}) -> {out} {{\n{lines}\n"
+            f"  return %o : {out}\n}}\n")
 
 
 class FunctionBuilder:

@@ -75,25 +75,11 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
     q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim), t(kv_heads, value_dim), \
         t(heads, value_dim)
     pos = "tensor<?x?xi64>"
-    mask_type = "tensor<?x1x?x?xf32>"
-    attrs = ""
-    if options["scale"] is not None:
-        attrs += f" scale({ir.format_f64(options['scale'])})"
-    if options["causal"]:
-        attrs += " causal"
-    if options["window"] is not None:
-        attrs += f" window({options['window']})"
-    if options["rope"] is not None:
-        attrs += f" rope({options['rope']})"
-    if options["alibi"] is not None:
-        attrs += f" alibi({ir.format_f64(options['alibi'])})"
-    mask_arg = f", %mask: {mask_type}" if masked else ""
-    mask_use = f" mask(%mask : {mask_type})" if masked else ""
-    return (f"func.func @attention(%q: {q}, %k: {k}, %v: {v}, %qp: {pos}, %kp: {pos}{mask_arg})"
-            f" -> {o} {{\n"
-            f"  %o = pe.attention %q, %k, %v{mask_use} q_positions(%qp : {pos})"
-            f" k_positions(%kp : {pos}){attrs} : {q}, {k}, {v} -> {o}\n"
-            f"  return %o : {o}\n}}\n")
+    return ir.attention_function(
+        "attention", q, k, v, out=o, positions=(pos, pos),
+        mask="tensor<?x1x?x?xf32>" if masked else None, scale=options["scale"],
+        causal=options["causal"], window=options["window"], rope=options["rope"],
+        alibi=options["alibi"])
 
 
 # Calls with fewer multiply-adds than this run on one thread. Waking libomp's

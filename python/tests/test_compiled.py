@@ -983,17 +983,9 @@ class AttnCase:
             pt = ttype((b, skv) if self.kpos in POS_KINDS_2D else (skv,), self.pos_elem)
             args.append(("%kp", pt))
             opts += f" k_positions(%kp : {pt})"
-        if self.scale is not None:
-            opts += f" scale({ir.format_f64(self.scale)})"
-        if self.causal:
-            opts += " causal"
-        if self.window is not None:
-            opts += f" window({self.window})"
-        if self.rope:
-            _, _, attr, _ = rope_config(self.rope, self.rotary, self.rope_style)
-            opts += f" rope({attr})"
-        if self.alibi is not None:
-            opts += f" alibi({ir.format_f64(self.alibi)})"
+        rope = rope_config(self.rope, self.rotary, self.rope_style)[2] if self.rope else None
+        opts += ir.attention_attrs(scale=self.scale, causal=self.causal, window=self.window,
+                                   rope=rope, alibi=self.alibi)
         body = [f"%o = pe.attention %q, %k, %v{opts} : {qt}, {kt}, {vt} -> {ot}"]
         return render_func(self.fname, args, body, [("%o", ot)])
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pe import reference, runner
-from pe.ir import rope_attr
+from pe.ir import attention_function, rope_attr
 
 RTOL = 1e-5
 
@@ -35,15 +35,8 @@ POSITIONS = {
 def _ir_rope_attention(rope, hq, hkv, s, d, window):
     attr = rope_attr(rope["theta"], rope["rotary_dim"], rope["style"], rope["scaling"])
     q, k = f"tensor<1x{hq}x?x{d}xf32>", f"tensor<1x{hkv}x?x{d}xf32>"
-    win = f" window({window})" if window else ""
-    return f"""
-func.func @layer(%q: {q}, %k: {k}, %v: {k}, %p: tensor<?xi32>) -> {q} {{
-  %qr = pe.rope {attr} %q, %p : {q}, tensor<?xi32>
-  %kr = pe.rope {attr} %k, %p : {k}, tensor<?xi32>
-  %o = pe.attention %qr, %kr, %v q_positions(%p : tensor<?xi32>) k_positions(%p : tensor<?xi32>) causal{win} : {q}, {k}, {k} -> {q}
-  return %o : {q}
-}}
-"""
+    return attention_function("layer", q, k, k, positions="tensor<?xi32>", rotate=attr,
+                              causal=True, window=window)
 
 
 def _check(got, want):
@@ -80,17 +73,10 @@ def test_fused_rope(rope_name, pos_name, heads, window):
 def test_fused_alibi(heads, mode):
     s, d = 19, 16
     t = f"tensor<1x{heads}x{s}x{d}xf32>"
-    ir = f"""
-func.func @layer(%q: {t}, %k: {t}, %v: {t}, %p: tensor<{s}xi32>) -> {t} {{
-  %sl = pe.alibi_slopes : tensor<{heads}xf32>
-  %b = pe.alibi_bias {mode} %sl, %p, %p : tensor<{heads}xf32>, tensor<{s}xi32>, tensor<{s}xi32> -> tensor<{heads}x{s}x{s}xf32>
-  %m = tensor.expand_shape %b [[0, 1], [2], [3]] output_shape [1, {heads}, {s}, {s}] : tensor<{heads}x{s}x{s}xf32> into tensor<1x{heads}x{s}x{s}xf32>
-  %o = pe.attention %q, %k, %v mask(%m : tensor<1x{heads}x{s}x{s}xf32>) q_positions(%p : tensor<{s}xi32>) k_positions(%p : tensor<{s}xi32>) causal : {t}, {t}, {t} -> {t}
-  return %o : {t}
-}}
-"""
-    fused_ir = runner.compile(ir, extra_args=["--fuse=true"])
-    unfused_ir = runner.compile(ir, extra_args=["--fuse=false"])
+    layer = attention_function("layer", t, t, t, positions=f"tensor<{s}xi32>",
+                               alibi_bias=mode, causal=True)
+    fused_ir = runner.compile(layer, extra_args=["--fuse=true"])
+    unfused_ir = runner.compile(layer, extra_args=["--fuse=false"])
     rng = np.random.default_rng(11)
     q, k, v = (rng.standard_normal((1, heads, s, d)).astype(np.float32) for _ in range(3))
     p = (100 + 3 * np.arange(s)).astype(np.int32)

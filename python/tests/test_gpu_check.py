@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
 sys.path.insert(0, GPU_DIR)
 
-import replay  # noqa: E402
+from pe import gpu_manifest as replay  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.access(runner.PE_COMPILE, os.X_OK),
                                 reason=f"pe-compile not found at {runner.PE_COMPILE}")
