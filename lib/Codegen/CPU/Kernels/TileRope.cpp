@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/CPU/Passes.h"
 #include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 
@@ -109,12 +110,7 @@ struct TileRope : OpRewritePattern<RopeOp> {
         });
       }
     });
-    Value result = bufferization::ToTensorOp::create(
-        b, RankedTensorType::get(type.getShape(), element), out, /*restrict=*/true,
-        /*writable=*/true);
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(b, op.getType(), result);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, toResultTensor(b, out, op.getType()));
     return success();
   }
 

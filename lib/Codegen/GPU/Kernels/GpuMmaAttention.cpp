@@ -119,8 +119,6 @@ constexpr int64_t kWideHeadDim = 64;
 constexpr int64_t kPad = 8;
 /// Elements of one cp.async (16 bytes of bf16/f16).
 constexpr int64_t kCopyLanes = 8;
-/// Channels rotated at a time when K is staged.
-constexpr int64_t kPieceLanes = 8;
 /// V tiles in flight: the next tile's V is copied while this one's is used.
 constexpr int64_t kValueStages = 2;
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
@@ -390,8 +388,8 @@ protected:
     Value inside = lessThan(j, keyEnd);
     Value jr = clampBelow(j, keys);
     const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
-    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kPieceLanes);
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kGpuPieceLanes);
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kGpuPieceLanes);
     const int64_t rotatedPieces = half / pairLanes, restPieces = (d - rotary) / restLanes;
     // (piece, channel, whether the thread has it: null when it always has).
     SmallVector<std::tuple<Value, Value, Value>> stores;

@@ -81,8 +81,6 @@ constexpr int64_t kMinMmaSplitKeys = 256;
 constexpr int64_t kMmaBlocksPerMultiprocessor = 4;
 /// Keys per tile of the causal/window tile skipping.
 constexpr int64_t kSkipTileKeys = 32;
-/// Channels of a key row rotated and multiplied at a time.
-constexpr int64_t kPieceLanes = 8;
 
 /// What the kernel is specialized on.
 struct GpuAttentionShape {
@@ -304,29 +302,29 @@ private:
   }
 
   /// rope(q) . rope(k) for rows `q` and `k`, a few channels at a time, the
-  /// products summed into kPieceLanes partial sums. The query's reads and
+  /// products summed into kGpuPieceLanes partial sums. The query's reads and
   /// rotation do not depend on the key: LLVM hoists them out of the key
   /// loop (with causal/window masks out of a tile's loop, not out of the
   /// condition that skips the tile), so the query is held in registers.
   Value dotRotated(const Row &q, const Row &k) {
-    Value partial = splat(f32(0.0), kPieceLanes);
+    Value partial = splat(f32(0.0), kGpuPieceLanes);
     auto accumulate = [&](Value qPiece, Value kPiece) {
       Value product = arith::MulFOp::create(b, qPiece, kPiece);
-      if (cast<VectorType>(product.getType()).getNumElements() < kPieceLanes)
+      if (cast<VectorType>(product.getType()).getNumElements() < kGpuPieceLanes)
         product = vector::InsertStridedSliceOp::create(
-            b, product, splat(f32(0.0), kPieceLanes), ArrayRef<int64_t>{0},
+            b, product, splat(f32(0.0), kGpuPieceLanes), ArrayRef<int64_t>{0},
             ArrayRef<int64_t>{1});
       partial = arith::AddFOp::create(b, partial, product);
     };
     const int64_t rotary = s.rope ? s.rope.getRotaryDim() : 0, half = rotary / 2;
-    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kPieceLanes);
+    const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kGpuPieceLanes);
     for (int64_t pair = 0; pair < half; pair += pairLanes) {
       auto qPieces = rotatedPieces(q, pair, pairLanes);
       auto kPieces = rotatedPieces(k, pair, pairLanes);
       for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
         accumulate(qPiece, kPiece);
     }
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1), kPieceLanes);
+    const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1), kGpuPieceLanes);
     for (int64_t c = rotary; c < s.heads.headDim; c += restLanes) {
       Value qPiece = loadChannels(q, index(c), restLanes);
       Value kPiece = loadChannels(k, index(c), restLanes);

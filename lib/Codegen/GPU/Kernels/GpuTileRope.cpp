@@ -129,12 +129,7 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     store(b, load(b, x, at(channel), lanes), out, at(channel));
 
     b.setInsertionPointAfter(loop);
-    Value result = bufferization::ToTensorOp::create(
-        b, RankedTensorType::get(type.getShape(), element), out, /*restrict=*/true,
-        /*writable=*/true);
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(b, op.getType(), result);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, toResultTensor(b, out, op.getType()));
     return success();
   }
 

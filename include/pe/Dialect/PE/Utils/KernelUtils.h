@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::pe {
@@ -22,6 +23,24 @@ inline Value toReadOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
       b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*read_only=*/true);
 }
+
+/// The kernel's output buffer (written once, owned by no one else) as the
+/// tensor result of type `resultType` it replaces (cast where that type has
+/// dynamic dims the buffer has static).
+inline Value toResultTensor(ImplicitLocOpBuilder &b, Value buffer, Type resultType) {
+  auto memref = cast<MemRefType>(buffer.getType());
+  Value result = bufferization::ToTensorOp::create(
+      b, RankedTensorType::get(memref.getShape(), memref.getElementType()), buffer,
+      /*restrict=*/true, /*writable=*/true);
+  if (result.getType() != resultType)
+    result = tensor::CastOp::create(b, resultType, result);
+  return result;
+}
+
+/// The most channels a GPU thread reads, rotates and multiplies at a time
+/// (the SIMT and the tensor-core attention kernels alike): 8 lanes, 32 bytes
+/// of f32 in registers.
+constexpr int64_t kGpuPieceLanes = 8;
 
 /// The largest power of two up to `most` that divides n (n > 0): the width
 /// of the vector pieces a thread reads a row in (rotated pairs, pass-through
