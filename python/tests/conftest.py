@@ -1,8 +1,72 @@
-"""pytest configuration: make the `pe` package in python/ importable without installing it."""
+"""pytest configuration: the `pe` package in python/ importable without installing it, and
+every test marked with the layer of the project it exercises.
+
+Run one layer with ``-m LAYER`` (``pytest python/tests -m raising``). The layers:
+
+* ``reference``: the float64 oracle itself (no compiler).
+* ``dialect``: the pe dialect's folds and verifiers through pe-opt.
+* ``frontend``: model configs read by the front end (pe-compile --config).
+* ``raising``: importer IR raised into pe ops.
+* ``cpu``: the CPU kernels and pipelines, compiled and run against the oracle (every
+  target: AVX2, AVX-512, AMX, AArch64 under emulation).
+* ``gpu``: the GPU pipelines (PTX, the GPU schedule run on the CPU, the GPU check).
+* ``driver``: the tools, the C interface, run-time errors and bad input.
+* ``integration``: PyTorch and transformers.
+
+``sanitized`` marks what the ASan/UBSan run of CI repeats: the layers whose C++ paths only
+pytest drives (frontend, raising, driver) and one sweep of the attention kernels' shapes.
+"""
 
 import os
 import sys
 
+import pytest
+
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
+
+LAYERS = {
+    "test_reference.py": "reference",
+    "test_folds.py": "dialect",
+    "test_config.py": "frontend",
+    "test_raise.py": "raising",
+    "test_importer_ops.py": "raising",
+    "test_compiled.py": "cpu",
+    "test_tile_attention.py": "cpu",
+    "test_fusion.py": "cpu",
+    "test_nonfinite.py": "cpu",
+    "test_kernel_code.py": "cpu",
+    "test_targets.py": "cpu",
+    "test_avx2_kernels.py": "cpu",
+    "test_aarch64.py": "cpu",
+    "test_aarch64_sve.py": "cpu",
+    "test_gpu_schedule.py": "gpu",
+    "test_tensor_core_kernels.py": "gpu",
+    "test_gpu_check.py": "gpu",
+    "test_runner.py": "driver",
+    "test_robustness.py": "driver",
+    "test_torch_ops.py": "integration",
+    "test_transformers.py": "integration",
+    "test_hf_integration.py": "integration",
+    "test_hf_models.py": "integration",
+    "test_hf_models_fused.py": "integration",
+}
+
+SANITIZED_LAYERS = {"frontend", "raising", "driver"}
+
+
+def pytest_configure(config):
+    for layer in sorted(set(LAYERS.values())) + ["sanitized"]:
+        config.addinivalue_line("markers", f"{layer}: see python/tests/conftest.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = os.path.basename(str(item.fspath))
+        layer = LAYERS.get(name)
+        if layer is None:
+            raise pytest.UsageError(f"{name} is in no layer: add it to LAYERS in conftest.py")
+        item.add_marker(layer)
+        if layer in SANITIZED_LAYERS:
+            item.add_marker("sanitized")

@@ -182,6 +182,7 @@ def _compile(name, dtype, tiles, threads, tile=True, static=False, target=()):
     return runner.compile(ir, extra_args=extra + tiles + list(target))
 
 
+@pytest.mark.sanitized
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("tiles", ["small", "default"])
 @pytest.mark.parametrize("name", sorted(CASES))
