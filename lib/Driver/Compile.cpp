@@ -165,6 +165,8 @@ static LogicalResult raisePositionalEncodings(ModuleOp module, const CompileOpti
 }
 
 LogicalResult pe::driver::compile(ModuleOp module, const CompileOptions &options) {
+  if (llvm::Error invalid = checkOptions(options))
+    return fail(module.getContext(), llvm::toString(std::move(invalid)));
   if (options.raise && failed(raisePositionalEncodings(module, options)))
     return failure();
   switch (options.emitKind()) {

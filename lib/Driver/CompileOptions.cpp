@@ -76,12 +76,14 @@ static llvm::Error error(const Twine &message) {
 static llvm::Error checkValues(const CompileOptions &options) {
   if (options.optLevel > 3)
     return error("-O must be 0, 1, 2 or 3, but got " + Twine(options.optLevel));
-  if (options.target == Target::Cpu) {
-    if (llvm::Error invalid = checkCpuPipelineOptions(options.cpu))
-      return error("pe-cpu-pipeline: " + llvm::toString(std::move(invalid)));
-  } else if (llvm::Error invalid = checkGpuPipelineOptions(options.gpu)) {
-    return error("pe-gpu-pipeline: " + llvm::toString(std::move(invalid)));
-  }
+  // The CPU pipeline's options are checked for every target (as values a
+  // command line may hold); the GPU pipeline's where a GPU schedule is built
+  // (--target=gpu-on-cpu schedules for --chip too).
+  if (llvm::Error invalid = checkCpuPipelineOptions(options.cpu))
+    return error("pe-cpu-pipeline: " + llvm::toString(std::move(invalid)));
+  if (options.target != Target::Cpu)
+    if (llvm::Error invalid = checkGpuPipelineOptions(options.gpu))
+      return error("pe-gpu-pipeline: " + llvm::toString(std::move(invalid)));
   const ConfigInput &config = options.config;
   if (config.path.empty() && (config.batch || config.queries || config.keys || config.dtype ||
                               options.emitKind() == Emit::Config))

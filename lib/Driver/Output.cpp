@@ -27,21 +27,26 @@
 using namespace mlir;
 using namespace mlir::pe::driver;
 
-/// Writes `text` to `path` whole (a failure leaves no partial file).
+/// Writes `path` with `write`; a failure to open it or of `write` (which
+/// reports its own error) leaves no file.
 static LogicalResult writeFile(MLIRContext *context, StringRef path,
-                               llvm::function_ref<void(llvm::raw_ostream &)> write) {
+                               llvm::function_ref<LogicalResult(llvm::raw_ostream &)> write) {
   std::string error;
   auto output = openOutputFile(path, &error);
   if (!output)
     return fail(context, error);
-  write(output->os());
+  if (failed(write(output->os())))
+    return failure();
   output->keep();
   return success();
 }
 
 LogicalResult pe::driver::writeMlir(ModuleOp module, const CompileOptions &options) {
   return writeFile(module.getContext(), options.output,
-                   [&](llvm::raw_ostream &os) { module->print(os); });
+                   [&](llvm::raw_ostream &os) {
+                     module->print(os);
+                     return success();
+                   });
 }
 
 LogicalResult pe::driver::writeGpuKernels(ModuleOp module, const CompileOptions &options) {
@@ -51,6 +56,7 @@ LogicalResult pe::driver::writeGpuKernels(ModuleOp module, const CompileOptions 
   auto object = cast<gpu::ObjectAttr>(kernels.getObjects()[0]);
   return writeFile(module.getContext(), options.output, [&](llvm::raw_ostream &os) {
     os << object.getObject().getValue();
+    return success();
   });
 }
 
@@ -61,25 +67,21 @@ LogicalResult pe::driver::exportEntries(ModuleOp module, const CompileOptions &o
   pm.addPass(pe::createPEExportCInterface(pe::PEExportCInterfaceOptions{prefix}));
   if (failed(pm.run(module)))
     return failure();
-  LogicalResult written = success();
   if (!options.header.empty()) {
     std::string guard =
         cIdentifier(llvm::sys::path::stem(options.header).upper() + "_H", "PE_");
     bool deviceBuffers =
         options.target == Target::Gpu && options.gpuMemory == GpuMemory::Device;
     if (failed(writeFile(context, options.header, [&](llvm::raw_ostream &os) {
-          written = pe::emitCHeader(module, prefix, guard, os, deviceBuffers);
-        })) ||
-        failed(written))
+          return pe::emitCHeader(module, prefix, guard, os, deviceBuffers);
+        })))
       return failure();
   }
-  if (!options.interface.empty() &&
-      (failed(writeFile(context, options.interface, [&](llvm::raw_ostream &os) {
-         written = pe::emitInterfaceJson(module, prefix, os);
-       })) ||
-       failed(written)))
-    return failure();
-  return success();
+  if (options.interface.empty())
+    return success();
+  return writeFile(context, options.interface, [&](llvm::raw_ostream &os) {
+    return pe::emitInterfaceJson(module, prefix, os);
+  });
 }
 
 /// Assembly or an object of `module` for `machine`, emitted into memory
@@ -95,6 +97,7 @@ static LogicalResult writeMachineCode(MLIRContext *context, llvm::Module &module
   passes.run(module);
   return writeFile(context, path, [&](llvm::raw_ostream &os) {
     os << StringRef(buffer.data(), buffer.size());
+    return success();
   });
 }
 
@@ -233,8 +236,10 @@ LogicalResult pe::driver::emitHostCode(ModuleOp module, const CompileOptions &op
 
   switch (options.emitKind()) {
   case Emit::Llvm:
-    return writeFile(context, options.output,
-                     [&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); });
+    return writeFile(context, options.output, [&](llvm::raw_ostream &os) {
+      llvmModule->print(os, nullptr);
+      return success();
+    });
   case Emit::Asm:
     return writeMachineCode(context, *llvmModule, **machine,
                             llvm::CodeGenFileType::AssemblyFile, options.output);

@@ -10,17 +10,28 @@
 
 using namespace mlir;
 
+/// The folder `file` is in, dots and links resolved; empty if unknown.
+static std::string realFolder(StringRef file) {
+  SmallString<256> real;
+  if (file.empty() || llvm::sys::fs::real_path(file, real))
+    return std::string();
+  return llvm::sys::path::parent_path(real).str();
+}
+
 std::string pe::runtimeDirectory() {
+  void *self = reinterpret_cast<void *>(&pe::runtimeDirectory);
+  // The library holding this code (a plugin, a shared build), then the
+  // executable (dladdr names it as typed: a bare name, `./`, a link).
+  SmallVector<std::string, 2> folders;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&pe::runtimeDirectory), &info) && info.dli_fname) {
-    SmallString<256> self(info.dli_fname);
-    if (!llvm::sys::path::has_parent_path(self)) // an executable found on PATH
-      self = llvm::sys::fs::getMainExecutable(
-          nullptr, reinterpret_cast<void *>(&pe::runtimeDirectory));
-    llvm::sys::fs::make_absolute(self);
-    StringRef dir = llvm::sys::path::parent_path(self);
+  if (dladdr(self, &info) && info.dli_fname && llvm::sys::path::has_parent_path(info.dli_fname))
+    folders.push_back(realFolder(info.dli_fname));
+  folders.push_back(realFolder(llvm::sys::fs::getMainExecutable(nullptr, self)));
+  for (const std::string &dir : folders) {
+    if (dir.empty())
+      continue;
     for (std::string candidate :
-         {dir.str(), (llvm::sys::path::parent_path(dir) + "/lib").str()})
+         {dir, (llvm::sys::path::parent_path(dir) + "/lib").str()})
       if (llvm::sys::fs::exists(candidate + "/libpe_runtime.so"))
         return candidate;
   }

@@ -52,10 +52,12 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  // The driver's own errors have no place in the IR.
+  // The driver's own errors have no place in the IR (and no notes; an error
+  // with notes goes to the source manager's handler, which prints them).
   ScopedDiagnosticHandler driverErrors(&context, [](Diagnostic &diagnostic) {
     if (!isa<UnknownLoc>(diagnostic.getLocation()) ||
-        diagnostic.getSeverity() != DiagnosticSeverity::Error)
+        diagnostic.getSeverity() != DiagnosticSeverity::Error ||
+        !diagnostic.getNotes().empty())
       return failure();
     fail(diagnostic.str());
     return success();

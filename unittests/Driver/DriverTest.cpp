@@ -117,6 +117,18 @@ TEST_F(DriverTest, InvalidOptionsAreErrorsBeforeAnyInput) {
             "--emit=shared needs an output file (-o)");
 }
 
+TEST_F(DriverTest, CompileChecksTheOptionsItself) {
+  driver::CompileOptions options;
+  options.emit = driver::Emit::Ptx; // GPU kernels of a CPU compilation
+  options.output = temporary("never.ptx");
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kRope, &context);
+  ASSERT_TRUE(module);
+  EXPECT_TRUE(failed(driver::compile(*module, options)));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors.front(), "--emit=ptx, cubin and fatbin need --target=gpu");
+  EXPECT_FALSE(llvm::sys::fs::exists(options.output));
+}
+
 TEST_F(DriverTest, FailuresReachTheCallerAsDiagnostics) {
   driver::CompileOptions options;
   options.emit = driver::Emit::Jit;

@@ -45,8 +45,10 @@ llvm::Error printCpuTarget(const CompileOptions &options, llvm::raw_ostream &os)
 OwningOpRef<ModuleOp> loadInput(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                                 const CompileOptions &options, bool &written);
 
-/// Raises (with `options.raise`), compiles and writes `module` as `options`
-/// ask, or runs its `main` (Emit::Jit). `module` is lowered in place.
+/// Checks `options` (checkOptions), then raises (with `options.raise`),
+/// compiles and writes `module` as they ask, or runs its `main`
+/// (Emit::Jit). `module` is lowered in place; a file whose writing fails
+/// (the output, header, interface or manifest) is removed.
 LogicalResult compile(ModuleOp module, const CompileOptions &options);
 
 } // namespace pe::driver
