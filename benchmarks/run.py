@@ -62,6 +62,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from pe import reference, runner  # noqa: E402
 from pe.ir import attention_function  # noqa: E402
+from pe.testing import BF16_KERNELS, bf16_kernel_missing  # noqa: E402
 
 REFERENCE_LOWERING = ["--fuse=false", "--tile-attention=false", "--tile-rope=false"]
 
@@ -167,6 +168,45 @@ DOT_IR = "\n".join(
         " : vector<16xf32>", ", %a, %b : vector<32xbf16> -> vector<16xf32>")
     if "vector.fma" in line else line for line in DOT_IR.splitlines())
 
+def amx_ir(rounds=32):
+    """tdpbf16ps (amx.tile_mulf: a 16 x 16 f32 tile += 16 x 32 bf16 x 32 x 16
+    bf16, 16384 flops) on tiles that stay in registers: per step two operand
+    tiles loaded from L1, four accumulators zeroed, `rounds` x 4 products,
+    four stores. Tiles cannot cross a loop iteration, so each step starts
+    afresh."""
+    t_in, t_acc = "!amx.tile<16x32xbf16>", "!amx.tile<16x16xf32>"
+    lines = [
+        "func.func private @pe_runtime_enable_amx()",
+        "func.func @amx_peak(%n: index) -> vector<16xf32> {",
+        "  call @pe_runtime_enable_amx() : () -> ()",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %c16 = arith.constant 16 : index",
+        "  %ones = arith.constant dense<1.0> : vector<32xbf16>",
+        "  %src = memref.alloca() {alignment = 64 : i64} : memref<16x32xbf16>",
+        "  %dst = memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>",
+        "  scf.for %r = %c0 to %c16 step %c1 {",
+        "    vector.store %ones, %src[%r, %c0] : memref<16x32xbf16>, vector<32xbf16>",
+        "  }",
+        "  scf.for %i = %c0 to %n step %c1 {",
+        f"    %a = amx.tile_load %src[%c0, %c0] : memref<16x32xbf16> into {t_in}",
+        f"    %b = amx.tile_load %src[%c0, %c0] : memref<16x32xbf16> into {t_in}",
+    ]
+    acc = []
+    for t in range(4):
+        lines.append(f"    %z{t} = amx.tile_zero : {t_acc}")
+        acc.append(f"%z{t}")
+    for r in range(rounds):
+        for t in range(4):
+            lines.append(f"    %p{t}_{r} = amx.tile_mulf %a, %b, {acc[t]} : {t_in}, {t_in}, {t_acc}")
+            acc[t] = f"%p{t}_{r}"
+    lines += [f"    amx.tile_store %dst[%c0, %c0], {a} : memref<16x16xf32>, {t_acc}" for a in acc]
+    lines += ["  }",
+              "  %v = vector.load %dst[%c0, %c0] : memref<16x16xf32>, vector<16xf32>",
+              "  return %v : vector<16xf32>", "}"]
+    return "\n".join(lines) + "\n"
+
+
 # The read bandwidth: 4 independent 64-byte loads per step, summed.
 READ_IR = """
 func.func @read_peak(%x: tensor<?xf32>) -> vector<16xf32> {
@@ -230,15 +270,15 @@ def into(mod, name, *args):
     return lambda: mod.call(name, *args, out=outs)
 
 
-def _loop_peak(ir, name, flops_per_iteration, repeat):
-    """GFLOP/s of a compiled loop `name(n) -> vector` (1 and 2 threads)."""
-    mod = compile_pe(ir)
+def _loop_peak(ir, name, flops_per_iteration, repeat, args=(), n=20_000_000):
+    """GFLOP/s of a compiled loop `name(n) -> vector` of n steps (1 and 2
+    threads)."""
+    mod = compile_pe(ir, args)
     # Returns a vector: the entry stores it through its leading pointer.
     fn = getattr(mod._lib, mod.entries[name].symbol)
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     fn.restype = ctypes.c_int32
     result = ctypes.create_string_buffer(64)
-    n = 20_000_000
     out = {}
     for threads in (1, 2):
         t = timeit(in_threads(lambda: fn(result, n), threads), repeat)
@@ -340,67 +380,23 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
-def amx_gemm_ir(n):
-    """C = A B, n x n x n, bf16 operands, f32 result, on AMX tiles: 32 x 32 blocks
-    of C (2 x 2 tiles) over scf.parallel, the k loop unrolled (tiles stay in one
-    block); B is given in VNNI pairs, Bv[k/2][2j + k%2] = B[k][j]."""
-    lines = [
-        "func.func private @pe_runtime_enable_amx()",
-        f"func.func @gemm(%a: tensor<{n}x{n}xbf16>, %b: tensor<{n // 2}x{2 * n}xbf16>) -> tensor<{n}x{n}xf32> {{",
-        "  call @pe_runtime_enable_amx() : () -> ()",
-        f"  %am = bufferization.to_buffer %a read_only : tensor<{n}x{n}xbf16> to memref<{n}x{n}xbf16>",
-        f"  %bm = bufferization.to_buffer %b read_only : tensor<{n // 2}x{2 * n}xbf16> to memref<{n // 2}x{2 * n}xbf16>",
-        f"  %cm = memref.alloc() {{alignment = 64 : i64}} : memref<{n}x{n}xf32>",
-        "  %c0 = arith.constant 0 : index",
-        "  %c16 = arith.constant 16 : index",
-        "  %c32 = arith.constant 32 : index",
-        f"  %cn = arith.constant {n} : index",
-        "  scf.parallel (%i, %j) = (%c0, %c0) to (%cn, %cn) step (%c32, %c32) {",
-        "    %i1 = arith.addi %i, %c16 : index",
-        "    %j1 = arith.addi %j, %c16 : index",
-        "    %j2 = arith.muli %j, %c16 : index",  # placeholder, replaced below
-    ]
-    lines.pop()
-    lines += ["    %jv0 = arith.addi %j, %j : index",
-              "    %jv1 = arith.addi %j1, %j1 : index"]
-    acc = {}
-    for t in ("00", "01", "10", "11"):
-        lines.append(f"    %z{t} = amx.tile_zero : !amx.tile<16x16xf32>")
-        acc[t] = f"%z{t}"
-    for s, k in enumerate(range(0, n, 32)):
-        lines.append(f"    %k{s} = arith.constant {k} : index")
-        lines.append(f"    %kh{s} = arith.constant {k // 2} : index")
-        lines.append(f"    %a0_{s} = amx.tile_load %am[%i, %k{s}] : memref<{n}x{n}xbf16> into !amx.tile<16x32xbf16>")
-        lines.append(f"    %a1_{s} = amx.tile_load %am[%i1, %k{s}] : memref<{n}x{n}xbf16> into !amx.tile<16x32xbf16>")
-        lines.append(f"    %b0_{s} = amx.tile_load %bm[%kh{s}, %jv0] : memref<{n // 2}x{2 * n}xbf16> into !amx.tile<16x32xbf16>")
-        lines.append(f"    %b1_{s} = amx.tile_load %bm[%kh{s}, %jv1] : memref<{n // 2}x{2 * n}xbf16> into !amx.tile<16x32xbf16>")
-        for t, (x, y) in (("00", (0, 0)), ("01", (0, 1)), ("10", (1, 0)), ("11", (1, 1))):
-            new = f"%c{t}_{s}"
-            lines.append(f"    {new} = amx.tile_mulf %a{x}_{s}, %b{y}_{s}, {acc[t]} : !amx.tile<16x32xbf16>, "
-                         "!amx.tile<16x32xbf16>, !amx.tile<16x16xf32>")
-            acc[t] = new
-    for t, (r, c) in (("00", ("%i", "%j")), ("01", ("%i", "%j1")), ("10", ("%i1", "%j")), ("11", ("%i1", "%j1"))):
-        lines.append(f"    amx.tile_store %cm[{r}, {c}], {acc[t]} : memref<{n}x{n}xf32>, !amx.tile<16x16xf32>")
-    lines += ["    scf.reduce", "  }",
-              f"  %ct = bufferization.to_tensor %cm restrict writable : memref<{n}x{n}xf32> to tensor<{n}x{n}xf32>",
-              f"  return %ct : tensor<{n}x{n}xf32>", "}"]
-    return "\n".join(lines) + "\n"
+def amx_peak(repeat):
+    """GFLOP/s of tdpbf16ps on tiles in registers (1 and 2 threads), where the
+    CPU has AMX: 4 x 32 products of 16384 flops per step."""
+    return _loop_peak(amx_ir(), "amx_peak", 4 * 32 * 16384, repeat, ["--amx=on"], 20_000)
 
 
-def amx_gemm_case(n, repeat):
-    """GFLOP/s of an n^3 bf16 GEMM on AMX tiles through pe-compile --amx=on."""
-    rng = np.random.default_rng(3)
-    a = runner.from_bf16_bits(runner.to_bf16_bits(rng.standard_normal((n, n)).astype(np.float32)))
-    bmat = runner.from_bf16_bits(runner.to_bf16_bits(rng.standard_normal((n, n)).astype(np.float32)))
-    bv = np.empty((n // 2, 2 * n), np.float32)
-    bv[:, 0::2], bv[:, 1::2] = bmat[0::2, :], bmat[1::2, :]
-    mod = runner.compile(amx_gemm_ir(n), extra_args=[THREADS, "--amx=on"])
-    (c,) = mod.call("gemm", a, bv)
-    err = float(np.abs(c - a.astype(np.float64) @ bmat.astype(np.float64)).max())
-    row = {"case": f"AMX GEMM {n}^3 bf16 -> f32 (the AMX lowering's rate)", "kind": "compute",
-           "flops": 2.0 * n ** 3, "max_abs_error": err}
-    row["fused"] = timeit(lambda: mod.call("gemm", a, bv), repeat)
-    return row
+def bf16_kernels():
+    """The bf16 kernels this host runs (pe.testing.BF16_KERNELS), and the one
+    pe-compile chooses for prefill and for decode without options."""
+    target = target_description()
+    runs = [k for k in BF16_KERNELS if bf16_kernel_missing(k) is None]
+    dot = "dot" if target["schedule"]["bf16_dot_products"] else "fma"
+    return runs, ("amx" if target["amx"] else dot), dot
+
+
+# Of which limit a bf16 kernel's rate is a fraction.
+BF16_LIMIT = {"amx": "amx_gflops", "dot": "dot_gflops", "fma": "fma_gflops"}
 
 
 # ---------------------------------------------------------------------------
@@ -456,7 +452,7 @@ def torch_rope(torch, q, k, p):
     return run
 
 
-def prefill_case(s, hkv, repeat, torch, variant="rope", dtype="f32", amx=False):
+def prefill_case(s, hkv, repeat, torch, variant="rope", dtype="f32"):
     hq, d = 32, 128
     qt, kt = f"tensor<1x{hq}x{s}x{d}x{dtype}>", f"tensor<1x{hkv}x{s}x{d}x{dtype}>"
     ir = attention_function("layer", qt, kt, kt, positions=f"tensor<{s}xi32>", causal=True,
@@ -473,19 +469,14 @@ def prefill_case(s, hkv, repeat, torch, variant="rope", dtype="f32", amx=False):
     if dtype == "bf16":
         args = tuple(runner.bf16_array(x) for x in (q, k, v)) + (p,)
         q, k, v = (x.astype(np.float32) for x in args[:3])  # the same values for PyTorch
-    row = {"case": f"prefill {variant} B=1 Hq={hq} Hkv={hkv} D={d} S={s} causal {dtype}"
-                   + (" (AMX)" if amx else ""),
+    row = {"case": f"prefill {variant} B=1 Hq={hq} Hkv={hkv} D={d} S={s} causal {dtype}",
            "kind": "compute", "flops": flops}
-    mod = compile_pe(ir, [THREADS] + (["--amx=on"] if amx else []))
+    mod = compile_pe(ir, [THREADS])
     row["fused"] = timeit(into(mod, "layer", *args), repeat)
-    if variant == "rope" and dtype == "f32" and not amx:
+    if variant == "rope" and dtype == "f32":
         add_ggml(row, mod, "layer", args, q, k, v, repeat, rope=True)
-    if dtype == "bf16" and not amx and runner.host_has_avx512_bf16():
-        # The default kernel here computes on vdpbf16ps: measured against that
-        # limit, with the f32-FMA kernel (--bf16-dot=off) beside it.
-        row["limit"] = "dot_gflops"
-        mod = compile_pe(ir, [THREADS, "--bf16-dot=off"])
-        row["fused_fma"] = timeit(into(mod, "layer", *args), repeat)
+    if dtype == "bf16":
+        add_bf16_kernels(row, ir, "layer", args, repeat, prefill=True)
     if s <= 2048 and dtype == "f32":
         mod = compile_pe(ir, REFERENCE_LOWERING + [THREADS])
         row["unfused"] = timeit(into(mod, "layer", *args), repeat)
@@ -503,6 +494,18 @@ def prefill_case(s, hkv, repeat, torch, variant="rope", dtype="f32", amx=False):
     elif torch is not None:
         row["pytorch_skipped"] = "skipped: 8.6 GB bias"
     return row
+
+
+def add_bf16_kernels(row, ir, name, args, repeat, prefill):
+    """The default bf16 kernel's name and limit, and every other bf16 kernel
+    this host runs (forced by its options) timed beside it as fused_KERNEL."""
+    runs, prefill_kernel, decode_kernel = bf16_kernels()
+    row["kernel"] = prefill_kernel if prefill else decode_kernel
+    row["limit"] = BF16_LIMIT[row["kernel"]]
+    for kernel in runs:
+        if kernel != row["kernel"] and (prefill or kernel != "amx"):
+            mod = compile_pe(ir, [THREADS, *BF16_KERNELS[kernel]])
+            row[f"fused_{kernel}"] = timeit(into(mod, name, *args), repeat)
 
 
 def ggml_attention(q, k, v, repeat, rope):
@@ -610,9 +613,8 @@ def decode_case(skv, repeat, torch, dtype="f32"):
     row["fused"] = timeit(into(mod, "decode", *args), repeat)
     if dtype == "f32":
         add_ggml(row, mod, "decode", args, q, k, v, repeat, rope=False)
-    if dtype == "bf16" and runner.host_has_avx512_bf16():
-        mod = compile_pe(ir, [THREADS, "--bf16-dot=off"])
-        row["fused_fma"] = timeit(into(mod, "decode", *args), repeat)
+    if dtype == "bf16":
+        add_bf16_kernels(row, ir, "decode", args, repeat, prefill=False)
     mod = compile_pe(ir, REFERENCE_LOWERING + [THREADS])
     row["unfused"] = timeit(into(mod, "decode", *args), repeat)
     if torch is not None:
@@ -870,10 +872,6 @@ def run_case(kind, s, hkv, repeat):
         row = prefill_case(s, hkv, repeat, torch, "rope")
     elif kind == "prefill-rope-bf16":
         row = prefill_case(s, hkv, repeat, torch, "rope", "bf16")
-    elif kind == "prefill-rope-bf16-amx":
-        row = prefill_case(s, hkv, repeat, torch, "rope", "bf16", amx=True)
-    elif kind == "amx-gemm":
-        row = amx_gemm_case(s, repeat)
     elif kind == "prefill-alibi":
         row = prefill_case(s, hkv, repeat, torch, "alibi")
     elif kind == "decode":
@@ -904,6 +902,8 @@ def measure_limits(repeat, target):
         dot = dot_peak(repeat)
         if dot is not None:
             limits["dot_gflops"] = dot
+    if target["amx"] and runner.host_has_amx():
+        limits["amx_gflops"] = amx_peak(repeat)
     return limits
 
 
@@ -957,6 +957,8 @@ def write_report(out, limits, rows, meta):
                 "(compiled read-only sweep)" if "read_gbs" in limits else "")
              + (f"; bf16 dot product (vdpbf16ps) {limits['dot_gflops'][1]:.0f} / "
                 f"{limits['dot_gflops'][2]:.0f} GFLOP/s" if "dot_gflops" in limits else "")
+             + (f"; AMX tdpbf16ps {limits['amx_gflops'][1]:.0f} / "
+                f"{limits['amx_gflops'][2]:.0f} GFLOP/s" if "amx_gflops" in limits else "")
              + ". Fractions below are of the 2-thread limits (bandwidth: of the read "
              "bandwidth where measured). "
              "Causal prefill counts only unmasked work (S(S+1)/2 scores, 2 matmuls). "
@@ -1027,25 +1029,34 @@ def write_report(out, limits, rows, meta):
         pass
 
 
+BF16_KERNEL_NAMES = {"amx": "AMX tiles", "dot": "bf16 dot products", "fma": "f32 FMAs"}
+
+
 def bf16_note(rows):
-    """bf16 prefill and decode: the dot-product kernels beside the f32-FMA ones
-    and beside the f32 kernel of the same case."""
-    if not runner.host_has_avx512_bf16():
-        return ("bf16: this CPU has no avx512_bf16, so the bf16 kernels load bf16 and compute "
-                "with f32 FMAs.")
-    parts = ["bf16: the default kernels (pe-compile --bf16-dot=auto) compute on vdpbf16ps "
-             "dot products, the prefill fraction is of the vdpbf16ps limit"]
+    """bf16 prefill and decode: the kernel pe-compile chose, every other bf16
+    kernel this host runs beside it, and the f32 kernel of the same case."""
+    parts = ["bf16: pe-compile chooses the kernel for the target (--amx=auto: AMX tiles for "
+             "prefill where the CPU has AMX; --bf16-dot=auto: dot products where the CPU has "
+             "them and, on this host, they outrun f32 FMAs by its measured rates); each "
+             "fraction is of the limit of the chosen kernel's instructions"]
     for row in rows:
-        if "fused_fma" not in row:
+        if "kernel" not in row:
             continue
-        fused, fma = row["fused"]["median_ms"], row["fused_fma"]["median_ms"]
-        text = (f"{row['case']}: {fused:.1f} ms, {fma:.1f} ms with f32 FMAs "
-                f"(--bf16-dot=off, {fma / fused:.2f}x)")
+        fused = row["fused"]["median_ms"]
+        text = f"{row['case']}: {fused:.1f} ms on {BF16_KERNEL_NAMES[row['kernel']]} (default)"
+        for kernel in BF16_KERNELS:
+            if f"fused_{kernel}" in row:
+                other = row[f"fused_{kernel}"]["median_ms"]
+                text += (f", {other:.1f} ms on {BF16_KERNEL_NAMES[kernel]} "
+                         f"({' '.join(BF16_KERNELS[kernel])}, {other / fused:.2f}x)")
         f32 = next((r for r in rows if r["case"] == row["case"].replace(" bf16", " f32")
                     and "fused" in r), None)
         if f32:
             text += f", {f32['fused']['median_ms'] / fused:.2f}x the f32 kernel"
         parts.append(text)
+    missing = [f"{k} ({bf16_kernel_missing(k)})" for k in BF16_KERNELS if bf16_kernel_missing(k)]
+    if missing:
+        parts.append("not run on this CPU: " + ", ".join(missing))
     return "; ".join(parts) + "."
 
 
@@ -1061,11 +1072,7 @@ def report_notes(rows):
         "The reference lowering is not run at S = 8192: it materializes the Sq x Skv scores "
         "(8.6 GB in f32 at S = 8192, Hq = 32) and its temporaries, more than this machine's "
         "24 GB. PyTorch's ALiBi at S = 8192 would need the same 8.6 GB as its attn_mask.",
-        (bf16_note(rows) + " "
-         + ("The AMX kernel (--amx=on) and an AMX GEMM through the same lowering are "
-            "measured above." if runner.host_has_amx() else
-            "This CPU has no AMX (no amx_bf16/amx_tile in /proc/cpuinfo), so the AMX kernel "
-            "(--amx=on) and the AMX GEMM rate are not measured here.")),
+        bf16_note(rows),
     ]
     comp = next((r for r in rows if r["kind"] == "compile"), None)
     if comp:
@@ -1126,9 +1133,6 @@ def main():
     cases = [("rope", s, 0) for s in rope_s]
     cases += [("prefill-rope", s, hkv) for s in prefill_s for hkv in (8, 32)]
     cases += [("prefill-rope-bf16", prefill_s[min(1, len(prefill_s) - 1)], 8)]
-    if runner.host_has_amx():
-        cases += [("prefill-rope-bf16-amx", prefill_s[min(1, len(prefill_s) - 1)], 8),
-                  ("amx-gemm", 512 if args.quick else 2048, 0)]
     cases += [("prefill-alibi", s, 32) for s in prefill_s]
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("decode-bf16", decode_skv[-1], 0)]

@@ -91,16 +91,19 @@ struct CompileCLOptions : CompileOptions {
   cl::opt<Choice, true> amxOpt{
       "amx", cl::desc("bf16 attention on AMX tiles"),
       cl::values(
-          clEnumValN(Choice::Auto, "auto", "when the target CPU has amx-bf16 and amx-tile"),
-          clEnumValN(Choice::On, "on", "always (the target must have AMX)"),
-          clEnumValN(Choice::Off, "off", "never (default: the AMX kernel is new and opt-in)")),
+          clEnumValN(Choice::Auto, "auto",
+                     "when the target CPU has amx-bf16 and amx-tile (default)"),
+          clEnumValN(Choice::On, "on", "always (compiles for amx-tile and amx-bf16)"),
+          clEnumValN(Choice::Off, "off", "never")),
       cl::location(amx), cl::cat(category)};
   cl::opt<Choice, true> bf16DotOpt{
       "bf16-dot",
       cl::desc("bf16 attention on bf16 dot products: vdpbf16ps (AVX512-BF16) or BFDOT "
                "(AArch64 BF16, NEON)"),
       cl::values(
-          clEnumValN(Choice::Auto, "auto", "when the target CPU has them (default)"),
+          clEnumValN(Choice::Auto, "auto",
+                     "when the target CPU has them and, on an x86 host, they outrun f32 "
+                     "FMAs (measured once per machine; default)"),
           clEnumValN(Choice::On, "on", "always (compiles for avx512bf16 or +bf16)"),
           clEnumValN(Choice::Off, "off", "never: bf16 computed with f32 FMAs")),
       cl::location(bf16Dot), cl::cat(category)};

@@ -6,6 +6,7 @@
 #include "pe/Conversion/Passes.h"
 #include "pe/InitPE.h"
 #include "pe/Pipelines/Pipelines.h"
+#include "pe/Target/CpuSchedule.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -98,9 +99,11 @@ static FailureOr<pe::CpuTarget> chooseCpuTarget(MLIRContext *context,
     return fail(context, "--bf16-dot=on computes with vdpbf16ps (x86) or BFDOT (AArch64 "
                          "NEON), but the target is " +
                              cpuTarget->summary());
+  // Auto: AMX tiles wherever the target has them (the fastest bf16 prefill
+  // on every such CPU); dot products where they beat f32 FMAs on it.
   amx = options.amx == Choice::On || (options.amx == Choice::Auto && cpuTarget->amx);
   bf16Dot = options.bf16Dot == Choice::On ||
-            (options.bf16Dot == Choice::Auto && dotIsa && cpuTarget->bf16Dot);
+            (options.bf16Dot == Choice::Auto && dotIsa && pe::preferBf16Dot(*cpuTarget));
   if (options.target == Target::GpuOnCpu)
     amx = bf16Dot = false;
   if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot))

@@ -1,5 +1,6 @@
 //===- CpuSchedule.cpp - the CPU kernels' schedules from the target -------===//
 #include "pe/Target/CpuSchedule.h"
+#include "pe/Target/HostThroughput.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -74,6 +75,17 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
   return keys;
 }
 
+bool pe::preferBf16Dot(const CpuTarget &target) {
+  if (!target.bf16Dot)
+    return false;
+  if (!target.host || target.isa != CpuIsa::X86)
+    return true;
+  std::optional<HostThroughput> rates = hostThroughput();
+  // A dot product does two multiply-adds per lane; below 1.2x the FMA rate
+  // its conversions and pair shuffles eat the difference.
+  return !rates || rates->bf16DotGflops >= 1.2 * rates->fmaGflops;
+}
+
 int64_t pe::decodeAccumulators(const CpuTarget &target, bool masked) {
   // Masked FMAs keep their masks (and, for NEON blends and SVE predicates,
   // the FMA's result and both inputs) alive; NEON's blends also cost
@@ -94,7 +106,7 @@ llvm::json::Value pe::toJson(const CpuTarget &target) {
   const char *isa = target.isa == CpuIsa::X86       ? "x86"
                     : target.isa == CpuIsa::AArch64 ? "aarch64"
                                                     : "other";
-  return llvm::json::Object{
+  llvm::json::Object json{
       {"triple", target.triple},
       {"cpu", target.cpu},
       {"features", target.features},
@@ -125,6 +137,12 @@ llvm::json::Value pe::toJson(const CpuTarget &target) {
            {"keys_per_tile_d128", keys},
            {"decode_accumulators", decodeAccumulators(target, /*masked=*/false)},
            {"fma_chains", minFmaChains(target)},
+           {"bf16_dot_products", preferBf16Dot(target)},
        }},
   };
+  if (target.host && target.isa == CpuIsa::X86 && target.bf16Dot)
+    if (std::optional<HostThroughput> rates = hostThroughput())
+      json["measured_one_core_gflops"] = llvm::json::Object{
+          {"f32_fma", rates->fmaGflops}, {"bf16_dot", rates->bf16DotGflops}};
+  return json;
 }

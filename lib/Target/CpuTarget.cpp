@@ -188,6 +188,7 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   CpuTarget target;
   target.sveVectorBits = sveVectorBits;
   const bool hostCpu = cpu.empty() || cpu == "native";
+  target.host = hostCpu;
   target.triple = triple.empty() ? llvm::sys::getProcessTriple()
                                  : llvm::Triple::normalize(triple);
   if (hostCpu && llvm::Triple(target.triple).getArch() !=

@@ -264,3 +264,24 @@ def inner_loops(asm: str):
                 body += b["lines"]
         loops.append((header, body))
     return loops
+
+
+# The bf16 attention kernels of pe-compile, each forced by its options:
+# f32 FMAs on widened operands, bf16 pair dot products (vdpbf16ps, BFDOT),
+# AMX tiles (prefill; decode shapes take the FMA or dot-product kernel).
+# Without options pe-compile chooses among them for the target.
+BF16_KERNELS: Dict[str, Tuple[str, ...]] = {
+    "fma": ("--bf16-dot=off", "--amx=off"),
+    "dot": ("--bf16-dot=on", "--amx=off"),
+    "amx": ("--amx=on",),
+}
+
+
+def bf16_kernel_missing(kernel: str) -> Optional[str]:
+    """Why this host cannot run code of the bf16 kernel `kernel` (None: it can)."""
+    from pe import runner
+    if kernel == "dot" and not runner.host_has_avx512_bf16():
+        return "the CPU has no avx512_bf16"
+    if kernel == "amx" and not runner.host_has_amx():
+        return "the CPU has no AMX (amx_bf16, amx_tile)"
+    return None

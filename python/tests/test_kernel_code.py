@@ -106,3 +106,13 @@ def test_bf16_kernels_use_the_targets_dot_products(kernel):
     assert "vdpbf16ps" not in avx2 and re.search(TARGETS["avx2"][1], avx2)
     neon = assembly(ir, TARGETS["neon"][0])
     assert "bfdot" not in neon and re.search(TARGETS["neon"][1], neon)
+
+
+@pytest.mark.parametrize("amx", ["auto", "off"])
+def test_bf16_prefill_on_amx_where_the_target_has_it(amx):
+    """bf16 prefill on AMX tiles (tdpbf16ps) by default on a CPU with AMX,
+    with --amx=off on the dot products or FMAs; decode shapes never use AMX."""
+    args = ["--mtriple=x86_64-linux-gnu", "--mcpu=sapphirerapids", f"--amx={amx}"]
+    prefill = assembly(PREFILL.format(t="bf16"), args)
+    assert ("tdpbf16ps" in prefill) == (amx == "auto")
+    assert "tdpbf16ps" not in assembly(DECODE.format(t="bf16"), args)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from pe import reference, runner
+from pe.testing import BF16_KERNELS, bf16_kernel_missing
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 REL = {"f32": 1e-5, "bf16": 1.6e-2}
@@ -157,18 +158,16 @@ def test_prefill_nonfinite(name, lowering):
     assert_matches(got, want, "f32", f"{name} on {lowering}")
 
 
-BF16_KERNELS = {"fma": "--bf16-dot=off", "dot": "--bf16-dot=on"}
-
-
 @pytest.mark.parametrize("kernel", sorted(BF16_KERNELS))
 @pytest.mark.parametrize("name", ["nan-query", "nan-key", "nan-value-masked-for-early-rows",
                                   "inf-values", "hidden-by-mask", "mask-inf-nan",
                                   "window-nan-value", "alibi-nan-value"])
 def test_prefill_nonfinite_bf16(name, kernel):
-    """bf16 prefill with f32 FMAs and on vdpbf16ps dot products, whose masked
-    keys with NaN/inf values take the path that skips weight-0 keys."""
-    if kernel == "dot" and not runner.host_has_avx512_bf16():
-        pytest.skip("the CPU has no avx512_bf16")
+    """bf16 prefill with f32 FMAs, on vdpbf16ps dot products and on AMX tiles,
+    whose masked keys with NaN/inf values take the path that skips weight-0
+    keys."""
+    if bf16_kernel_missing(kernel):
+        pytest.skip(bf16_kernel_missing(kernel))
     hq, hkv, sq, skv, attrs, poison = PREFILL[name]
     rng = np.random.default_rng(8)
     q, k, v = _base(rng, hq, hkv, sq, skv, 32, "bf16")
@@ -176,7 +175,7 @@ def test_prefill_nonfinite_bf16(name, kernel):
     poison(q, k, v, m)
     mod = runner.compile(_ir("bf16", hq, hkv, sq, skv, 32, static=False, **attrs),
                          extra_args=["--attention-rows=16", "--attention-block-keys=48",
-                                     BF16_KERNELS[kernel]])
+                                     *BF16_KERNELS[kernel]])
     (got,) = mod.call("attn", q, k, v, *([m] if m is not None else []))
     want = reference.attention(q, k, v, mask=m, causal=attrs.get("causal", False),
                                window=attrs.get("window"), alibi=attrs.get("alibi"))
@@ -211,21 +210,21 @@ def test_decode_nonfinite(name, lowering):
     assert_matches(got, want, "f32", f"{name} on {lowering}")
 
 
-@pytest.mark.parametrize("kernel", sorted(BF16_KERNELS))
+@pytest.mark.parametrize("kernel", ["dot", "fma"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name", sorted(DECODE))
 def test_decode_nonfinite_bf16(name, threads, kernel):
     """bf16 decode: with dot products, tiles without masked keys take the pair
     products, the window's tiles the FMAs that skip weight-0 keys."""
-    if kernel == "dot" and not runner.host_has_avx512_bf16():
-        pytest.skip("the CPU has no avx512_bf16")
+    if bf16_kernel_missing(kernel):
+        pytest.skip(bf16_kernel_missing(kernel))
     rng = np.random.default_rng(9)
     hq, hkv, sq, skv, d = 4, 2, 1, 120, 32
     q, k, v = _base(rng, hq, hkv, sq, skv, d, "bf16")
     DECODE[name](q, k, v)
     mod = runner.compile(_ir("bf16", hq, hkv, sq, skv, d, static=True, causal=True, window=10),
                          extra_args=[f"--num-threads={threads}", "--attention-block-keys=48",
-                                     BF16_KERNELS[kernel]])
+                                     *BF16_KERNELS[kernel]])
     (got,) = mod.call("attn", q, k, v)
     want = reference.attention(q, k, v, causal=True, window=10)
     assert_matches(got, want, "bf16", f"{name} ({kernel}, {threads} threads)")

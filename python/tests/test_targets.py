@@ -203,3 +203,44 @@ def test_jit_refuses_features_the_host_lacks(tmp_path):
                            "--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "runs on this machine" in proc.stderr
+
+
+def _describe_with_cache(cache_dir, *args):
+    env = dict(os.environ, PE_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([runner.PE_COMPILE, "--print-target", *args], check=True,
+                         capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+def test_named_cpus_use_their_bf16_dot_products():
+    """For a named CPU the feature decides: dot products wherever it has them."""
+    assert describe("--mcpu=znver4")["schedule"]["bf16_dot_products"] is True
+    assert describe("--mcpu=sapphirerapids")["schedule"]["bf16_dot_products"] is True
+    assert describe("--mcpu=x86-64-v3")["schedule"]["bf16_dot_products"] is False
+    assert "measured_one_core_gflops" not in describe("--mcpu=znver4")
+
+
+@pytest.mark.skipif("avx512_bf16" not in HOST_FLAGS, reason="the CPU has no avx512_bf16")
+def test_host_bf16_dot_products_chosen_by_measured_rates(tmp_path):
+    """On the host the measured rates decide (cached per machine): the cache
+    file is written once with plausible rates, and the choice follows the
+    rates it holds (dot products at 1.2x the FMA rate or more)."""
+    first = _describe_with_cache(tmp_path)
+    files = list(tmp_path.glob("throughput-*.json"))
+    assert len(files) == 1
+    cached = json.loads(files[0].read_text())
+    rates = first["measured_one_core_gflops"]
+    assert cached["fma_gflops"] == rates["f32_fma"]
+    # One core: at least 4 lanes x 2 flops x 1 GHz, at most 2 pipes x 16
+    # lanes x 2 flops x 6 GHz.
+    for rate in (rates["f32_fma"], rates["bf16_dot"] / 2):
+        assert 8 <= rate <= 384
+    assert first["schedule"]["bf16_dot_products"] == (rates["bf16_dot"] >= 1.2 * rates["f32_fma"])
+    for dot, chosen in ((2.0, True), (0.5, False), (1.1, False)):
+        files[0].write_text(json.dumps(dict(cached, bf16_dot_gflops=dot * cached["fma_gflops"])))
+        assert _describe_with_cache(tmp_path)["schedule"]["bf16_dot_products"] is chosen
+    # Another host's (or a damaged) file is measured again and replaced.
+    files[0].write_text(json.dumps(dict(cached, host="another-cpu")))
+    again = _describe_with_cache(tmp_path)
+    assert json.loads(files[0].read_text())["host"] == cached["host"]
+    assert again["measured_one_core_gflops"]["f32_fma"] > 0

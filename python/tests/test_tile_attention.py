@@ -23,7 +23,7 @@ import pytest
 
 from pe import emulated, reference, runner
 from pe.ir import rope_attr
-from pe.testing import round_to
+from pe.testing import BF16_KERNELS, bf16_kernel_missing, round_to
 
 REL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
 SMALL_TILES = ["--attention-rows=16", "--attention-block-keys=48"]
@@ -212,13 +212,12 @@ def test_static_shapes(name, threads):
     _check(got, want, "f32", name)
 
 
-BF16_KERNELS = {"fma": ["--bf16-dot=off"], "dot": ["--bf16-dot=on"]}
-LOW_PRECISION = [("f16", "fma"), ("bf16", "fma"), ("bf16", "dot")]
+LOW_PRECISION = [("f16", "fma"), ("bf16", "fma"), ("bf16", "dot"), ("bf16", "amx")]
 
 
-def _skip_without_bf16_dot(kernel):
-    if kernel == "dot" and not runner.host_has_avx512_bf16():
-        pytest.skip("the CPU has no avx512_bf16")
+def _skip_without_bf16_kernel(kernel):
+    if bf16_kernel_missing(kernel):
+        pytest.skip(bf16_kernel_missing(kernel))
 
 
 @pytest.mark.parametrize("dtype,kernel", LOW_PRECISION, ids=["-".join(x) for x in LOW_PRECISION])
@@ -227,9 +226,9 @@ def _skip_without_bf16_dot(kernel):
                                   "mask-causal-rope", "odd-dims-partial-rope",
                                   "decode-rope-bf16-shapes"])
 def test_tiled_low_precision(name, dtype, kernel, static):
-    _skip_without_bf16_dot(kernel)
+    _skip_without_bf16_kernel(kernel)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES + BF16_KERNELS[kernel], 2, static=static)
+    mod = _compile(name, dtype, SMALL_TILES + list(BF16_KERNELS[kernel]), 2, static=static)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
@@ -278,7 +277,7 @@ def test_bf16_dot(name, tiles, threads):
     shapes: one query runs the decode kernel, more the prefill schedule; with
     2 threads the key split and combine)."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    extra = BF16_KERNELS["dot"] + (SMALL_TILES if tiles == "small" else [])
+    extra = list(BF16_KERNELS["dot"]) + (SMALL_TILES if tiles == "small" else [])
     mod = _compile(name, "bf16", extra, threads)
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
@@ -293,7 +292,7 @@ def test_bf16_dot_decode(name, threads):
     """Static decode shapes (<= 8 rows): the decode kernel's dot-product scores
     and pair products of P V (--bf16-dot=on) against the float64 reference."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, "bf16", BF16_KERNELS["dot"] + SMALL_TILES, threads, static=True)
+    mod = _compile(name, "bf16", list(BF16_KERNELS["dot"]) + SMALL_TILES, threads, static=True)
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])

@@ -85,7 +85,7 @@ struct CompileOptions {
   std::string mattr;
   int64_t sveVectorBits = 0;
   unsigned optLevel = 3;
-  Choice amx = Choice::Off;
+  Choice amx = Choice::Auto;
   Choice bf16Dot = Choice::Auto;
   /// Only describe the target CPU (printCpuTarget).
   bool printTarget = false;

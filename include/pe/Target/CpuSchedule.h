@@ -66,6 +66,14 @@ int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t
                              int64_t bytesPerKey, int64_t fixedBytes,
                              int64_t preferred = 96);
 
+/// Whether bf16 attention computes on bf16 pair dot products (vdpbf16ps,
+/// BFDOT) rather than on f32 FMAs of the widened operands, for a target
+/// that has them. On an x86 host the measured rates decide
+/// (HostThroughput.h): dot products when they reach 1.2x the FMA rate in
+/// flops (2x on AMD Zen 4, 0.5x on Intel Sapphire Rapids); for a named CPU
+/// or AArch64, whenever the target has them.
+bool preferBf16Dot(const CpuTarget &target);
+
 /// Accumulator registers the decode kernel's P V chunks may hold: half the
 /// vector registers (the rest hold V rows, weights and their masks), four
 /// fewer on AArch64 when the FMAs are masked (blends and predicates keep
