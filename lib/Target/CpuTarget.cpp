@@ -188,7 +188,6 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   CpuTarget target;
   target.sveVectorBits = sveVectorBits;
   const bool hostCpu = cpu.empty() || cpu == "native";
-  target.host = hostCpu;
   target.triple = triple.empty() ? llvm::sys::getProcessTriple()
                                  : llvm::Triple::normalize(triple);
   if (hostCpu && llvm::Triple(target.triple).getArch() !=
@@ -198,6 +197,11 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   target.cpu = hostCpu ? llvm::sys::getHostCPUName().str() : cpu.str();
   target.features = hostCpu ? joinFeatures(hostFeatures(), features) : features.str();
   llvm::Triple parsed(target.triple);
+  // The host's CPU, asked for as "native" or by the name LLVM gives it (as a
+  // module's llvm.target names it once the driver resolved "native").
+  target.host = hostCpu || (parsed.getArch() ==
+                                llvm::Triple(llvm::sys::getProcessTriple()).getArch() &&
+                            target.cpu == llvm::sys::getHostCPUName());
   target.isa = parsed.isX86()       ? CpuIsa::X86
                : parsed.isAArch64() ? CpuIsa::AArch64
                                     : CpuIsa::Other;
@@ -216,7 +220,9 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
         "an SVE vector length of {0} bits needs an SVE target and a power of two from 128 "
         "to 2048",
         sveVectorBits));
-  if (hostCpu) {
+  // The host's caches from the OS: LLVM's cost model answers fixed sizes
+  // (256 KiB of L2 on x86) whatever the CPU.
+  if (target.host) {
     target.l1dBytes = hostCacheBytes(1);
     target.l2Bytes = hostCacheBytes(2);
     target.l3Bytes = hostCacheBytes(3);

@@ -80,6 +80,23 @@ TEST(DescribeCpuTarget, TheHost) {
   EXPECT_GE(host.vectorBits, 128);
   EXPECT_GE(host.vectorRegisters, 16);
   EXPECT_FALSE(host.cpu.empty());
+  EXPECT_TRUE(host.host);
+}
+
+// A module's llvm.target names the host CPU once the driver resolved
+// "native": the description is still the host's, caches from the OS
+// included (LLVM's cost model would answer 256 KiB of L2 on any x86).
+TEST(DescribeCpuTarget, TheHostByName) {
+  CpuTarget native = describe("", "native");
+  CpuTarget named = describe(native.triple, native.cpu, native.features);
+  EXPECT_TRUE(named.host);
+  EXPECT_EQ(named.l1dBytes, native.l1dBytes);
+  EXPECT_EQ(named.l2Bytes, native.l2Bytes);
+  EXPECT_EQ(named.l3Bytes, native.l3Bytes);
+  // Another CPU of the same architecture is not the host.
+  const char *other = native.cpu == "znver2" ? "skylake" : "znver2";
+  if (native.isa == CpuIsa::X86)
+    EXPECT_FALSE(describe(native.triple, other).host);
 }
 
 } // namespace
