@@ -66,7 +66,7 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
 /// The tile of keys the task streams, from the target's L2 (CpuSchedule.h):
 /// a multiple of the micro-tile's keys and of 2 (bf16 pairs); AMX takes
 /// whole 16-key score tiles and 32-key P V steps (multiples of 96).
-int64_t keysPerTile(const AttentionPlan &p, const AttentionPlanOptions &options) {
+int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
   int64_t multiple = std::lcm<int64_t>(p.keysPerMicroTile, 2);
   if (p.kind == AttentionKernelKind::Amx)
     multiple = std::lcm<int64_t>(multiple, 96);
@@ -79,7 +79,7 @@ int64_t keysPerTile(const AttentionPlan &p, const AttentionPlanOptions &options)
 
 /// The kind of kernel: decode for at most 8 static rows, else the bf16
 /// pair kernels where the options and the target allow them, else Tiled.
-void chooseKind(AttentionPlan &p, const AttentionPlanOptions &options, int64_t sq) {
+void chooseKind(AttentionPlan &p, const TileAttentionOptions &options, int64_t sq) {
   const int64_t lanes = p.lanes;
   // The instructions the bf16 pair dot products become: vdpbf16ps on 512-bit
   // vectors of 16 f32 lanes, BFDOT on NEON's 4 (not SVE's longer ones).
@@ -113,7 +113,7 @@ void chooseKind(AttentionPlan &p, const AttentionPlanOptions &options, int64_t s
 } // namespace
 
 std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
-                                               const AttentionPlanOptions &options,
+                                               const TileAttentionOptions &options,
                                                std::optional<int64_t> queries) {
   RankedTensorType qType = op.getQuery().getType();
   const int64_t sq = queries.value_or(qType.getDimSize(2));

@@ -11,6 +11,7 @@
 
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Codegen/CPU/Kernels.h"
 #include "pe/Target/CpuTarget.h"
 
 #include "KernelBuilder.h"
@@ -82,25 +83,13 @@ struct AttentionPlan {
   }
 };
 
-/// Options of the planner (those of pe-tile-attention) and the target the
-/// schedule is chosen for.
-struct AttentionPlanOptions {
-  CpuTarget target;
-  int64_t threads = 1;
-  /// 0: from the target (CpuSchedule.h).
-  int64_t rows = 0;
-  int64_t blockKeys = 0;
-  bool amx = false;
-  bool bf16Dot = false;
-};
-
-/// The plan of the kernel for `op`, or std::nullopt when the op keeps the
+/// The plan of the kernel for `op` under pe-tile-attention's options, or std::nullopt when the op keeps the
 /// reference lowering: dynamic head dims, an empty head, heads wider than
 /// the kernel unrolls, or scratch above the stack budget. The arithmetic is
 /// overflow-checked. `queries` plans for that query count instead of the
 /// op's (static) one: a kernel for one length of a dynamic Sq.
 std::optional<AttentionPlan> planAttention(AttentionOp op,
-                                           const AttentionPlanOptions &options,
+                                           const TileAttentionOptions &options,
                                            std::optional<int64_t> queries = std::nullopt);
 
 } // namespace mlir::pe

@@ -138,14 +138,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
     if (!symbolTable)
       return rewriter.notifyMatchFailure(op, "not inside a symbol table");
-    AttentionPlanOptions planOptions;
-    planOptions.target = options.target;
-    planOptions.threads = options.threads;
-    planOptions.rows = options.rows;
-    planOptions.blockKeys = options.blockKeys;
-    planOptions.amx = options.amx;
-    planOptions.bf16Dot = options.bf16Dot;
-    std::optional<AttentionPlan> plan = planAttention(op, planOptions);
+    std::optional<AttentionPlan> plan = planAttention(op, options);
     if (!plan)
       return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
     if (largestConstantTable(op) > kMaxConstantTableEntries)
@@ -162,7 +155,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     };
     func::FuncOp kernel = kernelOf(*plan);
     auto call = [&](func::FuncOp fn) { func::CallOp::create(b, fn, kernelArguments(buf)); };
-    if (std::optional<AttentionPlan> decode = singleQueryPlan(op, planOptions, *plan)) {
+    if (std::optional<AttentionPlan> decode = singleQueryPlan(op, options, *plan)) {
       // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
       // tile would hold one query in rows / group of its rows.
       func::FuncOp decodeKernel = kernelOf(*decode);
@@ -183,7 +176,7 @@ private:
   /// The decode plan for one query when Sq is dynamic and `plan` is not
   /// already a decode kernel.
   static std::optional<AttentionPlan> singleQueryPlan(AttentionOp op,
-                                                      const AttentionPlanOptions &options,
+                                                      const TileAttentionOptions &options,
                                                       const AttentionPlan &plan) {
     if (!op.getQuery().getType().isDynamicDim(2) || plan.kind == AttentionKernelKind::Decode)
       return std::nullopt;
