@@ -186,11 +186,6 @@ private:
   /// ignores for the family: an error rather than a kernel that computes
   /// something else.
   LogicalResult readUnsupported(const ModelConfig &model) {
-    if (std::optional<double> cap = config.number("attn_logit_softcapping"))
-      if (*cap != 0.0)
-        config.error("attn_logit_softcapping")
-            << "soft-capped attention scores (" << *cap
-            << ") are not a feature of pe.attention";
     if (config.boolean("scale_attn_by_inverse_layer_idx").value_or(false))
       config.error("scale_attn_by_inverse_layer_idx",
                    "a per-layer score scale is not read");
@@ -238,6 +233,9 @@ private:
     if (kind.layerType == "sliding_attention")
       kind.window = config.positive({LayerTypeReader::windowField(model.modelType)});
     readScale(model, kind);
+    // Gemma 2: c tanh(s / c) of the scaled scores (null or absent: none).
+    if (config.has("attn_logit_softcapping"))
+      kind.softcap = config.positiveNumber("attn_logit_softcapping");
     if (model.encoding == PositionEncoding::Alibi) {
       kind.alibi = 8.0; // BLOOM and transformers' MPT
     } else if (model.encoding == PositionEncoding::Rope) {

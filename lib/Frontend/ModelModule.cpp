@@ -37,7 +37,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
       args[4], kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
-      kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr());
+      kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),
+      kind.softcap ? builder.getF64FloatAttr(*kind.softcap) : FloatAttr());
   func::ReturnOp::create(builder, loc, attention.getResult());
 }
 
@@ -119,7 +120,8 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                                  {"window", optional(kind.window)},
                                  {"scale", optional(kind.scale)},
                                  {"rope", std::move(rope)},
-                                 {"alibi", optional(kind.alibi)}});
+                                 {"alibi", optional(kind.alibi)},
+                                 {"softcap", optional(kind.softcap)}});
   }
   json::Array layers;
   for (unsigned index : config.layerKinds)

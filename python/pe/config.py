@@ -46,6 +46,7 @@ class AttentionKind:
     scale: Optional[float]  # None: 1/sqrt(head_dim)
     rope: Optional[dict]  # theta, rotary_dim, style, scaling (pe.reference form), attr
     alibi: Optional[float]  # max_bias
+    softcap: Optional[float] = None  # logit soft-capping c (Gemma 2)
 
     @property
     def rope_attr(self) -> Optional[str]:
@@ -63,7 +64,8 @@ class AttentionKind:
         """This attention in float64 (`pe.reference.attention`)."""
         return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
                                    scale=self.scale, causal=self.causal, window=self.window,
-                                   rope=self.rope_parameters, alibi=self.alibi)
+                                   rope=self.rope_parameters, alibi=self.alibi,
+                                   softcap=self.softcap)
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,8 @@ def read(config) -> ModelConfig:
     source = _load_source(config)
     doc = json.loads(_pe_compile(source, "--emit=config"))
     kinds = tuple(AttentionKind(k["function"], k["layer_type"], k["causal"], k["window"],
-                                k["scale"], k["rope"], k["alibi"]) for k in doc["kinds"])
+                                k["scale"], k["rope"], k["alibi"], k.get("softcap"))
+                  for k in doc["kinds"])
     return ModelConfig(source, doc["model_type"], doc["position_encoding"],
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],
                        doc["hidden_size"], doc["num_hidden_layers"],

@@ -109,7 +109,7 @@ def tensor_type(shape: Sequence[int], elem: str) -> str:
 
 def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
                     window: Optional[int] = None, rope: Optional[str] = None,
-                    alibi: Optional[float] = None) -> str:
+                    alibi: Optional[float] = None, softcap: Optional[float] = None) -> str:
     """The optional attributes of `pe.attention`, in the op's syntax and order (each with a
     leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``."""
     text = ""
@@ -123,6 +123,8 @@ def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
         text += f" rope({rope})"
     if alibi is not None:
         text += f" alibi({format_f64(alibi)})"
+    if softcap is not None:
+        text += f" softcap({format_f64(softcap)})"
     return text
 
 

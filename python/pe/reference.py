@@ -549,8 +549,11 @@ def _positions_2d(pos, batch: int, length: int, name: str) -> np.ndarray:
 
 def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None,
               causal: bool = False, window: Optional[int] = None,
-              rope: Optional[Mapping] = None, alibi: Optional[float] = None) -> np.ndarray:
-    """`pe.attention`: softmax(scale Q'K'^T + bias + mask) V, float64.
+              rope: Optional[Mapping] = None, alibi: Optional[float] = None,
+              softcap: Optional[float] = None) -> np.ndarray:
+    """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
+    softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
+    identity without.
 
     q: [B,Hq,Sq,D], k: [B,Hkv,Skv,D], v: [B,Hkv,Skv,Dv]; query head h reads kv head
     h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
@@ -588,6 +591,8 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     # Query head h = kvh * group + g: the group's heads share K and V (no repeated copies).
     qg = q.reshape(B, Hkv, group, Sq, D)
     scores = scale * np.matmul(qg, k[:, :, None].swapaxes(-1, -2)).reshape(B, Hq, Sq, Skv)
+    if softcap is not None:
+        scores = softcap * np.tanh(scores / softcap)
     qq, kk = qp[:, :, None], kp[:, None, :]
     if alibi is not None:
         # -slope (q - k) = slope (k - q), the distance exact for any int64 positions.

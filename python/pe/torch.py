@@ -44,9 +44,10 @@ _LOCK = threading.Lock()
 
 
 def _spec(causal: bool, window: Optional[int], scale: Optional[float],
-          rope: Union[None, str, Mapping], alibi: Optional[float]) -> str:
+          rope: Union[None, str, Mapping], alibi: Optional[float],
+          softcap: Optional[float] = None) -> str:
     """The attention options as one string, the operator's `spec` argument:
-    `causal=1 window=W scale=S alibi=A rope=#pe.rope<...>` (`-` for none).
+    `causal=1 window=W scale=S alibi=A softcap=C rope=#pe.rope<...>` (`-` for none).
     Plain formatting, so that torch.compile traces it."""
     if isinstance(rope, Mapping):
         rope = ir.rope_attr(**rope)
@@ -55,7 +56,9 @@ def _spec(causal: bool, window: Optional[int], scale: Optional[float],
     w = "-" if window is None else str(int(window))
     s = "-" if scale is None else repr(float(scale))
     a = "-" if alibi is None else repr(float(alibi))
-    return f"causal={int(bool(causal))} window={w} scale={s} alibi={a} rope={rope or '-'}"
+    c = "-" if softcap is None else repr(float(softcap))
+    return (f"causal={int(bool(causal))} window={w} scale={s} alibi={a} softcap={c} "
+            f"rope={rope or '-'}")
 
 
 def _parse_spec(spec: str) -> dict:
@@ -64,7 +67,7 @@ def _parse_spec(spec: str) -> dict:
     value = lambda text, kind: None if text == "-" else kind(text)  # noqa: E731
     return {"causal": fields["causal"] == "1", "window": value(fields["window"], int),
             "scale": value(fields["scale"], float), "alibi": value(fields["alibi"], float),
-            "rope": value(rope, str)}
+            "softcap": value(fields["softcap"], float), "rope": value(rope, str)}
 
 
 def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
@@ -79,7 +82,7 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
         "attention", q, k, v, out=o, positions=(pos, pos),
         mask="tensor<?x1x?x?xf32>" if masked else None, scale=options["scale"],
         causal=options["causal"], window=options["window"], rope=options["rope"],
-        alibi=options["alibi"])
+        alibi=options["alibi"], softcap=options["softcap"])
 
 
 # Calls with fewer multiply-adds than this run on one thread. Waking libomp's
@@ -235,19 +238,20 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               q_positions=None, k_positions=None, mask: Optional[torch.Tensor] = None, *,
               causal: bool = False, window: Optional[int] = None,
               scale: Optional[float] = None, rope: Union[None, str, Mapping] = None,
-              alibi: Optional[float] = None) -> torch.Tensor:
+              alibi: Optional[float] = None, softcap: Optional[float] = None) -> torch.Tensor:
     """`pe.attention` on torch tensors (semantics: docs/dialect.md).
 
     Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
     `mask` is additive float32 [B, 1, Sq, Skv] (-inf hides a key); `rope` is a
     `#pe.rope<...>` attribute or `pe.ir.rope_attr` keywords (RoPE fused: q and
-    k are given un-rotated); `alibi` is max_bias.
+    k are given un-rotated); `alibi` is max_bias; `softcap` caps the scaled
+    scores at c tanh(s / c) (Gemma 2).
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
     qp = _default_positions(q_positions, B, Sq, Skv - Sq, "q_positions")
     kp = _default_positions(k_positions, B, Skv, 0, "k_positions")
-    spec = _spec(causal, window, scale, rope, alibi)
+    spec = _spec(causal, window, scale, rope, alibi, softcap)
     if _plain_call((query, key, value, mask)):
         return _attention_impl(query, key, value, qp, kp, mask, spec)
     return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)

@@ -65,8 +65,8 @@ def _check_call(dropout, softcap, kwargs) -> None:
     if dropout:
         raise NotImplementedError("pe attention is for inference: dropout must be 0 "
                                   "(call model.eval())")
-    if softcap:
-        raise NotImplementedError("pe.attention has no soft-capping of the scores")
+    if softcap is not None and not softcap > 0:
+        raise ValueError(f"softcap must be a number > 0, got {softcap}")
     if kwargs.get("output_attentions"):
         raise NotImplementedError("pe attention does not return attention weights")
     for name, what in _REFUSED.items():
@@ -102,7 +102,7 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
             f"per head {tuple(attention_mask.shape)}")
     mask, causal, window = _rules(module, attention_mask, sliding_window, kwargs)
     out = pe_torch.attention(query, key, value, mask=mask, causal=causal, window=window,
-                             scale=scaling)
+                             scale=scaling, softcap=softcap)
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -364,7 +364,8 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
     out = pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
                              k_positions, mask=mask, causal=causal, window=window,
-                             scale=self.scaling, rope=self._pe_kind.rope_attr)
+                             scale=self.scaling, rope=self._pe_kind.rope_attr,
+                             softcap=self._pe_kind.softcap)
     out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
     return self._pe_layout.output_projection(self, out), None
 

@@ -199,6 +199,31 @@ def test_windows_and_variants_that_bite(fields):
             assert np.abs(out - full).max() > 1e-3
 
 
+def test_softcap():
+    """Gemma 2 caps its scores at attn_logit_softcapping (50 by default; null: none): the
+    kinds carry it, the model's IR states it, and the kernels compute it."""
+    default = pe_config.read(_small(model_type="gemma2", head_dim=16, sliding_window=5))
+    assert {kind.softcap for kind in default.kinds} == {50.0}
+    assert pe_config._pe_compile(default.source, "--emit=pe").count(
+        "softcap(5.000000e+01)") == len(default.kinds)
+    none = pe_config.read(_small(model_type="gemma2", head_dim=16, sliding_window=5,
+                                 attn_logit_softcapping=None))
+    assert {kind.softcap for kind in none.kinds} == {None}
+    model = pe_config.read(_small(model_type="gemma2", head_dim=16, sliding_window=5,
+                                  attn_logit_softcapping=2.0))
+    rng = np.random.default_rng(3)
+    q = 3 * rng.standard_normal((1, 4, 6, 16)).astype(np.float32)
+    k = 3 * rng.standard_normal((1, 2, 6, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 6, 16)).astype(np.float32)
+    p = np.arange(6, dtype=np.int64)[None]
+    kind = model.kinds[0]
+    capped = kind.reference(q, k, v, p, p)
+    plain = reference.attention(q, k, v, q_positions=p, k_positions=p, scale=kind.scale,
+                                causal=kind.causal, window=kind.window,
+                                rope=kind.rope_parameters)
+    assert np.abs(capped - plain).max() > 1e-2
+
+
 def test_layer_types_and_scales():
     model = pe_config.read(_small(model_type="qwen2", sliding_window=3, use_sliding_window=True,
                                   max_window_layers=2))
@@ -292,8 +317,10 @@ BAD = [
      "\"chunked_attention\""),
     (_small(**GEMMA2, layer_types=["sliding_attention"] * 4),
      "config field 'sliding_window': required by the sliding-window layers"),
-    (_small(model_type="gemma2", attn_logit_softcapping=50.0, sliding_window=4),
-     "config field 'attn_logit_softcapping': soft-capped attention scores"),
+    (_small(model_type="gemma2", attn_logit_softcapping=0.0, sliding_window=4),
+     "config field 'attn_logit_softcapping': expected a finite number > 0, got 0"),
+    (_small(model_type="gemma2", attn_logit_softcapping="big", sliding_window=4),
+     "config field 'attn_logit_softcapping': expected a number"),
     (_small(model_type="gpt2", scale_attn_by_inverse_layer_idx=True, n_positions=64),
      "config field 'scale_attn_by_inverse_layer_idx': a per-layer score scale is not read"),
     (_small(model_type="mpt", attn_config={"alibi": False}), "config field "
@@ -301,7 +328,6 @@ BAD = [
     (_small(model_type="mpt", attn_config={"alibi_bias_max": 4}), "config field "
      "'attn_config.alibi_bias_max': transformers' MPT uses 8"),
     (_small(model_type="falcon", alibi=True), "config field 'alibi': Falcon scales its ALiBi"),
-    (_small(model_type="gemma2", sliding_window=4), "config field 'attn_logit_softcapping'"),
     (_small(model_type="gemma3_text", use_bidirectional_attention=True),
      "config field 'use_bidirectional_attention'"),
     (_small(model_type="gptj", rope_theta=20000.0, rotary_dim=8), "config field 'rope_theta': "

@@ -149,8 +149,8 @@ def test_errors():
     module = model.model.layers[0].self_attn
     q = torch.zeros(1, 4, 3, 16)
     k = torch.zeros(1, 2, 3, 16)
-    with pytest.raises(NotImplementedError, match="soft-capping"):
-        pe.transformers.attention_forward(module, q, k, k, None, softcap=30.0)
+    with pytest.raises(ValueError, match="softcap must be a number > 0, got 0.0"):
+        pe.transformers.attention_forward(module, q, k, k, None, softcap=0.0)
     with pytest.raises(NotImplementedError, match="dropout"):
         pe.transformers.attention_forward(module, q, k, k, None, dropout=0.1)
     with pytest.raises(NotImplementedError, match="attention sinks"):

@@ -47,6 +47,8 @@ struct AttentionKind {
   llvm::json::Object ropeSpec;
   /// ALiBi's max_bias.
   std::optional<double> alibi;
+  /// Logit soft-capping (`attn_logit_softcapping`).
+  std::optional<double> softcap;
 };
 
 /// What pe reads from a config.

@@ -800,7 +800,7 @@ struct RaiseAttention : RewritePattern {
         positionsOperand(proof.kPositions), rewriter.getF64FloatAttr(proof.scale),
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
-        /*rope=*/nullptr, alibi);
+        /*rope=*/nullptr, alibi, /*softcap=*/FloatAttr());
     if (notes)
       notes->notRaised.remove_if([&](auto &entry) { return entry.first == op; });
     rewriter.replaceOp(op, applyOutputPlan(rewriter, loc, *plan, attention.getResult(), outType));

@@ -541,7 +541,8 @@ private:
     return AffineMap::get(5, 0, exprs, ctx);
   }
 
-  /// S = scale S + ALiBi + mask, -inf where the key is hidden by position.
+  /// S = softcap(scale S) + ALiBi + mask, -inf where the key is hidden by
+  /// position.
   Value buildModifiedScores(Value scores) {
     SmallVector<Value> inputs = {qPos, kPos};
     SmallVector<AffineMap> maps = {positionMap(qPos, 3), positionMap(kPos, 4)};
@@ -568,6 +569,8 @@ private:
           Value q = extendToI64(n, args[0]), k = extendToI64(n, args[1]);
           Value s = arith::MulFOp::create(n, args.back(),
                                           floatConstantLike(n, args.back(), scale));
+          if (std::optional<APFloat> softcap = op.getSoftcap())
+            s = buildSoftcapScore(n, s, softcap->convertToDouble());
           unsigned next = 2;
           if (alibi)
             s = buildAlibiScore(n, s, args[next++], buildPositionDistance(n, k, q));

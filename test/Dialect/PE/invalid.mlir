@@ -905,6 +905,24 @@ func.func @attention_rotary_dim_too_large(%q: tensor<1x8x16x64xf32>) {
 
 // -----
 
+// attention: softcap a normal f32 > 0.
+func.func @attention_negative_softcap(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects softcap to be a normal f32 > 0 (the scores are capped in f32), but got -5}}
+  %o = pe.attention %q, %q, %q causal softcap(-5.0) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: softcap within f32.
+func.func @attention_huge_softcap(%q: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects softcap to be a normal f32 > 0 (the scores are capped in f32), but got 1.000000e+39}}
+  %o = pe.attention %q, %q, %q softcap(1.0e39) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
 // attention: alibi max_bias > 0.
 func.func @attention_zero_alibi(%q: tensor<1x8x16x64xf32>) {
   // expected-error @+1 {{'pe.attention' op expects alibi max_bias to be a finite number > 0, but got 0}}

@@ -123,8 +123,9 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
   // MQA decode with per-batch key positions and a value head dim of 32.
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} k_positions(%{{.*}} : tensor<?x4096xi64>) alibi(8.000000e+00) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
   %2 = pe.attention %q1, %k1, %v1 k_positions(%bkp : tensor<?x4096xi64>) alibi(8.0) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
-  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} window(128) : tensor<1x32x?x128xbf16>
-  %3 = pe.attention %q, %k, %v window(128) : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
+  // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} window(128) softcap(5.000000e+01) : tensor<1x32x?x128xbf16>
+  // GENERIC: "pe.attention"({{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, softcap = 5.000000e+01 : f64, window = 128 : i64}>
+  %3 = pe.attention %q, %k, %v window(128) softcap(50.0) : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %0, %1, %2, %3 : tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>
 }
 

@@ -16,12 +16,12 @@ func.func @prefill(%q: memref<1x8x?x64xbf16>, %k: memref<1x2x?x64xbf16>, %v: mem
 }
 
 // CHECK-LABEL: func.func @decode
-// CHECK: pe_gpu.mma_attention {{.*}} splits(%{{.*}}) partials(%{{.*}}, %{{.*}} : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale(1.250000e-01) : memref<1x4x1x64xf16>
+// CHECK: pe_gpu.mma_attention {{.*}} splits(%{{.*}}) partials(%{{.*}}, %{{.*}} : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale(1.250000e-01) softcap(3.000000e+01) : memref<1x4x1x64xf16>
 func.func @decode(%q: memref<1x4x1x64xf16>, %k: memref<1x4x?x64xf16>, %v: memref<1x4x?x64xf16>,
                   %qp: memref<1xi32>, %kp: memref<?xi32>, %o: memref<1x4x1x64xf16>, %n: index,
                   %po: memref<1x4x1x?x64xf32>, %ps: memref<1x4x1x?x2xf32>) {
   pe_gpu.mma_attention %q, %k, %v into %o positions(%qp, %kp) splits(%n)
-    partials(%po, %ps : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale(0.125)
+    partials(%po, %ps : memref<1x4x1x?x64xf32>, memref<1x4x1x?x2xf32>) scale(0.125) softcap(30.0)
     : memref<1x4x1x64xf16>, memref<1x4x?x64xf16>, memref<1x4x?x64xf16>, memref<1xi32>, memref<?xi32> -> memref<1x4x1x64xf16>
   return
 }

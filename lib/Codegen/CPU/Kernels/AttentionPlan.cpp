@@ -135,6 +135,8 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.positionMask = PositionMask::of(op);
   if (std::optional<APFloat> alibi = op.getAlibi())
     p.alibiMaxBias = alibi->convertToDouble();
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    p.softcap = softcap->convertToDouble();
   p.hasMask = bool(op.getMask());
   p.threads = options.threads;
   if (RopeAttr rope = op.getRopeAttr()) {

@@ -69,6 +69,8 @@ struct AttentionPlan {
   double scale = 1.0;
   PositionMask positionMask;
   std::optional<double> alibiMaxBias;
+  /// Logit soft-capping: scores c tanh(s / c) before the fixes.
+  std::optional<double> softcap;
   bool hasMask = false;
   int64_t threads = 1;
 

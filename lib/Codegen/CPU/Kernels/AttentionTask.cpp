@@ -412,11 +412,13 @@ Value AttentionTask::tileRowMax(Value r, Value mOld, ScoreFix fix, Value k0,
   return g.loop(g.index(0), scoreRows, g.index(1), {mOld},
                 [&](Value j, ValueRange m) -> SmallVector<Value> {
                   Value s = g.vload(scores, {j, r});
-                  if (fix != ScoreFix::None) {
+                  if (p.softcap)
+                    s = buildSoftcapScore(g.b, s, *p.softcap);
+                  if (fix != ScoreFix::None)
                     s = scoreWithBiasAndMasks(s, rowQ, slope, maskOffsets, j, k0, kCount,
                                               exact ? base : Value());
+                  if (p.softcap || fix != ScoreFix::None)
                     g.vstore(s, scores, {j, r});
-                  }
                   return {buildRunningRowMax(g.b, m[0], s)};
                 })[0];
 }

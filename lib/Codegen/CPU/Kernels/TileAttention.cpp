@@ -22,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -98,6 +99,13 @@ func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc,
   b.setInsertionPoint(ret);
   KernelBuilder g{b, p.lanes};
   buildAttentionKernel(g, p, bindArguments(b, entry, buf));
+  // Soft-capping's tanh as upstream's rational approximation (a few ulp,
+  // vector code) rather than a libm call per lane.
+  if (p.softcap) {
+    RewritePatternSet patterns(ctx);
+    populatePolynomialApproximateTanhPattern(patterns);
+    walkAndApplyPatterns(kernel, std::move(patterns));
+  }
   return kernel;
 }
 

@@ -731,6 +731,8 @@ protected:
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
           Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
+          if (std::optional<APFloat> softcap = op.getSoftcap())
+            s = buildSoftcapScore(b, s, softcap->convertToDouble());
           if (row.slope)
             s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
           if (Value m = op.getMask()) {

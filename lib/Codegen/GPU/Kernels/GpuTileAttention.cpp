@@ -93,6 +93,7 @@ struct GpuAttentionShape {
   PositionMask positionMask;
   bool alibi = false;
   RopeAttr rope;
+  std::optional<double> softcap;
 
   int64_t group() const { return heads.queryHeads / heads.kvHeads; }
 };
@@ -118,6 +119,8 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   s.positionMask = PositionMask::of(op);
   s.alibi = op.getAlibi().has_value();
   s.rope = op.getRopeAttr();
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    s.softcap = softcap->convertToDouble();
   return s;
 }
 
@@ -333,12 +336,15 @@ private:
     return vector::ReductionOp::create(b, vector::CombiningKind::ADD, partial);
   }
 
-  /// The score of key j for the thread's query: scale (q' . rope(k)), then
-  /// ALiBi, the mask operand, and -inf where the position masks hide the key.
+  /// The score of key j for the thread's query: scale (q' . rope(k)),
+  /// soft-capped, then ALiBi, the mask operand, and -inf where the position
+  /// masks hide the key.
   Value keyScore(const Row &query, Value j, Value qp, Value slope) {
     Row key{buf.k, {bi, kvh, j}, buf.kCos, buf.kSin, j};
     Value dot = dotRotated(query, key);
     Value score = arith::MulFOp::create(b, dot, f32(s.scale));
+    if (s.softcap)
+      score = buildSoftcapScore(b, score, *s.softcap);
     Value kp = needsPositions() ? buildPositionAt(b, buf.kPos, bi, j) : nullptr;
     if (s.alibi)
       score = buildAlibiScore(b, score, slope, buildPositionDistance(b, kp, qp));
@@ -477,7 +483,7 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
     pe_gpu::MmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
-                              op.getWindowAttr(), op.getRopeAttr());
+                              op.getWindowAttr(), op.getRopeAttr(), op.getSoftcapAttr());
   };
   std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
   if (!shape->decode) {

@@ -429,7 +429,7 @@ static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
   return success();
 }
 
-/// scale, window, rope and alibi parameters.
+/// scale, window, rope, alibi and softcap parameters.
 static LogicalResult verifyAttentionParameters(AttentionOp op) {
   int64_t d = op.getQuery().getType().getDimSize(3);
   if (std::optional<APFloat> scale = op.getScale()) {
@@ -454,6 +454,15 @@ static LogicalResult verifyAttentionParameters(AttentionOp op) {
       return op.emitOpError() << "expects alibi max_bias to be a finite number "
                               "> 0, but got "
                            << maxBias;
+  }
+  if (std::optional<APFloat> softcap = op.getSoftcap()) {
+    // c tanh(s / c) is computed in f32.
+    double cap = softcap->convertToDouble();
+    if (!(cap >= double(std::numeric_limits<float>::min()) &&
+          cap <= double(std::numeric_limits<float>::max())))
+      return op.emitOpError() << "expects softcap to be a normal f32 > 0 (the scores are "
+                              "capped in f32), but got "
+                           << cap;
   }
   return success();
 }

@@ -82,7 +82,7 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         op.getValue(), /*mask=*/Value(), bias.getQPositions(),
         bias.getKPositions(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
-        op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias));
+        op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();
   }

@@ -156,6 +156,20 @@ Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
   return math::FmaOp::create(b, slope, distance, score);
 }
 
+Value pe::buildSoftcapScore(ImplicitLocOpBuilder &b, Value score, double cap) {
+  Type type = score.getType();
+  auto constant = [&](double value) -> Value {
+    FloatType f32 = b.getF32Type();
+    if (auto vector = dyn_cast<VectorType>(type))
+      return arith::ConstantOp::create(
+          b, DenseElementsAttr::get(vector, b.getFloatAttr(f32, value)));
+    return arith::ConstantOp::create(b, b.getFloatAttr(f32, value));
+  };
+  Value c = constant(cap);
+  return arith::MulFOp::create(
+      b, c, math::TanhOp::create(b, arith::DivFOp::create(b, score, c)));
+}
+
 //===----------------------------------------------------------------------===//
 // Online softmax
 //===----------------------------------------------------------------------===//

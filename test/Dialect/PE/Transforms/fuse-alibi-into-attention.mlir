@@ -26,11 +26,12 @@ func.func @fuse(%q: tensor<1x12x?x64xf32>, %qp: tensor<?xi32>, %kp: tensor<?xi32
 // A batched (rank-4) bias; a symmetric bias fuses into a causal attention
 // with the same positions, and max_bias carries over.
 // CHECK-LABEL: func.func @symmetric_under_causal
-// CHECK: pe.attention {{.*}} q_positions(%{{.*}} : tensor<2x8xi64>) k_positions(%{{.*}} : tensor<2x8xi64>) causal alibi(1.600000e+01)
+// (The bias is added after soft-capping either way: the cap stays.)
+// CHECK: pe.attention {{.*}} q_positions(%{{.*}} : tensor<2x8xi64>) k_positions(%{{.*}} : tensor<2x8xi64>) causal alibi(1.600000e+01) softcap(5.000000e+00)
 func.func @symmetric_under_causal(%q: tensor<2x4x8x16xf32>, %p: tensor<2x8xi64>) -> tensor<2x4x8x16xf32> {
   %s = pe.alibi_slopes max_bias(16.0) : tensor<4xf32>
   %b = pe.alibi_bias symmetric %s, %p, %p : tensor<4xf32>, tensor<2x8xi64>, tensor<2x8xi64> -> tensor<2x4x8x8xf32>
-  %o = pe.attention %q, %q, %q mask(%b : tensor<2x4x8x8xf32>) q_positions(%p : tensor<2x8xi64>) k_positions(%p : tensor<2x8xi64>) causal : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %o = pe.attention %q, %q, %q mask(%b : tensor<2x4x8x8xf32>) q_positions(%p : tensor<2x8xi64>) k_positions(%p : tensor<2x8xi64>) causal softcap(5.0) : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %o : tensor<2x4x8x16xf32>
 }
 

@@ -19,12 +19,13 @@ func.func @fuse(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1
 // -----
 
 // Without positional masking, the attention adopts the rotations' positions.
+// The fused attention keeps the op's soft-capping.
 // CHECK-LABEL: func.func @fuse_unmasked
-// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} q_positions(%[[QP:.*]] : tensor<4xi64>) k_positions(%[[KP:.*]] : tensor<6xi64>) rope(
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} q_positions(%[[QP:.*]] : tensor<4xi64>) k_positions(%[[KP:.*]] : tensor<6xi64>) rope(#pe.rope<rotary_dim = 16>) softcap(3.000000e+01)
 func.func @fuse_unmasked(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x6x16xf32>, %qp: tensor<4xi64>, %kp: tensor<6xi64>) -> tensor<1x2x4x16xf32> {
   %qr = pe.rope #pe.rope<rotary_dim = 16> %q, %qp : tensor<1x2x4x16xf32>, tensor<4xi64>
   %kr = pe.rope #pe.rope<rotary_dim = 16> %k, %kp : tensor<1x2x6x16xf32>, tensor<6xi64>
-  %o = pe.attention %qr, %kr, %k : tensor<1x2x4x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x16xf32> -> tensor<1x2x4x16xf32>
+  %o = pe.attention %qr, %kr, %k softcap(30.0) : tensor<1x2x4x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x16xf32> -> tensor<1x2x4x16xf32>
   return %o : tensor<1x2x4x16xf32>
 }
 

@@ -257,6 +257,10 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       configuration (`pe.rope` semantics); otherwise `Q' = Q`, `K' = K`.
     - `alibi(max_bias)`: `bias = -slope[h] * (q_pos[i] - k_pos[j])` with the
       slopes of `pe.alibi_slopes` for `Hq` heads, added after the scale.
+    - `softcap(c)`: logit soft-capping (Gemma 2's `attn_logit_softcapping`):
+      the scaled scores become `c * tanh(s / c)` before the bias and the
+      masks are added, so `out = softmax(c tanh(scale Q' K'^T / c) + bias +
+      mask) V`.
 
     A query row whose keys are all masked yields 0, never NaN.
 
@@ -272,7 +276,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       Optional<PE_PositionsTensor>:$k_positions,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
-      OptionalAttr<F64Attr>:$alibi);
+      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -280,7 +284,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`q_positions` `(` $q_positions^ `:` type($q_positions) `)`)?
     (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
     (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`rope` `(` qualified($rope)^ `)`)? (`alibi` `(` $alibi^ `)`)? attr-dict
+    (`rope` `(` qualified($rope)^ `)`)? (`alibi` `(` $alibi^ `)`)?
+    (`softcap` `(` $softcap^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
   }];
   let extraClassDeclaration = [{

@@ -109,6 +109,11 @@ Value buildAddMask(ImplicitLocOpBuilder &b, Value score, Value maskEntry);
 Value buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
                       Value distance);
 
+/// Logit soft-capping of a scaled score (f32 scalar or vector): cap *
+/// tanh(score / cap), as Gemma 2 computes it (division, tanh,
+/// multiplication). `cap` is the op's softcap.
+Value buildSoftcapScore(ImplicitLocOpBuilder &b, Value score, double cap);
+
 //===----------------------------------------------------------------------===//
 // Online softmax
 //===----------------------------------------------------------------------===//

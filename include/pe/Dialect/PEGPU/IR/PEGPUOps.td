@@ -53,7 +53,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_out,
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_stats,
       F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
-      OptionalAttr<PE_RopeAttr>:$rope);
+      OptionalAttr<PE_RopeAttr>:$rope, OptionalAttr<F64Attr>:$softcap);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out
     `positions` `(` $q_positions `,` $k_positions `)`
@@ -65,7 +65,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     (`partials` `(` $partial_out^ `,` $partial_stats `:` type($partial_out) `,`
        type($partial_stats) `)`)?
     `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`rope` `(` qualified($rope)^ `)`)? attr-dict
+    (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
     `,` type($k_positions) `->` type($out)
   }];
