@@ -175,3 +175,35 @@ def test_gptj_interleaved_partial():
     (got,) = runner.compile(ir).call("rope", x, pos)
     np.testing.assert_allclose(got, want, rtol=0, atol=_tolerance(pos.max(), x))
     np.testing.assert_array_equal(got[..., rotary_dim:], x[..., rotary_dim:])
+
+
+def test_gemma2_softcap_attention():
+    """transformers' Gemma 2 eager attention (soft-capping at 2, GQA, a causal
+    mask; float64 inputs, but its softmax runs in float32: 1e-6) against
+    `pe.reference.attention(softcap=2)` and the compiled `pe.attention ...
+    softcap(2.0)` (f32, 1e-5)."""
+    from types import SimpleNamespace
+
+    from transformers.models.gemma2 import modeling_gemma2
+
+    from pe.ir import attention_function
+
+    rng = np.random.default_rng(11)
+    q = 3 * rng.standard_normal((1, 4, 9, 16))
+    k = 3 * rng.standard_normal((1, 2, 9, 16))
+    v = rng.standard_normal((1, 2, 9, 16))
+    causal = np.triu(np.full((9, 9), -np.inf), 1)[None, None]
+    module = SimpleNamespace(head_dim=16, num_key_value_groups=2, training=False)
+    out, _ = modeling_gemma2.eager_attention_forward(
+        module, *(torch.from_numpy(x) for x in (q, k, v)), torch.from_numpy(causal),
+        scaling=0.25, softcap=2.0)
+    golden = out.transpose(1, 2).numpy()
+    want = reference.attention(q, k, v, causal=True, scale=0.25, softcap=2.0)
+    np.testing.assert_allclose(want, golden, rtol=0, atol=1e-6)
+    plain = reference.attention(q, k, v, causal=True, scale=0.25)
+    assert np.abs(plain - golden).max() > 1e-2  # the cap matters here
+    t = lambda h: f"tensor<1x{h}x9x16xf32>"  # noqa: E731
+    ir = attention_function("attn", t(4), t(2), t(2), causal=True, scale=0.25, softcap=2.0)
+    mod = runner.compile(ir)
+    (got,) = mod.call("attn", *(x.astype(np.float32) for x in (q, k, v)))
+    np.testing.assert_allclose(got, golden, rtol=0, atol=1e-5 * max(1.0, np.abs(golden).max()))
