@@ -73,34 +73,22 @@ __attribute__((target("avx512f"))) float sumLanes(__m512 v) {
 #define PE_DECLARE(i) __m512 acc##i = _mm512_set1_ps(seed + i);
 #define PE_SUM(i) total = _mm512_add_ps(total, acc##i);
 
-/// Seconds for kIterations x 12 vfmadd231ps (12 x 16 x 2 flops each round).
-__attribute__((target("avx512f"), noinline)) double fmaSeconds(float seed, float *sink) {
+/// Seconds for kIterations x 12 vdpbf16ps (`Dot`: 12 x 16 x 4 flops a
+/// round; bf16 pairs of 1.0, 0x3f80, so every product adds 2 to its lane) or
+/// vfmadd231ps (12 x 16 x 2 flops). Both need AVX512-BF16 on the host, which
+/// the caller checks.
+template <bool Dot>
+__attribute__((target("avx512f,avx512bf16"), noinline)) double chainSeconds(float seed,
+                                                                             float *sink) {
   PE_CHAINS(PE_DECLARE)
   const __m512 a = _mm512_set1_ps(seed), b = _mm512_set1_ps(1.0f - seed);
+  const __m512bh pairs = (__m512bh)_mm512_set1_epi32(0x3f803f80);
   auto start = Clock::now();
   for (long i = 0; i < kIterations; ++i) {
-#define PE_FMA(i) acc##i = _mm512_fmadd_ps(a, b, acc##i);
-    PE_CHAINS(PE_FMA)
-#undef PE_FMA
-  }
-  std::chrono::duration<double> seconds = Clock::now() - start;
-  __m512 total = _mm512_setzero_ps();
-  PE_CHAINS(PE_SUM)
-  *sink += sumLanes(total);
-  return seconds.count();
-}
-
-/// Seconds for kIterations x 12 vdpbf16ps (12 x 16 x 4 flops each round).
-__attribute__((target("avx512f,avx512bf16"), noinline)) double dotSeconds(float seed,
-                                                                           float *sink) {
-  PE_CHAINS(PE_DECLARE)
-  // bf16 pairs of 1.0 (0x3f80): every product adds 2 to its lane.
-  const __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80);
-  auto start = Clock::now();
-  for (long i = 0; i < kIterations; ++i) {
-#define PE_DOT(i) acc##i = _mm512_dpbf16_ps(acc##i, a, a);
-    PE_CHAINS(PE_DOT)
-#undef PE_DOT
+#define PE_STEP(i)                                                                       \
+  acc##i = Dot ? _mm512_dpbf16_ps(acc##i, pairs, pairs) : _mm512_fmadd_ps(a, b, acc##i);
+    PE_CHAINS(PE_STEP)
+#undef PE_STEP
   }
   std::chrono::duration<double> seconds = Clock::now() - start;
   __m512 total = _mm512_setzero_ps();
@@ -118,11 +106,11 @@ HostThroughput measure() {
   static volatile float seed = 0.5f;
   float sink = 0;
   for (int warmup = 0; warmup < 40; ++warmup)
-    fmaSeconds(seed, &sink);
+    chainSeconds<false>(seed, &sink);
   double fma = 1e30, dot = 1e30;
   for (int round = 0; round < kRounds; ++round) {
-    fma = std::min(fma, fmaSeconds(seed, &sink));
-    dot = std::min(dot, dotSeconds(seed, &sink));
+    fma = std::min(fma, chainSeconds<false>(seed, &sink));
+    dot = std::min(dot, chainSeconds<true>(seed, &sink));
   }
   seed = sink == 0 ? 0.5f : seed;
   const double vectors = 12.0 * kIterations * 16;

@@ -1,7 +1,8 @@
 """Logit soft-capping (`pe.attention ... softcap(c)`: softmax(c tanh(scale Q'K'^T / c) + bias
 + mask) V, Gemma 2's `attn_logit_softcapping`) compiled every way it runs, against the
 float64 reference: the CPU kernels (prefill tiles and decode, f32 FMAs, bf16 on f32 FMAs, on
-dot products and on AMX tiles where the CPU has them), the reference lowering, and the GPU
+dot products and on AMX tiles where the CPU has them; the AVX2 kernels for
+`--mcpu=x86-64-v3` on any AVX2 host), the reference lowering, and the GPU
 SIMT kernel's schedule run on the CPU (`--target=gpu-on-cpu`). Caps small enough that most
 scores are bent (|s| up to 3c here) and caps so large that the op is the plain attention.
 
@@ -34,6 +35,8 @@ CASES = {
 LOWERINGS = {
     "kernels": ["--attention-rows=16", "--attention-block-keys=24", "--num-threads=2"],
     "kernels-default": ["--num-threads=1"],
+    # The 8-lane AVX2 kernels, also on an AVX-512 host.
+    "kernels-avx2": ["--mcpu=x86-64-v3", "--num-threads=2"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
     "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"],
 }
@@ -76,6 +79,8 @@ def _check(got, want, dtype, what):
 @pytest.mark.parametrize("lowering", sorted(LOWERINGS))
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_softcap_f32(name, lowering):
+    if lowering == "kernels-avx2" and "avx2" not in runner._cpu_flags():
+        pytest.skip("the CPU has no AVX2")
     ir, args, want = _case(name, "f32", cap=2.0)
     (got,) = runner.compile(ir, extra_args=LOWERINGS[lowering]).call("attn", *args)
     _check(got, want, "f32", f"{name} ({lowering})")

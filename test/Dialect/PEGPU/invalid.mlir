@@ -131,3 +131,25 @@ func.func @mma_attention_slopes(%q: memref<1x4x?x64xbf16>, %k: memref<1x4x?x64xb
     : memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
   return
 }
+
+// -----
+
+// mma_attention: the scale is a normal f32 > 0.
+func.func @mma_attention_scale(%q: memref<1x4x?x64xbf16>, %p: memref<?xi64>,
+                               %o: memref<1x4x?x64xbf16>) {
+  // expected-error @+1 {{expects a scale that is a normal f32 > 0}}
+  pe_gpu.mma_attention %q, %q, %q into %o positions(%p, %p) scale(0.0)
+    : memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
+  return
+}
+
+// -----
+
+// mma_attention: the softcap is a normal f32 > 0.
+func.func @mma_attention_softcap(%q: memref<1x4x?x64xbf16>, %p: memref<?xi64>,
+                                 %o: memref<1x4x?x64xbf16>) {
+  // expected-error @+1 {{expects a softcap that is a normal f32 > 0}}
+  pe_gpu.mma_attention %q, %q, %q into %o positions(%p, %p) scale(0.125) softcap(-30.0)
+    : memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<1x4x?x64xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x64xbf16>
+  return
+}

@@ -85,9 +85,10 @@ struct AttentionPlan {
   }
 };
 
-/// The plan of the kernel for `op` under pe-tile-attention's options, or std::nullopt when the op keeps the
-/// reference lowering: dynamic head dims, an empty head, heads wider than
-/// the kernel unrolls, or scratch above the stack budget. The arithmetic is
+/// The plan of the kernel for `op` under pe-tile-attention's options, or
+/// std::nullopt when the op keeps the reference lowering: dynamic head
+/// dims, an empty head, heads wider than the kernel unrolls, or scratch
+/// above the stack budget. The arithmetic is
 /// overflow-checked. `queries` plans for that query count instead of the
 /// op's (static) one: a kernel for one length of a dynamic Sq.
 std::optional<AttentionPlan> planAttention(AttentionOp op,

@@ -435,8 +435,7 @@ static LogicalResult verifyAttentionParameters(AttentionOp op) {
   if (std::optional<APFloat> scale = op.getScale()) {
     // Scores are scaled in f32.
     double s = scale->convertToDouble();
-    if (!(s >= double(std::numeric_limits<float>::min()) &&
-          s <= double(std::numeric_limits<float>::max())))
+    if (!isNormalPositiveF32(s))
       return op.emitOpError() << "expects scale to be a normal f32 > 0 (scores "
                               "are scaled in f32), but got "
                            << s;
@@ -458,8 +457,7 @@ static LogicalResult verifyAttentionParameters(AttentionOp op) {
   if (std::optional<APFloat> softcap = op.getSoftcap()) {
     // c tanh(s / c) is computed in f32.
     double cap = softcap->convertToDouble();
-    if (!(cap >= double(std::numeric_limits<float>::min()) &&
-          cap <= double(std::numeric_limits<float>::max())))
+    if (!isNormalPositiveF32(cap))
       return op.emitOpError() << "expects softcap to be a normal f32 > 0 (the scores are "
                               "capped in f32), but got "
                            << cap;

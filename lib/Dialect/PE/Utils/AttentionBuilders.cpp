@@ -157,15 +157,7 @@ Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
 }
 
 Value pe::buildSoftcapScore(ImplicitLocOpBuilder &b, Value score, double cap) {
-  Type type = score.getType();
-  auto constant = [&](double value) -> Value {
-    FloatType f32 = b.getF32Type();
-    if (auto vector = dyn_cast<VectorType>(type))
-      return arith::ConstantOp::create(
-          b, DenseElementsAttr::get(vector, b.getFloatAttr(f32, value)));
-    return arith::ConstantOp::create(b, b.getFloatAttr(f32, value));
-  };
-  Value c = constant(cap);
+  Value c = floatConstantLike(b, score, cap);
   return arith::MulFOp::create(
       b, c, math::TanhOp::create(b, arith::DivFOp::create(b, score, c)));
 }

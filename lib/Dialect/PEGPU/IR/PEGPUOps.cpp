@@ -48,6 +48,12 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects a rotary dim within the head dim");
   if (std::optional<int64_t> window = getWindow(); window && *window < 1)
     return emitOpError("expects window >= 1");
+  // The kernel scales and caps its scores in f32.
+  if (!pe::isNormalPositiveF32(getScale().convertToDouble()))
+    return emitOpError("expects a scale that is a normal f32 > 0");
+  if (std::optional<APFloat> softcap = getSoftcap();
+      softcap && !pe::isNormalPositiveF32(softcap->convertToDouble()))
+    return emitOpError("expects a softcap that is a normal f32 > 0");
   if (getSlopes() && !ShapedType::isDynamic(getSlopes().getType().getDimSize(0)) &&
       getSlopes().getType().getDimSize(0) != hq)
     return emitOpError("expects one ALiBi slope per query head");

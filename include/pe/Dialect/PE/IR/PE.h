@@ -15,6 +15,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <limits>
 #include <optional>
 
 namespace mlir::pe::param {
@@ -33,6 +34,14 @@ bool sameOptionalF64(const std::optional<llvm::APFloat> &lhs,
 } // namespace mlir::pe::param
 
 namespace mlir::pe {
+/// Whether `value` is a normal f32 > 0 (1.18e-38 <= value <= 3.4e38): a
+/// factor the kernels apply in f32, where a larger one is infinite and a
+/// smaller one 0 (an attention's scale and softcap).
+inline bool isNormalPositiveF32(double value) {
+  return value >= double(std::numeric_limits<float>::min()) &&
+         value <= double(std::numeric_limits<float>::max());
+}
+
 /// Fails with a diagnostic when a static tensor shape among the operands and
 /// results of `op` has a byte size that overflows 64 bits.
 LogicalResult verifyBoundedShapes(Operation *op);
