@@ -19,6 +19,7 @@ enum pe_status {
   PE_ERROR_CPU = 4,      /* the CPU or the OS refused a feature the code
                             uses (AMX tiles) */
   PE_ERROR_GPU = 5,      /* the CUDA driver failed or is missing */
+  PE_ERROR_SLOT = 6,     /* a KV-cache slot outside its cache */
 };
 
 /* The message of the last error on the calling thread ("" after a call that
@@ -63,6 +64,12 @@ int32_t pe_runtime_argument_error(const char *function, int64_t operand,
 void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
                                      int64_t rows);
 
+/* Called by generated code for a pe.append_kv slot outside [-1, capacity):
+ * raises PE_ERROR_SLOT with "pe.append_kv: slot S (entry I) is out of range
+ * for a cache of N slots". Nothing is written to the cache. */
+void pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
+                                  int64_t capacity);
+
 /* The run-time size checks of generated code: sizes that were dynamic at
  * compile time and must agree. */
 enum pe_size_check {
@@ -87,6 +94,11 @@ enum pe_size_check {
   PE_CHECK_ATTENTION_RESULT,          /* pe.attention: operands vs result */
   PE_CHECK_GPU_ALIGNMENT,             /* GPU kernels: buffer address mod 16 */
   PE_CHECK_DESTINATION_SHAPE,         /* an output buffer vs the result */
+  PE_CHECK_APPEND_BATCH,              /* pe.append_kv: new rows vs cache batch */
+  PE_CHECK_APPEND_VALUES,             /* pe.append_kv: values vs keys */
+  PE_CHECK_APPEND_SLOTS,              /* pe.append_kv: slots vs new rows */
+  PE_CHECK_APPEND_POSITIONS,          /* pe.append_kv: positions vs slots */
+  PE_CHECK_APPEND_CACHES,             /* pe.append_kv: value vs key cache */
 };
 
 /* Called by generated code when the sizes of check `check` differ: raises

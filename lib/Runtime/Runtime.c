@@ -105,6 +105,19 @@ void _mlir_ciface_pe_runtime_learned_out_of_range(int64_t position,
   pe_runtime_learned_out_of_range(position, index, rows);
 }
 
+void pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
+                                  int64_t capacity) {
+  pe_runtime_raise(PE_ERROR_SLOT,
+                   "pe.append_kv: slot %" PRId64 " (entry %" PRId64
+                   ") is out of range for a cache of %" PRId64 " slots",
+                   slot, index, capacity);
+}
+
+void _mlir_ciface_pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
+                                               int64_t capacity) {
+  pe_runtime_slot_out_of_range(slot, index, capacity);
+}
+
 static const char *describe(int64_t check) {
   switch (check) {
   case PE_CHECK_ROPE_POSITIONS_LENGTH:
@@ -145,6 +158,16 @@ static const char *describe(int64_t check) {
     return "pe.rope: the tables do not match the positions";
   case PE_CHECK_ATTENTION_RESULT:
     return "pe.attention: the operands do not match the result shape";
+  case PE_CHECK_APPEND_BATCH:
+    return "pe.append_kv: the new rows' batch size differs from the cache's";
+  case PE_CHECK_APPEND_VALUES:
+    return "pe.append_kv: the number of new values differs from the new keys'";
+  case PE_CHECK_APPEND_SLOTS:
+    return "pe.append_kv: the slots do not match the new rows";
+  case PE_CHECK_APPEND_POSITIONS:
+    return "pe.append_kv: the positions do not match the slots";
+  case PE_CHECK_APPEND_CACHES:
+    return "pe.append_kv: the value cache's slots differ from the key cache's";
   case PE_CHECK_DESTINATION_SHAPE:
     return "pe: an output buffer does not have the result's size";
   case PE_CHECK_GPU_ALIGNMENT:

@@ -452,6 +452,76 @@ def learned(table, positions) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# KV cache
+# ---------------------------------------------------------------------------
+
+CACHE_LAYOUTS = ("dense", "nhd", "hnd")
+
+
+def cache_capacity(cache, layout: str = "dense") -> int:
+    """Slots of a cache: ``Smax`` of ``[B, H, Smax, D]``, or pages x page size."""
+    cache = np.asarray(cache)
+    if layout == "dense":
+        return int(cache.shape[2])
+    return int(cache.shape[0]) * int(cache.shape[1 if layout == "nhd" else 2])
+
+
+def append_kv(key, value, key_cache, value_cache, slots, layout: str = "dense",
+              positions=None, rope: Optional[Mapping] = None):
+    """The caches with the new rows written at their slots (`pe.append_kv`), float64.
+
+    dense: ``key [B, H, S, D]``, caches ``[B, H, Smax, D]``, slots ``[S]`` or ``[B, S]``;
+    nhd / hnd: ``key [T, H, D]``, pages ``[P, page_size, H, D]`` / ``[P, H, page_size, D]``,
+    slots ``[T]`` (slot ``s`` is row ``s % page_size`` of page ``s // page_size``).
+    A slot of -1 skips its token; any other slot outside ``[0, capacity)`` raises
+    IndexError. With ``rope`` (keyword arguments of `apply_rope`: theta, rotary_dim,
+    scaling, style) each key row is rotated by its position first. Tokens are written in
+    order (a repeated slot keeps the later token).
+    """
+    if layout not in CACHE_LAYOUTS:
+        raise ValueError(f"layout must be one of {CACHE_LAYOUTS}, got {layout!r}")
+    key = np.asarray(key, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    k_out = np.array(key_cache, dtype=np.float64)
+    v_out = np.array(value_cache, dtype=np.float64)
+    slots = np.asarray(slots)
+    capacity = cache_capacity(k_out, layout)
+    flat = slots.reshape(-1)
+    bad = np.flatnonzero((flat < -1) | (flat >= capacity))
+    if bad.size:
+        j = int(bad[0])
+        raise IndexError(f"append_kv: slot {int(flat[j])} (entry {j}) is out of range for "
+                         f"a cache of {capacity} slots")
+    if (rope is None) != (positions is None):
+        raise ValueError("positions are given exactly when rope is")
+    if layout == "dense":
+        if rope is not None:
+            key = apply_rope(key, positions, layout="bhsd", **rope)
+        B, _, S, _ = key.shape
+        per_batch = slots if slots.ndim == 2 else np.broadcast_to(slots, (B, S))
+        for b in range(B):
+            for s in range(S):
+                slot = int(per_batch[b, s])
+                if slot >= 0:
+                    k_out[b, :, slot] = key[b, :, s]
+                    v_out[b, :, slot] = value[b, :, s]
+        return k_out, v_out
+    if rope is not None:  # [T, H, D] as a batch of T one-token sequences
+        pos = np.asarray(positions).reshape(-1, 1)
+        key = apply_rope(key[:, None], pos, layout="bshd", **rope)[:, 0]
+    page_size = k_out.shape[1 if layout == "nhd" else 2]
+    for t, slot in enumerate(flat):
+        if slot < 0:
+            continue
+        page, row = divmod(int(slot), page_size)
+        if layout == "nhd":
+            k_out[page, row], v_out[page, row] = key[t], value[t]
+        else:
+            k_out[page, :, row], v_out[page, :, row] = key[t], value[t]
+    return k_out, v_out
+
+
+# ---------------------------------------------------------------------------
 # ALiBi
 # ---------------------------------------------------------------------------
 

@@ -299,7 +299,8 @@ struct LowerLearned : OpConversionPattern<LearnedOp> {
     Value table = adaptor.getTable(), positions = adaptor.getPositions();
     Value rows = arith::IndexCastOp::create(b, b.getI64Type(),
                                             tensor::DimOp::create(b, table, 0));
-    checkPositions(b, op, positions, rows);
+    // Every position in [0, rows).
+    buildIndexRangeCheck(b, op, kLearnedOutOfRangeFn, positions, 0, rows);
 
     // out[..., s, d] = table[clamp(p[..., s]), d]; the clamp only keeps the
     // read in bounds should the error function return.
@@ -327,35 +328,6 @@ struct LowerLearned : OpConversionPattern<LearnedOp> {
     return success();
   }
 
-  /// Every position in [0, rows), else pe_runtime_learned_out_of_range(
-  /// position, flat index, rows) for the first one that is not.
-  static void checkPositions(ImplicitLocOpBuilder &b, LearnedOp op,
-                             Value positions, Value rows) {
-    FlatSymbolRefAttr errorFn = declareRuntimeFunction(b, op, kLearnedOutOfRangeFn);
-    Value flat = positions;
-    if (cast<RankedTensorType>(positions.getType()).getRank() == 2)
-      flat = tensor::CollapseShapeOp::create(b, positions,
-                                             SmallVector<ReassociationIndices>{{0, 1}});
-    Value count = tensor::DimOp::create(b, flat, 0);
-    scf::ForOp::create(
-        b, arith::ConstantIndexOp::create(b, 0), count,
-        arith::ConstantIndexOp::create(b, 1), ValueRange{},
-        [&](OpBuilder &nb, Location nloc, Value iv, ValueRange) {
-          ImplicitLocOpBuilder n(nloc, nb);
-          Value p = extendToI64(n, tensor::ExtractOp::create(n, flat, iv));
-          Value negative = arith::CmpIOp::create(n, arith::CmpIPredicate::slt, p,
-                                                 intConstantLike(n, p, 0));
-          Value tooLarge = arith::CmpIOp::create(n, arith::CmpIPredicate::sge, p, rows);
-          Value bad = arith::OrIOp::create(n, negative, tooLarge);
-          scf::IfOp::create(n, bad, [&](OpBuilder &tb, Location tloc) {
-            Value index = arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), iv);
-            func::CallOp::create(tb, tloc, errorFn, TypeRange{},
-                                 ValueRange{p, index, rows});
-            scf::YieldOp::create(tb, tloc);
-          });
-          scf::YieldOp::create(n);
-        });
-  }
 };
 
 } // namespace
@@ -675,9 +647,210 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// pe.append_kv as a loop over the new tokens that inserts each token's rows
+/// (all heads) at its slot. The keys are rotated once, before the loop, as
+/// one pe.rope of the new rows; the cache itself is only written.
+struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AppendKvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkLowerable(op, rewriter)))
+      return failure();
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value keyCache = adaptor.getKeyCache(), valueCache = adaptor.getValueCache();
+    Value slots = adaptor.getSlots();
+    checkSizes(b, op, adaptor);
+    Value capacity = buildCapacity(b, op, keyCache);
+    // Slot -1 skips a token; every other slot is in [0, capacity).
+    buildIndexRangeCheck(b, op, kSlotOutOfRangeFn, slots, -1, capacity);
+
+    Value keys = tokenRows(b, op, adaptor.getKey());
+    Value values = tokenRows(b, op, adaptor.getValue());
+    if (RopeAttr rope = op.getRopeAttr()) {
+      Value positions = adaptor.getPositions();
+      if (op.isPaged()) // [T] -> [T, 1]: one position per (batch = token) row
+        positions = tensor::ExpandShapeOp::create(
+            b, RankedTensorType::get(
+                   {cast<RankedTensorType>(positions.getType()).getDimSize(0), 1},
+                   cast<RankedTensorType>(positions.getType()).getElementType()),
+            positions, SmallVector<ReassociationIndices>{{0, 1}});
+      auto [cos, sin] = buildRopeTables(b, rope, positions, b.getF32Type());
+      keys = buildRotation(b, keys, cos, sin, rope, rowLayout(op));
+    }
+    auto [newKeys, newValues] =
+        buildScatter(b, op, keys, values, slots, keyCache, valueCache, capacity);
+    rewriter.replaceOp(op, {castTo(b, newKeys, op.getNewKeyCache().getType()),
+                            castTo(b, newValues, op.getNewValueCache().getType())});
+    return success();
+  }
+
+  /// The layout of the 4-D token rows (tokenRows) as pe.rope sees them.
+  static Layout rowLayout(AppendKvOp op) {
+    return op.getLayout() == CacheLayout::nhd ? Layout::bshd : Layout::bhsd;
+  }
+
+  /// The new rows as a 4-D tensor whose slice of one token has the shape of
+  /// the cache slice it is written to: dense [B, H, S, D] as given, paged
+  /// [T, H, D] as [T, 1, H, D] (nhd) or [T, H, 1, D] (hnd).
+  static Value tokenRows(ImplicitLocOpBuilder &b, AppendKvOp op, Value rows) {
+    if (!op.isPaged())
+      return rows;
+    auto type = cast<RankedTensorType>(rows.getType());
+    ArrayRef<int64_t> s = type.getShape();
+    bool nhd = op.getLayout() == CacheLayout::nhd;
+    SmallVector<int64_t> shape =
+        nhd ? SmallVector<int64_t>{s[0], 1, s[1], s[2]}
+            : SmallVector<int64_t>{s[0], s[1], 1, s[2]};
+    SmallVector<ReassociationIndices> groups =
+        nhd ? SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}
+            : SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}};
+    return tensor::ExpandShapeOp::create(
+        b, RankedTensorType::get(shape, type.getElementType()), rows, groups);
+  }
+
+  /// Slots per cache, as i64: Smax, or pages * page_size.
+  static Value buildCapacity(ImplicitLocOpBuilder &b, AppendKvOp op, Value cache) {
+    auto dim = [&](int64_t d) {
+      return arith::IndexCastOp::create(b, b.getI64Type(),
+                                        tensor::DimOp::create(b, cache, d));
+    };
+    if (!op.isPaged())
+      return dim(2);
+    return arith::MulIOp::create(
+        b, dim(0), dim(op.getLayout() == CacheLayout::nhd ? 1 : 2));
+  }
+
+  /// The sizes the verifier could not compare (dynamic ones).
+  static void checkSizes(ImplicitLocOpBuilder &b, AppendKvOp op, OpAdaptor a) {
+    Value k = a.getKey(), v = a.getValue(), slots = a.getSlots();
+    Value kc = a.getKeyCache(), vc = a.getValueCache();
+    const int64_t tokenDim = op.isPaged() ? 0 : 2;
+    const int64_t slotRank = cast<RankedTensorType>(slots.getType()).getRank();
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, tokenDim, k, tokenDim);
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, slotRank - 1, k, tokenDim);
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 0, kc, 0);
+    if (!op.isPaged()) {
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, 0, k, 0);
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_BATCH, k, 0, kc, 0);
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 2, kc, 2);
+      if (slotRank == 2)
+        buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, 0, k, 0);
+    }
+    if (Value positions = a.getPositions())
+      for (int64_t d = 0; d < slotRank; ++d)
+        buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, d, slots, d);
+  }
+
+  /// Writes the rows of every token whose slot is in [0, capacity) (the
+  /// checks reported any other slot but -1), in token order.
+  static std::pair<Value, Value>
+  buildScatter(ImplicitLocOpBuilder &b, AppendKvOp op, Value keys, Value values,
+               Value slots, Value keyCache, Value valueCache, Value capacity) {
+    const bool paged = op.isPaged();
+    const bool sharedSlots =
+        cast<RankedTensorType>(slots.getType()).getRank() == 1;
+    Value zero = arith::ConstantIndexOp::create(b, 0);
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    Value batches = paged ? one : tensor::DimOp::create(b, keys, 0);
+    Value tokens = tensor::DimOp::create(b, keys, paged ? 0 : 2);
+    Value pageSize;
+    if (paged)
+      pageSize = tensor::DimOp::create(
+          b, keyCache, op.getLayout() == CacheLayout::nhd ? 1 : 2);
+
+    auto outer = scf::ForOp::create(
+        b, zero, batches, one, ValueRange{keyCache, valueCache},
+        [&](OpBuilder &ob, Location oloc, Value batch, ValueRange outerCaches) {
+          auto inner = scf::ForOp::create(
+              ob, oloc, zero, tokens, one, outerCaches,
+              [&](OpBuilder &nb, Location nloc, Value token, ValueRange caches) {
+                ImplicitLocOpBuilder n(nloc, nb);
+                Value slot = tensor::ExtractOp::create(
+                    n, slots, paged || sharedSlots ? ValueRange{token}
+                                                   : ValueRange{batch, token});
+                slot = extendToI64(n, slot);
+                Value valid = arith::AndIOp::create(
+                    n,
+                    arith::CmpIOp::create(n, arith::CmpIPredicate::sge, slot,
+                                          intConstantLike(n, slot, 0)),
+                    arith::CmpIOp::create(n, arith::CmpIPredicate::slt, slot,
+                                          capacity));
+                auto write = scf::IfOp::create(
+                    n, valid,
+                    [&](OpBuilder &tb, Location tloc) {
+                      ImplicitLocOpBuilder t(tloc, tb);
+                      Value at = arith::IndexCastOp::create(t, t.getIndexType(), slot);
+                      SmallVector<OpFoldResult> rowAt, cacheAt;
+                      tokenOffsets(t, op, batch, token, at, pageSize, rowAt, cacheAt);
+                      scf::YieldOp::create(
+                          t, ValueRange{copyRow(t, op, keys, caches[0], rowAt, cacheAt),
+                                        copyRow(t, op, values, caches[1], rowAt, cacheAt)});
+                    },
+                    [&](OpBuilder &eb, Location eloc) {
+                      scf::YieldOp::create(eb, eloc, caches);
+                    });
+                scf::YieldOp::create(n, write.getResults());
+              });
+          scf::YieldOp::create(ob, oloc, inner.getResults());
+        });
+    return {outer.getResult(0), outer.getResult(1)};
+  }
+
+  /// The offsets of one token's slice in the token rows and in the cache.
+  static void tokenOffsets(ImplicitLocOpBuilder &b, AppendKvOp op, Value batch,
+                           Value token, Value slot, Value pageSize,
+                           SmallVector<OpFoldResult> &rowAt,
+                           SmallVector<OpFoldResult> &cacheAt) {
+    OpFoldResult zero = b.getIndexAttr(0);
+    switch (op.getLayout()) {
+    case CacheLayout::dense:
+      rowAt = {batch, zero, token, zero};
+      cacheAt = {batch, zero, slot, zero};
+      return;
+    case CacheLayout::nhd:
+    case CacheLayout::hnd: {
+      rowAt = {token, zero, zero, zero};
+      Value page = arith::DivUIOp::create(b, slot, pageSize);
+      Value row = arith::RemUIOp::create(b, slot, pageSize);
+      cacheAt = op.getLayout() == CacheLayout::nhd
+                    ? SmallVector<OpFoldResult>{page, row, zero, zero}
+                    : SmallVector<OpFoldResult>{page, zero, row, zero};
+      return;
+    }
+    }
+  }
+
+  /// `cache` with the slice of one token of `rows` (the token rows) at
+  /// `rowAt` written at `cacheAt`: sizes [1, H, 1, D] (dense, hnd) or
+  /// [1, 1, H, D] (nhd).
+  static Value copyRow(ImplicitLocOpBuilder &b, AppendKvOp op, Value rows,
+                       Value cache, ArrayRef<OpFoldResult> rowAt,
+                       ArrayRef<OpFoldResult> cacheAt) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(rows.getType()).getShape();
+    const bool dense = !op.isPaged();
+    SmallVector<OpFoldResult> sizes = {
+        b.getIndexAttr(1), b.getIndexAttr(shape[1]),
+        b.getIndexAttr(dense ? 1 : shape[2]), b.getIndexAttr(shape[3])};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    Value row = tensor::ExtractSliceOp::create(b, rows, rowAt, sizes, strides);
+    return tensor::InsertSliceOp::create(b, row, cache, cacheAt, sizes, strides);
+  }
+};
+
+} // namespace
+
 void mlir::pe::populatePEToLinalgConversionPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerRopeFrequencies, LowerRopeTables, LowerRope, LowerSinusoidal,
-               LowerLearned, LowerAlibiSlopes, LowerAlibiBias, LowerAttention>(
+               LowerLearned, LowerAlibiSlopes, LowerAlibiBias, LowerAttention,
+               LowerAppendKv>(
       patterns.getContext());
 }
 

@@ -471,3 +471,147 @@ LogicalResult AttentionOp::verify() {
                  failed(verifyAttentionParameters(*this)));
 }
 
+
+//===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The dimensions of pe.append_kv's operands that must agree, named by role.
+struct AppendKvShape {
+  int64_t batch = 1;        // B (dense), 1 otherwise
+  int64_t tokens = 0;       // S (dense) or T (paged)
+  int64_t heads = 0;        // Hkv
+  int64_t dim = 0;          // D or Dv
+  int64_t capacity = 0;     // Smax, or P * page_size (dynamic: unknown)
+};
+} // namespace
+
+/// The shape of the new rows `rows` and their cache `cache` under `layout`,
+/// or failure after a diagnostic naming `what` ("key" or "value").
+static FailureOr<AppendKvShape> verifyAppendOperands(AppendKvOp op,
+                                                     StringRef what,
+                                                     RankedTensorType rows,
+                                                     RankedTensorType cache) {
+  const bool paged = op.isPaged();
+  const int64_t rowsRank = paged ? 3 : 4;
+  if (rows.getRank() != rowsRank)
+    return op.emitOpError() << "expects the new " << what << " rows of rank "
+                            << rowsRank << " ("
+                            << (paged ? "[T, Hkv, D]" : "[B, Hkv, S, D]")
+                            << "), but got rank " << rows.getRank();
+  if (cache.getRank() != 4)
+    return op.emitOpError() << "expects a rank-4 " << what << " cache, but got rank "
+                            << cache.getRank();
+  if (rows.getElementType() != cache.getElementType())
+    return op.emitOpError() << "expects the new " << what
+                            << " rows to have the cache's element type ("
+                            << cache.getElementType() << "), but got "
+                            << rows.getElementType();
+  AppendKvShape shape;
+  shape.heads = rows.getDimSize(1);
+  shape.dim = rows.getShape().back();
+  shape.tokens = rows.getDimSize(paged ? 0 : 2);
+  if (!paged)
+    shape.batch = rows.getDimSize(0);
+  if (failed(verifyStatic(op, "head count", shape.heads)) ||
+      failed(verifyStatic(op, "head dimension", shape.dim)))
+    return failure();
+  // Cache dims: dense [B, H, Smax, D], nhd [P, ps, H, D], hnd [P, H, ps, D].
+  const int64_t headDim = op.getLayout() == CacheLayout::nhd ? 2 : 1;
+  if (cache.getDimSize(headDim) != shape.heads ||
+      cache.getDimSize(3) != shape.dim)
+    return op.emitOpError() << "expects the " << what << " cache to hold "
+                            << shape.heads << " heads of " << shape.dim
+                            << " channels (dimensions " << headDim
+                            << " and 3), but got " << cache;
+  if (!paged) {
+    if (!compatible(cache.getDimSize(0), shape.batch))
+      return op.emitOpError() << "expects the " << what << " cache's batch ("
+                              << dimStr(cache.getDimSize(0))
+                              << ") to match the new rows' ("
+                              << dimStr(shape.batch) << ")";
+    shape.capacity = cache.getDimSize(2);
+    return shape;
+  }
+  int64_t pages = cache.getDimSize(0);
+  int64_t pageSize = cache.getDimSize(op.getLayout() == CacheLayout::nhd ? 1 : 2);
+  if (failed(verifyStatic(op, "page size", pageSize)))
+    return failure();
+  if (pageSize <= 0)
+    return op.emitOpError() << "expects a page size > 0, but got " << pageSize;
+  if (ShapedType::isDynamic(pages) ||
+      llvm::MulOverflow(pages, pageSize, shape.capacity))
+    shape.capacity = ShapedType::kDynamic;
+  return shape;
+}
+
+/// `indices` (slots or positions) have the shape of the new tokens: `[S]` or
+/// `[B, S]` for a dense cache, `[T]` for a paged one.
+static LogicalResult verifyTokenIndices(AppendKvOp op, StringRef name,
+                                        RankedTensorType indices,
+                                        const AppendKvShape &shape) {
+  if (op.isPaged()) {
+    if (indices.getRank() != 1)
+      return op.emitOpError() << "expects " << name
+                              << " of shape [T] for a paged cache, but got rank "
+                              << indices.getRank();
+    if (!compatible(indices.getDimSize(0), shape.tokens))
+      return op.emitOpError() << "expects " << name << " to have T = "
+                              << dimStr(shape.tokens) << " entries, but got "
+                              << dimStr(indices.getDimSize(0));
+    return success();
+  }
+  return verifyPositionsShape(op, name, indices, shape.batch, shape.tokens, "S");
+}
+
+LogicalResult AppendKvOp::verify() {
+  FailureOr<AppendKvShape> keys = verifyAppendOperands(
+      *this, "key", getKey().getType(), getKeyCache().getType());
+  if (failed(keys))
+    return failure();
+  FailureOr<AppendKvShape> values = verifyAppendOperands(
+      *this, "value", getValue().getType(), getValueCache().getType());
+  if (failed(values))
+    return failure();
+  if (keys->heads != values->heads)
+    return emitOpError() << "expects keys and values of one head count, but got "
+                         << keys->heads << " and " << values->heads;
+  if (!compatible(keys->tokens, values->tokens) ||
+      !compatible(keys->batch, values->batch))
+    return emitOpError() << "expects as many new values as new keys";
+  if (!isPaged() && !compatible(getKeyCache().getType().getDimSize(2),
+                                getValueCache().getType().getDimSize(2)))
+    return emitOpError() << "expects key and value caches of one length Smax";
+  if (isPaged()) {
+    ArrayRef<int64_t> k = getKeyCache().getType().getShape();
+    ArrayRef<int64_t> v = getValueCache().getType().getShape();
+    if (!compatible(k[0], v[0]) || k[1] != v[1] || k[2] != v[2])
+      return emitOpError() << "expects key and value caches of the same pages";
+  }
+  if (failed(verifyTokenIndices(*this, "slots", getSlots().getType(), *keys)))
+    return failure();
+
+  if (bool(getRope()) != bool(getPositions()))
+    return emitOpError() << (getRope() ? "expects positions with rope"
+                                       : "expects positions only with rope");
+  if (RopeAttr rope = getRopeAttr())
+    if (failed(verifyRotaryDimFits(*this, rope, keys->dim)) ||
+        failed(verifyTokenIndices(*this, "positions",
+                                  getPositions().getType(), *keys)))
+      return failure();
+
+  // Constant slots are checked here; others at run time.
+  DenseIntElementsAttr constant;
+  if (!matchPattern(getSlots(), m_Constant(&constant)))
+    return success();
+  for (auto [i, s] : llvm::enumerate(constant.getValues<APInt>())) {
+    int64_t slot = s.getSExtValue();
+    if (slot < -1 || (!ShapedType::isDynamic(keys->capacity) &&
+                      slot >= keys->capacity))
+      return emitOpError() << "slot " << slot << " (entry " << i
+                           << ") is out of range for a cache of "
+                           << dimStr(keys->capacity) << " slots";
+  }
+  return success();
+}

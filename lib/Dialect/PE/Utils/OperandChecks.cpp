@@ -3,6 +3,7 @@
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -83,6 +84,34 @@ void pe::buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
     func::CallOp::create(tb, tloc, fn, TypeRange{}, args);
     scf::YieldOp::create(tb, tloc);
   });
+}
+
+void pe::buildIndexRangeCheck(ImplicitLocOpBuilder &b, Operation *op,
+                              StringRef errorFn, Value indices, int64_t low,
+                              Value high) {
+  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, errorFn);
+  Value flat = indices;
+  if (cast<RankedTensorType>(indices.getType()).getRank() == 2)
+    flat = tensor::CollapseShapeOp::create(b, indices,
+                                           SmallVector<ReassociationIndices>{{0, 1}});
+  Value count = tensor::DimOp::create(b, flat, 0);
+  scf::ForOp::create(
+      b, arith::ConstantIndexOp::create(b, 0), count,
+      arith::ConstantIndexOp::create(b, 1), ValueRange{},
+      [&](OpBuilder &nb, Location nloc, Value iv, ValueRange) {
+        ImplicitLocOpBuilder n(nloc, nb);
+        Value p = extendToI64(n, tensor::ExtractOp::create(n, flat, iv));
+        Value below = arith::CmpIOp::create(n, arith::CmpIPredicate::slt, p,
+                                            intConstantLike(n, p, low));
+        Value above = arith::CmpIOp::create(n, arith::CmpIPredicate::sge, p, high);
+        Value bad = arith::OrIOp::create(n, below, above);
+        scf::IfOp::create(n, bad, [&](OpBuilder &tb, Location tloc) {
+          Value index = arith::IndexCastOp::create(tb, tloc, tb.getI64Type(), iv);
+          func::CallOp::create(tb, tloc, fn, TypeRange{}, ValueRange{p, index, high});
+          scf::YieldOp::create(tb, tloc);
+        });
+        scf::YieldOp::create(n);
+      });
 }
 
 void pe::buildSameSizeCheck(ImplicitLocOpBuilder &b, Operation *op,

@@ -47,6 +47,19 @@ def PE_AlibiMode : I32EnumAttr<"AlibiMode", "form of the ALiBi bias", [
   
 }
 
+def PE_CacheLayout : I32EnumAttr<"CacheLayout", "layout of a key/value cache", [
+    I32EnumAttrCase<"dense", 0>, I32EnumAttrCase<"nhd", 1>,
+    I32EnumAttrCase<"hnd", 2>]> {
+  let cppNamespace = "::mlir::pe";
+  let description = [{
+    `dense`: `[B, Hkv, Smax, D]`, one row of `Smax` slots per sequence (Hugging
+    Face's static cache). `nhd`: pages `[P, page_size, Hkv, D]` (vLLM's and
+    FlashInfer's NHD). `hnd`: pages `[P, Hkv, page_size, D]` (FlashInfer's
+    HND). A paged slot `s` is row `s mod page_size` of page
+    `floor(s / page_size)`.
+  }];
+}
+
 def PE_LongRopeSelect : I32EnumAttr<"LongRopeSelect",
     "which LongRoPE factor list is used", [
     I32EnumAttrCase<"dynamic", 0>, I32EnumAttrCase<"short_", 1, "short">,

@@ -295,6 +295,65 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+def PE_AppendKvOp : PE_Op<"append_kv", [
+    AllTypesMatch<["key_cache", "new_key_cache"]>,
+    AllTypesMatch<["value_cache", "new_value_cache"]>]> {
+  let summary = "write new keys (rotated) and values into a KV cache";
+  let description = [{
+    The caches with the new tokens' rows written at their slots; every other
+    row is unchanged. With `rope`, a key row is rotated by its position
+    (`pe.rope` semantics, f32 arithmetic, rounded once) as it is written, so
+    the cache holds rotated keys.
+
+    - `layout(dense)` (the default): `key: [B, Hkv, S, D]`,
+      `value: [B, Hkv, S, Dv]`, caches `[B, Hkv, Smax, D|Dv]`, `slots` and
+      `positions` `[S]` (shared by the batch) or `[B, S]`:
+      `key_cache[b, h, slots[b, s]] = rope(key[b, h, s], positions[b, s])`.
+    - `layout(nhd)` / `layout(hnd)`: packed tokens `key: [T, Hkv, D]`,
+      `value: [T, Hkv, Dv]`, pages `[P, page_size, Hkv, D|Dv]` (`nhd`) or
+      `[P, Hkv, page_size, D|Dv]` (`hnd`), `slots` and `positions` `[T]`:
+      token `t` goes to row `slots[t] mod page_size` of page
+      `floor(slots[t] / page_size)` (vLLM's `slot_mapping`).
+
+    A slot of -1 skips its token (vLLM's padding tokens). Any other slot
+    outside `[0, capacity)` (`Smax`, or `P * page_size`) is an error: a
+    verifier error when the slots are constant, a run-time error naming the
+    slot otherwise; nothing is written out of bounds. Tokens are written in
+    order, so a slot given twice holds the later token. `positions` are
+    given exactly when `rope` is.
+
+    ```mlir
+    %kc, %vc = pe.append_kv %k, %v into %k_cache, %v_cache
+                 slots(%slots : tensor<?xi64>) positions(%pos : tensor<?xi64>)
+                 layout(nhd) rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+                 : tensor<?x8x128xbf16>, tensor<?x8x128xbf16>
+                 -> tensor<4096x16x8x128xbf16>, tensor<4096x16x8x128xbf16>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$key, PE_FloatTensor:$value,
+      PE_FloatTensor:$key_cache, PE_FloatTensor:$value_cache,
+      PE_PositionsTensor:$slots, Optional<PE_PositionsTensor>:$positions,
+      DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::dense">:$layout,
+      OptionalAttr<PE_RopeAttr>:$rope);
+  let results = (outs PE_FloatTensor:$new_key_cache,
+                      PE_FloatTensor:$new_value_cache);
+  let assemblyFormat = [{
+    $key `,` $value `into` $key_cache `,` $value_cache
+    `slots` `(` $slots `:` type($slots) `)`
+    (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`layout` `(` $layout^ `)`)? (`rope` `(` qualified($rope)^ `)`)? attr-dict
+    `:` type($key) `,` type($value) `->` type($key_cache) `,` type($value_cache)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the cache is paged (`nhd` or `hnd`).
+    bool isPaged() { return getLayout() != ::mlir::pe::CacheLayout::dense; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels on buffers
 //===----------------------------------------------------------------------===//
 

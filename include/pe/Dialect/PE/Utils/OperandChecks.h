@@ -23,6 +23,11 @@ namespace mlir::pe {
 ///                                      int64_t rows).
 inline constexpr char kLearnedOutOfRangeFn[] = "pe_runtime_learned_out_of_range";
 
+/// The runtime function that pe.append_kv calls for a slot outside its cache:
+/// void pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
+///                                   int64_t capacity).
+inline constexpr char kSlotOutOfRangeFn[] = "pe_runtime_slot_out_of_range";
+
 /// The runtime function for dynamic sizes that differ:
 /// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
 /// `check` one of `enum pe_size_check` (include/pe-c/Runtime.h).
@@ -55,6 +60,13 @@ FlatSymbolRefAttr declareRuntimeFunction(OpBuilder &b, Operation *op,
 /// (index values).
 void buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op, pe_size_check check,
                     Value got, Value want);
+
+/// Calls the runtime function `errorFn(value, flat index, high)` for the
+/// first entry of the integer tensor `indices` (rank 1 or 2) outside
+/// [low, high) (`high` an i64 value), on the calling thread.
+void buildIndexRangeCheck(ImplicitLocOpBuilder &b, Operation *op,
+                          StringRef errorFn, Value indices, int64_t low,
+                          Value high);
 
 /// Checks at run time that dimension `da` of tensor `a` equals dimension
 /// `dc` of tensor `c`; nothing when both are static (the verifier compared
