@@ -18,11 +18,11 @@ struct ReadOnlyArgumentsPass
     func::FuncOp fn = getOperation();
     if (fn.isPrivate() || fn.isExternal())
       return;
-    auto readOnly = BoolAttr::get(&getContext(), false);
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes()))
       if (isa<TensorType>(type))
         fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                      readOnly);
+                      BoolAttr::get(&getContext(),
+                                    bool(fn.getArgAttr(i, pe::kInPlaceAttr))));
   }
 };
 } // namespace

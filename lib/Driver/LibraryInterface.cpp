@@ -30,6 +30,8 @@ struct Entry {
   FunctionType signature;
   int64_t outputs;
   Location loc;
+  /// Arguments that the entry updates in place (pe.in_place).
+  SmallVector<int64_t> inPlace = {};
 };
 } // namespace
 
@@ -43,6 +45,10 @@ static SmallVector<Entry> exportedEntries(ModuleOp module, StringRef prefix) {
     entries.push_back({fn.getSymName().str(), (prefix + fn.getSymName()).str(),
                        cast<FunctionType>(signature.getValue()),
                        outputs ? outputs.getInt() : 0, fn.getLoc()});
+    if (auto inPlace =
+            fn->getAttrOfType<DenseI64ArrayAttr>(pe::kInPlaceArgumentsAttr))
+      entries.back().inPlace.assign(inPlace.asArrayRef().begin(),
+                                    inPlace.asArrayRef().end());
   }
   return entries;
 }
@@ -157,6 +163,8 @@ LogicalResult pe::emitCHeader(ModuleOp module, StringRef prefix, StringRef guard
         params.push_back(*a + " arg" + std::to_string(i));
       else if (int64_t(i) >= firstOutput)
         params.push_back(*a + " *out" + std::to_string(i - firstOutput));
+      else if (llvm::is_contained(e.inPlace, int64_t(i)))
+        params.push_back(*a + " *inout" + std::to_string(i));
       else
         params.push_back("const " + *a + " *arg" + std::to_string(i));
     }
@@ -230,6 +238,10 @@ LogicalResult pe::emitInterfaceJson(ModuleOp module, StringRef prefix,
           j.attribute("name", e.name);
           j.attribute("symbol", e.symbol);
           j.attribute("outputs", e.outputs);
+          j.attributeArray("in_place", [&] {
+            for (int64_t i : e.inPlace)
+              j.value(i);
+          });
           j.attributeArray("arguments", [&] {
             for (Type t : e.signature.getInputs())
               if (failed(writeValue(j, t, e.loc)))

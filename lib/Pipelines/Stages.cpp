@@ -47,6 +47,7 @@ void pe::addFoldsAndFusions(OpPassManager &pm, bool fuse) {
     return;
   pm.addPass(createPEFuseAlibiIntoAttention());
   pm.addPass(createPEFuseRopeIntoAttention());
+  pm.addPass(createPEFuseRopeIntoAppend());
   pm.addPass(createPEShareRopeTables());
   pm.addPass(createCanonicalizerPass());
 }
@@ -72,6 +73,9 @@ void pe::addBufferization(OpPassManager &pm, bool destinationEntries) {
   // Constants named in module order: the same input, the same output.
   pm.addPass(createPEOrderConstants());
   pm.addPass(createCanonicalizerPass());
+  // A KV cache argument is updated in place: its result is not returned
+  // (after canonicalization, which folds the loops that yield its buffer).
+  pm.addPass(createPEInPlaceResults());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createConvertBufferizationToMemRefPass());

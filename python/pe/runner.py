@@ -114,6 +114,7 @@ class Entry:
     arguments: Tuple  # TensorType or scalar element names
     results: Tuple
     outputs: int  # trailing arguments that are written (the `_into` entries)
+    in_place: Tuple[int, ...] = ()  # arguments updated in place (pe.in_place)
 
 
 def read_interface(path: str) -> Tuple[str, Dict[str, Entry]]:
@@ -126,7 +127,8 @@ def read_interface(path: str) -> Tuple[str, Dict[str, Entry]]:
         entries[fn["name"]] = Entry(fn["name"], fn["symbol"],
                                     tuple(_value_type(a) for a in fn["arguments"]),
                                     tuple(_value_type(r) for r in fn["results"]),
-                                    int(fn["outputs"]))
+                                    int(fn["outputs"]),
+                                    tuple(int(i) for i in fn.get("in_place", ())))
     return doc["last_error"], entries
 
 
@@ -218,6 +220,17 @@ def _checked_array(value, ttype: TensorType, where: str) -> np.ndarray:
         raise ValueError(f"{where}: {bad!r} ({array.dtype}) is not exactly a {element}; "
                          f"round it explicitly")
     return converted
+
+
+def _writable_array(value, ttype: TensorType, where: str) -> np.ndarray:
+    """An argument that the function updates in place (pe.in_place, a KV
+    cache): the caller's own array, never a converted copy."""
+    dtype = np.dtype(_NUMPY[ttype.element])
+    if (not isinstance(value, np.ndarray) or value.dtype != dtype
+            or not value.flags.c_contiguous or not value.flags.writeable):
+        raise TypeError(f"{where}: updated in place, so it must be a writeable "
+                        f"C-contiguous array of {dtype}")
+    return value
 
 
 def dense_descriptor(pointer: int, shape: Sequence[int], ttype: TensorType, where: str):
@@ -373,7 +386,12 @@ class Module:
         c_args, keep, owned = [], [], set()
         for i, (value, t) in enumerate(zip(args, inputs)):
             where = f"{entry.name}: argument {i}"
-            if isinstance(t, TensorType):
+            if i in entry.in_place:
+                array = _writable_array(value, t, where)
+                desc = _to_descriptor(array, t, where)
+                keep.append(desc)
+                c_args.append(ctypes.byref(desc))
+            elif isinstance(t, TensorType):
                 array = _checked_array(value, t, where)
                 desc = _to_descriptor(array, t, where)
                 keep += [desc, array]

@@ -10,7 +10,21 @@ def PEReadOnlyArguments : Pass<"pe-read-only-arguments", "func::FuncOp"> {
     Marks every tensor argument of a public function
     `bufferization.writable = false`, so that one-shot bufferization copies
     instead of updating an input in place: compiled functions keep the value
-    semantics of their tensors for C callers.
+    semantics of their tensors for C callers. Arguments marked `pe.in_place`
+    are the exception (`bufferization.writable = true`; pe-in-place-results).
+  }];
+}
+
+def PEInPlaceResults : Pass<"pe-in-place-results", "ModuleOp"> {
+  let summary = "Drop the results of public functions that update a pe.in_place argument";
+  let description = [{
+    After one-shot bufferization. A tensor argument marked `pe.in_place` (a
+    KV cache) is writable; the function returns its new value, which must
+    then be the argument's own buffer. That result is dropped (the caller's
+    buffer already holds it) and the function gets `pe.in_place_arguments`,
+    the indices of those arguments. An in-place argument whose new value is
+    not returned, or not computed in its buffer (its old value is read after
+    the update, so bufferization had to copy), is an error naming it.
   }];
 }
 

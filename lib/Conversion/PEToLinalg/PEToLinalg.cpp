@@ -13,6 +13,7 @@
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -80,6 +81,12 @@ buildGeneric(ImplicitLocOpBuilder &b, TypeRange results, ValueRange inputs,
         linalg::YieldOp::create(n, body(n, args));
       });
   return SmallVector<Value>(generic.getResults());
+}
+
+/// Dimension `d` of `tensor` as an index: a constant when it is static.
+Value dimOf(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
+  return getValueOrCreateConstantIndexOp(
+      b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
 }
 
 /// `value` with the (static or dynamic) type the replaced op declares.
@@ -719,13 +726,13 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
   /// Slots per cache, as i64: Smax, or pages * page_size.
   static Value buildCapacity(ImplicitLocOpBuilder &b, AppendKvOp op, Value cache) {
     auto dim = [&](int64_t d) {
-      return arith::IndexCastOp::create(b, b.getI64Type(),
-                                        tensor::DimOp::create(b, cache, d));
+      return b.createOrFold<arith::IndexCastOp>(b.getI64Type(),
+                                                dimOf(b, cache, d));
     };
     if (!op.isPaged())
       return dim(2);
-    return arith::MulIOp::create(
-        b, dim(0), dim(op.getLayout() == CacheLayout::nhd ? 1 : 2));
+    return b.createOrFold<arith::MulIOp>(
+        dim(0), dim(op.getLayout() == CacheLayout::nhd ? 1 : 2));
   }
 
   /// The sizes the verifier could not compare (dynamic ones).
@@ -759,12 +766,11 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
         cast<RankedTensorType>(slots.getType()).getRank() == 1;
     Value zero = arith::ConstantIndexOp::create(b, 0);
     Value one = arith::ConstantIndexOp::create(b, 1);
-    Value batches = paged ? one : tensor::DimOp::create(b, keys, 0);
-    Value tokens = tensor::DimOp::create(b, keys, paged ? 0 : 2);
+    Value batches = paged ? one : dimOf(b, keys, 0);
+    Value tokens = dimOf(b, keys, paged ? 0 : 2);
     Value pageSize;
     if (paged)
-      pageSize = tensor::DimOp::create(
-          b, keyCache, op.getLayout() == CacheLayout::nhd ? 1 : 2);
+      pageSize = dimOf(b, keyCache, op.getLayout() == CacheLayout::nhd ? 1 : 2);
 
     auto outer = scf::ForOp::create(
         b, zero, batches, one, ValueRange{keyCache, valueCache},

@@ -1526,3 +1526,114 @@ func.func @inexact_integer_factor() {
   %f = pe.rope_frequencies #pe.rope<rotary_dim = 4, scaling = #pe.linear<factor = 170141183460469231731687303715884105727 : i128>> -> tensor<2xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// pe.append_kv
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// append_kv: a dense cache takes [B, Hkv, S, D] rows.
+func.func @append_kv_rows_rank(%k: tensor<4x8x128xf32>, %c: tensor<1x8x64x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{'pe.append_kv' op expects the new key rows of rank 4 ([B, Hkv, S, D]), but got rank 3}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<1x8x64x128xf32>, tensor<1x8x64x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: the new rows have the cache's element type.
+func.func @append_kv_element(%k: tensor<4x8x128xf32>, %c: tensor<9x16x8x128xbf16>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects the new key rows to have the cache's element type ('bf16'), but got 'f32'}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) layout(nhd) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x16x8x128xbf16>, tensor<9x16x8x128xbf16>
+  return
+}
+
+// -----
+
+// append_kv: the cache holds the rows' heads and channels (hnd: [P, H, ps, D]).
+func.func @append_kv_heads(%k: tensor<4x8x128xf32>, %c: tensor<9x16x8x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects the key cache to hold 8 heads of 128 channels (dimensions 1 and 3), but got 'tensor<9x16x8x128xf32>'}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) layout(hnd) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x16x8x128xf32>, tensor<9x16x8x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: the page size is static.
+func.func @append_kv_page_size(%k: tensor<4x8x128xf32>, %c: tensor<9x?x8x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects a static page size}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) layout(nhd) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x?x8x128xf32>, tensor<9x?x8x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: one slot per new token.
+func.func @append_kv_slots(%k: tensor<4x8x128xf32>, %c: tensor<9x16x8x128xf32>, %s: tensor<3xi64>) {
+  // expected-error @+1 {{expects slots to have T = 4 entries, but got 3}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<3xi64>) layout(nhd) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x16x8x128xf32>, tensor<9x16x8x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: as many values as keys.
+func.func @append_kv_values(%k: tensor<4x8x128xf32>, %v: tensor<5x8x128xf32>, %c: tensor<9x16x8x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects as many new values as new keys}}
+  %a, %b = pe.append_kv %k, %v into %c, %c slots(%s : tensor<4xi64>) layout(nhd) : tensor<4x8x128xf32>, tensor<5x8x128xf32> -> tensor<9x16x8x128xf32>, tensor<9x16x8x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: positions come with rope, and only with it.
+func.func @append_kv_rope_without_positions(%k: tensor<4x8x128xf32>, %c: tensor<9x16x8x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects positions with rope}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) layout(nhd) rope(#pe.rope<rotary_dim = 128>) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x16x8x128xf32>, tensor<9x16x8x128xf32>
+  return
+}
+
+// -----
+
+func.func @append_kv_positions_without_rope(%k: tensor<4x8x128xf32>, %c: tensor<9x16x8x128xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects positions only with rope}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%s : tensor<4xi64>) layout(nhd) : tensor<4x8x128xf32>, tensor<4x8x128xf32> -> tensor<9x16x8x128xf32>, tensor<9x16x8x128xf32>
+  return
+}
+
+// -----
+
+// append_kv: the rotation fits the head.
+func.func @append_kv_rotary_dim(%k: tensor<4x8x64xf32>, %c: tensor<9x16x8x64xf32>, %s: tensor<4xi64>) {
+  // expected-error @+1 {{expects rotary_dim (128) <= head dimension (64)}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%s : tensor<4xi64>) layout(nhd) rope(#pe.rope<rotary_dim = 128>) : tensor<4x8x64xf32>, tensor<4x8x64xf32> -> tensor<9x16x8x64xf32>, tensor<9x16x8x64xf32>
+  return
+}
+
+// -----
+
+// append_kv: constant slots are in [-1, P * page_size).
+func.func @append_kv_constant_slot(%k: tensor<2x8x64xf32>, %c: tensor<2x4x8x64xf32>) {
+  %s = arith.constant dense<[-1, 8]> : tensor<2xi64>
+  // expected-error @+1 {{slot 8 (entry 1) is out of range for a cache of 8 slots}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<2xi64>) layout(nhd) : tensor<2x8x64xf32>, tensor<2x8x64xf32> -> tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>
+  return
+}
+
+// -----
+
+// append_kv: the dense cache's batch is the rows' batch.
+func.func @append_kv_batch(%k: tensor<2x8x1x64xf32>, %c: tensor<3x8x32x64xf32>, %s: tensor<1xi64>) {
+  // expected-error @+1 {{expects the key cache's batch (3) to match the new rows' (2)}}
+  %a, %b = pe.append_kv %k, %k into %c, %c slots(%s : tensor<1xi64>) : tensor<2x8x1x64xf32>, tensor<2x8x1x64xf32> -> tensor<3x8x32x64xf32>, tensor<3x8x32x64xf32>
+  return
+}
+
+// -----
+
+// pe.in_place marks a tensor argument.
+// expected-error @+1 {{pe.in_place marks a ranked tensor argument of a function}}
+func.func @in_place_scalar(%n: index {pe.in_place}) {
+  return
+}

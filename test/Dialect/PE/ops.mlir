@@ -139,3 +139,20 @@ func.func @exact_parameters() -> (tensor<4xf32>, tensor<4xf32>) {
   %g = pe.rope_frequencies #pe.rope<theta = 1.0e300, rotary_dim = 8, scaling = #pe.yarn<factor = 4, original_max_position_embeddings = 64, beta_fast = 9999999999999998.0, beta_slow = 4.9406564584124654e-324, mscale = -0.0, mscale_all_dim = 0.0001>> -> tensor<4xf32>
   return %f, %g : tensor<4xf32>, tensor<4xf32>
 }
+
+// KV cache appends: dense (the default layout, not printed), paged nhd and
+// hnd, with and without a rotation of the keys.
+// CHECK-LABEL: func.func @append_kv
+// CHECK: pe.append_kv %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} slots(%{{.*}} : tensor<?xi64>) : tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>
+// CHECK: pe.append_kv %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} slots(%{{.*}} : tensor<?xi64>) positions(%{{.*}} : tensor<?xi32>) layout(nhd) rope(#pe.rope<theta = 500000.0, rotary_dim = 128>) : tensor<?x8x128xf32>, tensor<?x8x64xf32> -> tensor<?x16x8x128xf32>, tensor<?x16x8x64xf32>
+// CHECK: pe.append_kv %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} slots(%{{.*}} : tensor<?xi32>) layout(hnd) : tensor<?x8x128xf16>
+func.func @append_kv(%k: tensor<1x8x?x128xbf16>, %kc: tensor<1x8x4096x128xbf16>, %s: tensor<?xi64>,
+                     %pk: tensor<?x8x128xf32>, %pv: tensor<?x8x64xf32>, %pkc: tensor<?x16x8x128xf32>,
+                     %pvc: tensor<?x16x8x64xf32>, %pos: tensor<?xi32>,
+                     %hk: tensor<?x8x128xf16>, %hc: tensor<64x8x16x128xf16>, %hs: tensor<?xi32>)
+    -> (tensor<1x8x4096x128xbf16>, tensor<?x16x8x128xf32>, tensor<64x8x16x128xf16>) {
+  %a, %b = pe.append_kv %k, %k into %kc, %kc slots(%s : tensor<?xi64>) : tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>
+  %c, %d = pe.append_kv %pk, %pv into %pkc, %pvc slots(%s : tensor<?xi64>) positions(%pos : tensor<?xi32>) layout(nhd) rope(#pe.rope<theta = 500000.0, rotary_dim = 128>) : tensor<?x8x128xf32>, tensor<?x8x64xf32> -> tensor<?x16x8x128xf32>, tensor<?x16x8x64xf32>
+  %e, %f = pe.append_kv %hk, %hk into %hc, %hc slots(%hs : tensor<?xi32>) layout(hnd) : tensor<?x8x128xf16>, tensor<?x8x128xf16> -> tensor<64x8x16x128xf16>, tensor<64x8x16x128xf16>
+  return %a, %c, %e : tensor<1x8x4096x128xbf16>, tensor<?x16x8x128xf32>, tensor<64x8x16x128xf16>
+}

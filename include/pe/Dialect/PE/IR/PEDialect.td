@@ -22,6 +22,7 @@ def PE_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
   private:

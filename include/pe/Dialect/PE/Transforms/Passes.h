@@ -14,6 +14,9 @@ namespace pe {
 /// of pe-fuse-rope-into-attention).
 void populateFuseRopeIntoAttentionPatterns(RewritePatternSet &patterns);
 
+/// append_kv(rope(k)) -> append_kv(k) rope(...) (pe-fuse-rope-into-append).
+void populateFuseRopeIntoAppendPatterns(RewritePatternSet &patterns);
+
 /// attention(...) mask(alibi_bias(alibi_slopes, qp, kp)) -> attention(...)
 /// alibi(max_bias) causal, where the meaning is kept (the pattern of
 /// pe-fuse-alibi-into-attention).

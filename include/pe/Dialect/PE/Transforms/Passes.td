@@ -48,6 +48,21 @@ def PEFuseRopeIntoAttention : Pass<"pe-fuse-rope-into-attention"> {
   }];
 }
 
+def PEFuseRopeIntoAppend : Pass<"pe-fuse-rope-into-append"> {
+  let summary = "Rotate keys as they are written into a KV cache";
+  let description = [{
+    `append_kv(rope(k, p), v)` becomes `append_kv(k, v) positions(p)
+    rope(...)`: the keys are rotated once, as they enter the cache, and no
+    rotated copy of them is a tensor of its own. For a dense cache the
+    rotation is a `layout(bhsd)` `pe.rope` of the new keys; for a paged cache
+    the new keys `[T, Hkv, D]` are the `tensor.collapse_shape` of a
+    `layout(bshd)` rotation of `[1, T, Hkv, D]` (positions `[T]` or
+    `[1, T]`). Rotations by given tables are not fused. A rotation with
+    other users stays for them.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def PEFuseAlibiIntoAttention : Pass<"pe-fuse-alibi-into-attention"> {
   let summary = "Fuse an explicit ALiBi bias mask into the attention";
   let description = [{
