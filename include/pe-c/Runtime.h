@@ -70,6 +70,25 @@ void pe_runtime_learned_out_of_range(int64_t position, int64_t index,
 void pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
                                   int64_t capacity);
 
+/* Called by generated code for a page of pe.paged_attention's block table
+ * outside [0, pages) that a sequence reads: raises PE_ERROR_SLOT with
+ * "pe.paged_attention: page P (sequence S) is out of range for a cache of N
+ * pages". */
+void pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
+                                  int64_t pages);
+
+/* Called by generated code for a pe.paged_attention key count outside
+ * [0, capacity] (capacity: the block table's pages times the page size):
+ * raises PE_ERROR_SIZE. */
+void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
+                                       int64_t capacity);
+
+/* Called by generated code for a sequence of pe.paged_attention whose query
+ * count (from cu_seqlens) is negative or above its key count: raises
+ * PE_ERROR_SIZE. */
+void pe_runtime_query_count_out_of_range(int64_t queries, int64_t sequence,
+                                         int64_t keys);
+
 /* The run-time size checks of generated code: sizes that were dynamic at
  * compile time and must agree. */
 enum pe_size_check {
@@ -99,6 +118,11 @@ enum pe_size_check {
   PE_CHECK_APPEND_SLOTS,              /* pe.append_kv: slots vs new rows */
   PE_CHECK_APPEND_POSITIONS,          /* pe.append_kv: positions vs slots */
   PE_CHECK_APPEND_CACHES,             /* pe.append_kv: value vs key cache */
+  PE_CHECK_PAGED_BATCH,               /* pe.paged_attention: kv_lens, cu_seqlens vs block table */
+  PE_CHECK_PAGED_QUERY_START,         /* pe.paged_attention: cu_seqlens[0] vs 0 */
+  PE_CHECK_PAGED_QUERY_END,           /* pe.paged_attention: cu_seqlens[B] vs T */
+  PE_CHECK_PAGED_CACHES,              /* pe.paged_attention: value vs key pages */
+  PE_CHECK_PAGED_RESULT,              /* pe.paged_attention: tokens vs result */
 };
 
 /* Called by generated code when the sizes of check `check` differ: raises

@@ -47,6 +47,7 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
       options.targetTriple, options.targetCpu, options.targetFeatures,
       options.sveVectorBits}));
   addFoldsAndFusions(pm, options.fuse);
+  pm.addPass(createPEExpandPagedAttention());
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.
   if (options.tileAttention) {

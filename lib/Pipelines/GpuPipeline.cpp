@@ -96,6 +96,7 @@ llvm::Error pe::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options,
                            bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
+  pm.addPass(pe::createPEExpandPagedAttention());
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
         tensorCores, options.chip, options.multiprocessors}));

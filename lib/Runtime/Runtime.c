@@ -118,6 +118,49 @@ void _mlir_ciface_pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
   pe_runtime_slot_out_of_range(slot, index, capacity);
 }
 
+void pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
+                                  int64_t pages) {
+  pe_runtime_raise(PE_ERROR_SLOT,
+                   "pe.paged_attention: page %" PRId64 " (sequence %" PRId64
+                   ") is out of range for a cache of %" PRId64 " pages",
+                   page, sequence, pages);
+}
+
+void _mlir_ciface_pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
+                                               int64_t pages) {
+  pe_runtime_page_out_of_range(page, sequence, pages);
+}
+
+void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
+                                       int64_t capacity) {
+  pe_runtime_raise(PE_ERROR_SIZE,
+                   "pe.paged_attention: sequence %" PRId64 " has %" PRId64
+                   " keys, outside [0, %" PRId64
+                   "] (its block table's pages times the page size)",
+                   sequence, length, capacity);
+}
+
+void _mlir_ciface_pe_runtime_kv_length_out_of_range(int64_t length,
+                                                    int64_t sequence,
+                                                    int64_t capacity) {
+  pe_runtime_kv_length_out_of_range(length, sequence, capacity);
+}
+
+void pe_runtime_query_count_out_of_range(int64_t queries, int64_t sequence,
+                                         int64_t keys) {
+  pe_runtime_raise(PE_ERROR_SIZE,
+                   "pe.paged_attention: sequence %" PRId64 " has %" PRId64
+                   " queries (cu_seqlens) but %" PRId64
+                   " keys: the queries are the last tokens of the keys",
+                   sequence, queries, keys);
+}
+
+void _mlir_ciface_pe_runtime_query_count_out_of_range(int64_t queries,
+                                                      int64_t sequence,
+                                                      int64_t keys) {
+  pe_runtime_query_count_out_of_range(queries, sequence, keys);
+}
+
 static const char *describe(int64_t check) {
   switch (check) {
   case PE_CHECK_ROPE_POSITIONS_LENGTH:
@@ -168,6 +211,16 @@ static const char *describe(int64_t check) {
     return "pe.append_kv: the positions do not match the slots";
   case PE_CHECK_APPEND_CACHES:
     return "pe.append_kv: the value cache's slots differ from the key cache's";
+  case PE_CHECK_PAGED_BATCH:
+    return "pe.paged_attention: kv_lens or cu_seqlens do not match the block table's sequences";
+  case PE_CHECK_PAGED_QUERY_START:
+    return "pe.paged_attention: cu_seqlens does not start at 0";
+  case PE_CHECK_PAGED_QUERY_END:
+    return "pe.paged_attention: cu_seqlens does not end at the number of query rows";
+  case PE_CHECK_PAGED_CACHES:
+    return "pe.paged_attention: the value cache's pages differ from the key cache's";
+  case PE_CHECK_PAGED_RESULT:
+    return "pe.paged_attention: the result's rows differ from the query's";
   case PE_CHECK_DESTINATION_SHAPE:
     return "pe: an output buffer does not have the result's size";
   case PE_CHECK_GPU_ALIGNMENT:

@@ -521,6 +521,55 @@ def append_kv(key, value, key_cache, value_cache, slots, layout: str = "dense",
     return k_out, v_out
 
 
+def gather_pages(cache, block_table_row, length: int, layout: str = "nhd") -> np.ndarray:
+    """Keys (or values) ``0 .. length-1`` of one sequence as ``[H, length, D]``: key ``j``
+    is row ``j % page_size`` of page ``block_table_row[j // page_size]``."""
+    cache = np.asarray(cache)
+    page_size = cache.shape[1 if layout == "nhd" else 2]
+    rows = []
+    for j in range(length):
+        page = int(block_table_row[j // page_size])
+        if not 0 <= page < cache.shape[0]:
+            raise IndexError(f"paged_attention: page {page} is out of range for a cache of "
+                             f"{cache.shape[0]} pages")
+        rows.append(cache[page, j % page_size] if layout == "nhd"
+                    else cache[page, :, j % page_size])
+    heads, dim = (cache.shape[2], cache.shape[3]) if layout == "nhd" else \
+        (cache.shape[1], cache.shape[3])
+    return (np.stack(rows, axis=1) if rows else np.zeros((heads, 0, dim))).astype(np.float64)
+
+
+def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
+                    layout: str = "nhd", scale=None, causal: bool = False,
+                    window: Optional[int] = None, rope: Optional[Mapping] = None,
+                    alibi: Optional[float] = None, softcap: Optional[float] = None):
+    """`pe.paged_attention`, float64: for sequence ``b`` the packed query rows
+    ``cu_seqlens[b] .. cu_seqlens[b+1]-1`` of ``q [T, Hq, D]`` are the last ``Sq`` of its
+    ``L = kv_lens[b]`` tokens; its keys and values are gathered from the pages of
+    ``block_table[b]`` (already rotated: ``rope`` rotates the queries only, at positions
+    ``L - Sq + i``) and attended as `attention`. Returns ``[T, Hq, Dv]``."""
+    q = np.asarray(q, dtype=np.float64)
+    cu = np.asarray(cu_seqlens)
+    out = np.zeros((q.shape[0], q.shape[1], np.asarray(value_cache).shape[3]))
+    if cu[0] != 0 or cu[-1] != q.shape[0]:
+        raise ValueError(f"cu_seqlens must run from 0 to {q.shape[0]}, got {cu.tolist()}")
+    for b, length in enumerate(np.asarray(kv_lens)):
+        start, stop, length = int(cu[b]), int(cu[b + 1]), int(length)
+        if not 0 <= stop - start <= length:
+            raise ValueError(f"paged_attention: sequence {b} has {stop - start} queries but "
+                             f"{length} keys")
+        rows = q[start:stop].transpose(1, 0, 2)[None]  # [1, Hq, Sq, D]
+        positions = np.arange(length - (stop - start), length)
+        if rope is not None:
+            rows = apply_rope(rows, positions, layout="bhsd", **rope)
+        k = gather_pages(key_cache, block_table[b], length, layout)[None]
+        v = gather_pages(value_cache, block_table[b], length, layout)[None]
+        o = attention(rows, k, v, scale=scale, causal=causal, window=window, alibi=alibi,
+                      softcap=softcap, q_positions=positions, k_positions=np.arange(length))
+        out[start:stop] = o[0].transpose(1, 0, 2)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # ALiBi
 # ---------------------------------------------------------------------------

@@ -266,3 +266,20 @@ func.func @step(%q: {t(hq, 1)}, %k: {t(HEADS, 1)}, %v: {t(HEADS, 1)},
         want = whole[:, :, s:s + 1]
         err = np.abs(out.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
         assert err <= tolerance, f"step {s}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("layout", ["dense", "nhd", "hnd"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_gpu_schedule_on_the_cpu(layout, dtype):
+    """The GPU pipeline's kernels (slot checks and the scatter as GPU kernels, the caches
+    updated in the caller's buffers) run on the CPU (`--target=gpu-on-cpu`)."""
+    attr, rope = _rope("llama3")
+    compiled = runner.compile(_append_function("append", layout, dtype, attr),
+                              ["--target=gpu-on-cpu"])
+    rng = np.random.default_rng(19)
+    k, v, kc, vc, slots, pos = _inputs(layout, dtype, 5, rng)
+    got_k, got_v = _run(compiled, "append", dtype, k, v, kc, vc, slots, pos, rope)
+    want_k, want_v = reference.append_kv(k, v, kc, vc, slots, layout, pos, rope)
+    np.testing.assert_array_equal(got_v, want_v)
+    err = np.abs(got_k - want_k).max() / max(1.0, np.abs(want_k).max())
+    assert err <= TOLERANCE[dtype], f"relative error {err:.3g}"

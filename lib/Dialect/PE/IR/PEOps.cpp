@@ -430,8 +430,10 @@ static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
 }
 
 /// scale, window, rope, alibi and softcap parameters.
-static LogicalResult verifyAttentionParameters(AttentionOp op) {
-  int64_t d = op.getQuery().getType().getDimSize(3);
+/// scale, window, rope, alibi and softcap of an attention op whose queries
+/// have `d` channels (pe.attention, pe.paged_attention).
+template <typename AttentionLikeOp>
+static LogicalResult verifyAttentionParameters(AttentionLikeOp op, int64_t d) {
   if (std::optional<APFloat> scale = op.getScale()) {
     // Scores are scaled in f32.
     double s = scale->convertToDouble();
@@ -468,7 +470,7 @@ static LogicalResult verifyAttentionParameters(AttentionOp op) {
 LogicalResult AttentionOp::verify() {
   return failure(failed(verifyAttentionShapes(*this)) ||
                  failed(verifyAttentionMaskAndPositions(*this)) ||
-                 failed(verifyAttentionParameters(*this)));
+                 failed(verifyAttentionParameters(*this, getQuery().getType().getDimSize(3))));
 }
 
 
@@ -614,4 +616,91 @@ LogicalResult AppendKvOp::verify() {
                            << dimStr(keys->capacity) << " slots";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Paged attention
+//===----------------------------------------------------------------------===//
+
+double PagedAttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return formula::defaultAttentionScale(getQuery().getType().getDimSize(2));
+}
+
+/// The [T, Hq, D] query and result and the paged caches.
+static LogicalResult verifyPagedAttentionShapes(PagedAttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), out = op.getType();
+  RankedTensorType kc = op.getKeyCache().getType(), vc = op.getValueCache().getType();
+  if (op.getLayout() == CacheLayout::dense)
+    return op.emitOpError() << "reads a paged cache: expects layout(nhd) or "
+                               "layout(hnd), but got layout(dense)";
+  if (q.getRank() != 3 || out.getRank() != 3)
+    return op.emitOpError() << "expects a query and a result of rank 3 ([T, Hq, "
+                               "D]), but got ranks "
+                            << q.getRank() << " and " << out.getRank();
+  if (kc.getRank() != 4 || vc.getRank() != 4)
+    return op.emitOpError() << "expects rank-4 key and value pages";
+  Type element = q.getElementType();
+  if (kc.getElementType() != element || vc.getElementType() != element ||
+      out.getElementType() != element)
+    return op.emitOpError() << "expects the query, the caches and the result "
+                               "of one element type";
+  const int64_t heads = op.getHeadsDim(), pageDim = op.getPageSizeDim();
+  int64_t hq = q.getDimSize(1), d = q.getDimSize(2), hkv = kc.getDimSize(heads);
+  if (failed(verifyStatic(op, "query head count", hq)) ||
+      failed(verifyStatic(op, "head dimension", d)) ||
+      failed(verifyStatic(op, "KV head count", hkv)) ||
+      failed(verifyStatic(op, "page size", kc.getDimSize(pageDim))))
+    return failure();
+  if (hkv < 1 || hq % hkv != 0)
+    return op.emitOpError() << "expects the query heads (" << hq
+                            << ") to be a multiple of the KV heads (" << hkv << ")";
+  if (kc.getDimSize(3) != d)
+    return op.emitOpError() << "expects keys of the query's " << d
+                            << " channels, but got " << dimStr(kc.getDimSize(3));
+  if (!compatible(kc.getDimSize(0), vc.getDimSize(0)) ||
+      kc.getDimSize(pageDim) != vc.getDimSize(pageDim) ||
+      vc.getDimSize(heads) != hkv)
+    return op.emitOpError() << "expects key and value caches of the same pages "
+                               "and heads, but got "
+                            << kc << " and " << vc;
+  if (kc.getDimSize(pageDim) < 1)
+    return op.emitOpError() << "expects a page size >= 1";
+  if (!compatible(out.getDimSize(0), q.getDimSize(0)) || out.getDimSize(1) != hq ||
+      out.getDimSize(2) != vc.getDimSize(3))
+    return op.emitOpError() << "expects a result [T, Hq, Dv] = ["
+                            << dimStr(q.getDimSize(0)) << ", " << hq << ", "
+                            << dimStr(vc.getDimSize(3)) << "], but got " << out;
+  return success();
+}
+
+/// block_table [B, M], kv_lens [B], cu_seqlens [B + 1].
+static LogicalResult verifyPagedAttentionIndices(PagedAttentionOp op) {
+  auto table = cast<RankedTensorType>(op.getBlockTable().getType());
+  auto lens = cast<RankedTensorType>(op.getKvLens().getType());
+  auto cu = cast<RankedTensorType>(op.getCuSeqlens().getType());
+  if (table.getRank() != 2 || lens.getRank() != 1 || cu.getRank() != 1)
+    return op.emitOpError() << "expects block_table [B, M], kv_lens [B] and "
+                               "cu_seqlens [B + 1]";
+  int64_t batch = table.getDimSize(0);
+  if (!compatible(lens.getDimSize(0), batch))
+    return op.emitOpError() << "expects kv_lens to have B = " << dimStr(batch)
+                            << " entries, but got " << dimStr(lens.getDimSize(0));
+  if (!ShapedType::isDynamic(batch) && !compatible(cu.getDimSize(0), batch + 1))
+    return op.emitOpError() << "expects cu_seqlens to have B + 1 = " << batch + 1
+                            << " entries, but got " << dimStr(cu.getDimSize(0));
+  if (!ShapedType::isDynamic(lens.getDimSize(0)) &&
+      !compatible(cu.getDimSize(0), lens.getDimSize(0) + 1))
+    return op.emitOpError() << "expects cu_seqlens to have B + 1 = "
+                            << lens.getDimSize(0) + 1 << " entries, but got "
+                            << dimStr(cu.getDimSize(0));
+  return success();
+}
+
+LogicalResult PagedAttentionOp::verify() {
+  if (failed(verifyPagedAttentionShapes(*this)) ||
+      failed(verifyPagedAttentionIndices(*this)))
+    return failure();
+  return verifyAttentionParameters(*this, getQuery().getType().getDimSize(2));
 }

@@ -353,6 +353,68 @@ def PE_AppendKvOp : PE_Op<"append_kv", [
   }];
 }
 
+def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
+  let summary = "attention of ragged query batches over a paged KV cache";
+  let description = [{
+    The attention of serving engines: sequence `b` of a batch owns the
+    pages `block_table[b, 0..]` of the cache and has `L_b = kv_lens[b]` keys
+    there, key `j` at row `j mod page_size` of page
+    `block_table[b, floor(j / page_size)]`. Its queries are the packed rows
+    `cu_seqlens[b] .. cu_seqlens[b + 1] - 1` of `query` (`[T, Hq, D]`), the
+    last `Sq_b` tokens of the sequence: query `i` has position
+    `L_b - Sq_b + i`, key `j` position `j`. Decode is `Sq_b = 1`; a chunk of a
+    prefill attends to the cache, which already holds the chunk
+    (`pe.append_kv` first).
+
+    Per sequence this is `pe.attention` (with those positions) of
+    `rope(Q_b)` (the keys in the cache are already rotated) over the
+    sequence's keys and values, with `scale`, `causal`, `window`, `alibi` and
+    `softcap` as there; GQA / MQA when `Hq` is a multiple of `Hkv`. The
+    result is packed as `query`: `[T, Hq, Dv]`. Pages `[P, page_size, Hkv,
+    D|Dv]` (`layout(nhd)`, the default) or `[P, Hkv, page_size, D|Dv]`
+    (`layout(hnd)`).
+
+    Run-time errors, before anything is computed: `cu_seqlens` not starting
+    at 0, not ending at `T` or giving a sequence more queries than keys; a
+    length outside `[0, M * page_size]` (`M` = the block table's columns); a
+    page that a sequence reads outside `[0, P)`.
+
+    ```mlir
+    %o = pe.paged_attention %q, %k_cache, %v_cache
+           block_table(%bt : tensor<8x2048xi32>) kv_lens(%lens : tensor<8xi32>)
+           cu_seqlens(%cu : tensor<9xi32>) causal
+           rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+           : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16>
+           -> tensor<?x32x128xbf16>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$query, PE_FloatTensor:$key_cache,
+      PE_FloatTensor:$value_cache, PE_PositionsTensor:$block_table,
+      PE_PositionsTensor:$kv_lens, PE_PositionsTensor:$cu_seqlens,
+      DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout,
+      OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
+      OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
+      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key_cache `,` $value_cache
+    `block_table` `(` $block_table `:` type($block_table) `)`
+    `kv_lens` `(` $kv_lens `:` type($kv_lens) `)`
+    `cu_seqlens` `(` $cu_seqlens `:` type($cu_seqlens) `)`
+    (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
+    (`window` `(` $window^ `)`)? (`rope` `(` qualified($rope)^ `)`)?
+    (`alibi` `(` $alibi^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
+    `:` type($query) `,` type($key_cache) `,` type($value_cache) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+    /// The page size and the dimensions of the heads and channels of a cache.
+    int64_t getPageSizeDim() { return getLayout() == ::mlir::pe::CacheLayout::nhd ? 1 : 2; }
+    int64_t getHeadsDim() { return getLayout() == ::mlir::pe::CacheLayout::nhd ? 2 : 1; }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels on buffers
 //===----------------------------------------------------------------------===//

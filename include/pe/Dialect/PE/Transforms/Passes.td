@@ -63,6 +63,27 @@ def PEFuseRopeIntoAppend : Pass<"pe-fuse-rope-into-append"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
+  let summary = "pe.paged_attention as one pe.attention per sequence";
+  let description = [{
+    Checks the block table, `kv_lens` and `cu_seqlens` on the calling thread
+    (run-time errors naming the sequence), then loops over the sequences:
+    the sequence's query rows transposed to `[1, Hq, Sq, D]` (and rotated by
+    `pe.rope` at positions `L - Sq + i` for `rope`), its keys and values
+    gathered from their pages into `[1, Hkv, L, D|Dv]`, one `pe.attention`
+    with the op's scale, masks, ALiBi and soft-capping (whose default
+    positions are the sequence's), and the result rows written back into
+    the packed `[T, Hq, Dv]`. The attention kernels of each pipeline then
+    compute every sequence. Runs on a module (it declares the runtime
+    functions of the checks).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PEFuseAlibiIntoAttention : Pass<"pe-fuse-alibi-into-attention"> {
   let summary = "Fuse an explicit ALiBi bias mask into the attention";
   let description = [{

@@ -28,6 +28,13 @@ inline constexpr char kLearnedOutOfRangeFn[] = "pe_runtime_learned_out_of_range"
 ///                                   int64_t capacity).
 inline constexpr char kSlotOutOfRangeFn[] = "pe_runtime_slot_out_of_range";
 
+/// The runtime functions of pe.paged_attention's checks, each
+/// void f(int64_t value, int64_t sequence, int64_t limit).
+inline constexpr char kPageOutOfRangeFn[] = "pe_runtime_page_out_of_range";
+inline constexpr char kKvLengthOutOfRangeFn[] = "pe_runtime_kv_length_out_of_range";
+inline constexpr char kQueryCountOutOfRangeFn[] =
+    "pe_runtime_query_count_out_of_range";
+
 /// The runtime function for dynamic sizes that differ:
 /// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
 /// `check` one of `enum pe_size_check` (include/pe-c/Runtime.h).

@@ -1,0 +1,280 @@
+//===- ExpandPagedAttention.cpp - pe-expand-paged-attention ---------------===//
+//
+// pe.paged_attention as a loop over the sequences of the batch, each one a
+// pe.attention over its keys and values gathered from their pages.
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Dialect/PE/Transforms/Passes.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEEXPANDPAGEDATTENTION
+#include "pe/Dialect/PE/Transforms/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value dimOf(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
+  return getValueOrCreateConstantIndexOp(
+      b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
+}
+
+/// Element `indices` of an integer tensor as an index.
+Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
+  return arith::IndexCastOp::create(b, b.getIndexType(),
+                                    tensor::ExtractOp::create(b, tensor, indices));
+}
+
+Value toI64(ImplicitLocOpBuilder &b, Value index) {
+  return arith::IndexCastOp::create(b, b.getI64Type(), index);
+}
+
+/// if (cond) errorFn(value, sequence, limit), index operands.
+void raiseIf(ImplicitLocOpBuilder &b, Operation *op, Value cond,
+             StringRef errorFn, Value value, Value sequence, Value limit) {
+  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, errorFn);
+  scf::IfOp::create(b, cond, [&](OpBuilder &tb, Location tloc) {
+    ImplicitLocOpBuilder t(tloc, tb);
+    func::CallOp::create(t, fn, TypeRange{},
+                         ValueRange{toI64(t, value), toI64(t, sequence),
+                                    toI64(t, limit)});
+    scf::YieldOp::create(t);
+  });
+}
+
+Value cmp(ImplicitLocOpBuilder &b, arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, p, x, y);
+}
+
+/// A loop 0 .. n-1 without results.
+void forEach(ImplicitLocOpBuilder &b, Value n,
+             function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  scf::ForOp::create(b, indexConstant(b, 0), n, indexConstant(b, 1), ValueRange{},
+                     [&](OpBuilder &nb, Location nloc, Value iv, ValueRange) {
+                       ImplicitLocOpBuilder n(nloc, nb);
+                       body(n, iv);
+                       scf::YieldOp::create(n);
+                     });
+}
+
+struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PagedAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    checkOperands(b, op);
+    Value q = op.getQuery();
+    RankedTensorType type = op.getType();
+    const int64_t hq = type.getDimSize(1), dv = type.getDimSize(2);
+    Value tokens = dimOf(b, q, 0);
+    Value init = tensor::EmptyOp::create(
+        b, ArrayRef<OpFoldResult>{tokens, b.getIndexAttr(hq), b.getIndexAttr(dv)},
+        type.getElementType());
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), dimOf(b, op.getBlockTable(), 0), indexConstant(b, 1),
+        ValueRange{init}, [&](OpBuilder &nb, Location nloc, Value seq, ValueRange out) {
+          ImplicitLocOpBuilder n(nloc, nb);
+          scf::YieldOp::create(n, attendSequence(n, op, seq, out[0]));
+        });
+    Value result = loop.getResult(0);
+    if (result.getType() != type)
+      result = tensor::CastOp::create(b, type, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// The run-time checks, on the calling thread before anything is read:
+  /// sizes, cu_seqlens, lengths, and every page a sequence reads.
+  static void checkOperands(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
+    Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
+    Value batch = dimOf(b, table, 0);
+    buildSameSizeCheck(b, op, PE_CHECK_PAGED_BATCH, lens, 0, table, 0);
+    buildSizeCheck(b, op, PE_CHECK_PAGED_BATCH, dimOf(b, cu, 0),
+                   arith::AddIOp::create(b, batch, indexConstant(b, 1)));
+    buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
+                       op.getKeyCache(), 0);
+    buildSameSizeCheck(b, op, PE_CHECK_PAGED_RESULT, op.getResult(), 0,
+                       op.getQuery(), 0);
+    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
+                   extractIndex(b, cu, indexConstant(b, 0)), indexConstant(b, 0));
+    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
+                   dimOf(b, op.getQuery(), 0));
+    Value pageSize = dimOf(b, op.getKeyCache(), op.getPageSizeDim());
+    Value pages = dimOf(b, op.getKeyCache(), 0);
+    Value capacity = arith::MulIOp::create(b, dimOf(b, table, 1), pageSize);
+    forEach(b, batch, [&](ImplicitLocOpBuilder &n, Value seq) {
+      Value keys = extractIndex(n, lens, seq);
+      Value queries = arith::SubIOp::create(
+          n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, indexConstant(n, 1))}),
+          extractIndex(n, cu, seq));
+      Value zero = indexConstant(n, 0);
+      raiseIf(n, op,
+              arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, keys, zero),
+                                   cmp(n, arith::CmpIPredicate::sgt, keys, capacity)),
+              kKvLengthOutOfRangeFn, keys, seq, capacity);
+      raiseIf(n, op,
+              arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, zero),
+                                   cmp(n, arith::CmpIPredicate::sgt, queries, keys)),
+              kQueryCountOutOfRangeFn, queries, seq, keys);
+      // The block table's columns that hold keys (at most all of them, also
+      // when the length check above failed but did not stop: GPU checks).
+      Value used = arith::MinSIOp::create(
+          n, arith::CeilDivSIOp::create(n, keys, pageSize), dimOf(n, table, 1));
+      forEach(n, used, [&](ImplicitLocOpBuilder &m, Value block) {
+        Value page = extractIndex(m, table, ValueRange{seq, block});
+        raiseIf(m, op,
+                arith::OrIOp::create(
+                    m, cmp(m, arith::CmpIPredicate::slt, page, indexConstant(m, 0)),
+                    cmp(m, arith::CmpIPredicate::sge, page, pages)),
+                kPageOutOfRangeFn, page, seq, pages);
+      });
+    });
+  }
+
+  /// `out` with the rows of sequence `seq` computed.
+  static Value attendSequence(ImplicitLocOpBuilder &b, PagedAttentionOp op,
+                              Value seq, Value out) {
+    Value cu = op.getCuSeqlens();
+    Value first = extractIndex(b, cu, seq);
+    Value queries = arith::SubIOp::create(
+        b, extractIndex(b, cu, ValueRange{arith::AddIOp::create(b, seq, indexConstant(b, 1))}),
+        first);
+    Value keys = extractIndex(b, op.getKvLens(), seq);
+    RankedTensorType qType = op.getQuery().getType();
+    const int64_t hq = qType.getDimSize(1), d = qType.getDimSize(2);
+    const int64_t dv = op.getType().getDimSize(2);
+
+    // [Sq, Hq, D] rows -> [1, Hq, Sq, D].
+    Value rows = tensor::ExtractSliceOp::create(
+        b, op.getQuery(), ArrayRef<OpFoldResult>{first, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{queries, b.getIndexAttr(hq), b.getIndexAttr(d)},
+        ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+    Value query = toHeadMajor(b, rows);
+    if (RopeAttr rope = op.getRopeAttr())
+      query = RopeOp::create(b, query, queryPositions(b, queries, keys), rope,
+                             Layout::bhsd);
+    Value key = gather(b, op, op.getKeyCache(), seq, keys);
+    Value value = gather(b, op, op.getValueCache(), seq, keys);
+    auto resultType = RankedTensorType::get({1, hq, ShapedType::kDynamic, dv},
+                                            op.getType().getElementType());
+    Value attended = AttentionOp::create(
+        b, resultType, query, key, value, /*mask=*/Value(), /*q_positions=*/Value(),
+        /*k_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getWindowAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
+        op.getSoftcapAttr());
+    // [1, Hq, Sq, Dv] -> [Sq, Hq, Dv] rows of the packed result.
+    Value collapsed = tensor::CollapseShapeOp::create(
+        b, attended, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    Value packed = transpose(b, collapsed, {1, 0, 2});
+    return tensor::InsertSliceOp::create(
+        b, packed, out, ArrayRef<OpFoldResult>{first, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{queries, b.getIndexAttr(hq), b.getIndexAttr(dv)},
+        ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+  }
+
+  /// `x` ([d0, d1, d2]) with its dimensions permuted.
+  static Value transpose(ImplicitLocOpBuilder &b, Value x,
+                         ArrayRef<int64_t> permutation) {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : permutation)
+      sizes.push_back(tensor::getMixedSize(b, b.getLoc(), x, d));
+    Value init = tensor::EmptyOp::create(
+        b, sizes, cast<RankedTensorType>(x.getType()).getElementType());
+    return linalg::TransposeOp::create(b, x, init, permutation).getResult()[0];
+  }
+
+  /// [S, H, D] -> [1, H, S, D].
+  static Value toHeadMajor(ImplicitLocOpBuilder &b, Value rows) {
+    Value heads = transpose(b, rows, {1, 0, 2});
+    auto type = cast<RankedTensorType>(heads.getType());
+    auto expanded = RankedTensorType::get(
+        {1, type.getDimSize(0), type.getDimSize(1), type.getDimSize(2)},
+        type.getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, expanded, heads, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  }
+
+  /// The i64 positions L - Sq + i of the sequence's queries.
+  static Value queryPositions(ImplicitLocOpBuilder &b, Value queries, Value keys) {
+    Value start = arith::SubIOp::create(b, keys, queries);
+    auto type = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+    return tensor::GenerateOp::create(
+        b, type, ValueRange{queries},
+        [&](OpBuilder &nb, Location nloc, ValueRange index) {
+          ImplicitLocOpBuilder n(nloc, nb);
+          Value p = arith::AddIOp::create(n, start, index[0]);
+          tensor::YieldOp::create(n, toI64(n, p));
+        });
+  }
+
+  /// The keys (or values) 0 .. L-1 of sequence `seq` read from their pages
+  /// into [1, Hkv, L, D]: key j is row j mod page_size of page
+  /// block_table[seq, j / page_size] (page and block clamped into their
+  /// tensors: the checks reported anything outside them).
+  static Value gather(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value cache,
+                      Value seq, Value keys) {
+    auto type = cast<RankedTensorType>(cache.getType());
+    const bool nhd = op.getLayout() == CacheLayout::nhd;
+    const int64_t heads = type.getDimSize(op.getHeadsDim()), d = type.getDimSize(3);
+    Value pageSize = dimOf(b, cache, op.getPageSizeDim());
+    Value lastPage = arith::SubIOp::create(b, dimOf(b, cache, 0), indexConstant(b, 1));
+    Value table = op.getBlockTable();
+    Value lastBlock = arith::SubIOp::create(b, dimOf(b, table, 1), indexConstant(b, 1));
+    auto outType = RankedTensorType::get({1, heads, ShapedType::kDynamic, d},
+                                         type.getElementType());
+    Value init = tensor::EmptyOp::create(b, outType, ValueRange{keys});
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, b.getContext());
+    auto generic = linalg::GenericOp::create(
+        b, outType, ValueRange{}, ValueRange{init}, ArrayRef<AffineMap>{id},
+        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          ImplicitLocOpBuilder n(nloc, nb);
+          Value h = linalg::IndexOp::create(n, 1), j = linalg::IndexOp::create(n, 2);
+          Value c = linalg::IndexOp::create(n, 3);
+          Value block = arith::MinUIOp::create(n, arith::DivUIOp::create(n, j, pageSize),
+                                               lastBlock);
+          Value row = arith::RemUIOp::create(n, j, pageSize);
+          Value page = extractIndex(n, table, ValueRange{seq, block});
+          page = arith::MaxSIOp::create(n, page, indexConstant(n, 0));
+          page = arith::MinSIOp::create(n, page, lastPage);
+          Value element = tensor::ExtractOp::create(
+              n, cache, nhd ? ValueRange{page, row, h, c} : ValueRange{page, h, row, c});
+          linalg::YieldOp::create(n, element);
+        });
+    return generic.getResult(0);
+  }
+};
+
+struct ExpandPagedAttentionPass
+    : pe::impl::PEExpandPagedAttentionBase<ExpandPagedAttentionPass> {
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-expand-paged-attention")))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandPagedAttention>(&getContext());
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
