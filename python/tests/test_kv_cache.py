@@ -13,6 +13,8 @@ copied exactly.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -283,3 +285,219 @@ def test_gpu_schedule_on_the_cpu(layout, dtype):
     np.testing.assert_array_equal(got_v, want_v)
     err = np.abs(got_k - want_k).max() / max(1.0, np.abs(want_k).max())
     assert err <= TOLERANCE[dtype], f"relative error {err:.3g}"
+
+
+# ---------------------------------------------------------------------------
+# pe.paged_attention
+# ---------------------------------------------------------------------------
+
+# (queries, keys) per sequence: decode, a prefill chunk against its cache, a whole
+# prompt, a sequence without queries, a one-token sequence, a full block table.
+SEQUENCES = [(1, 19), (5, 13), (7, 7), (0, 4), (1, 1), (3, 24)]
+PAGED_PAGE, PAGED_PAGES, MAX_PAGES = 4, 40, 6
+
+# name: (Hq, Hkv, D, Dv, attributes)
+PAGED_CASES = {
+    "gqa-causal-llama3": (8, 2, 32, 32, dict(causal=True, rope="llama3")),
+    "mqa-window": (4, 1, 32, 16, dict(causal=True, window=5)),
+    "alibi-causal": (4, 4, 16, 16, dict(causal=True, alibi=8.0)),
+    "softcap-gqa-scale": (4, 2, 32, 32, dict(causal=True, softcap=3.0, scale=0.3)),
+    "bidirectional-interleaved": (4, 2, 32, 32, dict(rope="partial-interleaved-llama3")),
+}
+PAGED_LOWERINGS = {
+    "kernels": ["--num-threads=2"],
+    "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
+    "gpu-schedule": ["--target=gpu-on-cpu"],
+}
+
+
+def _paged_types(name, layout, dtype):
+    hq, hkv, d, dv, _ = PAGED_CASES[name]
+    page = (PAGED_PAGE, hkv) if layout == "nhd" else (hkv, PAGED_PAGE)
+    return (f"tensor<?x{hq}x{d}x{dtype}>", f"tensor<?x{page[0]}x{page[1]}x{d}x{dtype}>",
+            f"tensor<?x{page[0]}x{page[1]}x{dv}x{dtype}>", f"tensor<?x{hq}x{dv}x{dtype}>")
+
+
+def _paged_function(name, layout, dtype):
+    attrs = PAGED_CASES[name][4]
+    q, kc, vc, out = _paged_types(name, layout, dtype)
+    spelled = ""
+    if "scale" in attrs:
+        spelled += f" scale({attrs['scale']})"
+    if attrs.get("causal"):
+        spelled += " causal"
+    if "window" in attrs:
+        spelled += f" window({attrs['window']})"
+    if "rope" in attrs:
+        spelled += f" rope({_rope(attrs['rope'])[0]})"
+    if "alibi" in attrs:
+        spelled += f" alibi({attrs['alibi']})"
+    if "softcap" in attrs:
+        spelled += f" softcap({attrs['softcap']})"
+    fn = "paged_" + name.replace("-", "_")
+    return f"""
+func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
+               %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> {out} {{
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x{MAX_PAGES}xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) layout({layout}){spelled}
+       : {q}, {kc}, {vc} -> {out}
+  return %o : {out}
+}}"""
+
+
+@pytest.fixture(scope="module",
+                params=[(layout, dtype, lowering) for layout in ("nhd", "hnd")
+                        for dtype in ("f32", "bf16") for lowering in PAGED_LOWERINGS],
+                ids=lambda p: "-".join(p))
+def paged_module(request):
+    layout, dtype, lowering = request.param
+    ir = "\n".join(_paged_function(n, layout, dtype) for n in PAGED_CASES)
+    return layout, dtype, runner.compile(ir, PAGED_LOWERINGS[lowering])
+
+
+def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES):
+    hq, hkv, d, dv, _ = PAGED_CASES[name]
+    page = (PAGED_PAGE, hkv) if layout == "nhd" else (hkv, PAGED_PAGE)
+    make = lambda shape: round_to(rng.standard_normal(shape), dtype)  # noqa: E731
+    kc, vc = make((PAGED_PAGES, *page, d)), make((PAGED_PAGES, *page, dv))
+    pool = rng.permutation(PAGED_PAGES)
+    table = pool[:len(sequences) * MAX_PAGES].reshape(len(sequences), MAX_PAGES)
+    lens = np.array([keys for _, keys in sequences], dtype=np.int32)
+    cu = np.concatenate([[0], np.cumsum([queries for queries, _ in sequences])])
+    q = make((int(cu[-1]), hq, d))
+    return q, kc, vc, table.astype(np.int32), lens, cu.astype(np.int64)
+
+
+def _paged_reference(name, layout, q, kc, vc, table, lens, cu):
+    attrs = dict(PAGED_CASES[name][4])
+    if "rope" in attrs:
+        attrs["rope"] = _rope(attrs["rope"])[1]
+    return reference.paged_attention(q, kc, vc, table, lens, cu, layout, **attrs)
+
+
+def test_paged_attention_against_reference(paged_module):
+    layout, dtype, compiled = paged_module
+    rng = np.random.default_rng(23)
+    for name in PAGED_CASES:
+        args = _paged_inputs(name, layout, dtype, rng)
+        cast = [a.astype(NUMPY[dtype]) if i < 3 else a for i, a in enumerate(args)]
+        (got,) = compiled.call("paged_" + name.replace("-", "_"), *cast)
+        want = _paged_reference(name, layout, *args)
+        err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+        tolerance = {"f32": 1e-5, "bf16": 1.6e-2}[dtype]
+        assert err <= tolerance, f"{layout} {dtype} {name}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("lens", "sequence 1 has 25 keys, outside [0, 24]"),
+    ("negative-length", "sequence 2 has -1 keys, outside [0, 24]"),
+    ("page", "page 40 (sequence 5) is out of range for a cache of 40 pages"),
+    ("negative-page", "page -3 (sequence 0) is out of range for a cache of 40 pages"),
+    ("too-many-queries", "sequence 2 has 7 queries (cu_seqlens) but 6 keys"),
+    ("cu-start", "cu_seqlens does not start at 0: got 1, expected 0"),
+    ("cu-end", "cu_seqlens does not end at the number of query rows: got 16, expected 17"),
+    ("batch", "kv_lens or cu_seqlens do not match the block table's sequences"),
+])
+def test_paged_attention_bad_inputs_are_errors(paged_module, bad, message):
+    layout, dtype, compiled = paged_module
+    rng = np.random.default_rng(29)
+    q, kc, vc, table, lens, cu = _paged_inputs("mqa-window", layout, dtype, rng)
+    if bad == "lens":
+        lens[1] = 25
+    elif bad == "negative-length":
+        lens[2] = -1
+    elif bad == "page":
+        table[5, 5] = PAGED_PAGES  # sequence 5 reads all 6 of its pages
+    elif bad == "negative-page":
+        table[0, 2] = -3
+    elif bad == "too-many-queries":
+        lens[2] = 6
+    elif bad == "cu-start":
+        cu = cu + 1
+    elif bad == "cu-end":
+        cu = np.concatenate([cu[:-1], [cu[-1] - 1]])
+    elif bad == "batch":
+        lens = lens[:-1]
+    cast = [a.astype(NUMPY[dtype]) for a in (q, kc, vc)]
+    with pytest.raises(runner.KernelError, match=re.escape(message)):
+        compiled.call("paged_mqa_window", *cast, table, lens, cu)
+
+
+def test_pages_beyond_a_sequence_are_not_read(paged_module):
+    """Block-table entries past a sequence's length (unused pages, -1 as engines pad) are
+    neither checked nor read."""
+    layout, dtype, compiled = paged_module
+    rng = np.random.default_rng(31)
+    q, kc, vc, table, lens, cu = _paged_inputs("alibi-causal", layout, dtype, rng)
+    for b, length in enumerate(lens):
+        table[b, -(-int(length) // PAGED_PAGE):] = -1
+    cast = [a.astype(NUMPY[dtype]) for a in (q, kc, vc)]
+    (got,) = compiled.call("paged_alibi_causal", *cast, table, lens, cu)
+    want = _paged_reference("alibi-causal", layout, q, kc, vc, table, lens, cu)
+    err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+    assert err <= {"f32": 1e-5, "bf16": 1.6e-2}[dtype]
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_continuous_batching_loop_matches_dense_attention(layout):
+    """A serving loop over a paged cache: sequences of different lengths share each step
+    (one prompt prefilled in chunks of 3 while two others decode, one of them joining
+    later); each step appends its tokens' K (rotated) and V in place and attends over the
+    pages; every output row equals dense attention over its sequence's whole history."""
+    hq, hkv, d = 4, 2, 32
+    attr, rope = _rope("llama3")
+    page = (PAGED_PAGE, hkv) if layout == "nhd" else (hkv, PAGED_PAGE)
+    cache = f"tensor<{PAGED_PAGES}x{page[0]}x{page[1]}x{d}xf32>"
+    rows = lambda h: f"tensor<?x{h}x{d}xf32>"  # noqa: E731
+    ir = f"""
+func.func @step(%q: {rows(hq)}, %k: {rows(hkv)}, %v: {rows(hkv)},
+                %kc: {cache} {{pe.in_place}}, %vc: {cache} {{pe.in_place}},
+                %slots: tensor<?xi64>, %pos: tensor<?xi64>, %bt: tensor<?x{MAX_PAGES}xi32>,
+                %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> ({rows(hq)}, {cache}, {cache}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : tensor<?xi64>)
+           positions(%pos : tensor<?xi64>) layout({layout}) rope({attr})
+           : {rows(hkv)}, {rows(hkv)} -> {cache}, {cache}
+  %o = pe.paged_attention %q, %a, %b block_table(%bt : tensor<?x{MAX_PAGES}xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) layout({layout})
+       causal rope({attr}) : {rows(hq)}, {cache}, {cache} -> {rows(hq)}
+  return %o, %a, %b : {rows(hq)}, {cache}, {cache}
+}}"""
+    compiled = runner.compile(ir, ["--num-threads=2"])
+    rng = np.random.default_rng(37)
+    total = [9, 14, 6]   # tokens of each sequence over the run
+    join = [0, 0, 4]     # the step at which each sequence arrives
+    prompt = [9, 2, 3]   # prompt tokens, prefilled 3 per step
+    streams = [(rng.standard_normal((n, hq, d)), rng.standard_normal((n, hkv, d)),
+                rng.standard_normal((n, hkv, d))) for n in total]
+    table = rng.permutation(PAGED_PAGES)[:3 * MAX_PAGES].reshape(3, MAX_PAGES).astype(np.int32)
+    kc = np.zeros((PAGED_PAGES, *page, d), np.float32)
+    vc = np.zeros_like(kc)
+    done = [0, 0, 0]
+    for step in range(20):
+        chunks = []
+        for s in range(3):
+            if step < join[s] or done[s] == total[s]:
+                chunks.append(0)
+                continue
+            left_in_prompt = prompt[s] - done[s]
+            chunks.append(min(3, left_in_prompt) if left_in_prompt > 0 else 1)
+        if not any(chunks):
+            break
+        new = [(s, t) for s in range(3) for t in range(done[s], done[s] + chunks[s])]
+        pick = lambda i: np.stack([streams[s][i][t] for s, t in new]).astype(np.float32)  # noqa
+        positions = np.array([t for _, t in new], dtype=np.int64)
+        slots = np.array([table[s, t // PAGED_PAGE] * PAGED_PAGE + t % PAGED_PAGE
+                          for s, t in new], dtype=np.int64)
+        lens = np.array([done[s] + chunks[s] for s in range(3)], dtype=np.int32)
+        cu = np.concatenate([[0], np.cumsum(chunks)]).astype(np.int32)
+        (out,) = compiled.call("step", pick(0), pick(1), pick(2), kc, vc, slots, positions,
+                               table, lens, cu)
+        for row, (s, t) in enumerate(new):
+            q, k, v = (x[:t + 1].astype(np.float32).transpose(1, 0, 2)[None]
+                       for x in streams[s])
+            whole = reference.attention(q, k, v, causal=True, rope=rope)
+            want = whole[0, :, t]
+            err = np.abs(out[row] - want).max() / max(1.0, np.abs(want).max())
+            assert err <= 1e-5, f"step {step}, sequence {s}, token {t}: {err:.3g}"
+        done = [done[s] + chunks[s] for s in range(3)]
+    assert done == total

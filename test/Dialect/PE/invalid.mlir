@@ -1637,3 +1637,79 @@ func.func @append_kv_batch(%k: tensor<2x8x1x64xf32>, %c: tensor<3x8x32x64xf32>, 
 func.func @in_place_scalar(%n: index {pe.in_place}) {
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.paged_attention
+//===----------------------------------------------------------------------===//
+
+// paged_attention: the cache is paged.
+func.func @paged_dense(%q: tensor<?x8x64xf32>, %c: tensor<2x8x64x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{reads a paged cache: expects layout(nhd) or layout(hnd), but got layout(dense)}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) layout(dense) : tensor<?x8x64xf32>, tensor<2x8x64x64xf32>, tensor<2x8x64x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: Hq is a multiple of Hkv.
+func.func @paged_heads(%q: tensor<?x6x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects the query heads (6) to be a multiple of the KV heads (4)}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) : tensor<?x6x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x6x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: keys have the query's channels.
+func.func @paged_dim(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x32xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects keys of the query's 64 channels, but got 32}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) : tensor<?x8x64xf32>, tensor<?x16x4x32xf32>, tensor<?x16x4x32xf32> -> tensor<?x8x32xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the result is [T, Hq, Dv].
+func.func @paged_result(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %v: tensor<?x16x4x32xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects a result [T, Hq, Dv] = [?, 8, 32], but got 'tensor<?x8x64xf32>'}}
+  %o = pe.paged_attention %q, %c, %v block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x32xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: key and value pages agree.
+func.func @paged_pages(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %v: tensor<?x8x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects key and value caches of the same pages and heads}}
+  %o = pe.paged_attention %q, %c, %v block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x8x4x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: cu_seqlens has B + 1 entries.
+func.func @paged_cu(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<2xi32>) {
+  // expected-error @+1 {{expects cu_seqlens to have B + 1 = 3 entries, but got 2}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<2xi32>) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: kv_lens has B entries.
+func.func @paged_lens(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<3xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects kv_lens to have B = 2 entries, but got 3}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<3xi32>) cu_seqlens(%cu : tensor<3xi32>) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the attention parameters are checked as for pe.attention.
+func.func @paged_window(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{expects window >= 1}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) window(0) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x8x64xf32>
+  return
+}

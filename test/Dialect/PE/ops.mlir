@@ -156,3 +156,16 @@ func.func @append_kv(%k: tensor<1x8x?x128xbf16>, %kc: tensor<1x8x4096x128xbf16>,
   %e, %f = pe.append_kv %hk, %hk into %hc, %hc slots(%hs : tensor<?xi32>) layout(hnd) : tensor<?x8x128xf16>, tensor<?x8x128xf16> -> tensor<64x8x16x128xf16>, tensor<64x8x16x128xf16>
   return %a, %c, %e : tensor<1x8x4096x128xbf16>, tensor<?x16x8x128xf32>, tensor<64x8x16x128xf16>
 }
+
+// Paged attention: nhd (the default layout, not printed) and hnd.
+// CHECK-LABEL: func.func @paged_attention
+// CHECK: pe.paged_attention %{{.*}}, %{{.*}}, %{{.*}} block_table(%{{.*}} : tensor<8x64xi32>) kv_lens(%{{.*}} : tensor<8xi32>) cu_seqlens(%{{.*}} : tensor<9xi32>) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128>) : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> tensor<?x32x128xbf16>
+// CHECK: pe.paged_attention %{{.*}}, %{{.*}}, %{{.*}} block_table(%{{.*}} : tensor<8x64xi32>) kv_lens(%{{.*}} : tensor<8xi32>) cu_seqlens(%{{.*}} : tensor<9xi32>) layout(hnd) scale(1.250000e-01) window(256) alibi(8.000000e+00) softcap(3.000000e+01) : tensor<?x8x64xf32>, tensor<?x1x16x64xf32>, tensor<?x1x16x32xf32> -> tensor<?x8x32xf32>
+func.func @paged_attention(%q: tensor<?x32x128xbf16>, %kc: tensor<?x16x8x128xbf16>, %bt: tensor<8x64xi32>,
+                           %lens: tensor<8xi32>, %cu: tensor<9xi32>, %q2: tensor<?x8x64xf32>,
+                           %kc2: tensor<?x1x16x64xf32>, %vc2: tensor<?x1x16x32xf32>)
+    -> (tensor<?x32x128xbf16>, tensor<?x8x32xf32>) {
+  %0 = pe.paged_attention %q, %kc, %kc block_table(%bt : tensor<8x64xi32>) kv_lens(%lens : tensor<8xi32>) cu_seqlens(%cu : tensor<9xi32>) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128>) : tensor<?x32x128xbf16>, tensor<?x16x8x128xbf16>, tensor<?x16x8x128xbf16> -> tensor<?x32x128xbf16>
+  %1 = pe.paged_attention %q2, %kc2, %vc2 block_table(%bt : tensor<8x64xi32>) kv_lens(%lens : tensor<8xi32>) cu_seqlens(%cu : tensor<9xi32>) layout(hnd) scale(0.125) window(256) alibi(8.0) softcap(30.0) : tensor<?x8x64xf32>, tensor<?x1x16x64xf32>, tensor<?x1x16x32xf32> -> tensor<?x8x32xf32>
+  return %0, %1 : tensor<?x32x128xbf16>, tensor<?x8x32xf32>
+}

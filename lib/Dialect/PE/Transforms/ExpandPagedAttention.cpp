@@ -126,18 +126,22 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
           n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, indexConstant(n, 1))}),
           extractIndex(n, cu, seq));
       Value zero = indexConstant(n, 0);
-      raiseIf(n, op,
-              arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, keys, zero),
-                                   cmp(n, arith::CmpIPredicate::sgt, keys, capacity)),
-              kKvLengthOutOfRangeFn, keys, seq, capacity);
-      raiseIf(n, op,
-              arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, zero),
-                                   cmp(n, arith::CmpIPredicate::sgt, queries, keys)),
+      // Each check only where the ones before it passed, so that a sequence
+      // reports one error also where checks do not stop (GPU check kernels).
+      Value badLength =
+          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, keys, zero),
+                               cmp(n, arith::CmpIPredicate::sgt, keys, capacity));
+      raiseIf(n, op, badLength, kKvLengthOutOfRangeFn, keys, seq, capacity);
+      Value goodLength = arith::XOrIOp::create(
+          n, badLength, arith::ConstantIntOp::create(n, 1, 1));
+      Value badQueries =
+          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, zero),
+                               cmp(n, arith::CmpIPredicate::sgt, queries, keys));
+      raiseIf(n, op, arith::AndIOp::create(n, goodLength, badQueries),
               kQueryCountOutOfRangeFn, queries, seq, keys);
-      // The block table's columns that hold keys (at most all of them, also
-      // when the length check above failed but did not stop: GPU checks).
-      Value used = arith::MinSIOp::create(
-          n, arith::CeilDivSIOp::create(n, keys, pageSize), dimOf(n, table, 1));
+      // The block table's columns that hold keys; none for a bad length.
+      Value used = arith::SelectOp::create(
+          n, goodLength, arith::CeilDivSIOp::create(n, keys, pageSize), zero);
       forEach(n, used, [&](ImplicitLocOpBuilder &m, Value block) {
         Value page = extractIndex(m, table, ValueRange{seq, block});
         raiseIf(m, op,

@@ -1,0 +1,36 @@
+// RUN: pe-opt %s --pe-expand-paged-attention | FileCheck %s
+
+// The checks first (lengths, query counts, every page a sequence reads),
+// then one pe.attention per sequence: its query rows transposed to
+// [1, Hq, Sq, D] and rotated at L - Sq + i, its keys and values gathered from
+// the pages (key j: row j mod 16 of page block_table[b, j / 16]), the result
+// rows written back into the packed [T, Hq, Dv]. The attention keeps the
+// op's masks and parameters and rotates nothing itself (the cache holds
+// rotated keys).
+// CHECK-LABEL: func.func @decode
+// CHECK: call @pe_runtime_size_mismatch
+// CHECK: scf.for %[[SEQ:.*]] =
+// CHECK: func.call @pe_runtime_kv_length_out_of_range
+// CHECK: func.call @pe_runtime_query_count_out_of_range
+// CHECK: scf.for
+// CHECK: func.call @pe_runtime_page_out_of_range
+// CHECK: scf.for %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x8x32xf32>)
+// CHECK: tensor.extract_slice %{{.*}} : tensor<?x8x64xf32> to tensor<?x8x64xf32>
+// CHECK: linalg.transpose
+// CHECK: tensor.generate
+// CHECK: pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64>
+// CHECK: linalg.generic
+// CHECK: arith.divui %{{.*}}, %c16
+// CHECK: arith.remui %{{.*}}, %c16
+// CHECK: tensor.extract %{{.*}} : tensor<?x16x2x64xf32>
+// CHECK: -> tensor<1x2x?x64xf32>
+// CHECK: -> tensor<1x2x?x32xf32>
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal window(128) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
+// CHECK-NOT: rope(
+// CHECK: tensor.insert_slice %{{.*}} into %[[OUT]]
+// CHECK-NOT: pe.paged_attention
+func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x32xf32>,
+                  %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x8x32xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal window(128) rope(#pe.rope<theta = 500000.0, rotary_dim = 64>) softcap(50.0) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x32xf32> -> tensor<?x8x32xf32>
+  return %o : tensor<?x8x32xf32>
+}
