@@ -85,6 +85,8 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     RankedTensorType type = op.getType();
     const int64_t hq = type.getDimSize(1), dv = type.getDimSize(2);
     Value tokens = dimOf(b, q, 0);
+    buildResultSizeChecks(b, op, PE_CHECK_PAGED_RESULT, type,
+                          {tokens, b.getIndexAttr(hq), b.getIndexAttr(dv)});
     Value init = tensor::EmptyOp::create(
         b, ArrayRef<OpFoldResult>{tokens, b.getIndexAttr(hq), b.getIndexAttr(dv)},
         type.getElementType());
@@ -111,8 +113,6 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
                    arith::AddIOp::create(b, batch, indexConstant(b, 1)));
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
                        op.getKeyCache(), 0);
-    buildSameSizeCheck(b, op, PE_CHECK_PAGED_RESULT, op.getResult(), 0,
-                       op.getQuery(), 0);
     buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
                    extractIndex(b, cu, indexConstant(b, 0)), indexConstant(b, 0));
     buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
