@@ -19,7 +19,7 @@ enum pe_status {
   PE_ERROR_CPU = 4,      /* the CPU or the OS refused a feature the code
                             uses (AMX tiles) */
   PE_ERROR_GPU = 5,      /* the CUDA driver failed or is missing */
-  PE_ERROR_SLOT = 6,     /* a KV-cache slot outside its cache */
+  PE_ERROR_SLOT = 6,     /* a KV-cache slot or page outside its cache */
 };
 
 /* The message of the last error on the calling thread ("" after a call that

@@ -126,7 +126,7 @@ static constexpr char kStatusCodes[] =
     "  PE_ERROR_ARGUMENT = 3, /* a descriptor differs from the declared type */\n"
     "  PE_ERROR_CPU = 4,      /* the CPU or OS refused a feature (AMX) */\n"
     "  PE_ERROR_GPU = 5,      /* the CUDA driver failed or is missing */\n"
-    "  PE_ERROR_SLOT = 6,     /* a KV-cache slot outside its cache */\n"
+    "  PE_ERROR_SLOT = 6,     /* a KV-cache slot or page outside its cache */\n"
     "};\n#endif\n\n";
 
 LogicalResult pe::emitCHeader(ModuleOp module, StringRef prefix, StringRef guard,
