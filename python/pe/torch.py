@@ -3,6 +3,11 @@
     import torch, pe.torch
     out = pe.torch.attention(q, k, v, causal=True, rope="#pe.rope<theta = 500000.0, rotary_dim = 128>")
 
+`torch.ops.pe.append_kv` (new keys rotated and written with the values into
+a dense or paged KV cache, in place) and `torch.ops.pe.paged_attention`
+(ragged queries over a paged cache) are the serving-path operators, compiled
+and called the same way (`append_kv`, `paged_attention` below).
+
 `torch.ops.pe.attention` is a `torch.library` custom operator: it takes CPU
 tensors of float32, float16 or bfloat16 in BHSD layout (q [B,Hq,Sq,D], k
 [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv]) and int64 positions [B,S], and calls a
@@ -36,7 +41,7 @@ from . import ir, runner
 # libomp reads it when the first kernel runs.
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
-__all__ = ["attention", "attention_ir", "compiled_kernels"]
+__all__ = ["attention", "attention_ir", "append_kv", "paged_attention", "compiled_kernels"]
 
 _ELEMENT = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _KERNELS: Dict[Tuple, runner.Module] = {}
@@ -255,3 +260,212 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     if _plain_call((query, key, value, mask)):
         return _attention_impl(query, key, value, qp, kp, mask, spec)
     return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)
+
+
+# ---------------------------------------------------------------------------
+# KV cache: torch.ops.pe.append_kv and torch.ops.pe.paged_attention
+# ---------------------------------------------------------------------------
+
+_LAYOUTS = ("dense", "nhd", "hnd")
+
+
+def _cache_spec(layout: str, rope: Union[None, str, Mapping]) -> str:
+    """`layout=L rope=#pe.rope<...>`, the append operator's spec."""
+    if layout not in _LAYOUTS:
+        raise ValueError(f"pe.append_kv: layout must be one of {_LAYOUTS}, got {layout!r}")
+    if isinstance(rope, Mapping):
+        rope = ir.rope_attr(**rope)
+    return f"layout={layout} rope={rope or '-'}"
+
+
+def append_kv_ir(spec: str, heads: int, dim: int, value_dim: int, page_size: int,
+                 element: str) -> str:
+    """The function `@append_kv` the operator compiles: dynamic batch, tokens, cache
+    length or pages; the caches are `pe.in_place` arguments."""
+    head, _, rope = spec.partition(" rope=")
+    layout = head.split("=", 1)[1]
+    rope = None if rope == "-" else rope
+    if layout == "dense":
+        rows = lambda d: f"tensor<?x{heads}x?x{d}x{element}>"  # noqa: E731
+        cache = rows
+        index = "tensor<?x?xi64>"
+    else:
+        rows = lambda d: f"tensor<?x{heads}x{d}x{element}>"  # noqa: E731
+        page = (page_size, heads) if layout == "nhd" else (heads, page_size)
+        cache = lambda d: f"tensor<?x{page[0]}x{page[1]}x{d}x{element}>"  # noqa: E731
+        index = "tensor<?xi64>"
+    k, v, kc, vc = rows(dim), rows(value_dim), cache(dim), cache(value_dim)
+    positions = f" positions(%pos : {index})" if rope else ""
+    rotation = f" rope({rope})" if rope else ""
+    return f"""func.func @append_kv(%k: {k}, %v: {v}, %kc: {kc} {{pe.in_place}},
+                     %vc: {vc} {{pe.in_place}}, %slots: {index}, %pos: {index})
+    -> ({kc}, {vc}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {index}){positions} layout({layout}){rotation}
+           : {k}, {v} -> {kc}, {vc}
+  return %a, %b : {kc}, {vc}
+}}
+"""
+
+
+def _cached_kernel(key: Tuple, build) -> runner.Module:
+    with _LOCK:
+        if key not in _KERNELS:
+            _KERNELS[key] = build()
+        return _KERNELS[key]
+
+
+def _call_entry(module: runner.Module, name: str, tensors, what: str) -> None:
+    """Calls `name` with descriptors of the tensors' memory (no copies)."""
+    entry = module.entries[name]
+    assert len(entry.arguments) == len(tensors), entry
+    descriptors = [_descriptor(t, tt, f"{what}: argument {i}")
+                   for i, (t, tt) in enumerate(zip(tensors, entry.arguments))]
+    module.invoke(entry, [ctypes.byref(d) for d in descriptors])
+
+
+def _append_kv_impl(key, value, key_cache, value_cache, slots, positions, spec) -> None:
+    what = "pe.append_kv"
+    for name, t in (("key", key), ("value", value), ("key_cache", key_cache),
+                    ("value_cache", value_cache)):
+        _check(name, t, key_cache.dtype)
+        if name.endswith("cache") and not t.is_contiguous():
+            raise ValueError(f"{what}: {name} must be contiguous (it is updated in place)")
+    if key_cache.dtype not in _ELEMENT:
+        raise TypeError(f"{what}: {key_cache.dtype} is not float32, float16 or bfloat16")
+    _check("slots", slots, torch.int64)
+    paged = not spec.startswith("layout=dense")
+    if key.dim() != (3 if paged else 4) or key_cache.dim() != 4:
+        raise ValueError(f"{what}: key {tuple(key.shape)} and key_cache "
+                         f"{tuple(key_cache.shape)} do not fit the layout ({spec})")
+    if positions is None:
+        positions = slots
+    _check("positions", positions, torch.int64)
+    heads, dim, value_dim = key.shape[1], key.shape[-1], value.shape[-1]
+    page_size = key_cache.shape[2 if "layout=hnd" in spec else 1] if paged else 0
+    shape = ("append_kv", spec, heads, dim, value_dim, page_size, _ELEMENT[key.dtype])
+    module = _cached_kernel(shape, lambda: runner.compile(append_kv_ir(*shape[1:]),
+                                                           ["--num-threads=1"]))
+    if not paged and slots.dim() == 1:  # [S] shared by the batch
+        slots = slots.expand(key.shape[0], -1)
+        positions = positions.expand(key.shape[0], -1) if positions.dim() == 1 else positions
+    tensors = [key.contiguous(), value.contiguous(), key_cache, value_cache,
+               slots.contiguous(), positions.contiguous()]
+    _call_entry(module, "append_kv", tensors, what)
+
+
+@torch.library.custom_op("pe::append_kv", mutates_args=("key_cache", "value_cache"))
+def _append_kv_op(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
+                  value_cache: torch.Tensor, slots: torch.Tensor,
+                  positions: Optional[torch.Tensor], spec: str) -> None:
+    _append_kv_impl(key, value, key_cache, value_cache, slots, positions, spec)
+
+
+@_append_kv_op.register_fake
+def _(key, value, key_cache, value_cache, slots, positions, spec):
+    return None
+
+
+def append_kv(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
+              value_cache: torch.Tensor, slots: torch.Tensor,
+              positions: Optional[torch.Tensor] = None, *, layout: str = "nhd",
+              rope: Union[None, str, Mapping] = None) -> None:
+    """`pe.append_kv` on torch tensors, writing into `key_cache` and `value_cache` in
+    place (semantics: docs/dialect.md). Paged (`nhd`, `hnd`): key [T, Hkv, D], value
+    [T, Hkv, Dv], slots [T] (vLLM's slot_mapping, -1 skips a token); dense: key
+    [B, Hkv, S, D], caches [B, Hkv, Smax, D], slots [S] or [B, S]. With `rope` the keys
+    are rotated by `positions` (int64, the slots' shape) as they are written."""
+    spec = _cache_spec(layout, rope)
+    if (rope is None) != (positions is None):
+        raise ValueError("pe.append_kv: positions are given exactly when rope is")
+    if _plain_call((key, value, key_cache, value_cache)):
+        return _append_kv_impl(key, value, key_cache, value_cache, slots, positions, spec)
+    return torch.ops.pe.append_kv(key, value, key_cache, value_cache, slots, positions, spec)
+
+
+def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
+                       page_size: int, element: str) -> str:
+    """The function `@paged_attention` the operator compiles (dynamic tokens, pages,
+    sequences and block-table width)."""
+    layout_part, _, rest = spec.partition(" ")
+    layout = layout_part.split("=", 1)[1]
+    o = _parse_spec(rest)
+    page = (page_size, kv_heads) if layout == "nhd" else (kv_heads, page_size)
+    q, out = f"tensor<?x{heads}x{head_dim}x{element}>", f"tensor<?x{heads}x{value_dim}x{element}>"
+    kc = f"tensor<?x{page[0]}x{page[1]}x{head_dim}x{element}>"
+    vc = f"tensor<?x{page[0]}x{page[1]}x{value_dim}x{element}>"
+    attrs = (f" scale({ir.format_f64(o['scale'])})" if o["scale"] is not None else "") + \
+        (" causal" if o["causal"] else "") + \
+        (f" window({o['window']})" if o["window"] is not None else "") + \
+        (f" rope({o['rope']})" if o["rope"] else "") + \
+        (f" alibi({ir.format_f64(o['alibi'])})" if o["alibi"] is not None else "") + \
+        (f" softcap({ir.format_f64(o['softcap'])})" if o["softcap"] is not None else "")
+    return f"""func.func @paged_attention(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x?xi32>,
+                           %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> {out} {{
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) layout({layout}){attrs}
+       : {q}, {kc}, {vc} -> {out}
+  return %o : {out}
+}}
+"""
+
+
+def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
+                          spec) -> torch.Tensor:
+    what = "pe.paged_attention"
+    for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache)):
+        _check(name, t, query.dtype)
+    if query.dtype not in _ELEMENT:
+        raise TypeError(f"{what}: {query.dtype} is not float32, float16 or bfloat16")
+    for name, t in (("block_table", block_table), ("kv_lens", kv_lens),
+                    ("cu_seqlens", cu_seqlens)):
+        _check(name, t, torch.int32)
+    if query.dim() != 3 or key_cache.dim() != 4 or value_cache.dim() != 4:
+        raise ValueError(f"{what}: query must be [T, Hq, D] and the caches 4-D pages, got "
+                         f"{tuple(query.shape)}, {tuple(key_cache.shape)}")
+    hnd = spec.startswith("layout=hnd")
+    page_size, kv_heads = (key_cache.shape[2], key_cache.shape[1]) if hnd else \
+        (key_cache.shape[1], key_cache.shape[2])
+    shape = ("paged_attention", spec, query.shape[1], kv_heads, query.shape[2],
+             value_cache.shape[3], page_size, _ELEMENT[query.dtype])
+    threads = max(1, torch.get_num_threads())
+    module = _cached_kernel(shape + (threads,), lambda: runner.compile(
+        paged_attention_ir(*shape[1:]), [f"--num-threads={threads}"]))
+    out = query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
+    tensors = [t.contiguous() for t in (query, key_cache, value_cache, block_table, kv_lens,
+                                        cu_seqlens)]
+    _call_entry(module, "paged_attention_into", tensors + [out], what)
+    return out
+
+
+@torch.library.custom_op("pe::paged_attention", mutates_args=())
+def _paged_attention_op(query: torch.Tensor, key_cache: torch.Tensor,
+                        value_cache: torch.Tensor, block_table: torch.Tensor,
+                        kv_lens: torch.Tensor, cu_seqlens: torch.Tensor,
+                        spec: str) -> torch.Tensor:
+    return _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens,
+                                 cu_seqlens, spec)
+
+
+@_paged_attention_op.register_fake
+def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, spec):
+    return query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
+
+
+def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
+                    block_table: torch.Tensor, kv_lens: torch.Tensor,
+                    cu_seqlens: torch.Tensor, *, layout: str = "nhd", causal: bool = False,
+                    window: Optional[int] = None, scale: Optional[float] = None,
+                    rope: Union[None, str, Mapping] = None, alibi: Optional[float] = None,
+                    softcap: Optional[float] = None) -> torch.Tensor:
+    """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
+    [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
+    `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
+    sequence; `rope` rotates the queries (the cache holds rotated keys). Returns
+    [T, Hq, Dv]."""
+    if layout not in ("nhd", "hnd"):
+        raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
+    spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap)
+    args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens)
+    if _plain_call((query, key_cache, value_cache)):
+        return _paged_attention_impl(*args, spec)
+    return torch.ops.pe.paged_attention(*args, spec)

@@ -145,3 +145,95 @@ def test_torch_compile_traces_through():
                                      torch.zeros(2, 11, dtype=torch.int64), None,
                                      pt._spec(True, None, None, None, None))
         assert out.shape == (2, 8, 7, 64)
+
+
+# ---------------------------------------------------------------------------
+# torch.ops.pe.append_kv and torch.ops.pe.paged_attention
+# ---------------------------------------------------------------------------
+
+def _paged_batch(layout="nhd", dtype=torch.float32, seed=1):
+    """A paged cache of 24 pages of 4 tokens (2 KV heads of 32), 3 sequences."""
+    g = torch.Generator().manual_seed(seed)
+    page = (4, 2) if layout == "nhd" else (2, 4)
+    kc = torch.randn(24, *page, 32, generator=g).to(dtype)
+    vc = torch.randn(24, *page, 32, generator=g).to(dtype)
+    table = torch.randperm(24, generator=g)[:18].reshape(3, 6).to(torch.int32)
+    lens = torch.tensor([9, 1, 17], dtype=torch.int32)
+    cu = torch.tensor([0, 1, 2, 6], dtype=torch.int32)  # decode, decode, a chunk of 4
+    q = torch.randn(6, 8, 32, generator=g).to(dtype)
+    return q, kc, vc, table, lens, cu
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_append_kv_writes_the_cache_in_place(layout):
+    q, kc, vc, table, lens, cu = _paged_batch(layout)
+    g = torch.Generator().manual_seed(3)
+    k, v = torch.randn(3, 2, 32, generator=g), torch.randn(3, 2, 32, generator=g)
+    slots = torch.tensor([5, -1, 70], dtype=torch.int64)
+    positions = torch.tensor([5, 6, 1000], dtype=torch.int64)
+    want_k, want_v = reference.append_kv(_f64(k), _f64(v), _f64(kc), _f64(vc), slots.numpy(),
+                                         layout, positions.numpy(), ROPE)
+    kc_before = kc.data_ptr()
+    pt.append_kv(k, v, kc, vc, slots, positions, layout=layout, rope=ROPE)
+    assert kc.data_ptr() == kc_before
+    np.testing.assert_allclose(_f64(kc), want_k, atol=2e-6, rtol=0)
+    np.testing.assert_array_equal(_f64(vc), want_v)
+    with pytest.raises(RuntimeError, match="slot 96 .entry 0. is out of range for a cache "
+                                           "of 96 slots"):
+        pt.append_kv(k[:1], v[:1], kc, vc, torch.tensor([96]), positions[:1], layout=layout,
+                     rope=ROPE)
+    with pytest.raises(ValueError, match="positions are given exactly when rope is"):
+        pt.append_kv(k, v, kc, vc, slots, layout=layout, rope=ROPE)
+
+
+def test_append_kv_dense_cache():
+    g = torch.Generator().manual_seed(5)
+    k, v = torch.randn(2, 2, 3, 32, generator=g), torch.randn(2, 2, 3, 32, generator=g)
+    kc, vc = torch.zeros(2, 2, 16, 32), torch.zeros(2, 2, 16, 32)
+    slots = torch.tensor([4, 5, 6])
+    pt.append_kv(k, v, kc, vc, slots, slots, layout="dense", rope=ROPE)
+    want_k, want_v = reference.append_kv(_f64(k), _f64(v), np.zeros((2, 2, 16, 32)),
+                                         np.zeros((2, 2, 16, 32)), slots.numpy(), "dense",
+                                         slots.numpy(), ROPE)
+    np.testing.assert_allclose(_f64(kc), want_k, atol=2e-6, rtol=0)
+    np.testing.assert_array_equal(_f64(vc), want_v)
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_paged_attention_against_reference(layout, dtype):
+    q, kc, vc, table, lens, cu = _paged_batch(layout, dtype)
+    out = pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, causal=True,
+                             rope=ROPE, window=12)
+    want = reference.paged_attention(_f64(q), _f64(kc), _f64(vc), table.numpy(), lens.numpy(),
+                                     cu.numpy(), layout, causal=True, rope=ROPE, window=12)
+    tolerance = 2e-5 if dtype == torch.float32 else 2 ** -7
+    assert out.dtype == dtype and out.shape == (6, 8, 32)
+    assert np.abs(_f64(out) - want).max() <= tolerance * max(1.0, np.abs(want).max())
+    bad = table.clone()
+    bad[2, 3] = 99
+    with pytest.raises(RuntimeError, match="page 99 .sequence 2. is out of range"):
+        pt.paged_attention(q, kc, vc, bad, lens, cu, layout=layout, causal=True)
+
+
+def test_kv_cache_ops_trace_under_torch_compile():
+    """The fake implementations let torch.compile capture a decode step (append in place,
+    then paged attention) in one graph."""
+    q, kc, vc, table, lens, cu = _paged_batch()
+    g = torch.Generator().manual_seed(7)
+    k, v = torch.randn(6, 2, 32, generator=g), torch.randn(6, 2, 32, generator=g)
+    slots = torch.tensor([table[0, 2] * 4, table[1, 0] * 4 + 0, table[2, 3] * 4 + 1,
+                          table[2, 3] * 4 + 2, table[2, 3] * 4 + 3, table[2, 4] * 4],
+                         dtype=torch.int64)
+    positions = torch.tensor([8, 0, 13, 14, 15, 16])
+
+    def step(q, k, v, kc, vc):
+        pt.append_kv(k, v, kc, vc, slots, positions, rope=ROPE)
+        return pt.paged_attention(q, kc, vc, table, lens, cu, causal=True, rope=ROPE) * 2
+
+    eager_kc, eager_vc = kc.clone(), vc.clone()
+    want = step(q, k, v, eager_kc, eager_vc)
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    got = compiled(q, k, v, kc, vc)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(kc, eager_kc, rtol=0, atol=0)
