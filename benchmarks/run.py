@@ -859,6 +859,158 @@ def raise_case(s, repeat):
     return row
 
 
+# The KV lengths of the paged decode batch: 1k to 32k keys.
+PAGED_LENGTHS = [1024, 2048, 3000, 4096, 8192, 12000, 16384, 32768]
+PAGE_SIZE = 16
+
+
+def paged_cache(lengths, hkv, d, rng, dtype):
+    """A paged cache (nhd, pages in a random order) holding `lengths` keys per
+    sequence; the block table, and each sequence's keys and values as dense
+    [1, Hkv, L, D] arrays (the same values)."""
+    pages = [-(-int(n) // PAGE_SIZE) for n in lengths]
+    order = rng.permutation(sum(pages))
+    table = np.zeros((len(lengths), max(pages)), np.int32)
+    start = 0
+    for b, n in enumerate(pages):
+        table[b, :n] = order[start:start + n]
+        start += n
+    kc = rng.standard_normal((sum(pages), PAGE_SIZE, hkv, d)).astype(np.float32)
+    vc = rng.standard_normal((sum(pages), PAGE_SIZE, hkv, d)).astype(np.float32)
+    if dtype == "bf16":
+        kc, vc = runner.bf16_array(kc), runner.bf16_array(vc)
+    dense = []
+    for b, n in enumerate(lengths):
+        rows = lambda c: c[table[b, :pages[b]]].reshape(-1, hkv, d)[:n].transpose(1, 0, 2)[None]  # noqa
+        dense.append((np.ascontiguousarray(rows(kc)), np.ascontiguousarray(rows(vc))))
+    return kc, vc, table, dense
+
+
+def paged_ir(name, hq, hkv, d, dtype, extra=""):
+    q = f"tensor<?x{hq}x{d}x{dtype}>"
+    c = f"tensor<?x{PAGE_SIZE}x{hkv}x{d}x{dtype}>"
+    return f"""func.func @{name}(%q: {q}, %kc: {c}, %vc: {c}, %bt: tensor<?x?xi32>,
+                 %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> {q} {{
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) causal{extra}
+       : {q}, {c}, {c} -> {q}
+  return %o : {q}
+}}"""
+
+
+def paged_decode_case(repeat, torch, dtype="f32"):
+    """One decode step of 8 requests of 1k..32k keys over a paged cache, beside the
+    same sequences as dense tensors (one pe.attention call each) and PyTorch's SDPA
+    over the gathered pages."""
+    hq, hkv, d = 32, 8, 128
+    rng = np.random.default_rng(4)
+    lengths = np.array(PAGED_LENGTHS, np.int32)
+    kc, vc, table, dense = paged_cache(lengths, hkv, d, rng, dtype)
+    q = rng.standard_normal((len(lengths), hq, d)).astype(np.float32)
+    if dtype == "bf16":
+        q = runner.bf16_array(q)
+    cu = np.arange(len(lengths) + 1, dtype=np.int32)
+    element_bytes = 2 if dtype == "bf16" else 4
+    row = {"case": f"paged decode, 8 requests of 1k..32k keys (page {PAGE_SIZE}), "
+                   f"Hq={hq} Hkv={hkv} D={d} {dtype}",
+           "kind": "bandwidth", "bytes": 2 * int(lengths.sum()) * hkv * d * element_bytes}
+    mod = compile_pe(paged_ir("paged", hq, hkv, d, dtype), [THREADS])
+    row["fused"] = timeit(into_dynamic(mod, "paged", q.shape, q, kc, vc, table, lengths, cu),
+                          repeat)
+    qt, kt = f"tensor<1x{hq}x1x{d}x{dtype}>", f"tensor<1x{hkv}x?x{d}x{dtype}>"
+    dense_mod = compile_pe(attention_function("decode", qt, kt, kt, causal=True), [THREADS])
+    queries = [np.ascontiguousarray(q[b][None, :, None]) for b in range(len(lengths))]
+    outs = [np.empty((1, hq, 1, d), q.dtype) for _ in lengths]
+
+    def dense_step():
+        for (k, v), qq, out in zip(dense, queries, outs):
+            dense_mod.call("decode", qq, k, v, out=out)
+    row["dense"] = timeit(dense_step, repeat)
+    if torch is not None and dtype == "f32":
+        import torch.nn.functional as F
+        kt_, vt_, tb = torch.from_numpy(kc), torch.from_numpy(vc), torch.from_numpy(table)
+        qq = torch.from_numpy(q)
+
+        def run():
+            with torch.no_grad():
+                for b, n in enumerate(PAGED_LENGTHS):
+                    pages = tb[b, :-(-n // PAGE_SIZE)].long()
+                    k = kt_.index_select(0, pages).reshape(-1, hkv, d)[:n].transpose(0, 1)
+                    v = vt_.index_select(0, pages).reshape(-1, hkv, d)[:n].transpose(0, 1)
+                    F.scaled_dot_product_attention(
+                        qq[b][:, None], k.repeat_interleave(hq // hkv, dim=0),
+                        v.repeat_interleave(hq // hkv, dim=0))
+        row["pytorch"] = timeit(run, repeat)
+    return row
+
+
+def into_dynamic(mod, name, out_shape, *args):
+    """A call of `name` (one result of `out_shape`) into an array allocated once."""
+    dtype = np.dtype(runner._NUMPY[mod.entries[name].results[0].element])
+    raw = np.empty(int(np.prod(out_shape)) * dtype.itemsize + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    out = raw[start:start + int(np.prod(out_shape)) * dtype.itemsize].view(dtype)
+    out = out.reshape(out_shape)
+    return lambda: mod.call(name, *args, out=out)
+
+
+def append_case(repeat):
+    """8 new tokens (one per request) rotated (llama3 RoPE) and written with their
+    values into a paged cache in place: bytes written against the copy bandwidth."""
+    hkv, d, tokens = 8, 128, 8
+    rng = np.random.default_rng(6)
+    pages = 4096
+    kc = np.zeros((pages, PAGE_SIZE, hkv, d), np.float32)
+    vc = np.zeros_like(kc)
+    k = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
+    v = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
+    slots = rng.permutation(pages * PAGE_SIZE)[:tokens].astype(np.int64)
+    positions = rng.integers(0, 32768, tokens).astype(np.int64)
+    rope = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
+            "original_max_position_embeddings = 8192>>")
+    c = f"tensor<{pages}x{PAGE_SIZE}x{hkv}x{d}xf32>"
+    rows = f"tensor<?x{hkv}x{d}xf32>"
+    ir = f"""func.func @append(%k: {rows}, %v: {rows}, %kc: {c} {{pe.in_place}}, %vc: {c} {{pe.in_place}},
+                  %slots: tensor<?xi64>, %pos: tensor<?xi64>) -> ({c}, {c}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : tensor<?xi64>)
+           positions(%pos : tensor<?xi64>) layout(nhd) rope({rope}) : {rows}, {rows} -> {c}, {c}
+  return %a, %b : {c}, {c}
+}}"""
+    row = {"case": f"append {tokens} tokens with RoPE into a paged cache, Hkv={hkv} D={d} f32",
+           "kind": "bandwidth", "limit": "copy_gbs", "bytes": 2 * 2 * k.size * 4}
+    mod = compile_pe(ir, ["--num-threads=1"])
+    row["fused"] = timeit(lambda: mod.call("append", k, v, kc, vc, slots, positions), repeat)
+    return row
+
+
+def chunked_prefill_case(repeat, torch):
+    """A prefill chunk of 512 queries against a 16k cache that holds it (llama3 RoPE on
+    the queries, GQA 32/8, D=128, f32), beside the same attention on dense tensors."""
+    hq, hkv, d, chunk, length = 32, 8, 128, 512, 16384
+    rng = np.random.default_rng(8)
+    kc, vc, table, dense = paged_cache([length], hkv, d, rng, "f32")
+    q = rng.standard_normal((chunk, hq, d)).astype(np.float32)
+    rope = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
+            "original_max_position_embeddings = 8192>>")
+    visible = chunk * (length - chunk) + chunk * (chunk + 1) // 2
+    row = {"case": f"chunked prefill {chunk} queries against {length // 1024}k keys (paged), "
+                   f"Hq={hq} Hkv={hkv} D={d} f32", "kind": "compute",
+           "flops": 4 * hq * d * visible}
+    mod = compile_pe(paged_ir("chunk", hq, hkv, d, "f32", f" rope({rope})"), [THREADS])
+    args = (q, kc, vc, table, np.array([length], np.int32), np.array([0, chunk], np.int32))
+    row["fused"] = timeit(into_dynamic(mod, "chunk", q.shape, *args), repeat)
+    qt, kt = f"tensor<1x{hq}x{chunk}x{d}xf32>", f"tensor<1x{hkv}x{length}x{d}xf32>"
+    pos = np.arange(length - chunk, length, dtype=np.int64), np.arange(length, dtype=np.int64)
+    dense_ir = attention_function("chunk", qt, kt, kt, causal=True, rope=rope,
+                                  positions=(f"tensor<{chunk}xi64>", f"tensor<{length}xi64>"))
+    dense_mod = compile_pe(dense_ir, [THREADS])
+    qd = np.ascontiguousarray(q.transpose(1, 0, 2)[None])
+    # The dense keys rotated at their positions by the same RoPE: the fused rope
+    # rotates both, so hand it unrotated keys (their values do not matter for time).
+    row["dense"] = timeit(into(dense_mod, "chunk", qd, dense[0][0], dense[0][1], *pos), repeat)
+    return row
+
+
 def run_case(kind, s, hkv, repeat):
     """One case in this process (the parent starts one process per case)."""
     try:
@@ -878,6 +1030,14 @@ def run_case(kind, s, hkv, repeat):
         row = decode_case(s, repeat, torch)
     elif kind == "decode-bf16":
         row = decode_case(s, repeat, torch, "bf16")
+    elif kind == "paged-decode":
+        row = paged_decode_case(repeat, torch)
+    elif kind == "paged-decode-bf16":
+        row = paged_decode_case(repeat, torch, "bf16")
+    elif kind == "append":
+        row = append_case(repeat)
+    elif kind == "chunked-prefill":
+        row = chunked_prefill_case(repeat, torch)
     elif kind == "model":
         row = model_case(s, repeat)
     elif kind == "model-generate":
@@ -917,16 +1077,19 @@ def fraction(row, name, limits):
         # kernel computes with (the bf16 dot product).
         return rate, rate / limits[row.get("limit", "fma_gflops")][2], "GFLOP/s"
     # Bytes read (the KV cache, the RoPE input and output): of the read
-    # bandwidth where measured, else of the copy bandwidth.
+    # bandwidth where measured, else of the copy bandwidth; bytes written (a
+    # cache append): of the copy bandwidth.
     rate = row["bytes"] / seconds / 1e9
-    return rate, rate / limits.get("read_gbs", limits["copy_gbs"])[2], "GB/s"
+    limit = limits[row["limit"]] if "limit" in row else \
+        limits.get("read_gbs", limits["copy_gbs"])
+    return rate, rate / limit[2], "GB/s"
 
 
 def write_report(out, limits, rows, meta):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "limits": limits, "cases": rows}, f, indent=2)
-    names = ["fused", "fused_alloc", "unfused", "numpy", "pytorch", "ggml"]
+    names = ["fused", "fused_alloc", "unfused", "dense", "numpy", "pytorch", "ggml"]
     target = meta.get("target", {})
     schedule = target.get("schedule", {})
     tile = schedule.get("micro_tile", {})
@@ -1136,6 +1299,8 @@ def main():
     cases += [("prefill-alibi", s, 32) for s in prefill_s]
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("decode-bf16", decode_skv[-1], 0)]
+    cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("append", 0, 0),
+              ("chunked-prefill", 0, 0)]
     cases += [("compile", 0, 0)]
     try:
         import torch  # noqa: F401

@@ -194,7 +194,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
   }
 
-  /// `x` ([d0, d1, d2]) with its dimensions permuted.
+  /// `x` with its dimensions permuted.
   static Value transpose(ImplicitLocOpBuilder &b, Value x,
                          ArrayRef<int64_t> permutation) {
     SmallVector<OpFoldResult> sizes;
@@ -229,10 +229,11 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         });
   }
 
-  /// The keys (or values) 0 .. L-1 of sequence `seq` read from their pages
-  /// into [1, Hkv, L, D]: key j is row j mod page_size of page
-  /// block_table[seq, j / page_size] (page and block clamped into their
-  /// tensors: the checks reported anything outside them).
+  /// The keys (or values) 0 .. L-1 of sequence `seq` copied from their pages
+  /// into [1, Hkv, L, D], one page at a time: keys j0 .. j0 + n - 1 are the
+  /// first n rows of page block_table[seq, j0 / page_size] ([n, Hkv, D]
+  /// transposed for nhd, [Hkv, n, D] as they are for hnd). Page and column
+  /// are clamped into their tensors (the checks reported anything outside).
   static Value gather(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value cache,
                       Value seq, Value keys) {
     auto type = cast<RankedTensorType>(cache.getType());
@@ -245,25 +246,36 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     auto outType = RankedTensorType::get({1, heads, ShapedType::kDynamic, d},
                                          type.getElementType());
     Value init = tensor::EmptyOp::create(b, outType, ValueRange{keys});
-    AffineMap id = AffineMap::getMultiDimIdentityMap(4, b.getContext());
-    auto generic = linalg::GenericOp::create(
-        b, outType, ValueRange{}, ValueRange{init}, ArrayRef<AffineMap>{id},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-        [&](OpBuilder &nb, Location nloc, ValueRange) {
+    Value blocks = arith::CeilDivSIOp::create(b, keys, pageSize);
+    auto loop = scf::ForOp::create(
+        b, indexConstant(b, 0), blocks, indexConstant(b, 1), ValueRange{init},
+        [&](OpBuilder &nb, Location nloc, Value block, ValueRange out) {
           ImplicitLocOpBuilder n(nloc, nb);
-          Value h = linalg::IndexOp::create(n, 1), j = linalg::IndexOp::create(n, 2);
-          Value c = linalg::IndexOp::create(n, 3);
-          Value block = arith::MinUIOp::create(n, arith::DivUIOp::create(n, j, pageSize),
-                                               lastBlock);
-          Value row = arith::RemUIOp::create(n, j, pageSize);
-          Value page = extractIndex(n, table, ValueRange{seq, block});
+          Value column = arith::MinSIOp::create(n, block, lastBlock);
+          Value page = extractIndex(n, table, ValueRange{seq, column});
           page = arith::MaxSIOp::create(n, page, indexConstant(n, 0));
           page = arith::MinSIOp::create(n, page, lastPage);
-          Value element = tensor::ExtractOp::create(
-              n, cache, nhd ? ValueRange{page, row, h, c} : ValueRange{page, h, row, c});
-          linalg::YieldOp::create(n, element);
+          Value first = arith::MulIOp::create(n, block, pageSize);
+          Value count = arith::MinSIOp::create(
+              n, pageSize, arith::SubIOp::create(n, keys, first));
+          OpFoldResult zero = n.getIndexAttr(0), one = n.getIndexAttr(1);
+          SmallVector<OpFoldResult> offsets = {page, zero, zero, zero};
+          SmallVector<OpFoldResult> sizes =
+              nhd ? SmallVector<OpFoldResult>{one, count, n.getIndexAttr(heads),
+                                              n.getIndexAttr(d)}
+                  : SmallVector<OpFoldResult>{one, n.getIndexAttr(heads), count,
+                                              n.getIndexAttr(d)};
+          SmallVector<OpFoldResult> strides(4, one);
+          Value rows = tensor::ExtractSliceOp::create(n, cache, offsets, sizes, strides);
+          if (nhd)
+            rows = transpose(n, rows, {0, 2, 1, 3});
+          Value written = tensor::InsertSliceOp::create(
+              n, rows, out[0], ArrayRef<OpFoldResult>{zero, zero, first, zero},
+              ArrayRef<OpFoldResult>{one, n.getIndexAttr(heads), count, n.getIndexAttr(d)},
+              strides);
+          scf::YieldOp::create(n, written);
         });
-    return generic.getResult(0);
+    return loop.getResult(0);
   }
 };
 

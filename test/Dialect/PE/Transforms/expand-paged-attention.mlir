@@ -3,7 +3,8 @@
 // The checks first (lengths, query counts, every page a sequence reads),
 // then one pe.attention per sequence: its query rows transposed to
 // [1, Hq, Sq, D] and rotated at L - Sq + i, its keys and values gathered from
-// the pages (key j: row j mod 16 of page block_table[b, j / 16]), the result
+// the pages a page at a time (keys 16 i .. 16 i + 15 are the first rows of
+// page block_table[b, i], transposed from nhd), the result
 // rows written back into the packed [T, Hq, Dv]. The attention keeps the
 // op's masks and parameters and rotates nothing itself (the cache holds
 // rotated keys).
@@ -19,12 +20,13 @@
 // CHECK: linalg.transpose
 // CHECK: tensor.generate
 // CHECK: pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64>
-// CHECK: linalg.generic
-// CHECK: arith.divui %{{.*}}, %c16
-// CHECK: arith.remui %{{.*}}, %c16
-// CHECK: tensor.extract %{{.*}} : tensor<?x16x2x64xf32>
-// CHECK: -> tensor<1x2x?x64xf32>
-// CHECK: -> tensor<1x2x?x32xf32>
+// CHECK: arith.ceildivsi %{{.*}}, %c16
+// CHECK: scf.for {{.*}} -> (tensor<1x2x?x64xf32>)
+// CHECK: tensor.extract %{{.*}} : tensor<?x32xi32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0, 0] [1, %{{.*}}, 2, 64] [1, 1, 1, 1] : tensor<?x16x2x64xf32> to tensor<1x?x2x64xf32>
+// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 64] [1, 1, 1, 1] : tensor<1x2x?x64xf32> into tensor<1x2x?x64xf32>
+// CHECK: scf.for {{.*}} -> (tensor<1x2x?x32xf32>)
 // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal window(128) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
 // CHECK-NOT: rope(
 // CHECK: tensor.insert_slice %{{.*}} into %[[OUT]]
