@@ -96,7 +96,8 @@ llvm::Error pe::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options,
                            bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
-  pm.addPass(pe::createPEExpandPagedAttention());
+  pm.addPass(pe::createPEExpandPagedAttention(
+      pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
         tensorCores, options.chip, options.multiprocessors}));

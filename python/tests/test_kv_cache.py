@@ -4,7 +4,9 @@ reference (`pe.reference.append_kv`): dense `[B, Hkv, Smax, D]` caches and paged
 rotary, f32/f16/bf16; slots of -1 skipped, repeated slots, bad slots and sizes returned as
 errors with the cache untouched; the rotation fused from `pe.rope`; and a generation loop
 that appends token by token and attends over the cache, equal to dense attention over the
-whole sequence at every step.
+whole sequence at every step. `pe.paged_attention` on the CPU kernels and the reference
+lowering (ragged decode and prefill chunks, GQA/MQA, windows, ALiBi, soft-capping, RoPE on
+the queries; bad block tables, lengths and cu_seqlens), and a continuous-batching loop.
 
 Tolerances (relative to max(1, max |k|)): f32 1e-6, f16 2e-3, bf16 1.6e-2, the `pe.rope`
 tolerances (the rotation is `pe.rope`'s, rounded once); values and unrotated channels are
@@ -307,7 +309,6 @@ PAGED_CASES = {
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
-    "gpu-schedule": ["--target=gpu-on-cpu"],
 }
 
 
@@ -501,3 +502,11 @@ func.func @step(%q: {rows(hq)}, %k: {rows(hkv)}, %v: {rows(hkv)},
             assert err <= 1e-5, f"step {step}, sequence {s}, token {t}: {err:.3g}"
         done = [done[s] + chunks[s] for s in range(3)]
     assert done == total
+
+
+def test_gpu_pipeline_refuses_paged_attention():
+    """pe-gpu-pipeline cannot run the loop over the sequences yet: a diagnostic, not a
+    library that would fail on a GPU."""
+    with pytest.raises(RuntimeError, match="'pe.paged_attention' op is not supported by "
+                                           "pe-gpu-pipeline yet"):
+        runner.compile(_paged_function("mqa-window", "nhd", "f32"), ["--target=gpu-on-cpu"])

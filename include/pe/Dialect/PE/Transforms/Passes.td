@@ -73,10 +73,19 @@ def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
     gathered from their pages into `[1, Hkv, L, D|Dv]`, one `pe.attention`
     with the op's scale, masks, ALiBi and soft-capping (whose default
     positions are the sequence's), and the result rows written back into
-    the packed `[T, Hq, Dv]`. The attention kernels of each pipeline then
+    the packed `[T, Hq, Dv]`. The attention kernels of the CPU pipeline then
     compute every sequence. Runs on a module (it declares the runtime
     functions of the checks).
+
+    With `gpu`, the op is refused with a diagnostic instead: the loop over
+    the sequences reads `cu_seqlens`, `kv_lens` and the block table on the
+    host and launches kernels per sequence, which `pe-gpu-pipeline` cannot
+    schedule yet (it would outline the loop into a kernel).
   }];
+  let options = [
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "Refuse pe.paged_attention (pe-gpu-pipeline)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
