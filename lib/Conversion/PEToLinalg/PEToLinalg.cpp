@@ -83,12 +83,6 @@ buildGeneric(ImplicitLocOpBuilder &b, TypeRange results, ValueRange inputs,
   return SmallVector<Value>(generic.getResults());
 }
 
-/// Dimension `d` of `tensor` as an index: a constant when it is static.
-Value dimOf(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
-  return getValueOrCreateConstantIndexOp(
-      b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
-}
-
 /// `value` with the (static or dynamic) type the replaced op declares.
 Value castTo(ImplicitLocOpBuilder &b, Value value, Type type) {
   if (value.getType() == type)
@@ -727,7 +721,7 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
   static Value buildCapacity(ImplicitLocOpBuilder &b, AppendKvOp op, Value cache) {
     auto dim = [&](int64_t d) {
       return b.createOrFold<arith::IndexCastOp>(b.getI64Type(),
-                                                dimOf(b, cache, d));
+                                                dimValue(b, cache, d));
     };
     if (!op.isPaged())
       return dim(2);
@@ -766,11 +760,11 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
         cast<RankedTensorType>(slots.getType()).getRank() == 1;
     Value zero = arith::ConstantIndexOp::create(b, 0);
     Value one = arith::ConstantIndexOp::create(b, 1);
-    Value batches = paged ? one : dimOf(b, keys, 0);
-    Value tokens = dimOf(b, keys, paged ? 0 : 2);
+    Value batches = paged ? one : dimValue(b, keys, 0);
+    Value tokens = dimValue(b, keys, paged ? 0 : 2);
     Value pageSize;
     if (paged)
-      pageSize = dimOf(b, keyCache, op.getLayout() == CacheLayout::nhd ? 1 : 2);
+      pageSize = dimValue(b, keyCache, op.getLayout() == CacheLayout::nhd ? 1 : 2);
 
     auto outer = scf::ForOp::create(
         b, zero, batches, one, ValueRange{keyCache, valueCache},

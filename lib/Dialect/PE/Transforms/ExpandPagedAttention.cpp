@@ -31,11 +31,6 @@ Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
-Value dimOf(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
-  return getValueOrCreateConstantIndexOp(
-      b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
-}
-
 /// Element `indices` of an integer tensor as an index.
 Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
   return arith::IndexCastOp::create(b, b.getIndexType(),
@@ -84,14 +79,14 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     Value q = op.getQuery();
     RankedTensorType type = op.getType();
     const int64_t hq = type.getDimSize(1), dv = type.getDimSize(2);
-    Value tokens = dimOf(b, q, 0);
+    Value tokens = dimValue(b, q, 0);
     buildResultSizeChecks(b, op, PE_CHECK_PAGED_RESULT, type,
                           {tokens, b.getIndexAttr(hq), b.getIndexAttr(dv)});
     Value init = tensor::EmptyOp::create(
         b, ArrayRef<OpFoldResult>{tokens, b.getIndexAttr(hq), b.getIndexAttr(dv)},
         type.getElementType());
     auto loop = scf::ForOp::create(
-        b, indexConstant(b, 0), dimOf(b, op.getBlockTable(), 0), indexConstant(b, 1),
+        b, indexConstant(b, 0), dimValue(b, op.getBlockTable(), 0), indexConstant(b, 1),
         ValueRange{init}, [&](OpBuilder &nb, Location nloc, Value seq, ValueRange out) {
           ImplicitLocOpBuilder n(nloc, nb);
           scf::YieldOp::create(n, attendSequence(n, op, seq, out[0]));
@@ -107,19 +102,19 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
   /// sizes, cu_seqlens, lengths, and every page a sequence reads.
   static void checkOperands(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
     Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
-    Value batch = dimOf(b, table, 0);
+    Value batch = dimValue(b, table, 0);
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_BATCH, lens, 0, table, 0);
-    buildSizeCheck(b, op, PE_CHECK_PAGED_BATCH, dimOf(b, cu, 0),
+    buildSizeCheck(b, op, PE_CHECK_PAGED_BATCH, dimValue(b, cu, 0),
                    arith::AddIOp::create(b, batch, indexConstant(b, 1)));
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
                        op.getKeyCache(), 0);
     buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
                    extractIndex(b, cu, indexConstant(b, 0)), indexConstant(b, 0));
     buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
-                   dimOf(b, op.getQuery(), 0));
-    Value pageSize = dimOf(b, op.getKeyCache(), op.getPageSizeDim());
-    Value pages = dimOf(b, op.getKeyCache(), 0);
-    Value capacity = arith::MulIOp::create(b, dimOf(b, table, 1), pageSize);
+                   dimValue(b, op.getQuery(), 0));
+    Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
+    Value pages = dimValue(b, op.getKeyCache(), 0);
+    Value capacity = arith::MulIOp::create(b, dimValue(b, table, 1), pageSize);
     forEach(b, batch, [&](ImplicitLocOpBuilder &n, Value seq) {
       Value keys = extractIndex(n, lens, seq);
       Value queries = arith::SubIOp::create(
@@ -239,10 +234,10 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     auto type = cast<RankedTensorType>(cache.getType());
     const bool nhd = op.getLayout() == CacheLayout::nhd;
     const int64_t heads = type.getDimSize(op.getHeadsDim()), d = type.getDimSize(3);
-    Value pageSize = dimOf(b, cache, op.getPageSizeDim());
-    Value lastPage = arith::SubIOp::create(b, dimOf(b, cache, 0), indexConstant(b, 1));
+    Value pageSize = dimValue(b, cache, op.getPageSizeDim());
+    Value lastPage = arith::SubIOp::create(b, dimValue(b, cache, 0), indexConstant(b, 1));
     Value table = op.getBlockTable();
-    Value lastBlock = arith::SubIOp::create(b, dimOf(b, table, 1), indexConstant(b, 1));
+    Value lastBlock = arith::SubIOp::create(b, dimValue(b, table, 1), indexConstant(b, 1));
     auto outType = RankedTensorType::get({1, heads, ShapedType::kDynamic, d},
                                          type.getElementType());
     Value init = tensor::EmptyOp::create(b, outType, ValueRange{keys});

@@ -2,6 +2,8 @@
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -76,4 +78,9 @@ AffineMap pe::loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims) {
   for (int64_t d : dims)
     exprs.push_back(getAffineDimExpr(d, ctx));
   return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value pe::dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
+  return getValueOrCreateConstantIndexOp(
+      b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
 }

@@ -46,6 +46,10 @@ Value buildBf16Bits(ImplicitLocOpBuilder &b, Value x);
 /// An i32/i64 (scalar or vector) sign-extended to i64; an index is cast.
 Value extendToI64(ImplicitLocOpBuilder &b, Value x);
 
+/// Dimension `d` of the ranked tensor `tensor` as an index: a constant when
+/// it is static, else a tensor.dim.
+Value dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d);
+
 /// The indexing map from `rank` loops to the loops `dims` (for the
 /// linalg.generic ops the builders emit).
 AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
