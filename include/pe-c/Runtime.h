@@ -89,6 +89,13 @@ void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
 void pe_runtime_query_count_out_of_range(int64_t queries, int64_t sequence,
                                          int64_t keys);
 
+/* Called by generated code for a pe.gather_pages sequence outside the block
+ * table's rows [0, rows): raises PE_ERROR_SLOT ("pe.gather_pages: sequence S
+ * is outside the block table's N rows"; `unused` keeps the signature of the
+ * other paged checks). */
+void pe_runtime_sequence_out_of_range(int64_t sequence, int64_t unused,
+                                      int64_t rows);
+
 /* The run-time size checks of generated code: sizes that were dynamic at
  * compile time and must agree. */
 enum pe_size_check {

@@ -161,6 +161,21 @@ void _mlir_ciface_pe_runtime_query_count_out_of_range(int64_t queries,
   pe_runtime_query_count_out_of_range(queries, sequence, keys);
 }
 
+void pe_runtime_sequence_out_of_range(int64_t sequence, int64_t unused,
+                                      int64_t rows) {
+  (void)unused;
+  pe_runtime_raise(PE_ERROR_SLOT,
+                   "pe.gather_pages: sequence %" PRId64
+                   " is outside the block table's %" PRId64 " rows",
+                   sequence, rows);
+}
+
+void _mlir_ciface_pe_runtime_sequence_out_of_range(int64_t sequence,
+                                                   int64_t unused,
+                                                   int64_t rows) {
+  pe_runtime_sequence_out_of_range(sequence, unused, rows);
+}
+
 static const char *describe(int64_t check) {
   switch (check) {
   case PE_CHECK_ROPE_POSITIONS_LENGTH:

@@ -510,3 +510,51 @@ def test_gpu_pipeline_refuses_paged_attention():
     with pytest.raises(RuntimeError, match="'pe.paged_attention' op is not supported by "
                                            "pe-gpu-pipeline yet"):
         runner.compile(_paged_function("mqa-window", "nhd", "f32"), ["--target=gpu-on-cpu"])
+
+
+# ---------------------------------------------------------------------------
+# pe.gather_pages (what pe.paged_attention's expansion reads per sequence)
+# ---------------------------------------------------------------------------
+
+def _gather_function(layout):
+    page = "4x2" if layout == "nhd" else "2x4"
+    return f"""
+func.func @gather(%c: tensor<?x{page}x8xf32>, %bt: tensor<?x3xi32>, %b: tensor<1xi64>,
+                  %n: tensor<1xi64>) -> tensor<1x2x?x8xf32> {{
+  %c0 = arith.constant 0 : index
+  %bi = tensor.extract %b[%c0] : tensor<1xi64>
+  %ni = tensor.extract %n[%c0] : tensor<1xi64>
+  %seq = arith.index_cast %bi : i64 to index
+  %len = arith.index_cast %ni : i64 to index
+  %k = pe.gather_pages %c block_table(%bt : tensor<?x3xi32>) sequence(%seq) length(%len)
+         layout({layout}) : tensor<?x{page}x8xf32> -> tensor<1x2x?x8xf32>
+  return %k : tensor<1x2x?x8xf32>
+}}"""
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_gather_pages_against_reference_and_bad_inputs(layout):
+    """The copy lowering of pe.gather_pages (where no kernel reads the pages in place)
+    equals the reference for every length; a sequence outside the block table, a length
+    beyond its pages or a page outside the cache is an error naming it."""
+    compiled = runner.compile(_gather_function(layout), ["--num-threads=1"])
+    rng = np.random.default_rng(37)
+    shape = (5, 4, 2, 8) if layout == "nhd" else (5, 2, 4, 8)
+    cache = rng.standard_normal(shape).astype(np.float32)
+    table = np.array([[3, 1, 4], [0, 2, 2]], np.int32)
+    for seq, length in [(0, 10), (1, 12), (0, 0), (1, 1), (0, 4)]:
+        (got,) = compiled.call("gather", cache, table, np.array([seq]), np.array([length]))
+        want = reference.gather_pages(cache, table[seq], length, layout)
+        np.testing.assert_array_equal(got[0], want)
+    bad = table.copy()
+    bad[1, 2] = 7
+    for seq, length, message in [
+            (2, 4, "pe.gather_pages: sequence 2 is outside the block table's 2 rows"),
+            (-1, 4, "pe.gather_pages: sequence -1 is outside the block table's 2 rows"),
+            (0, 13, "sequence 0 has 13 keys, outside [0, 12]"),
+            (1, 12, "page 7 (sequence 1) is out of range for a cache of 5 pages")]:
+        with pytest.raises(runner.KernelError, match=re.escape(message)):
+            compiled.call("gather", cache, bad, np.array([seq]), np.array([length]))
+    # Pages past the length are not read.
+    (got,) = compiled.call("gather", cache, bad, np.array([1]), np.array([8]))
+    np.testing.assert_array_equal(got[0], reference.gather_pages(cache, bad[1], 8, layout))

@@ -847,10 +847,85 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
 
 } // namespace
 
+namespace {
+
+/// pe.gather_pages as a copy, one page at a time: keys j0 .. j0 + n - 1 are
+/// the first n rows of page block_table[seq, j0 / page_size] ([n, Hkv, D]
+/// transposed for nhd, [Hkv, n, D] as they are for hnd). Page and column are
+/// clamped into their tensors (the checks before reported anything outside).
+struct LowerGatherPages : OpConversionPattern<GatherPagesOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GatherPagesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkLowerable(op, rewriter)))
+      return failure();
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    checkGatherPages(b, op);
+    Value cache = adaptor.getCache(), table = adaptor.getBlockTable();
+    Value seq = adaptor.getSequence(), keys = adaptor.getLength();
+    auto type = cast<RankedTensorType>(cache.getType());
+    const bool nhd = op.getLayout() == CacheLayout::nhd;
+    const int64_t heads = type.getDimSize(op.getHeadsDim()), d = type.getDimSize(3);
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    Value pageSize = dimValue(b, cache, op.getPageSizeDim());
+    Value lastPage = arith::SubIOp::create(b, dimValue(b, cache, 0), one);
+    Value lastRow = arith::SubIOp::create(b, dimValue(b, table, 0), one);
+    Value lastColumn = arith::SubIOp::create(b, dimValue(b, table, 1), one);
+    Value row = clampIndex(b, seq, lastRow);
+    Value init = tensor::EmptyOp::create(b, op.getType(), ValueRange{keys});
+    Value blocks = arith::CeilDivSIOp::create(b, keys, pageSize);
+    auto loop = scf::ForOp::create(
+        b, arith::ConstantIndexOp::create(b, 0), blocks, one, ValueRange{init},
+        [&](OpBuilder &nb, Location nloc, Value block, ValueRange out) {
+          ImplicitLocOpBuilder n(nloc, nb);
+          Value column = clampIndex(n, block, lastColumn);
+          Value page = arith::IndexCastOp::create(
+              n, n.getIndexType(), tensor::ExtractOp::create(n, table, ValueRange{row, column}));
+          page = clampIndex(n, page, lastPage);
+          Value first = arith::MulIOp::create(n, block, pageSize);
+          Value count = arith::MinSIOp::create(n, pageSize,
+                                               arith::SubIOp::create(n, keys, first));
+          OpFoldResult zero = n.getIndexAttr(0), unit = n.getIndexAttr(1);
+          SmallVector<OpFoldResult> offsets = {page, zero, zero, zero};
+          SmallVector<OpFoldResult> sizes =
+              nhd ? SmallVector<OpFoldResult>{unit, count, n.getIndexAttr(heads),
+                                              n.getIndexAttr(d)}
+                  : SmallVector<OpFoldResult>{unit, n.getIndexAttr(heads), count,
+                                              n.getIndexAttr(d)};
+          SmallVector<OpFoldResult> strides(4, unit);
+          Value rows = tensor::ExtractSliceOp::create(n, cache, offsets, sizes, strides);
+          if (nhd) {
+            Value perm = tensor::EmptyOp::create(
+                n, ArrayRef<OpFoldResult>{unit, n.getIndexAttr(heads), count, n.getIndexAttr(d)},
+                type.getElementType());
+            rows = linalg::TransposeOp::create(n, rows, perm, ArrayRef<int64_t>{0, 2, 1, 3})
+                       .getResult()[0];
+          }
+          Value written = tensor::InsertSliceOp::create(
+              n, rows, out[0], ArrayRef<OpFoldResult>{zero, zero, first, zero},
+              ArrayRef<OpFoldResult>{unit, n.getIndexAttr(heads), count, n.getIndexAttr(d)},
+              strides);
+          scf::YieldOp::create(n, written);
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+
+  /// x clamped into [0, last].
+  static Value clampIndex(ImplicitLocOpBuilder &b, Value x, Value last) {
+    Value low = arith::MaxSIOp::create(b, x, arith::ConstantIndexOp::create(b, 0));
+    return arith::MinSIOp::create(b, low, last);
+  }
+};
+
+} // namespace
+
 void mlir::pe::populatePEToLinalgConversionPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerRopeFrequencies, LowerRopeTables, LowerRope, LowerSinusoidal,
                LowerLearned, LowerAlibiSlopes, LowerAlibiBias, LowerAttention,
-               LowerAppendKv>(
+               LowerAppendKv, LowerGatherPages>(
       patterns.getContext());
 }
 

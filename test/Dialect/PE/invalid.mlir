@@ -1713,3 +1713,52 @@ func.func @paged_window(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: 
   %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) window(0) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x8x64xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// pe.gather_pages
+//===----------------------------------------------------------------------===//
+
+// gather_pages: the cache is paged.
+func.func @gather_dense(%c: tensor<2x8x64x64xf32>, %bt: tensor<2x4xi32>, %b: index, %n: index) {
+  // expected-error @+1 {{reads a paged cache: expects layout(nhd) or layout(hnd), but got layout(dense)}}
+  %k = pe.gather_pages %c block_table(%bt : tensor<2x4xi32>) sequence(%b) length(%n) layout(dense) : tensor<2x8x64x64xf32> -> tensor<1x8x?x64xf32>
+  return
+}
+
+// -----
+
+// gather_pages: the result has the cache's heads and channels.
+func.func @gather_heads(%c: tensor<?x16x8x64xf32>, %bt: tensor<2x4xi32>, %b: index, %n: index) {
+  // expected-error @+1 {{expects a result [1, 8, ?, 64] (the length is a run-time value), but got 'tensor<1x4x?x64xf32>'}}
+  %k = pe.gather_pages %c block_table(%bt : tensor<2x4xi32>) sequence(%b) length(%n) : tensor<?x16x8x64xf32> -> tensor<1x4x?x64xf32>
+  return
+}
+
+// -----
+
+// gather_pages: the length is dynamic in the result type.
+func.func @gather_static_length(%c: tensor<?x8x16x64xf32>, %bt: tensor<2x4xi32>, %b: index, %n: index) {
+  // expected-error @+1 {{(the length is a run-time value)}}
+  %k = pe.gather_pages %c block_table(%bt : tensor<2x4xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x8x16x64xf32> -> tensor<1x8x32x64xf32>
+  return
+}
+
+// -----
+
+// gather_pages: the block table is [B, M].
+func.func @gather_table(%c: tensor<?x16x8x64xf32>, %bt: tensor<8xi32>, %b: index, %n: index) {
+  // expected-error @+1 {{expects rank-4 pages, a rank-4 result [1, Hkv, L, D] and a block table [B, M]}}
+  %k = pe.gather_pages %c block_table(%bt : tensor<8xi32>) sequence(%b) length(%n) : tensor<?x16x8x64xf32> -> tensor<1x8x?x64xf32>
+  return
+}
+
+// -----
+
+// gather_pages: the page size is static.
+func.func @gather_page_size(%c: tensor<?x?x8x64xf32>, %bt: tensor<2x4xi32>, %b: index, %n: index) {
+  // expected-error @+1 {{expects a static page size}}
+  %k = pe.gather_pages %c block_table(%bt : tensor<2x4xi32>) sequence(%b) length(%n) : tensor<?x?x8x64xf32> -> tensor<1x8x?x64xf32>
+  return
+}

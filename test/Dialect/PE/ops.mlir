@@ -169,3 +169,14 @@ func.func @paged_attention(%q: tensor<?x32x128xbf16>, %kc: tensor<?x16x8x128xbf1
   %1 = pe.paged_attention %q2, %kc2, %vc2 block_table(%bt : tensor<8x64xi32>) kv_lens(%lens : tensor<8xi32>) cu_seqlens(%cu : tensor<9xi32>) layout(hnd) scale(0.125) window(256) alibi(8.0) softcap(30.0) : tensor<?x8x64xf32>, tensor<?x1x16x64xf32>, tensor<?x1x16x32xf32> -> tensor<?x8x32xf32>
   return %0, %1 : tensor<?x32x128xbf16>, tensor<?x8x32xf32>
 }
+
+// One sequence's rows of a paged cache: nhd (the default, not printed) and hnd.
+// CHECK-LABEL: func.func @gather_pages
+// CHECK: pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<8x64xi32>) sequence(%{{.*}}) length(%{{.*}}) : tensor<?x16x8x128xbf16> -> tensor<1x8x?x128xbf16>
+// CHECK: pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<8x64xi32>) sequence(%{{.*}}) length(%{{.*}}) layout(hnd) : tensor<?x1x16x32xf32> -> tensor<1x1x?x32xf32>
+func.func @gather_pages(%kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x1x16x32xf32>, %bt: tensor<8x64xi32>,
+                        %b: index, %n: index) -> (tensor<1x8x?x128xbf16>, tensor<1x1x?x32xf32>) {
+  %0 = pe.gather_pages %kc block_table(%bt : tensor<8x64xi32>) sequence(%b) length(%n) layout(nhd) : tensor<?x16x8x128xbf16> -> tensor<1x8x?x128xbf16>
+  %1 = pe.gather_pages %vc block_table(%bt : tensor<8x64xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x1x16x32xf32> -> tensor<1x1x?x32xf32>
+  return %0, %1 : tensor<1x8x?x128xbf16>, tensor<1x1x?x32xf32>
+}

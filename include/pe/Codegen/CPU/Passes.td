@@ -196,6 +196,12 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     vector registers hold (4 x 6 accumulators of 32 registers, 2 x 6 of 16):
     docs/compiling.md, "Schedules from the target".
 
+    Keys and values that are `pe.gather_pages` of the same sequence of one
+    block table (what pe-expand-paged-attention builds) are read in place:
+    the kernel takes the paged caches, the block table, the sequence and the
+    length, and finds key row j at page block_table[sequence, j / page_size],
+    row j mod page_size; the gathers' run-time checks come first.
+
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that
     one, so a model whose layers share a shape compiles one kernel.

@@ -136,7 +136,7 @@ private:
         Value acc = g.loop(g.index(0), kCount, g.index(1), {g.vload(output, {r, g.index(e)})},
                            [&](Value j, ValueRange a) -> SmallVector<Value> {
                              Value weight = g.splat(g.load(scores, {j, r}));
-                             Value v = g.vload(buf.v, {bi, kvh, g.add(k0, j), g.index(e)});
+                             Value v = g.vload(buf.v, kvAt(g.add(k0, j), g.index(e)));
                              return {buildWeightedSum(g.b, a[0], weight, v)};
                            })[0];
         g.vstore(acc, output, {r, g.index(e)});

@@ -114,7 +114,7 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
     func::CallOp::create(b, kEnableAmxFn, TypeRange{}, ValueRange{});
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value sq = memref::DimOp::create(b, buf.q, 2);
-  Value skv = memref::DimOp::create(b, buf.k, 2);
+  Value skv = keyCountOf(g, buf);
   Value queryBlocks = g.ceilDiv(sq, g.index(p.queriesPerTask));
   Value keyBlocks = g.ceilDiv(skv, g.index(p.keysPerTile));
   Value tasks = g.mul(g.mul(batch, g.index(p.kvHeads)), queryBlocks);

@@ -228,6 +228,31 @@ void AttentionTask::storeQueryRows(Value r0) {
   }
 }
 
+Value mlir::pe::keyCountOf(KernelBuilder &g, const AttentionBuffers &buf) {
+  if (buf.keyCount)
+    return buf.keyCount;
+  return memref::DimOp::create(g.b, buf.k, 2);
+}
+
+SmallVector<Value> mlir::pe::kvIndex(KernelBuilder &g, const AttentionBuffers &buf, Value bi,
+                                     Value kvh, Value key, Value c) {
+  if (buf.layout == CacheLayout::dense)
+    return {bi, kvh, key, c};
+  // A static page size makes the division and remainder shifts.
+  const bool nhd = buf.layout == CacheLayout::nhd;
+  const int64_t pageDim = nhd ? 1 : 2;
+  auto cache = cast<MemRefType>(buf.k.getType());
+  Value pageSize = cache.isDynamicDim(pageDim) ? Value(memref::DimOp::create(g.b, buf.k, pageDim))
+                                               : g.index(cache.getDimSize(pageDim));
+  Value column = arith::DivUIOp::create(g.b, key, pageSize);
+  Value row = arith::RemUIOp::create(g.b, key, pageSize);
+  Value page = arith::IndexCastOp::create(g.b, g.b.getIndexType(),
+                                          g.load(buf.pageTable, {buf.sequence, column}));
+  if (nhd)
+    return {page, row, kvh, c};
+  return {page, kvh, row, c};
+}
+
 std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
   SmallVector<Value> range = g.loop(
       g.index(0), kCount, g.index(1),
@@ -264,7 +289,7 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
   const bool vectorRest = (p.headDim - p.rotaryDim) % g.lanes == 0;
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
-    auto keyAt = [&](Value d) { return SmallVector<Value>{bi, kvh, kj, d}; };
+    auto keyAt = [&](Value d) { return kvAt(kj, d); };
     if (vectorRope) {
       g.forEachVector(0, half, [&](Value pair) {
         Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
@@ -322,9 +347,9 @@ Value AttentionTask::packValuePairs(Value pairBuffer, Value k0, Value kCount) {
         Value any = found[0];
         for (int64_t e = 0; e < p.valueDim; e += g.lanes) {
           Value x0 = vector::LoadOp::create(g.b, raw, buf.v,
-                                            ValueRange{bi, kvh, g.add(k0, j), g.index(e)});
+                                            kvAt(g.add(k0, j), g.index(e)));
           Value x1 = vector::LoadOp::create(g.b, raw, buf.v,
-                                            ValueRange{bi, kvh, g.add(k0, j1), g.index(e)});
+                                            kvAt(g.add(k0, j1), g.index(e)));
           x1 = g.select(second, x1, zero);
           any = arith::OrIOp::create(
               g.b, any, arith::OrIOp::create(g.b, nonFiniteLanes(x0), nonFiniteLanes(x1)));

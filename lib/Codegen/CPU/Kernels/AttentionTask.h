@@ -27,7 +27,24 @@ namespace mlir::pe {
 /// The operands of a kernel, as buffers (null where absent).
 struct AttentionBuffers {
   Value q, k, v, mask, maskFlat, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+  /// Keys and values read in place from a paged cache (pe.gather_pages
+  /// operands, `layout` nhd or hnd): k and v are the caches, keys
+  /// [0, keyCount) of the call's one sequence are at the pages of row
+  /// `sequence` of `pageTable`. Null, and `layout` dense, for [B, Hkv, S, D]
+  /// keys and values.
+  Value pageTable, sequence, keyCount;
+  CacheLayout layout = CacheLayout::dense;
 };
+
+/// The number of keys of a call: keyCount for a paged cache, else Skv.
+Value keyCountOf(KernelBuilder &g, const AttentionBuffers &buf);
+
+/// The indices of channel `c` of key (or value) row `key` of batch row `bi`
+/// and KV head `kvh` in buf.k or buf.v: [bi, kvh, key, c] for dense
+/// operands, for a paged cache row key mod page_size of page
+/// pageTable[sequence, key / page_size].
+SmallVector<Value> kvIndex(KernelBuilder &g, const AttentionBuffers &buf, Value bi,
+                           Value kvh, Value key, Value c);
 
 /// How one K/V tile must be masked.
 struct TileMasking {
@@ -128,6 +145,8 @@ protected:
   void accumulateWeightedValues(Value kCount, function_ref<Value(Value, Value)> value,
                                 bool skipZeroWeights);
 
+  /// Channel `c` of key (or value) row `key` of the task in buf.k or buf.v.
+  SmallVector<Value> kvAt(Value key, Value c) { return kvIndex(g, buf, bi, kvh, key, c); }
   /// Where element (channel d, row r) of Q lives.
   SmallVector<Value> queryIndex(Value d, Value r);
   /// Whether whole rows of Q are rotated as vectors (`lanes` channels at a

@@ -44,7 +44,7 @@ public:
     g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
     accumulateWeightedValues(
         kCount,
-        [&](Value j, Value e) { return g.toF32(g.load(buf.v, {bi, kvh, g.add(k0, j), e})); },
+        [&](Value j, Value e) { return g.toF32(g.load(buf.v, kvAt(g.add(k0, j), e))); },
         /*skipZeroWeights=*/true);
     g.b.setInsertionPoint(branch.elseBlock()->getTerminator());
     accumulateValues(pairs);

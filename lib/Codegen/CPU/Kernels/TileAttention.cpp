@@ -44,11 +44,12 @@ namespace {
 constexpr char kKernelName[] = "pe_attention_kernel";
 
 /// The buffers the kernel is called with, in its argument order: q, k, v,
-/// positions, then the mask, the tables and the slopes where present, then
-/// the output.
+/// positions, then the page table, sequence and key count of a paged cache,
+/// the mask, the tables and the slopes where present, then the output.
 SmallVector<Value> kernelArguments(const AttentionBuffers &buf) {
   SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos, buf.kPos};
-  for (Value optional : {buf.mask, buf.qCos, buf.qSin, buf.kCos, buf.kSin, buf.slopes})
+  for (Value optional : {buf.pageTable, buf.sequence, buf.keyCount, buf.mask, buf.qCos,
+                         buf.qSin, buf.kCos, buf.kSin, buf.slopes})
     if (optional)
       args.push_back(optional);
   args.push_back(buf.out);
@@ -65,6 +66,12 @@ AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
   inner.v = *arg++;
   inner.qPos = *arg++;
   inner.kPos = *arg++;
+  inner.layout = outer.layout;
+  if (outer.pageTable) {
+    inner.pageTable = *arg++;
+    inner.sequence = *arg++;
+    inner.keyCount = *arg++;
+  }
   if (outer.mask) {
     inner.mask = *arg++;
     inner.maskFlat = memref::CollapseShapeOp::create(
@@ -174,12 +181,52 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       call(kernel);
     }
 
+    auto [keys, values] = pagedOperands(op);
     rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
+    if (keys) {
+      dropGather(rewriter, keys);
+      if (values != keys)
+        dropGather(rewriter, values);
+    }
     return success();
   }
 
 private:
   TileAttentionOptions options;
+
+  /// The pe.gather_pages ops of the keys and the values when both read the
+  /// same sequence of one block table (the kernel reads their pages in
+  /// place); null otherwise.
+  static std::pair<GatherPagesOp, GatherPagesOp> pagedOperands(AttentionOp op) {
+    auto keys = op.getKey().getDefiningOp<GatherPagesOp>();
+    auto values = op.getValue().getDefiningOp<GatherPagesOp>();
+    if (!keys || !values || keys.getBlockTable() != values.getBlockTable() ||
+        keys.getSequence() != values.getSequence() ||
+        keys.getLength() != values.getLength() || keys.getLayout() != values.getLayout())
+      return {};
+    return {keys, values};
+  }
+
+  /// The sizes of `gather`'s result taken from its operands, so that no
+  /// copy remains where the kernel reads the pages.
+  static void dropGather(PatternRewriter &rewriter, GatherPagesOp gather) {
+    for (Operation *user : llvm::make_early_inc_range(gather->getUsers())) {
+      auto dim = dyn_cast<tensor::DimOp>(user);
+      std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+      if (!index)
+        continue;
+      if (*index == 2) {
+        rewriter.replaceOp(dim, gather.getLength());
+      } else {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(dim);
+        rewriter.replaceOp(dim, arith::ConstantIndexOp::create(
+                                    rewriter, dim.getLoc(), gather.getType().getDimSize(*index)));
+      }
+    }
+    if (gather->use_empty())
+      rewriter.eraseOp(gather);
+  }
 
   /// The decode plan for one query when Sq is dynamic and `plan` is not
   /// already a decode kernel.
@@ -203,6 +250,17 @@ private:
     // another's to_buffer (it could reuse that tensor's buffer).
     AttentionTensors t = prepareAttentionTensors(b, op);
     AttentionBuffers buf;
+    if (auto [keys, values] = pagedOperands(op); keys) {
+      checkGatherPages(b, keys);
+      if (values != keys)
+        checkGatherPages(b, values);
+      t.k = keys.getCache();
+      t.v = values.getCache();
+      buf.layout = keys.getLayout();
+      buf.pageTable = g.toBuffer(keys.getBlockTable());
+      buf.sequence = keys.getSequence();
+      buf.keyCount = keys.getLength();
+    }
     buf.qCos = g.toBuffer(t.qCos);
     buf.qSin = g.toBuffer(t.qSin);
     buf.kCos = t.kCos == t.qCos ? buf.qCos : g.toBuffer(t.kCos);

@@ -27,7 +27,7 @@ public:
     softmax(k0, kCount, masking);
     auto value = [&](Value j, Value e) {
       if (p.element.isF32()) // in place
-        return g.load(buf.v, {bi, kvh, g.add(k0, j), e});
+        return g.load(buf.v, kvAt(g.add(k0, j), e));
       return g.load(values, {j, e});
     };
     if (!p.element.isF32())
@@ -89,10 +89,10 @@ private:
       Value kj = g.add(k0, j);
       if (p.valueDim % g.lanes == 0) {
         for (int64_t e = 0; e < p.valueDim; e += g.lanes)
-          g.vstore(g.vload(buf.v, {bi, kvh, kj, g.index(e)}), values, {j, g.index(e)});
+          g.vstore(g.vload(buf.v, kvAt(kj, g.index(e))), values, {j, g.index(e)});
       } else {
         g.loop(0, g.index(p.valueDim), 1, [&](Value e) {
-          g.store(g.toF32(g.load(buf.v, {bi, kvh, kj, e})), values, {j, e});
+          g.store(g.toF32(g.load(buf.v, kvAt(kj, e))), values, {j, e});
         });
       }
     });

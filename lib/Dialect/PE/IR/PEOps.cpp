@@ -698,6 +698,31 @@ static LogicalResult verifyPagedAttentionIndices(PagedAttentionOp op) {
   return success();
 }
 
+LogicalResult GatherPagesOp::verify() {
+  RankedTensorType cache = getCache().getType(), out = getType();
+  auto table = cast<RankedTensorType>(getBlockTable().getType());
+  if (getLayout() == CacheLayout::dense)
+    return emitOpError() << "reads a paged cache: expects layout(nhd) or "
+                            "layout(hnd), but got layout(dense)";
+  if (cache.getRank() != 4 || out.getRank() != 4 || table.getRank() != 2)
+    return emitOpError() << "expects rank-4 pages, a rank-4 result [1, Hkv, L, "
+                            "D] and a block table [B, M]";
+  if (cache.getElementType() != out.getElementType())
+    return emitOpError() << "expects the result of the cache's element type";
+  const int64_t heads = cache.getDimSize(getHeadsDim()), d = cache.getDimSize(3);
+  if (failed(verifyStatic(*this, "KV head count", heads)) ||
+      failed(verifyStatic(*this, "head dimension", d)) ||
+      failed(verifyStatic(*this, "page size", cache.getDimSize(getPageSizeDim()))))
+    return failure();
+  if (cache.getDimSize(getPageSizeDim()) < 1)
+    return emitOpError() << "expects a page size >= 1";
+  if (!compatible(out.getDimSize(0), 1) || out.getDimSize(1) != heads ||
+      !out.isDynamicDim(2) || out.getDimSize(3) != d)
+    return emitOpError() << "expects a result [1, " << heads << ", ?, " << d
+                         << "] (the length is a run-time value), but got " << out;
+  return success();
+}
+
 LogicalResult PagedAttentionOp::verify() {
   if (failed(verifyPagedAttentionShapes(*this)) ||
       failed(verifyPagedAttentionIndices(*this)))

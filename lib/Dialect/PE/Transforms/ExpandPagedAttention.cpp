@@ -1,7 +1,8 @@
 //===- ExpandPagedAttention.cpp - pe-expand-paged-attention ---------------===//
 //
 // pe.paged_attention as a loop over the sequences of the batch, each one a
-// pe.attention over its keys and values gathered from their pages.
+// pe.attention over its keys and values as pe.gather_pages of their pages
+// (which the CPU kernels read in place).
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Dialect/PE/Transforms/Passes.h"
@@ -39,19 +40,6 @@ Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
 
 Value toI64(ImplicitLocOpBuilder &b, Value index) {
   return arith::IndexCastOp::create(b, b.getI64Type(), index);
-}
-
-/// if (cond) errorFn(value, sequence, limit), index operands.
-void raiseIf(ImplicitLocOpBuilder &b, Operation *op, Value cond,
-             StringRef errorFn, Value value, Value sequence, Value limit) {
-  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, errorFn);
-  scf::IfOp::create(b, cond, [&](OpBuilder &tb, Location tloc) {
-    ImplicitLocOpBuilder t(tloc, tb);
-    func::CallOp::create(t, fn, TypeRange{},
-                         ValueRange{toI64(t, value), toI64(t, sequence),
-                                    toI64(t, limit)});
-    scf::YieldOp::create(t);
-  });
 }
 
 Value cmp(ImplicitLocOpBuilder &b, arith::CmpIPredicate p, Value x, Value y) {
@@ -114,37 +102,20 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
                    dimValue(b, op.getQuery(), 0));
     Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
     Value pages = dimValue(b, op.getKeyCache(), 0);
-    Value capacity = arith::MulIOp::create(b, dimValue(b, table, 1), pageSize);
     forEach(b, batch, [&](ImplicitLocOpBuilder &n, Value seq) {
       Value keys = extractIndex(n, lens, seq);
       Value queries = arith::SubIOp::create(
           n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, indexConstant(n, 1))}),
           extractIndex(n, cu, seq));
-      Value zero = indexConstant(n, 0);
       // Each check only where the ones before it passed, so that a sequence
       // reports one error also where checks do not stop (GPU check kernels).
-      Value badLength =
-          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, keys, zero),
-                               cmp(n, arith::CmpIPredicate::sgt, keys, capacity));
-      raiseIf(n, op, badLength, kKvLengthOutOfRangeFn, keys, seq, capacity);
-      Value goodLength = arith::XOrIOp::create(
-          n, badLength, arith::ConstantIntOp::create(n, 1, 1));
+      Value goodLength = buildKvLengthCheck(n, op, table, seq, keys, pageSize);
       Value badQueries =
-          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, zero),
+          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, indexConstant(n, 0)),
                                cmp(n, arith::CmpIPredicate::sgt, queries, keys));
-      raiseIf(n, op, arith::AndIOp::create(n, goodLength, badQueries),
-              kQueryCountOutOfRangeFn, queries, seq, keys);
-      // The block table's columns that hold keys; none for a bad length.
-      Value used = arith::SelectOp::create(
-          n, goodLength, arith::CeilDivSIOp::create(n, keys, pageSize), zero);
-      forEach(n, used, [&](ImplicitLocOpBuilder &m, Value block) {
-        Value page = extractIndex(m, table, ValueRange{seq, block});
-        raiseIf(m, op,
-                arith::OrIOp::create(
-                    m, cmp(m, arith::CmpIPredicate::slt, page, indexConstant(m, 0)),
-                    cmp(m, arith::CmpIPredicate::sge, page, pages)),
-                kPageOutOfRangeFn, page, seq, pages);
-      });
+      buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, badQueries),
+                      kQueryCountOutOfRangeFn, queries, seq, keys);
+      buildPageChecks(n, op, table, seq, keys, pageSize, pages, goodLength);
     });
   }
 
@@ -224,53 +195,15 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         });
   }
 
-  /// The keys (or values) 0 .. L-1 of sequence `seq` copied from their pages
-  /// into [1, Hkv, L, D], one page at a time: keys j0 .. j0 + n - 1 are the
-  /// first n rows of page block_table[seq, j0 / page_size] ([n, Hkv, D]
-  /// transposed for nhd, [Hkv, n, D] as they are for hnd). Page and column
-  /// are clamped into their tensors (the checks reported anything outside).
+  /// The keys (or values) 0 .. L-1 of sequence `seq` as [1, Hkv, L, D].
   static Value gather(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value cache,
                       Value seq, Value keys) {
     auto type = cast<RankedTensorType>(cache.getType());
-    const bool nhd = op.getLayout() == CacheLayout::nhd;
-    const int64_t heads = type.getDimSize(op.getHeadsDim()), d = type.getDimSize(3);
-    Value pageSize = dimValue(b, cache, op.getPageSizeDim());
-    Value lastPage = arith::SubIOp::create(b, dimValue(b, cache, 0), indexConstant(b, 1));
-    Value table = op.getBlockTable();
-    Value lastBlock = arith::SubIOp::create(b, dimValue(b, table, 1), indexConstant(b, 1));
-    auto outType = RankedTensorType::get({1, heads, ShapedType::kDynamic, d},
-                                         type.getElementType());
-    Value init = tensor::EmptyOp::create(b, outType, ValueRange{keys});
-    Value blocks = arith::CeilDivSIOp::create(b, keys, pageSize);
-    auto loop = scf::ForOp::create(
-        b, indexConstant(b, 0), blocks, indexConstant(b, 1), ValueRange{init},
-        [&](OpBuilder &nb, Location nloc, Value block, ValueRange out) {
-          ImplicitLocOpBuilder n(nloc, nb);
-          Value column = arith::MinSIOp::create(n, block, lastBlock);
-          Value page = extractIndex(n, table, ValueRange{seq, column});
-          page = arith::MaxSIOp::create(n, page, indexConstant(n, 0));
-          page = arith::MinSIOp::create(n, page, lastPage);
-          Value first = arith::MulIOp::create(n, block, pageSize);
-          Value count = arith::MinSIOp::create(
-              n, pageSize, arith::SubIOp::create(n, keys, first));
-          OpFoldResult zero = n.getIndexAttr(0), one = n.getIndexAttr(1);
-          SmallVector<OpFoldResult> offsets = {page, zero, zero, zero};
-          SmallVector<OpFoldResult> sizes =
-              nhd ? SmallVector<OpFoldResult>{one, count, n.getIndexAttr(heads),
-                                              n.getIndexAttr(d)}
-                  : SmallVector<OpFoldResult>{one, n.getIndexAttr(heads), count,
-                                              n.getIndexAttr(d)};
-          SmallVector<OpFoldResult> strides(4, one);
-          Value rows = tensor::ExtractSliceOp::create(n, cache, offsets, sizes, strides);
-          if (nhd)
-            rows = transpose(n, rows, {0, 2, 1, 3});
-          Value written = tensor::InsertSliceOp::create(
-              n, rows, out[0], ArrayRef<OpFoldResult>{zero, zero, first, zero},
-              ArrayRef<OpFoldResult>{one, n.getIndexAttr(heads), count, n.getIndexAttr(d)},
-              strides);
-          scf::YieldOp::create(n, written);
-        });
-    return loop.getResult(0);
+    auto outType = RankedTensorType::get(
+        {1, type.getDimSize(op.getHeadsDim()), ShapedType::kDynamic, type.getDimSize(3)},
+        type.getElementType());
+    return GatherPagesOp::create(b, outType, cache, op.getBlockTable(), seq, keys,
+                                 op.getLayout());
   }
 };
 

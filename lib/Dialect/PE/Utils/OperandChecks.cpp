@@ -266,3 +266,84 @@ std::optional<AttentionHeads> pe::attentionHeads(AttentionOp op) {
       return std::nullopt;
   return heads;
 }
+
+//===----------------------------------------------------------------------===//
+// Paged caches
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Element `indices` of an integer tensor as an index.
+Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
+  return arith::IndexCastOp::create(b, b.getIndexType(),
+                                    tensor::ExtractOp::create(b, tensor, indices));
+}
+
+Value outside(ImplicitLocOpBuilder &b, Value x, Value low, Value high,
+              arith::CmpIPredicate above) {
+  return arith::OrIOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, low),
+      arith::CmpIOp::create(b, above, x, high));
+}
+
+} // namespace
+
+void pe::buildPagedCheck(ImplicitLocOpBuilder &b, Operation *op, Value cond,
+                         StringRef errorFn, Value value, Value sequence, Value limit) {
+  FlatSymbolRefAttr fn = declareRuntimeFunction(b, op, errorFn);
+  scf::IfOp::create(b, cond, [&](OpBuilder &tb, Location tloc) {
+    ImplicitLocOpBuilder t(tloc, tb);
+    SmallVector<Value> args;
+    for (Value x : {value, sequence, limit})
+      args.push_back(arith::IndexCastOp::create(t, t.getI64Type(), x));
+    func::CallOp::create(t, fn, TypeRange{}, args);
+    scf::YieldOp::create(t);
+  });
+}
+
+Value pe::buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table,
+                             Value seq, Value length, Value pageSize) {
+  Value capacity = arith::MulIOp::create(b, dimValue(b, table, 1), pageSize);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value bad = outside(b, length, zero, capacity, arith::CmpIPredicate::sgt);
+  buildPagedCheck(b, op, bad, kKvLengthOutOfRangeFn, length, seq, capacity);
+  return arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1));
+}
+
+void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value seq,
+                         Value length, Value pageSize, Value pages, Value valid) {
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  // The block table's columns that hold keys; none where `valid` fails.
+  Value used = arith::SelectOp::create(
+      b, valid, arith::CeilDivSIOp::create(b, length, pageSize), zero);
+  scf::ForOp::create(b, zero, used, one, ValueRange{},
+                     [&](OpBuilder &nb, Location nloc, Value column, ValueRange) {
+                       ImplicitLocOpBuilder n(nloc, nb);
+                       Value page = extractIndex(n, table, ValueRange{seq, column});
+                       Value bad = outside(n, page, arith::ConstantIndexOp::create(n, 0),
+                                           pages, arith::CmpIPredicate::sge);
+                       buildPagedCheck(n, op, bad, kPageOutOfRangeFn, page, seq, pages);
+                       scf::YieldOp::create(n);
+                     });
+}
+
+void pe::checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op) {
+  Value table = op.getBlockTable(), seq = op.getSequence();
+  Value rows = dimValue(b, table, 0);
+  Value badSequence = outside(b, seq, arith::ConstantIndexOp::create(b, 0), rows,
+                              arith::CmpIPredicate::sge);
+  buildPagedCheck(b, op, badSequence, kSequenceOutOfRangeFn, seq, seq, rows);
+  // The other checks read the table's row: only for a sequence inside it.
+  scf::IfOp::create(
+      b, arith::XOrIOp::create(b, badSequence, arith::ConstantIntOp::create(b, 1, 1)),
+      [&](OpBuilder &tb, Location tloc) {
+        ImplicitLocOpBuilder t(tloc, tb);
+        Value cache = op.getCache();
+        Value pageSize = dimValue(t, cache, op.getPageSizeDim());
+        Value valid = buildKvLengthCheck(t, op, table, seq, op.getLength(), pageSize);
+        buildPageChecks(t, op, table, seq, op.getLength(), pageSize, dimValue(t, cache, 0),
+                        valid);
+        scf::YieldOp::create(t);
+      });
+}

@@ -2,10 +2,9 @@
 
 // The checks first (lengths, query counts, every page a sequence reads),
 // then one pe.attention per sequence: its query rows transposed to
-// [1, Hq, Sq, D] and rotated at L - Sq + i, its keys and values gathered from
-// the pages a page at a time (keys 16 i .. 16 i + 15 are the first rows of
-// page block_table[b, i], transposed from nhd), the result
-// rows written back into the packed [T, Hq, Dv]. The attention keeps the
+// [1, Hq, Sq, D] and rotated at L - Sq + i, its keys and values the
+// sequence's pages (pe.gather_pages of row b of the block table, L rows), the
+// result rows written back into the packed [T, Hq, Dv]. The attention keeps the
 // op's masks and parameters and rotates nothing itself (the cache holds
 // rotated keys).
 // CHECK-LABEL: func.func @decode
@@ -15,19 +14,15 @@
 // CHECK: func.call @pe_runtime_query_count_out_of_range
 // CHECK: scf.for
 // CHECK: func.call @pe_runtime_page_out_of_range
-// CHECK: scf.for %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x8x32xf32>)
+// CHECK: scf.for %[[B:.*]] = %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x8x32xf32>)
+// CHECK: %[[L:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK: tensor.extract_slice %{{.*}} : tensor<?x8x64xf32> to tensor<?x8x64xf32>
 // CHECK: linalg.transpose
 // CHECK: tensor.generate
 // CHECK: pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64>
-// CHECK: arith.ceildivsi %{{.*}}, %c16
-// CHECK: scf.for {{.*}} -> (tensor<1x2x?x64xf32>)
-// CHECK: tensor.extract %{{.*}} : tensor<?x32xi32>
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0, 0] [1, %{{.*}}, 2, 64] [1, 1, 1, 1] : tensor<?x16x2x64xf32> to tensor<1x?x2x64xf32>
-// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 64] [1, 1, 1, 1] : tensor<1x2x?x64xf32> into tensor<1x2x?x64xf32>
-// CHECK: scf.for {{.*}} -> (tensor<1x2x?x32xf32>)
-// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal window(128) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
+// CHECK: %[[K:.*]] = pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<?x32xi32>) sequence(%[[B]]) length(%[[L]]) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+// CHECK: %[[V:.*]] = pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<?x32xi32>) sequence(%[[B]]) length(%[[L]]) : tensor<?x16x2x32xf32> -> tensor<1x2x?x32xf32>
+// CHECK: pe.attention %{{.*}}, %[[K]], %[[V]] causal window(128) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
 // CHECK-NOT: rope(
 // CHECK: tensor.insert_slice %{{.*}} into %[[OUT]]
 // CHECK-NOT: pe.paged_attention

@@ -415,6 +415,44 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
   }];
 }
 
+def PE_GatherPagesOp : PE_Op<"gather_pages"> {
+  let summary = "one sequence's keys or values of a paged cache, as a dense tensor";
+  let description = [{
+    The first `length` rows of sequence `sequence` of a paged cache, head
+    major: `result[0, h, j, :] = cache[p, j mod page_size, h, :]` (`nhd`) or
+    `cache[p, h, j mod page_size, :]` (`hnd`) with
+    `p = block_table[sequence, floor(j / page_size)]`. The result is
+    `[1, Hkv, length, D]`, the layout of `pe.attention`'s keys and values.
+
+    `pe-expand-paged-attention` builds one per sequence as the keys and the
+    values of a `pe.attention`; the CPU attention kernels read such operands
+    in place, page by page, so the copy exists only where another lowering
+    takes it (`pe-lower-to-linalg`). Run-time errors, before anything is
+    read: `sequence` outside the block table's rows, `length` outside
+    `[0, M * page_size]`, a page it reads outside `[0, P)`.
+
+    ```mlir
+    %k = pe.gather_pages %k_cache block_table(%bt : tensor<8x2048xi32>)
+           sequence(%b) length(%len) layout(hnd)
+           : tensor<?x8x16x128xbf16> -> tensor<1x8x?x128xbf16>
+    ```
+  }];
+  let arguments = (ins PE_FloatTensor:$cache, PE_PositionsTensor:$block_table,
+      Index:$sequence, Index:$length,
+      DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout);
+  let results = (outs PE_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cache `block_table` `(` $block_table `:` type($block_table) `)`
+    `sequence` `(` $sequence `)` `length` `(` $length `)`
+    (`layout` `(` $layout^ `)`)? attr-dict `:` type($cache) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The dimensions of the page size and of the heads of the cache.
+    int64_t getPageSizeDim() { return getLayout() == ::mlir::pe::CacheLayout::nhd ? 1 : 2; }
+    int64_t getHeadsDim() { return getLayout() == ::mlir::pe::CacheLayout::nhd ? 2 : 1; }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels on buffers
 //===----------------------------------------------------------------------===//

@@ -69,12 +69,12 @@ def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
     Checks the block table, `kv_lens` and `cu_seqlens` on the calling thread
     (run-time errors naming the sequence), then loops over the sequences:
     the sequence's query rows transposed to `[1, Hq, Sq, D]` (and rotated by
-    `pe.rope` at positions `L - Sq + i` for `rope`), its keys and values
-    gathered from their pages into `[1, Hkv, L, D|Dv]`, one `pe.attention`
+    `pe.rope` at positions `L - Sq + i` for `rope`), its keys and values as
+    `pe.gather_pages` of its pages (`[1, Hkv, L, D|Dv]`), one `pe.attention`
     with the op's scale, masks, ALiBi and soft-capping (whose default
     positions are the sequence's), and the result rows written back into
     the packed `[T, Hq, Dv]`. The attention kernels of the CPU pipeline then
-    compute every sequence. Runs on a module (it declares the runtime
+    compute every sequence, reading the pages in place. Runs on a module (it declares the runtime
     functions of the checks).
 
     With `gpu`, the op is refused with a diagnostic instead: the loop over

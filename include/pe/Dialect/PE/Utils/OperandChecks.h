@@ -34,6 +34,7 @@ inline constexpr char kPageOutOfRangeFn[] = "pe_runtime_page_out_of_range";
 inline constexpr char kKvLengthOutOfRangeFn[] = "pe_runtime_kv_length_out_of_range";
 inline constexpr char kQueryCountOutOfRangeFn[] =
     "pe_runtime_query_count_out_of_range";
+inline constexpr char kSequenceOutOfRangeFn[] = "pe_runtime_sequence_out_of_range";
 
 /// The runtime function for dynamic sizes that differ:
 /// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
@@ -87,6 +88,27 @@ void buildSameSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
 void buildResultSizeChecks(ImplicitLocOpBuilder &b, Operation *op,
                            pe_size_check check, RankedTensorType type,
                            ArrayRef<OpFoldResult> sizes);
+
+/// if (cond) errorFn(value, sequence, limit) (index operands) on the calling
+/// thread: the form of the paged-cache checks.
+void buildPagedCheck(ImplicitLocOpBuilder &b, Operation *op, Value cond,
+                     StringRef errorFn, Value value, Value sequence, Value limit);
+
+/// The run-time check that sequence `seq` reads at most its block table's
+/// `M * page_size` keys: `length` within [0, M * page_size]. Returns whether
+/// it is (i1), so that later checks of the sequence can stay quiet.
+Value buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table,
+                         Value seq, Value length, Value pageSize);
+
+/// Where `valid` (i1) holds: the run-time checks that every page sequence
+/// `seq` reads for `length` keys (block_table[seq, 0 .. ceil(length /
+/// page_size))) lies within [0, pages).
+void buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value seq,
+                     Value length, Value pageSize, Value pages, Value valid);
+
+/// The run-time checks of pe.gather_pages `op` (sequence, length, pages),
+/// before anything is read.
+void checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op);
 
 /// The run-time size checks of pe.attention `op` on its (converted)
 /// operands, and its query and key positions: the given ones, or the

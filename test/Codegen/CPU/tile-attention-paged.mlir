@@ -1,0 +1,68 @@
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention -split-input-file | FileCheck %s
+// Numerics: python/tests/test_kv_cache.py (pe.paged_attention through the
+// CPU pipeline, whose expansion gives each sequence such an attention).
+
+// Keys and values of one sequence of a paged cache: the kernel reads the
+// caches in place through the block table (the gathers' checks first), so
+// no copy of the sequence exists. Key row j of the sequence is row j mod 16
+// of page block_table[b, j / 16].
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: (%{{.*}}: tensor<1x8x?x64xf32>, %[[KC:.*]]: tensor<?x16x2x64xf32>, %[[VC:.*]]: tensor<?x16x2x64xf32>, %[[BT:.*]]: tensor<?x32xi32>, %[[B:.*]]: index, %[[N:.*]]: index)
+// CHECK: call @pe_runtime_sequence_out_of_range
+// CHECK: call @pe_runtime_kv_length_out_of_range
+// CHECK: call @pe_runtime_page_out_of_range
+// CHECK-DAG: %[[T:.*]] = bufferization.to_buffer %[[BT]] read_only : tensor<?x32xi32> to memref<?x32xi32>
+// CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>
+// CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %[[VC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>
+// CHECK: call @pe_attention_kernel_0(%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
+// CHECK: call @pe_attention_kernel(%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
+// CHECK-NOT: pe.gather_pages
+// CHECK: func.func private @pe_attention_kernel(
+// CHECK-SAME: %[[KK:[^:]*]]: memref<?x16x2x64xf32>
+// CHECK-SAME: %[[TT:[^:]*]]: memref<?x32xi32>, %[[SEQ:[^:]*]]: index
+// CHECK: %[[COL:.*]] = arith.divui %[[J:.*]], %c16
+// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %c16
+// CHECK: %[[P:.*]] = memref.load %[[TT]][%[[SEQ]], %[[COL]]] : memref<?x32xi32>
+// CHECK: %[[PAGE:.*]] = arith.index_cast %[[P]] : i32 to index
+// CHECK: vector.load %[[KK]][%[[PAGE]], %[[ROW]], %{{.*}}, %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
+func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
+                    %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xf32> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %o = pe.attention %q, %k, %v causal : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}
+
+// -----
+
+// hnd pages: row j of head h is at [page, h, j mod 16].
+// CHECK-LABEL: func.func @hnd
+// CHECK: func.func private @pe_attention_kernel(
+// CHECK-SAME: %[[KK:[^:]*]]: memref<?x2x16x64xbf16>
+// CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c16
+// CHECK: %[[PAGE:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[KK]][%[[PAGE]], %{{.*}}, %[[ROW]], %{{.*}}]
+func.func @hnd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x2x16x64xbf16>, %vc: tensor<?x2x16x64xbf16>,
+               %bt: tensor<?x?xi64>, %b: index, %n: index) -> tensor<1x8x?x64xbf16> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x?xi64>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xbf16> -> tensor<1x2x?x64xbf16>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x?xi64>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xbf16> -> tensor<1x2x?x64xbf16>
+  %o = pe.attention %q, %k, %v : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}
+
+// -----
+
+// Keys and values of different sequences: no paged kernel; the gathers stay
+// (pe-lower-to-linalg copies them) and the kernel reads dense buffers.
+// CHECK-LABEL: func.func @two_sequences
+// CHECK: %[[K:.*]] = pe.gather_pages
+// CHECK: %[[V:.*]] = pe.gather_pages
+// CHECK: bufferization.to_buffer %[[K]] read_only : tensor<1x2x?x64xf32>
+// CHECK: call @pe_attention_kernel
+func.func @two_sequences(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %bt: tensor<?x32xi32>,
+                         %b: index, %c: index, %n: index) -> tensor<1x8x?x64xf32> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %v = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%c) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %o = pe.attention %q, %k, %v : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}
