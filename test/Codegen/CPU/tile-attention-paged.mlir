@@ -1,4 +1,5 @@
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention -split-input-file | FileCheck %s
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention=threads=2 -split-input-file | FileCheck %s --check-prefix=CHECK-HEADS
 // Numerics: python/tests/test_kv_cache.py (pe.paged_attention through the
 // CPU pipeline, whose expansion gives each sequence such an attention).
 
@@ -65,4 +66,29 @@ func.func @two_sequences(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %
   %v = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%c) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
   %o = pe.attention %q, %k, %v : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
   return %o : tensor<1x8x?x64xf32>
+}
+
+// -----
+
+// Decode over nhd pages: a key row holds the KV heads side by side, so a task
+// holds the state (Q, O, row statistics) of both heads and walks them inside
+// each key tile; the parallel loop has one KV head iteration, and the splits
+// of the keys do the rest.
+// CHECK-HEADS-LABEL: func.func @decode_nhd
+// CHECK-HEADS: func.func private @pe_attention_kernel(
+// CHECK-HEADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-HEADS: %[[O:.*]] = memref.alloca() : memref<2x16x64xf32>
+// CHECK-HEADS: scf.for %[[H:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK-HEADS: memref.subview %[[O]][%[[H]], 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+// Each key tile: the heads in turn, each reading its piece of the tile's rows.
+// CHECK-HEADS: scf.for %[[KB:.*]] =
+// CHECK-HEADS: scf.if
+// CHECK-HEADS: scf.for %[[H2:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK-HEADS: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[H2]], %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
+func.func @decode_nhd(%q: tensor<1x8x1x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
+                      %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x1x64xf32> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
+  %o = pe.attention %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }

@@ -47,9 +47,9 @@ private:
   Value values, weights;
 
   Value allocateQueries() override {
-    return g.scratch({p.headDim / 2, 2 * p.rows}, g.b.getBF16Type());
+    return stateScratch({p.headDim / 2, 2 * p.rows}, g.b.getBF16Type());
   }
-  Value allocateOutput() override { return g.scratch({p.rows, p.valueDim}, g.f32()); }
+  Value allocateOutput() override { return stateScratch({p.rows, p.valueDim}, g.f32()); }
   QueryLayout queryLayout() override { return QueryLayout::Pairs; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {r, e}; }
   Type keyTileType() override { return g.b.getBF16Type(); }

@@ -1,6 +1,8 @@
 //===- AttentionKernel.cpp - the tasks of a CPU attention kernel ----------===//
 //
-// Tasks = (batch row, KV head, query block, key range) in one parallel loop.
+// Tasks = (batch row, KV head, query block, key range) in one parallel loop
+// (for decode over an nhd paged cache, a task walks every KV head inside
+// each key tile instead; see headsInner).
 // Query blocks run in the order 0, n-1, 1, n-2, ... so that the contiguous
 // iteration ranges of the threads get equal causal work. With fewer tasks
 // than 2 x threads the key blocks are split among tasks too; each writes
@@ -107,17 +109,33 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
 
 } // namespace
 
+/// Whether one task holds every KV head of its query rows and walks the
+/// heads inside each key tile: for decode over an nhd paged cache, whose key
+/// rows hold the heads side by side (a task per head would read a short
+/// piece of every row per pass: about 2/3 of the read bandwidth, against
+/// all of it when the heads of a tile's rows are read one after the other),
+/// while the heads' state fits a task's scratch.
+static bool headsInner(const AttentionPlan &p, const AttentionBuffers &buf) {
+  constexpr int64_t kMaxStateBytes = 256 << 10;
+  const int64_t stateBytes = 4 * p.rows * (p.headDim + p.valueDim + 8) * p.kvHeads;
+  return buf.layout == CacheLayout::nhd && p.kind == AttentionKernelKind::Decode &&
+         p.kvHeads > 1 && stateBytes <= kMaxStateBytes;
+}
+
 void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
                                     const AttentionBuffers &buf) {
   ImplicitLocOpBuilder &b = g.b;
   if (p.kind == AttentionKernelKind::Amx) // the tile state, before any tile op
     func::CallOp::create(b, kEnableAmxFn, TypeRange{}, ValueRange{});
+  const bool inner = headsInner(p, buf);
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value sq = memref::DimOp::create(b, buf.q, 2);
   Value skv = keyCountOf(g, buf);
   Value queryBlocks = g.ceilDiv(sq, g.index(p.queriesPerTask));
   Value keyBlocks = g.ceilDiv(skv, g.index(p.keysPerTile));
-  Value tasks = g.mul(g.mul(batch, g.index(p.kvHeads)), queryBlocks);
+  // KV heads of the parallel loop: 1 where a task walks them all.
+  Value taskHeads = g.index(inner ? 1 : p.kvHeads);
+  Value tasks = g.mul(g.mul(batch, taskHeads), queryBlocks);
   // Fewer tasks than 2 x threads: split the key blocks too.
   Value nsplit = g.index(1);
   if (p.threads > 1) {
@@ -126,7 +144,9 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
   }
   Value perSplit = g.ceilDiv(keyBlocks, nsplit);
   Value split = g.cmp(IntPredicate::sgt, nsplit, g.index(1));
-  Value slots = g.select(split, g.mul(tasks, nsplit), g.index(0));
+  // One slot per (batch row, KV head, query block, split).
+  Value headTasks = g.mul(g.mul(batch, g.index(p.kvHeads)), queryBlocks);
+  Value slots = g.select(split, g.mul(headTasks, nsplit), g.index(0));
   Value partials = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic, (p.valueDim + 2) * p.rows}, g.f32()),
       ValueRange{slots});
@@ -143,17 +163,46 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
 
   std::unique_ptr<AttentionTask> task = createTask(g, p, buf);
   task->setSizes(sq, skv);
+  const int64_t heldHeads = inner ? p.kvHeads : 1;
   // Scratch once for sequential code, per iteration of the parallel loop.
   if (p.threads == 1)
-    task->allocate();
-  g.parallel(p.threads, {batch, g.index(p.kvHeads), queryBlocks, nsplit}, [&](ValueRange ivs) {
-    Value bi = ivs[0], kvh = ivs[1], qb = queryBlock(ivs[2]), s = ivs[3];
+    task->allocate(heldHeads);
+  g.parallel(p.threads, {batch, taskHeads, queryBlocks, nsplit}, [&](ValueRange ivs) {
+    Value bi = ivs[0], qb = queryBlock(ivs[2]), s = ivs[3];
     Value q0 = g.mul(qb, g.index(p.queriesPerTask));
-    task->setTask(bi, kvh, q0, g.min(g.index(p.queriesPerTask), g.sub(sq, q0)));
+    Value qCount = g.min(g.index(p.queriesPerTask), g.sub(sq, q0));
     if (p.threads > 1)
-      task->allocate();
-    task->initialize();
-    auto [qMin, qMax] = task->packQueries();
+      task->allocate(heldHeads);
+    // body(kvh) for the task's KV head, or for each of them in turn.
+    auto forHeads = [&](function_ref<void(Value)> body) {
+      if (!inner) {
+        task->setTask(bi, ivs[1], q0, qCount);
+        return body(ivs[1]);
+      }
+      g.loop(0, g.index(p.kvHeads), 1, [&](Value h) {
+        task->selectHead(h);
+        task->setTask(bi, h, q0, qCount);
+        body(h);
+      });
+    };
+    forHeads([&](Value) { task->initialize(); });
+    // The queries' position range (the same for every head).
+    Value qMin, qMax;
+    if (!inner) {
+      std::tie(qMin, qMax) = task->packQueries();
+    } else {
+      SmallVector<Value> range = g.loop(
+          g.index(0), g.index(p.kvHeads), g.index(1),
+          {g.i64Constant(0), g.i64Constant(0)}, [&](Value h, ValueRange) -> SmallVector<Value> {
+            task->selectHead(h);
+            task->setTask(bi, h, q0, qCount);
+            auto [lo, hi] = task->packQueries();
+            return {lo, hi};
+          });
+      qMin = range[0];
+      qMax = range[1];
+      task->setTask(bi, g.index(0), q0, qCount);
+    }
     Value kbBegin = g.mul(s, perSplit);
     Value kbEnd = g.min(keyBlocks, g.add(kbBegin, perSplit));
     g.loop(kbBegin, kbEnd, g.index(1), [&](Value kb) {
@@ -173,15 +222,19 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
       hidden = arith::OrIOp::create(b, hidden, none);
       Value visible = arith::XOrIOp::create(
           b, hidden, arith::ConstantOp::create(b, b.getBoolAttr(true)));
-      g.ifThen(visible, [&] { task->processTile(k0, kCount, masking); });
+      g.ifThen(visible, [&] {
+        forHeads([&](Value) { task->processTile(k0, kCount, masking); });
+      });
     });
-    Value slot = g.add(g.mul(taskIndex(bi, kvh, qb), nsplit), s);
-    auto branch = scf::IfOp::create(b, split, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    task->writePartials(partials, slot);
-    b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    task->writeOutput();
+    forHeads([&](Value kvh) {
+      Value slot = g.add(g.mul(taskIndex(bi, kvh, qb), nsplit), s);
+      auto branch = scf::IfOp::create(b, split, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+      task->writePartials(partials, slot);
+      b.setInsertionPoint(branch.elseBlock()->getTerminator());
+      task->writeOutput();
+    });
   });
 
   g.ifThen(split, [&] {

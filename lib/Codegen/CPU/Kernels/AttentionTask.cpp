@@ -10,23 +10,55 @@
 using namespace mlir;
 using namespace mlir::pe;
 
-void AttentionTask::allocate() {
+void AttentionTask::allocate(int64_t headCount) {
+  heads = headCount;
   queries = allocateQueries();
   scores = g.scratch({p.keysPerTile, p.rows}, g.f32());
   output = allocateOutput();
   keys = g.scratch({p.keysPerTile, p.headDim}, keyTileType());
-  rowMax = g.scratch({p.rows}, g.f32());
-  rowSum = g.scratch({p.rows}, g.f32());
+  rowMax = stateScratch({p.rows}, g.f32());
+  rowSum = stateScratch({p.rows}, g.f32());
   alpha = g.scratch({p.rows}, g.f32());
-  rowPositions = g.scratch({p.rows}, g.i64());
+  rowPositions = stateScratch({p.rows}, g.i64());
   keyPositionTile = g.scratch({p.keysPerTile}, g.i64());
   if (p.alibiMaxBias)
-    rowSlopes = g.scratch({p.rows}, g.f32());
+    rowSlopes = stateScratch({p.rows}, g.f32());
   if (p.hasMask)
-    rowMaskOffsets = g.scratch({p.rows}, g.i64());
+    rowMaskOffsets = stateScratch({p.rows}, g.i64());
   if (vectorQueries())
     queryRows = g.scratch({g.lanes, p.headDim}, g.f32());
   allocateVariant();
+  headStates.clear();
+  if (heads > 1)
+    for (Value *state : {&queries, &output, &rowMax, &rowSum, &rowPositions, &rowSlopes,
+                         &rowMaskOffsets})
+      if (*state)
+        headStates.push_back({state, *state});
+}
+
+Value AttentionTask::stateScratch(ArrayRef<int64_t> shape, Type element) {
+  if (heads == 1)
+    return g.scratch(shape, element);
+  SmallVector<int64_t> all = {heads};
+  llvm::append_range(all, shape);
+  return g.scratch(all, element);
+}
+
+void AttentionTask::selectHead(Value h) {
+  kvh = h;
+  for (auto [member, all] : headStates) {
+    // all[h, ...] as a buffer of the state's own rank.
+    auto type = cast<MemRefType>(all.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), g.b.getIndexAttr(0));
+    offsets[0] = h;
+    SmallVector<OpFoldResult> sizes = {g.b.getIndexAttr(1)};
+    for (int64_t d : type.getShape().drop_front())
+      sizes.push_back(g.b.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(type.getRank(), g.b.getIndexAttr(1));
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape().drop_front(), type, offsets, sizes, strides);
+    *member = memref::SubViewOp::create(g.b, viewType, all, offsets, sizes, strides);
+  }
 }
 
 void AttentionTask::initialize() {

@@ -68,8 +68,14 @@ public:
   virtual ~AttentionTask() = default;
 
   /// Allocates the task's scratch on the stack (before the task loops for
-  /// sequential code, in each task otherwise).
-  void allocate();
+  /// sequential code, in each task otherwise). With `heads` > 1 the state
+  /// that lives across tiles (Q, O, row statistics, row positions) is held
+  /// for that many KV heads at once, and selectHead() picks one; the scratch
+  /// of a tile is shared.
+  void allocate(int64_t heads = 1);
+  /// The task's KV head: with several heads allocated, the state becomes
+  /// that of head `h` (views of the heads' scratch).
+  void selectHead(Value h);
   /// The sizes of the call: queries and keys.
   void setSizes(Value queries, Value keys) {
     sq = queries;
@@ -127,6 +133,9 @@ protected:
   virtual SmallVector<Value> outputIndex(Value e, Value r) = 0;
   virtual Type keyTileType() { return g.f32(); }
   virtual void allocateVariant() {}
+  /// Scratch of the state that lives across tiles: `shape`, or
+  /// [heads, shape...] when the task holds several heads (allocate()).
+  Value stateScratch(ArrayRef<int64_t> shape, Type element);
 
   /// One step of a micro-tile product into O^T: the accumulators (index
   /// ec * rowVectors + v) after step `s` of the micro-tile of rows
@@ -179,6 +188,11 @@ protected:
   Value broadcastPair(Value mem, Value i, Value c);
 
 private:
+  /// The KV heads whose state the task holds, and that state's buffers
+  /// ([heads, ...]) beside the member each one views.
+  int64_t heads = 1;
+  SmallVector<std::pair<Value *, Value>> headStates;
+
   /// How the scores of a tile are fixed before the row max.
   enum class ScoreFix {
     None,            // every key visible: scores as they are

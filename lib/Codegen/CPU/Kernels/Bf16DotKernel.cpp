@@ -58,9 +58,9 @@ private:
   VectorType pairVector() { return VectorType::get({2 * g.lanes}, bf16()); }
 
   Value allocateQueries() override {
-    return g.scratch({p.headDim / 2, 2 * p.rows}, bf16());
+    return stateScratch({p.headDim / 2, 2 * p.rows}, bf16());
   }
-  Value allocateOutput() override { return g.scratch({p.valueDim, p.rows}, g.f32()); }
+  Value allocateOutput() override { return stateScratch({p.valueDim, p.rows}, g.f32()); }
   QueryLayout queryLayout() override { return QueryLayout::Pairs; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {e, r}; }
   Type keyTileType() override { return bf16(); }

@@ -45,8 +45,8 @@ private:
   /// V[j][e] as f32, for f16/bf16 values.
   Value values;
 
-  Value allocateQueries() override { return g.scratch({p.headDim, p.rows}, g.f32()); }
-  Value allocateOutput() override { return g.scratch({p.valueDim, p.rows}, g.f32()); }
+  Value allocateQueries() override { return stateScratch({p.headDim, p.rows}, g.f32()); }
+  Value allocateOutput() override { return stateScratch({p.valueDim, p.rows}, g.f32()); }
   QueryLayout queryLayout() override { return QueryLayout::Transposed; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {e, r}; }
   void allocateVariant() override {
