@@ -512,7 +512,9 @@ def ggml_attention(q, k, v, repeat, rope):
     """ggml's RoPE (llama3 factors, NeoX pairs) + causal flash attention on
     the same f32 inputs ([1, H, S, D]), 2 threads: (times as `timeit`, the
     output as [1, Hq, Sq, D]), or None without build/ggml/ggml_attention
-    (benchmarks/ggml/build.sh)."""
+    (benchmarks/ggml/build.sh). `rope` 2: a decode step with a KV cache (the
+    last key and value are the new token's, rotated and written into the
+    cache; see ggml_attention.c)."""
     if not os.access(GGML, os.X_OK):
         return None
     _, hq, sq, d = q.shape
@@ -527,7 +529,7 @@ def ggml_attention(q, k, v, repeat, rope):
         with open(f"{folder}/params.txt", "w") as f:
             f.write("500000.0\n")
         proc = subprocess.run([GGML, folder, str(sq), str(skv), str(hq), str(hkv), str(d), "2",
-                               str(max(repeat, 5)), "1" if rope else "0"],
+                               str(max(repeat, 5)), str(int(rope))],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"ggml_attention failed ({proc.returncode}): "
@@ -552,6 +554,29 @@ def add_ggml(row, mod, name, args, q, k, v, repeat, rope):
         row["ggml"] = ggml[0]
         (ours,) = mod.call(name, *args)
         row["ggml_max_abs_difference"] = float(np.abs(ours - ggml[1]).max())
+
+
+def add_ggml_decode_steps(row, queries, dense, repeat):
+    """ggml's decode step with a KV cache for each sequence of a batch (its new
+    token's key rotated and written into the cache, Q rotated, flash attention
+    over the cache; llama.cpp runs sequences of different lengths this way, one
+    contiguous cache each): the sum of the sequences' medians (mins, maxes)."""
+    total = {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "runs": repeat}
+    for q, (k, v) in zip(queries, dense):
+        try:
+            ggml = ggml_attention(q, k, v, repeat, rope=2)
+        except RuntimeError as error:
+            row["ggml_skipped"] = str(error)
+            return
+        if ggml is None:
+            return
+        if not np.isfinite(ggml[1]).all():
+            row["ggml_skipped"] = "ggml's decode step gave non-finite values"
+            return
+        for key in ("median_ms", "min_ms", "max_ms"):
+            total[key] += ggml[0][key]
+        total["runs"] = min(total["runs"], ggml[0]["runs"])
+    row["ggml"] = total
 
 
 def torch_prefill(torch, q, k, v, p, variant, dtype="f32"):
@@ -864,9 +889,9 @@ PAGED_LENGTHS = [1024, 2048, 3000, 4096, 8192, 12000, 16384, 32768]
 PAGE_SIZE = 16
 
 
-def paged_cache(lengths, hkv, d, rng, dtype):
-    """A paged cache (nhd, pages in a random order) holding `lengths` keys per
-    sequence; the block table, and each sequence's keys and values as dense
+def paged_cache(lengths, hkv, d, rng, dtype, layout="nhd"):
+    """A paged cache (`layout` nhd or hnd, pages in a random order) holding `lengths`
+    keys per sequence; the block table, and each sequence's keys and values as dense
     [1, Hkv, L, D] arrays (the same values)."""
     pages = [-(-int(n) // PAGE_SIZE) for n in lengths]
     order = rng.permutation(sum(pages))
@@ -883,12 +908,16 @@ def paged_cache(lengths, hkv, d, rng, dtype):
     for b, n in enumerate(lengths):
         rows = lambda c: c[table[b, :pages[b]]].reshape(-1, hkv, d)[:n].transpose(1, 0, 2)[None]  # noqa
         dense.append((np.ascontiguousarray(rows(kc)), np.ascontiguousarray(rows(vc))))
+    if layout == "hnd":
+        kc, vc = (np.ascontiguousarray(c.transpose(0, 2, 1, 3)) for c in (kc, vc))
     return kc, vc, table, dense
 
 
-def paged_ir(name, hq, hkv, d, dtype, extra=""):
+def paged_ir(name, hq, hkv, d, dtype, extra="", layout="nhd"):
     q = f"tensor<?x{hq}x{d}x{dtype}>"
-    c = f"tensor<?x{PAGE_SIZE}x{hkv}x{d}x{dtype}>"
+    page = f"{PAGE_SIZE}x{hkv}" if layout == "nhd" else f"{hkv}x{PAGE_SIZE}"
+    c = f"tensor<?x{page}x{d}x{dtype}>"
+    extra = f" layout({layout})" + extra
     return f"""func.func @{name}(%q: {q}, %kc: {c}, %vc: {c}, %bt: tensor<?x?xi32>,
                  %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> {q} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
@@ -898,23 +927,23 @@ def paged_ir(name, hq, hkv, d, dtype, extra=""):
 }}"""
 
 
-def paged_decode_case(repeat, torch, dtype="f32"):
+def paged_decode_case(repeat, torch, dtype="f32", layout="nhd"):
     """One decode step of 8 requests of 1k..32k keys over a paged cache, beside the
     same sequences as dense tensors (one pe.attention call each) and PyTorch's SDPA
-    over the gathered pages."""
+    over the gathered pages (nhd)."""
     hq, hkv, d = 32, 8, 128
     rng = np.random.default_rng(4)
     lengths = np.array(PAGED_LENGTHS, np.int32)
-    kc, vc, table, dense = paged_cache(lengths, hkv, d, rng, dtype)
+    kc, vc, table, dense = paged_cache(lengths, hkv, d, rng, dtype, layout)
     q = rng.standard_normal((len(lengths), hq, d)).astype(np.float32)
     if dtype == "bf16":
         q = runner.bf16_array(q)
     cu = np.arange(len(lengths) + 1, dtype=np.int32)
     element_bytes = 2 if dtype == "bf16" else 4
-    row = {"case": f"paged decode, 8 requests of 1k..32k keys (page {PAGE_SIZE}), "
+    row = {"case": f"paged decode ({layout}), 8 requests of 1k..32k keys (page {PAGE_SIZE}), "
                    f"Hq={hq} Hkv={hkv} D={d} {dtype}",
            "kind": "bandwidth", "bytes": 2 * int(lengths.sum()) * hkv * d * element_bytes}
-    mod = compile_pe(paged_ir("paged", hq, hkv, d, dtype), [THREADS])
+    mod = compile_pe(paged_ir("paged", hq, hkv, d, dtype, layout=layout), [THREADS])
     row["fused"] = timeit(into_dynamic(mod, "paged", q.shape, q, kc, vc, table, lengths, cu),
                           repeat)
     qt, kt = f"tensor<1x{hq}x1x{d}x{dtype}>", f"tensor<1x{hkv}x?x{d}x{dtype}>"
@@ -926,7 +955,9 @@ def paged_decode_case(repeat, torch, dtype="f32"):
         for (k, v), qq, out in zip(dense, queries, outs):
             dense_mod.call("decode", qq, k, v, out=out)
     row["dense"] = timeit(dense_step, repeat)
-    if torch is not None and dtype == "f32":
+    if dtype == "f32" and layout == "nhd":
+        add_ggml_decode_steps(row, queries, dense, repeat)
+    if torch is not None and dtype == "f32" and layout == "nhd":
         import torch.nn.functional as F
         kt_, vt_, tb = torch.from_numpy(kc), torch.from_numpy(vc), torch.from_numpy(table)
         qq = torch.from_numpy(q)
@@ -1034,6 +1065,8 @@ def run_case(kind, s, hkv, repeat):
         row = paged_decode_case(repeat, torch)
     elif kind == "paged-decode-bf16":
         row = paged_decode_case(repeat, torch, "bf16")
+    elif kind == "paged-decode-hnd":
+        row = paged_decode_case(repeat, torch, "f32", "hnd")
     elif kind == "append":
         row = append_case(repeat)
     elif kind == "chunked-prefill":
@@ -1299,7 +1332,8 @@ def main():
     cases += [("prefill-alibi", s, 32) for s in prefill_s]
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("decode-bf16", decode_skv[-1], 0)]
-    cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("append", 0, 0),
+    cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("paged-decode-hnd", 0, 0),
+              ("append", 0, 0),
               ("chunked-prefill", 0, 0)]
     cases += [("compile", 0, 0)]
     try:

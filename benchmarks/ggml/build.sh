@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=0.3.36
 out=build/ggml
-if [ -x "$out/ggml_attention" ]; then
+if [ -x "$out/ggml_attention" ] && [ "$out/ggml_attention" -nt benchmarks/ggml/ggml_attention.c ]; then
   echo "$out/ggml_attention"
   exit 0
 fi

@@ -9,7 +9,11 @@
  *   ggml_attention DIR SQ SKV HQ HKV D THREADS REPEAT ROPE
  *
  * ROPE 1 rotates Q and K (prefill); 0 leaves both as they are (decode over
- * a cache of rotated keys, as pe's decode case).
+ * a cache of rotated keys, as pe's decode case); 2 is a decode step with a
+ * KV cache as llama.cpp runs it: the last key and value of k.bin / v.bin are
+ * the new token's, rotated (the key) and copied into the cache
+ * (ggml_cpy into a view of it), Q rotated, then attention over the cache
+ * whose other keys are taken as already rotated.
  * DIR holds q.bin [SQ][HQ][D], k.bin and v.bin [SKV][HKV][D], factors.bin
  * [D/2] (f32) and params.txt (theta); the query positions are
  * SKV - SQ .. SKV - 1, the key positions 0 .. SKV - 1. Writes out.bin
@@ -64,7 +68,8 @@ int main(int argc, char **argv) {
     fclose(f);
   }
   // Q, rotated Q and the output; K, rotated K and V; the factors.
-  size_t bytes = sizeof(float) * ((size_t)sq * hq * d * 3 + (size_t)skv * hkv * d * 3 + d) +
+  size_t bytes = sizeof(float) * ((size_t)sq * hq * d * 3 + (size_t)skv * hkv * d * 3 + d +
+                                  (size_t)hkv * d * 3) +
                  sizeof(ggml_fp16_t) * (size_t)sq * skv + sizeof(int32_t) * (sq + skv) +
                  ((size_t)64 << 20);
   struct ggml_init_params params = {bytes, NULL, false};
@@ -92,7 +97,24 @@ int main(int argc, char **argv) {
 
   // Rotate as llama.cpp does ([D, H, S]), then attend in [D, S, H] views.
   struct ggml_tensor *qr = q, *kr = k;
-  if (rope) {
+  struct ggml_cgraph *graph = ggml_new_graph(ctx);
+  if (rope == 2) {
+    // The new token's rows, then their copies into the cache's last row.
+    struct ggml_tensor *knew = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, hkv, 1);
+    struct ggml_tensor *vnew = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, hkv, 1);
+    size_t last = (size_t)(skv - 1) * k->nb[2];
+    memcpy(knew->data, (char *)k->data + last, ggml_nbytes(knew));
+    memcpy(vnew->data, (char *)v->data + last, ggml_nbytes(vnew));
+    struct ggml_tensor *newPos = ggml_view_1d(ctx, kpos, 1, (size_t)(skv - 1) * sizeof(int32_t));
+    struct ggml_tensor *krot = ggml_rope_ext(ctx, knew, newPos, factors, d, GGML_ROPE_TYPE_NEOX,
+                                             0, theta, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+    ggml_build_forward_expand(
+        graph, ggml_cpy(ctx, krot, ggml_view_3d(ctx, k, d, hkv, 1, k->nb[1], k->nb[2], last)));
+    ggml_build_forward_expand(
+        graph, ggml_cpy(ctx, vnew, ggml_view_3d(ctx, v, d, hkv, 1, v->nb[1], v->nb[2], last)));
+    qr = ggml_rope_ext(ctx, q, qpos, factors, d, GGML_ROPE_TYPE_NEOX, 0, theta, 1.0f, 0.0f,
+                       1.0f, 0.0f, 0.0f);
+  } else if (rope) {
     qr = ggml_rope_ext(ctx, q, qpos, factors, d, GGML_ROPE_TYPE_NEOX, 0, theta, 1.0f, 0.0f,
                        1.0f, 0.0f, 0.0f);
     kr = ggml_rope_ext(ctx, k, kpos, factors, d, GGML_ROPE_TYPE_NEOX, 0, theta, 1.0f, 0.0f,
@@ -101,7 +123,6 @@ int main(int argc, char **argv) {
   struct ggml_tensor *out = ggml_flash_attn_ext(
       ctx, ggml_permute(ctx, qr, 0, 2, 1, 3), ggml_permute(ctx, kr, 0, 2, 1, 3),
       ggml_permute(ctx, v, 0, 2, 1, 3), mask, 1.0f / sqrtf((float)d), 0.0f, 0.0f);
-  struct ggml_cgraph *graph = ggml_new_graph(ctx);
   ggml_build_forward_expand(graph, out);
 
   struct ggml_threadpool_params poolParams = ggml_threadpool_params_default(threads);

@@ -12,6 +12,12 @@ the padding mask where one is needed. transformers applies RoPE before it
 calls an attention function, so with `"pe"` the rotation is still PyTorch's
 and rotated keys are cached.
 
+`register()` also adds `"paged|pe"`, the paged-attention interface of
+transformers' continuous batching (`model.generate_batch(...)` with
+`attn_implementation="paged|pe"`): each layer writes its new keys and values
+into transformers' paged cache with `pe.append_kv` and attends over the
+pages in place with `pe.paged_attention` (`paged_attention_forward`).
+
 `fuse_rope(model)` goes further for LLaMA-family models (LLaMA, Mistral,
 Qwen2; any module shaped like `LlamaAttention`): each attention layer passes
 un-rotated q and k and their positions to `pe.attention` with the model's
@@ -34,9 +40,10 @@ import torch
 from . import config as pe_config
 from . import torch as pe_torch
 
-__all__ = ["register", "attention_forward", "fuse_rope", "NAME"]
+__all__ = ["register", "attention_forward", "paged_attention_forward", "fuse_rope", "NAME"]
 
 NAME = "pe"
+PAGED_NAME = "paged|" + NAME
 
 
 def _additive(mask: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -185,6 +192,74 @@ def _refuse_other_models(names) -> None:
     PreTrainedModel._check_and_adjust_attn_implementation = checked
 
 
+def _sequence_pages(rows: torch.Tensor, cu: torch.Tensor, page_size: int) -> torch.Tensor:
+    """The block table [B, M] of sequences whose cache rows (physical row indices
+    of `[pages * page_size, H, D]`, in position order) are `rows[cu[b]:cu[b+1]]`;
+    NotImplementedError where a sequence's rows are not whole pages in order (a
+    sliding-window group's ring of rows, say)."""
+    lengths = (cu[1:] - cu[:-1]).tolist()
+    width = max([-(-n // page_size) for n in lengths] + [1])
+    table = torch.zeros((len(lengths), width), dtype=torch.int32)
+    for b, n in enumerate(lengths):
+        mine = rows[int(cu[b]):int(cu[b]) + n].to(torch.int64)
+        pages = mine[::page_size] // page_size
+        expected = pages.repeat_interleave(page_size)[:n] * page_size + \
+            torch.arange(n) % page_size
+        if not torch.equal(mine, expected):
+            raise NotImplementedError(
+                "pe paged attention reads whole pages in position order; this cache "
+                "group's rows are not (a sliding-window layer's ring buffer)")
+        table[b, :pages.numel()] = pages.to(torch.int32)
+    return table
+
+
+def paged_attention_forward(module, query, key, value, attention_mask, cache=None,
+                            cu_seq_lens_q=None, cu_seq_lens_k=None, scaling=None,
+                            dropout=0.0, sliding_window=None, softcap=None, **kwargs):
+    """The attention function of `attn_implementation="paged|pe"` for transformers'
+    continuous batching: query [1, Hq, T, D] packed by `cu_seq_lens_q`, the new
+    keys and values [1, Hkv, T, D] (RoPE applied); they are written into the
+    layer's paged cache at `write_index` (`pe.append_kv`), then each sequence's
+    queries attend causally to its cached keys (`read_index`, `cu_seq_lens_k`)
+    with `pe.paged_attention` reading the pages in place. Returns [1, T, Hq, D]."""
+    if cache is None or cu_seq_lens_q is None or cu_seq_lens_k is None:
+        raise ValueError("paged|pe attention is called by transformers' continuous "
+                         "batching, with its paged cache and sequence lengths")
+    for name in ("read_index", "write_index"):
+        if name not in kwargs:
+            raise ValueError(f"paged|pe attention needs the call's {name}")
+    _check_call(dropout, softcap, {k: v for k, v in kwargs.items()
+                                   if k not in ("max_seqlen_q", "max_seqlen_k")})
+    window = getattr(module, "sliding_window", None) or None
+    if isinstance(cu_seq_lens_k, dict):
+        cu_seq_lens_k = cu_seq_lens_k["sliding_attention" if window else "full_attention"]
+    group, layer = cache.layer_index_to_group_indices[module.layer_idx]
+    if cache.sliding_windows[module.layer_idx] != 1:
+        raise NotImplementedError("paged|pe attention does not read sliding-window cache "
+                                  "groups (their rows are a ring buffer)")
+    page_size, heads, dim = cache.block_size, cache.num_key_value_heads, cache.head_dim
+    key_pages = cache.key_cache[layer].view(-1, page_size, heads, dim)
+    value_pages = cache.value_cache[layer].view(-1, page_size, heads, value.shape[-1])
+    tokens = int(cu_seq_lens_q[-1])
+    write = kwargs["write_index"][group][:tokens].to(torch.int64)
+    pe_torch.append_kv(key[0, :, :tokens].transpose(0, 1).contiguous(),
+                       value[0, :, :tokens].transpose(0, 1).contiguous(),
+                       key_pages, value_pages, write, layout="nhd")
+    # Without cache reads (whole prompts only) each sequence's keys are its new ones.
+    read = kwargs["read_index"][group]
+    rows, cu_k = (read, cu_seq_lens_k) if read.numel() else (write, cu_seq_lens_q)
+    cu_k = cu_k.to(torch.int64)
+    table = _sequence_pages(rows, cu_k, page_size)
+    lengths = (cu_k[1:] - cu_k[:-1]).to(torch.int32)
+    q = query[0, :, :tokens].transpose(0, 1).contiguous()
+    out = pe_torch.paged_attention(q, key_pages, value_pages, table, lengths,
+                                   cu_seq_lens_q.to(torch.int32), layout="nhd", causal=True,
+                                   window=window, scale=scaling)
+    result = query.new_zeros((1, query.shape[2], query.shape[1], value.shape[-1]))
+    result[0, :tokens] = out
+    return result, None
+
+
 def register(name: str = NAME) -> None:
     """Makes `attn_implementation=name` use pe attention, in the models whose
     attention goes through transformers' AttentionInterface; building any
@@ -192,7 +267,8 @@ def register(name: str = NAME) -> None:
     from transformers import AttentionInterface, AttentionMaskInterface
     AttentionInterface.register(name, attention_forward)
     AttentionMaskInterface.register(name, _mask)
-    _refuse_other_models({name})
+    AttentionInterface.register("paged|" + name, paged_attention_forward)
+    _refuse_other_models({name, "paged|" + name})
 
 
 def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:

@@ -50,6 +50,7 @@ LAYERS = {
     "test_robustness.py": "driver",
     "test_torch_ops.py": "integration",
     "test_transformers.py": "integration",
+    "test_continuous_batching.py": "integration",
     "test_hf_integration.py": "integration",
     "test_hf_models.py": "integration",
     "test_hf_models_fused.py": "integration",

@@ -81,14 +81,24 @@ def _function_name(rope_name):
     return "append_" + rope_name.replace("-", "_")
 
 
-@pytest.fixture(scope="module", params=[(layout, dtype) for layout in ("dense", "nhd", "hnd")
-                                        for dtype in ("f32", "f16", "bf16")],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+# Where the host has AVX-512, the narrow types' code is also built for AVX2
+# (x86-64-v3: F16C, bf16 rounded in integer arithmetic), which an AVX2-only host
+# builds by default.
+AVX2 = ["--mcpu=x86-64-v3"] if "avx512f" in runner._cpu_flags() else None
+
+
+@pytest.fixture(scope="module",
+                params=[(layout, dtype, "host") for layout in ("dense", "nhd", "hnd")
+                        for dtype in ("f32", "f16", "bf16")] +
+                       ([(layout, dtype, "x86-64-v3") for layout in ("dense", "nhd", "hnd")
+                         for dtype in ("f16", "bf16")] if AVX2 else []),
+                ids=lambda p: "-".join(p))
 def module(request):
-    layout, dtype = request.param
+    layout, dtype, target = request.param
     ir = "\n".join(_append_function(_function_name(n), layout, dtype, _rope(n)[0])
                    for n in _names(dtype))
-    return layout, dtype, runner.compile(ir, ["--num-threads=1"])
+    return layout, dtype, runner.compile(
+        ir, ["--num-threads=1", *(AVX2 if target != "host" else [])])
 
 
 def _inputs(layout, dtype, tokens, rng):
@@ -309,6 +319,7 @@ PAGED_CASES = {
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
+    **({"kernels-x86-64-v3": ["--num-threads=2", *AVX2]} if AVX2 else {}),
 }
 
 
