@@ -917,11 +917,10 @@ def paged_ir(name, hq, hkv, d, dtype, extra="", layout="nhd"):
     q = f"tensor<?x{hq}x{d}x{dtype}>"
     page = f"{PAGE_SIZE}x{hkv}" if layout == "nhd" else f"{hkv}x{PAGE_SIZE}"
     c = f"tensor<?x{page}x{d}x{dtype}>"
-    extra = f" layout({layout})" + extra
     return f"""func.func @{name}(%q: {q}, %kc: {c}, %vc: {c}, %bt: tensor<?x?xi32>,
                  %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> {q} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
-       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) causal{extra}
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) layout({layout}) causal{extra}
        : {q}, {c}, {c} -> {q}
   return %o : {q}
 }}"""

@@ -25,7 +25,10 @@
 // CHECK: %[[ROW:.*]] = arith.remui %[[J]], %c16
 // CHECK: %[[P:.*]] = memref.load %[[TT]][%[[SEQ]], %[[COL]]] : memref<?x32xi32>
 // CHECK: %[[PAGE:.*]] = arith.index_cast %[[P]] : i32 to index
-// CHECK: vector.load %[[KK]][%[[PAGE]], %[[ROW]], %{{.*}}, %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
+// The pages' rows are scattered beyond the hardware prefetchers' reach: the
+// rows a few pages ahead are prefetched as a tile is packed.
+// CHECK: memref.prefetch %[[KK]][%[[PAGE]], %[[ROW]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<?x16x2x64xf32>
+// CHECK: vector.load %[[KK]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
 func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
                     %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xf32> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>

@@ -168,8 +168,15 @@ protected:
   /// blocks transposed by shuffles for the transposed layouts.
   void storeQueryRows(Value r0);
 
-  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys.
+  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys; over a
+  /// paged cache it prefetches the rows of K and V ahead.
   void packKeys(Value k0, Value kCount);
+  /// How many keys ahead the kernels prefetch K and V: a tile, but at most 4
+  /// pages of an nhd cache (see the .cpp).
+  int64_t prefetchDistance() const;
+  /// Prefetches the cache lines of key k0 + j + prefetchDistance() (clamped
+  /// to the last key) of `operand` (K or V) into every cache level.
+  void prefetchAhead(Value operand, Value k0, Value j);
   /// The online-softmax step over the scores of one tile: fixes, row max,
   /// weights, sums and the correction alpha of the running output.
   void softmax(Value k0, Value kCount, const TileMasking &masking);

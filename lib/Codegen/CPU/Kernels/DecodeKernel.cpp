@@ -89,31 +89,6 @@ private:
   /// or 2 x lanes bf16 for the scores' dot products).
   using TileRow = function_ref<Value(Value, Value)>;
 
-  /// How many keys ahead the loops prefetch: a tile, but at most 4 pages of
-  /// an nhd cache. There a head's rows lie Hkv x D elements apart (4 KiB for
-  /// 8 heads of 128 f32), so all of them fall in the same few cache sets and
-  /// lines prefetched a whole tile ahead evict each other before their use
-  /// (measured, 8 sequences of 1k..32k keys in f32: 45 ms at 64 keys, 47 ms
-  /// at 192, 49 ms without prefetches; for hnd pages, whose rows are
-  /// contiguous, the tile is best).
-  int64_t prefetchDistance() const {
-    if (buf.layout != CacheLayout::nhd)
-      return p.keysPerTile;
-    auto cache = cast<MemRefType>(buf.k.getType());
-    return std::min(p.keysPerTile, 4 * cache.getDimSize(1));
-  }
-
-  /// Prefetches the cache lines of key k0 + j + prefetchDistance() (clamped
-  /// to the last key) of `operand` (K or V) into every cache level.
-  void prefetchAhead(Value operand, Value k0, Value j) {
-    auto type = cast<MemRefType>(operand.getType());
-    const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
-    Value ahead = g.min(g.add(g.add(k0, j), g.index(prefetchDistance())), g.sub(skv, g.index(1)));
-    for (int64_t c = 0; c < type.getDimSize(3); c += lineElements)
-      memref::PrefetchOp::create(g.b, operand, kvAt(ahead, g.index(c)),
-                                 /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
-  }
-
   /// S^T[j][r] = sum_d Q[r][d] K[j][d] for the valid rows: FMAs of f32
   /// chunks or dot products of bf16 pair chunks, then one tree reduction.
   void computeScores(Value k0, Value kCount, TileRow key) {
