@@ -34,7 +34,7 @@ static void buildAttention(OpBuilder &builder, Location loc,
   auto args = body->getArguments();
   auto attention = AttentionOp::create(
       builder, loc, query, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      args[4], /*sinks=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
       kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),

@@ -137,7 +137,7 @@ def _dims(type_text: str) -> list:
 def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] = None,
                        positions=None, mask: Optional[str] = None, rotate: Optional[str] = None,
                        alibi_bias: Optional[str] = None, attend_positions: bool = True,
-                       **attrs) -> str:
+                       sinks: Optional[str] = None, **attrs) -> str:
     """A `func.func @name` around one `pe.attention`, its operands the function's arguments.
 
     ``q``, ``k``, ``v`` (and ``out``, default ``q``'s type) are tensor types. ``positions`` is
@@ -148,8 +148,9 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
     ``alibi_bias`` (``"causal"`` or ``"symmetric"``) makes the mask a `pe.alibi_bias` of the
     query heads at ``%p``, the form `pe-fuse-alibi-into-attention` fuses. With
     ``attend_positions=False`` the attention keeps its default positions (``%p`` feeds the
-    rotation only). ``attrs`` are those of :func:`attention_attrs`. Arguments: q, k, v, the
-    positions, the mask."""
+    rotation only). ``sinks`` is the type of an argument ``%sinks`` ([Hq] attention sinks).
+    ``attrs`` are those of :func:`attention_attrs`. Arguments: q, k, v, the positions, the
+    mask, the sinks."""
     out = out or q
     params = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     body, operands = [], ""
@@ -182,6 +183,9 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
                  f"%mask = tensor.expand_shape %bias [[0, 1], [2], [3]] output_shape "
                  f"[1, {heads}, {length}, {length}] : {bias} into {masked}"]
         operands = f" mask(%mask : {masked})" + operands
+    if sinks is not None:
+        params.append(f"%sinks: {sinks}")
+        operands += f" sinks(%sinks : {sinks})"
     body.append(f"%o = pe.attention {q_in}, {k_in}, %v{operands}{attention_attrs(**attrs)} : "
                 f"{q}, {k}, {v} -> {out}")
     lines = "\n".join("  " + line for line in body)

@@ -669,10 +669,11 @@ def _positions_2d(pos, batch: int, length: int, name: str) -> np.ndarray:
 def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None,
               causal: bool = False, window: Optional[int] = None,
               rope: Optional[Mapping] = None, alibi: Optional[float] = None,
-              softcap: Optional[float] = None) -> np.ndarray:
+              softcap: Optional[float] = None, sinks=None) -> np.ndarray:
     """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
     softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
-    identity without.
+    identity without. ``sinks`` ([Hq]): attention sinks, one logit per query head in the
+    softmax's denominator only (a key of value 0 that every query sees: gpt-oss).
 
     q: [B,Hq,Sq,D], k: [B,Hkv,Skv,D], v: [B,Hkv,Skv,Dv]; query head h reads kv head
     h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
@@ -731,10 +732,20 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     scores = np.where(masked[:, None], -np.inf, scores)
     # IEEE on the visible keys: a NaN score makes its row NaN (np.max propagates it).
     row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)
+    sink = None
+    if sinks is not None:
+        sink = np.asarray(sinks, dtype=np.float64)
+        if sink.shape != (Hq,):
+            raise ValueError(f"sinks must be [Hq] = [{Hq}], got {sink.shape}")
+        sink = np.broadcast_to(sink[None, :, None, None], row_max.shape)
+        row_max = np.maximum(row_max, sink)
     empty = row_max == -np.inf  # no visible key
     with np.errstate(invalid="ignore"):
         w = np.exp(scores - np.where(empty, 0.0, row_max))
     denom = w.sum(axis=-1, keepdims=True)
+    if sink is not None:
+        with np.errstate(invalid="ignore"):
+            denom = denom + np.exp(sink - np.where(empty, 0.0, row_max))
     with np.errstate(invalid="ignore"):
         probs = np.divide(w, denom, out=np.zeros_like(w), where=denom != 0)
     # A key of weight 0 (every masked key) adds nothing, even a NaN or inf value.

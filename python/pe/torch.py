@@ -76,8 +76,9 @@ def _parse_spec(spec: str) -> dict:
 
 
 def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
-                 element: str, masked: bool) -> str:
-    """The function `@attention` the operator compiles for `spec`."""
+                 element: str, masked: bool, sinks: bool = False) -> str:
+    """The function `@attention` the operator compiles for `spec` (with `sinks`, an f32
+    [Hq] argument after the mask)."""
     options = _parse_spec(spec)
     t = lambda h, d: f"tensor<?x{h}x?x{d}x{element}>"  # noqa: E731
     q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim), t(kv_heads, value_dim), \
@@ -85,7 +86,8 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
     pos = "tensor<?x?xi64>"
     return ir.attention_function(
         "attention", q, k, v, out=o, positions=(pos, pos),
-        mask="tensor<?x1x?x?xf32>" if masked else None, scale=options["scale"],
+        mask="tensor<?x1x?x?xf32>" if masked else None,
+        sinks=f"tensor<{heads}xf32>" if sinks else None, scale=options["scale"],
         causal=options["causal"], window=options["window"], rope=options["rope"],
         alibi=options["alibi"], softcap=options["softcap"])
 
@@ -107,12 +109,12 @@ def _threads(query, key, value) -> int:
     return 1 if work < SERIAL_WORK else threads
 
 
-def _kernel(spec: str, query, key, value, masked: bool) -> runner.Module:
+def _kernel(spec: str, query, key, value, masked: bool, sinks: bool = False) -> runner.Module:
     """The kernel for these options and sizes, compiled on first use; it runs on
     as many threads as PyTorch's intra-op pool has (torch.get_num_threads()),
     on one for small calls (SERIAL_WORK)."""
     shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
-             _ELEMENT[query.dtype], masked)
+             _ELEMENT[query.dtype], masked, sinks)
     threads = _threads(query, key, value)
     with _LOCK:
         if (shape, threads) not in _KERNELS:
@@ -162,7 +164,8 @@ def _descriptor(tensor: torch.Tensor, ttype: runner.TensorType, where: str):
 
 def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                     q_positions: torch.Tensor, k_positions: torch.Tensor,
-                    mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+                    mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
+                    spec: str) -> torch.Tensor:
     """The operator's CPU implementation: checks, then the kernel's call."""
     for name, t in (("query", query), ("key", key), ("value", value)):
         _check(name, t, query.dtype)
@@ -172,12 +175,16 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     _check("k_positions", k_positions, torch.int64)
     if mask is not None:
         _check("mask", mask, torch.float32)
+    if sinks is not None:
+        _check("sinks", sinks, torch.float32)
+        if tuple(sinks.shape) != (query.shape[1],):
+            raise ValueError(f"pe.attention: sinks must be [{query.shape[1]}] (one per query "
+                             f"head), got {tuple(sinks.shape)}")
     _check_shapes(query, key, value, q_positions, k_positions, mask)
     inputs = [t.contiguous() for t in (query, key, value, q_positions, k_positions)]
-    if mask is not None:
-        inputs.append(mask.contiguous())
+    inputs += [t.contiguous() for t in (mask, sinks) if t is not None]
     out = query.new_empty(query.shape[:3] + (value.shape[3],))
-    module = _kernel(spec, query, key, value, mask is not None)
+    module = _kernel(spec, query, key, value, mask is not None, sinks is not None)
     entry = module.entries["attention_into"]
     assert len(entry.arguments) == len(inputs) + 1, entry
     descriptors = [_descriptor(t, tt, f"pe.attention: argument {i}")
@@ -189,8 +196,9 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 @torch.library.custom_op("pe::attention", mutates_args=())
 def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                   q_positions: torch.Tensor, k_positions: torch.Tensor,
-                  mask: Optional[torch.Tensor], spec: str) -> torch.Tensor:
-    return _attention_impl(query, key, value, q_positions, k_positions, mask, spec)
+                  mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
+                  spec: str) -> torch.Tensor:
+    return _attention_impl(query, key, value, q_positions, k_positions, mask, sinks, spec)
 
 
 def _plain_call(tensors) -> bool:
@@ -206,7 +214,7 @@ def _plain_call(tensors) -> bool:
 
 
 @_attention_op.register_fake
-def _(query, key, value, q_positions, k_positions, mask, spec):
+def _(query, key, value, q_positions, k_positions, mask, sinks, spec):
     return query.new_empty(query.shape[:3] + (value.shape[3],))
 
 
@@ -243,23 +251,28 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               q_positions=None, k_positions=None, mask: Optional[torch.Tensor] = None, *,
               causal: bool = False, window: Optional[int] = None,
               scale: Optional[float] = None, rope: Union[None, str, Mapping] = None,
-              alibi: Optional[float] = None, softcap: Optional[float] = None) -> torch.Tensor:
+              alibi: Optional[float] = None, softcap: Optional[float] = None,
+              sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.attention` on torch tensors (semantics: docs/dialect.md).
 
     Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
     `mask` is additive float32 [B, 1, Sq, Skv] (-inf hides a key); `rope` is a
     `#pe.rope<...>` attribute or `pe.ir.rope_attr` keywords (RoPE fused: q and
     k are given un-rotated); `alibi` is max_bias; `softcap` caps the scaled
-    scores at c tanh(s / c) (Gemma 2).
+    scores at c tanh(s / c) (Gemma 2); `sinks` [Hq] are attention sinks (one
+    logit per query head in the softmax's denominator, gpt-oss; any float
+    dtype, used as float32).
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
     qp = _default_positions(q_positions, B, Sq, Skv - Sq, "q_positions")
     kp = _default_positions(k_positions, B, Skv, 0, "k_positions")
     spec = _spec(causal, window, scale, rope, alibi, softcap)
-    if _plain_call((query, key, value, mask)):
-        return _attention_impl(query, key, value, qp, kp, mask, spec)
-    return torch.ops.pe.attention(query, key, value, qp, kp, mask, spec)
+    if sinks is not None:
+        sinks = sinks.detach().to(torch.float32)
+    if _plain_call((query, key, value, mask, sinks)):
+        return _attention_impl(query, key, value, qp, kp, mask, sinks, spec)
+    return torch.ops.pe.attention(query, key, value, qp, kp, mask, sinks, spec)
 
 
 # ---------------------------------------------------------------------------

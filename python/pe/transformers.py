@@ -62,7 +62,7 @@ def _additive(mask: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
 
 # Keyword arguments of attention calls that change the result and that pe
 # attention does not implement: refused rather than ignored.
-_REFUSED = {"s_aux": "attention sinks", "cu_seq_lens_q": "packed sequences",
+_REFUSED = {"cu_seq_lens_q": "packed sequences",
             "cu_seq_lens_k": "packed sequences", "max_length_q": "packed sequences",
             "max_length_k": "packed sequences", "seq_idx": "packed sequences",
             "position_bias": "an additive position bias"}
@@ -108,8 +108,9 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
             f"pe attention takes one mask for all heads; {type(module).__name__} passes a mask "
             f"per head {tuple(attention_mask.shape)}")
     mask, causal, window = _rules(module, attention_mask, sliding_window, kwargs)
+    # Attention sinks (gpt-oss passes its per-head `sinks` as s_aux).
     out = pe_torch.attention(query, key, value, mask=mask, causal=causal, window=window,
-                             scale=scaling, softcap=softcap)
+                             scale=scaling, softcap=softcap, sinks=kwargs.get("s_aux"))
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -120,13 +121,23 @@ def _mask(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask_functio
     no window or chunk (local_size), the queries are the last keys (a
     dynamic cache; not a static cache's empty slots), and the model follows
     SDPA's contract (its modules' `is_causal`; see `_allow_mask_skip`).
-    Else transformers' boolean SDPA mask, which the kernel then applies alone."""
-    from transformers.masking_utils import causal_mask_function, prepare_padding_mask, sdpa_mask
+    Else transformers' boolean SDPA mask (its additive eager mask for models
+    without SDPA support), which the kernel then applies alone."""
+    from transformers.masking_utils import (causal_mask_function, eager_mask,
+                                            prepare_padding_mask, sdpa_mask)
     padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
     aligned = q_offset + q_length == kv_offset + kv_length
-    if (allow_is_causal_skip and aligned and local_size is None and _may_skip_mask(config)
+    sdpa_contract = _may_skip_mask(config)
+    if (allow_is_causal_skip and aligned and local_size is None and sdpa_contract
             and (padding is None or bool(padding.all()))):
         return None
+    if not sdpa_contract:
+        # A model without SDPA support may edit its mask as eager's (additive
+        # float; DeepSeek-V4 appends its compressor's block bias to it).
+        kwargs.pop("dtype", None)
+        return eager_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
+                          mask_function or causal_mask_function, attention_mask,
+                          dtype=torch.float32, local_size=local_size, **kwargs)
     return sdpa_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
                      mask_function or causal_mask_function, attention_mask,
                      allow_is_causal_skip=False, local_size=local_size, **kwargs)
@@ -230,6 +241,9 @@ def paged_attention_forward(module, query, key, value, attention_mask, cache=Non
             raise ValueError(f"paged|pe attention needs the call's {name}")
     _check_call(dropout, softcap, {k: v for k, v in kwargs.items()
                                    if k not in ("max_seqlen_q", "max_seqlen_k")})
+    if kwargs.get("s_aux") is not None:
+        raise NotImplementedError("paged|pe attention does not implement attention sinks "
+                                  "(s_aux) yet; attn_implementation=\"pe\" does")
     window = getattr(module, "sliding_window", None) or None
     if isinstance(cu_seq_lens_k, dict):
         cu_seq_lens_k = cu_seq_lens_k["sliding_attention" if window else "full_attention"]

@@ -153,8 +153,11 @@ def test_errors():
         pe.transformers.attention_forward(module, q, k, k, None, softcap=0.0)
     with pytest.raises(NotImplementedError, match="dropout"):
         pe.transformers.attention_forward(module, q, k, k, None, dropout=0.1)
-    with pytest.raises(NotImplementedError, match="attention sinks"):
-        pe.transformers.attention_forward(module, q, k, k, None, s_aux=torch.zeros(4))
+    with pytest.raises(ValueError, match=r"sinks must be \[4\] \(one per query head\)"):
+        pe.transformers.attention_forward(module, q, k, k, None, s_aux=torch.zeros(3))
+    with pytest.raises(NotImplementedError, match="packed sequences"):
+        pe.transformers.attention_forward(module, q, k, k, None,
+                                          cu_seq_lens_q=torch.tensor([0, 3]))
     with pytest.raises(ValueError, match="do not use RoPE"):
         pe.transformers.fuse_rope(transformers.GPT2LMHeadModel(transformers.GPT2Config(
             n_embd=32, n_layer=1, n_head=2, vocab_size=64)))

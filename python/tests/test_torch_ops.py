@@ -102,7 +102,7 @@ def test_direct_and_dispatched_calls_agree():
     direct = pt.attention(q, k, v, causal=True)
     qp, kp = torch.full((2, 1), 39), torch.arange(40).expand(2, 40).contiguous()
     spec = pt._spec(True, None, None, None, None)
-    dispatched = torch.ops.pe.attention(q, k, v, qp, kp, None, spec)
+    dispatched = torch.ops.pe.attention(q, k, v, qp, kp, None, None, spec)
     torch.testing.assert_close(direct, dispatched, rtol=0, atol=0)
     out = pt.attention(q.clone().requires_grad_(), k, v, causal=True)
     assert out.grad_fn is not None
@@ -142,7 +142,7 @@ def test_torch_compile_traces_through():
     with FakeTensorMode() as mode:
         fq, fk, fv = (mode.from_tensor(t) for t in (q, k, v))
         out = torch.ops.pe.attention(fq, fk, fv, torch.zeros(2, 7, dtype=torch.int64),
-                                     torch.zeros(2, 11, dtype=torch.int64), None,
+                                     torch.zeros(2, 11, dtype=torch.int64), None, None,
                                      pt._spec(True, None, None, None, None))
         assert out.shape == (2, 8, 7, 64)
 
@@ -237,3 +237,33 @@ def test_kv_cache_ops_trace_under_torch_compile():
     got = compiled(q, k, v, kc, vc)
     torch.testing.assert_close(got, want, rtol=0, atol=0)
     torch.testing.assert_close(kc, eager_kc, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.bfloat16, 1.6e-2)])
+def test_attention_sinks(dtype, tolerance):
+    """`sinks` (gpt-oss's per-head logits, any float dtype) against the reference, through
+    the direct call and the dispatched operator, and against gpt-oss's own eager attention
+    where transformers is installed."""
+    q, k, v = _qkv(dtype=dtype)
+    sinks = torch.linspace(-2.0, 3.0, 8).to(dtype)
+    out = pt.attention(q, k, v, causal=True, window=5, sinks=sinks)
+    want = reference.attention(_f64(q), _f64(k), _f64(v), causal=True, window=5,
+                               sinks=_f64(sinks))
+    err = np.abs(_f64(out) - want).max() / max(1.0, np.abs(want).max())
+    assert err <= tolerance
+    qp, kp = torch.arange(4, 11).expand(2, 7).contiguous(), torch.arange(11).expand(2, 11)
+    spec = pt._spec(True, 5, None, None, None)
+    dispatched = torch.ops.pe.attention(q, k, v, qp, kp.contiguous(), None,
+                                        sinks.to(torch.float32), spec)
+    torch.testing.assert_close(out, dispatched, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"sinks must be \[8\]"):
+        pt.attention(q, k, v, sinks=torch.zeros(3))
+    gpt_oss = pytest.importorskip("transformers.models.gpt_oss.modeling_gpt_oss")
+    if dtype != torch.float32:
+        return
+    module = torch.nn.Module()
+    module.sinks, module.num_key_value_groups, module.training = sinks, 4, False
+    mask = torch.full((7, 11), float("-inf")).triu(5)[None, None].expand(2, 1, 7, 11)
+    eager, _ = gpt_oss.eager_attention_forward(module, q, k, v, mask, scaling=0.125)
+    ours = pt.attention(q, k, v, causal=True, scale=0.125, sinks=sinks)
+    torch.testing.assert_close(ours.transpose(1, 2), eager, rtol=0, atol=1e-5)

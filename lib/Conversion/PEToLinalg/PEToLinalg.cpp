@@ -428,9 +428,9 @@ namespace {
 class AttentionLowering {
 public:
   AttentionLowering(ImplicitLocOpBuilder &b, AttentionOp op, Value q, Value k,
-                    Value v, Value mask, Value qPos, Value kPos)
+                    Value v, Value mask, Value qPos, Value kPos, Value sinks)
       : b(b), ctx(b.getContext()), op(op), k(k), v(v), mask(mask), qPos(qPos),
-        kPos(kPos) {
+        kPos(kPos), sinks(sinks) {
     auto qType = cast<RankedTensorType>(q.getType());
     hkv = cast<RankedTensorType>(k.getType()).getDimSize(1);
     group = qType.getDimSize(1) / hkv;
@@ -462,7 +462,7 @@ private:
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;
   AttentionOp op;
-  Value q5, k, v, mask, qPos, kPos;
+  Value q5, k, v, mask, qPos, kPos, sinks;
   int64_t hkv, group, dv;
   OpFoldResult batch, sq, skv;
 
@@ -560,9 +560,11 @@ private:
   std::pair<Value, Value> buildWeights(Value scores) {
     SmallVector<IteratorType> rowReduction = {par, par, par, par, red};
     Type f32 = b.getF32Type();
-    // m = max_j S
+    // m = max_j S, and the sink's logit where there is one.
     Value rowMax = filledTensor(b, rowSizes(), f32,
                                 -std::numeric_limits<double>::infinity());
+    if (sinks)
+      rowMax = broadcastSinks(rowMax);
     rowMax = buildGeneric(b, rowMax.getType(), scores, rowMax,
                           {scoreMap(), rowMap()}, rowReduction,
                           [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
@@ -577,14 +579,41 @@ private:
           Value base = buildExponentBase(n, args[1]);
           return {buildExpOfDifference(n, args[0], base, buildMathExp)};
         })[0];
-    // l = sum_j P
+    // l = sum_j P, plus exp(sink - base) with sinks.
     Value rowSum = filledTensor(b, rowSizes(), f32, 0.0);
+    if (sinks) {
+      Value sinkLogits = broadcastSinks(emptyTensor(b, rowSizes(), f32));
+      AffineMap row = AffineMap::getMultiDimIdentityMap(4, ctx);
+      rowSum = buildGeneric(
+          b, rowSum.getType(), {sinkLogits, rowMax}, rowSum, {row, row, row},
+          SmallVector<IteratorType>(4, par),
+          [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
+            Value base = buildExponentBase(n, args[1]);
+            return {buildExpOfDifference(n, args[0], base, buildMathExp)};
+          })[0];
+    }
     rowSum = buildGeneric(b, rowSum.getType(), weights, rowSum,
                           {scoreMap(), rowMap()}, rowReduction,
                           [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
                             return {arith::AddFOp::create(n, args[1], args[0])};
                           })[0];
     return {weights, rowSum};
+  }
+
+  /// `rows` [B, Hkv, G, Sq] filled with the f32 sink logit of each row's
+  /// head (h = kh * G + g).
+  Value broadcastSinks(Value rows) {
+    Value grouped = tensor::ExpandShapeOp::create(
+        b,
+        RankedTensorType::get({hkv, group},
+                              cast<RankedTensorType>(sinks.getType()).getElementType()),
+        sinks, SmallVector<ReassociationIndices>{{0, 1}});
+    return buildGeneric(b, rows.getType(), grouped, rows,
+                        {loopsMap(ctx, 4, {1, 2}), AffineMap::getMultiDimIdentityMap(4, ctx)},
+                        SmallVector<IteratorType>(4, par),
+                        [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
+                          return {extendToF32(n, args[0])};
+                        })[0];
   }
 
   /// O = sum_j P V (loops b, kh, g, i, j, e: the key reduction outside the
@@ -638,7 +667,7 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
       k = buildRotation(b, k, kCos, kSin, rope, Layout::bhsd);
     }
     Value out = AttentionLowering(b, op, q, k, adaptor.getValue(), adaptor.getMask(),
-                                  qPos, kPos)
+                                  qPos, kPos, adaptor.getSinks())
                     .build();
     checkAttentionResult(b, op, sizesOf(b, out));
     rewriter.replaceOp(op, castTo(b, out, op.getType()));

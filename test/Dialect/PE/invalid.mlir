@@ -1762,3 +1762,21 @@ func.func @gather_page_size(%c: tensor<?x?x8x64xf32>, %bt: tensor<2x4xi32>, %b: 
   %k = pe.gather_pages %c block_table(%bt : tensor<2x4xi32>) sequence(%b) length(%n) : tensor<?x?x8x64xf32> -> tensor<1x8x?x64xf32>
   return
 }
+
+// -----
+
+// attention: one sink per query head.
+func.func @attention_sinks_heads(%q: tensor<1x8x16x64xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{expects sinks [Hq] = [8] (one logit per query head), but got 'tensor<2xf32>'}}
+  %o = pe.attention %q, %q, %q sinks(%s : tensor<2xf32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the sinks are static, as the head count is.
+func.func @attention_sinks_dynamic(%q: tensor<1x8x16x64xf32>, %s: tensor<?xf32>) {
+  // expected-error @+1 {{expects sinks [Hq] = [8] (one logit per query head), but got 'tensor<?xf32>'}}
+  %o = pe.attention %q, %q, %q sinks(%s : tensor<?xf32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}

@@ -180,3 +180,11 @@ func.func @gather_pages(%kc: tensor<?x16x8x128xbf16>, %vc: tensor<?x1x16x32xf32>
   %1 = pe.gather_pages %vc block_table(%bt : tensor<8x64xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x1x16x32xf32> -> tensor<1x1x?x32xf32>
   return %0, %1 : tensor<1x8x?x128xbf16>, tensor<1x1x?x32xf32>
 }
+
+// Attention sinks: one logit per query head.
+// CHECK-LABEL: func.func @attention_sinks
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} sinks(%{{.*}} : tensor<8xbf16>) causal window(128) : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+func.func @attention_sinks(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %s: tensor<8xbf16>) -> tensor<1x8x?x64xbf16> {
+  %o = pe.attention %q, %k, %k sinks(%s : tensor<8xbf16>) causal window(128) : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}

@@ -185,7 +185,9 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
         body(h);
       });
     };
-    forHeads([&](Value) { task->initialize(); });
+    // The sinks join the softmax once per row: in the first split of its keys.
+    Value firstSplit = g.cmp(IntPredicate::eq, s, g.index(0));
+    forHeads([&](Value) { task->initialize(firstSplit); });
     // The queries' position range (the same for every head).
     Value qMin, qMax;
     if (!inner) {

@@ -62,7 +62,7 @@ void AttentionTask::selectHead(Value h) {
   }
 }
 
-void AttentionTask::initialize() {
+void AttentionTask::initialize(Value withSinks) {
   auto rowsOf = [&](Value buffer) {
     return g.index(cast<MemRefType>(buffer.getType()).getDimSize(0));
   };
@@ -78,6 +78,19 @@ void AttentionTask::initialize() {
     if (p.hasMask)
       g.vstore(g.splat(g.i64Constant(0)), rowMaskOffsets, {g.index(r)});
   }
+  if (!buf.sinks)
+    return;
+  // Row r is head kvh * group + r mod group (padding rows too: any head).
+  g.ifThen(withSinks ? withSinks : arith::ConstantOp::create(g.b, g.b.getBoolAttr(true)), [&] {
+    g.loop(0, g.index(p.rows), 1, [&](Value r) {
+      Value hg = arith::RemUIOp::create(g.b, r, g.index(p.group));
+      Value h = g.add(g.mul(kvh, g.index(p.group)), hg);
+      Value sink = g.toF32(g.load(buf.sinks, {h}));
+      g.store(sink, rowMax, {r});
+      g.store(buildExpOfDifference(g.b, sink, buildExponentBase(g.b, sink), buildExpNonPositive),
+              rowSum, {r});
+    });
+  });
 }
 
 /// Indices of table entry (bi, i, c) for tables [S, r/2] or [B, S, r/2].

@@ -26,7 +26,7 @@ namespace mlir::pe {
 
 /// The operands of a kernel, as buffers (null where absent).
 struct AttentionBuffers {
-  Value q, k, v, mask, maskFlat, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+  Value q, k, v, mask, maskFlat, qPos, kPos, qCos, qSin, kCos, kSin, slopes, sinks, out;
   /// Keys and values read in place from a paged cache (pe.gather_pages
   /// operands, `layout` nhd or hnd): k and v are the caches, keys
   /// [0, keyCount) of the call's one sequence are at the pages of row
@@ -89,8 +89,10 @@ public:
     qCount = queryCount;
   }
 
-  /// Zeroes Q and O, m = -inf, l = 0.
-  void initialize();
+  /// Zeroes Q and O, m = -inf, l = 0; with sinks, where `withSinks` (i1)
+  /// holds, m = sink and l = exp(sink - m) instead: the sink as a key of
+  /// value 0 seen before the others (by one split of the keys only).
+  void initialize(Value withSinks = nullptr);
   /// Q = scale * rope(q) for the task's rows, in the variant's layout, with
   /// each row's position, slope and mask offset. Returns (min, max) of the
   /// task's query positions.

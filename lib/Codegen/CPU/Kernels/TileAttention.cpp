@@ -45,11 +45,12 @@ constexpr char kKernelName[] = "pe_attention_kernel";
 
 /// The buffers the kernel is called with, in its argument order: q, k, v,
 /// positions, then the page table, sequence and key count of a paged cache,
-/// the mask, the tables and the slopes where present, then the output.
+/// the mask, the tables, the slopes and the sinks where present, then the
+/// output.
 SmallVector<Value> kernelArguments(const AttentionBuffers &buf) {
   SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos, buf.kPos};
   for (Value optional : {buf.pageTable, buf.sequence, buf.keyCount, buf.mask, buf.qCos,
-                         buf.qSin, buf.kCos, buf.kSin, buf.slopes})
+                         buf.qSin, buf.kCos, buf.kSin, buf.slopes, buf.sinks})
     if (optional)
       args.push_back(optional);
   args.push_back(buf.out);
@@ -85,6 +86,8 @@ AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
   }
   if (outer.slopes)
     inner.slopes = *arg++;
+  if (outer.sinks)
+    inner.sinks = *arg++;
   inner.out = *arg++;
   return inner;
 }
@@ -266,6 +269,7 @@ private:
     buf.kCos = t.kCos == t.qCos ? buf.qCos : g.toBuffer(t.kCos);
     buf.kSin = t.kSin == t.qSin ? buf.qSin : g.toBuffer(t.kSin);
     buf.slopes = g.toBuffer(t.slopes);
+    buf.sinks = g.toBuffer(op.getSinks());
     buf.q = g.toBuffer(t.q);
     buf.k = g.toBuffer(t.k);
     buf.v = g.toBuffer(t.v);

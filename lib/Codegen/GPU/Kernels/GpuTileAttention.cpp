@@ -126,7 +126,7 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
 
 /// The buffers the kernel reads and writes (null where absent).
 struct GpuAttentionBuffers {
-  Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out;
+  Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, sinks, out;
   /// Decode: the state of each split of the keys, the unnormalized output
   /// [B, Hq, Sq, splits, Dv] and (max, sum) [B, Hq, Sq, splits, 2], f32.
   Value partialOut, partialStats;
@@ -146,8 +146,10 @@ public:
   /// (running max m, sum l, unnormalized output chunk acc). With causal or
   /// window masks the keys go in tiles of kSkipTileKeys, and a tile whose
   /// every key they hide is skipped: such keys would change nothing (weight
-  /// 0, correction 1 once a key was visible, or 0 before).
-  SmallVector<Value> streamKeys(Value k0, Value k1) {
+  /// 0, correction 1 once a key was visible, or 0 before). With sinks, the
+  /// head's sink starts the state where `withSinks` (i1; null: always)
+  /// holds: once per row, by the first split of its keys.
+  SmallVector<Value> streamKeys(Value k0, Value k1, Value withSinks = nullptr) {
     Row query{buf.q, {bi, h, i}, buf.qCos, buf.qSin, i};
     Value qp = needsPositions() ? buildPositionAt(b, buf.qPos, bi, i) : nullptr;
     Value slope = s.alibi ? memref::LoadOp::create(b, buf.slopes, ValueRange{h}).getResult()
@@ -165,6 +167,14 @@ public:
       return SmallVector<Value>(loop.getResults());
     };
     SmallVector<Value> init = initialState();
+    if (buf.sinks) {
+      // The sink as a key of value 0: m = sink, l = exp(sink - base(sink)).
+      Value sink = extendToF32(b, memref::LoadOp::create(b, buf.sinks, ValueRange{h}));
+      Value one = buildExpOfDifference(b, sink, buildExponentBase(b, sink), buildExpNonPositive);
+      Value use = withSinks ? withSinks : arith::ConstantOp::create(b, b.getBoolAttr(true));
+      init[0] = arith::SelectOp::create(b, use, sink, init[0]);
+      init[1] = arith::SelectOp::create(b, use, one, init[1]);
+    }
     if (!s.positionMask.causal && !s.positionMask.window)
       return keyLoop(k0, k1, init);
 
@@ -525,7 +535,10 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
   GpuChip chip;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
-    if (tensorCores && suitsTensorCores(op) && SymbolTable::getNearestSymbolTable(op) &&
+    // The tensor-core kernel has no sinks yet: such attention takes the SIMT
+    // kernel (or the reference lowering beyond its head dims).
+    if (tensorCores && !op.getSinks() && suitsTensorCores(op) &&
+        SymbolTable::getNearestSymbolTable(op) &&
         largestConstantTable(op) <= kMaxConstantTableEntries) {
       replaceWithMmaAttention(op, rewriter, chip);
       return success();
@@ -553,6 +566,7 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
     buf.qPos = toReadOnlyBuffer(b, t.qPos);
     buf.kPos = toReadOnlyBuffer(b, t.kPos);
     buf.mask = toReadOnlyBuffer(b, t.mask);
+    buf.sinks = toReadOnlyBuffer(b, op.getSinks());
 
     // out: [B, Hq, Sq, Dv].
     SmallVector<OpFoldResult> sizes = {
@@ -591,7 +605,8 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
       AttentionThread thread(b, *shape, buf, t[0], t[1], t[2], t[3]);
       Value k0 = arith::MulIOp::create(b, t[4], len);
       Value k1 = arith::MinUIOp::create(b, arith::AddIOp::create(b, k0, len), keys);
-      thread.storePartial(thread.streamKeys(k0, k1), t[4]);
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t[4], zeroIndex(b));
+      thread.storePartial(thread.streamKeys(k0, k1, first), t[4]);
     });
     parallelLoop(b, sizes, [&](ValueRange t) {
       AttentionThread(b, *shape, buf, t[0], t[1], t[2], t[3]).combinePartials(splits);

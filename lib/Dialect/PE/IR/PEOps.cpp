@@ -400,6 +400,13 @@ static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
                            << "|1, " << hq << "|1, " << dimStr(sq) << ", "
                            << dimStr(skv) << "], but got " << m;
   }
+  if (Value sinks = op.getSinks()) {
+    // Static, as the head count is.
+    auto type = cast<RankedTensorType>(sinks.getType());
+    if (type.getRank() != 1 || type.getDimSize(0) != hq)
+      return op.emitOpError() << "expects sinks [Hq] = [" << hq
+                              << "] (one logit per query head), but got " << type;
+  }
   if (Value qPos = op.getQPositions())
     if (failed(verifyPositionsShape(op, "q_positions",
                                     cast<RankedTensorType>(qPos.getType()),

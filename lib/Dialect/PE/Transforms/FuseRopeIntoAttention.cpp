@@ -42,7 +42,7 @@ struct FuseRope : OpRewritePattern<AttentionOp> {
     auto fused = AttentionOp::create(
         rewriter, op.getLoc(), op.getType(), qRope.getInput(), kRope.getInput(),
         op.getValue(), op.getMask(), qRope.getPositions(), kRope.getPositions(),
-        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+        op.getSinks(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
         qRope.getRope(), op.getAlibiAttr(), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();

@@ -261,6 +261,11 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       the scaled scores become `c * tanh(s / c)` before the bias and the
       masks are added, so `out = softmax(c tanh(scale Q' K'^T / c) + bias +
       mask) V`.
+    - `sinks`: attention sinks (gpt-oss's `sinks`, the `s_aux` of vLLM's and
+      FlashAttention's kernels), one logit per query head `[Hq]` in the
+      softmax's denominator only: with the final scores `s_ij`,
+      `out_i = sum_j exp(s_ij) v_j / (exp(sinks[h]) + sum_j exp(s_ij))`, a
+      key that every query sees and whose value is 0.
 
     A query row whose keys are all masked yields 0, never NaN.
 
@@ -274,6 +279,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       PE_FloatTensor:$value, Optional<PE_FloatTensor>:$mask,
       Optional<PE_PositionsTensor>:$q_positions,
       Optional<PE_PositionsTensor>:$k_positions,
+      Optional<PE_FloatTensor>:$sinks,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
       OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
@@ -283,6 +289,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`q_positions` `(` $q_positions^ `:` type($q_positions) `)`)?
     (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
     (`rope` `(` qualified($rope)^ `)`)? (`alibi` `(` $alibi^ `)`)?
     (`softcap` `(` $softcap^ `)`)? attr-dict
