@@ -285,3 +285,42 @@ def bf16_kernel_missing(kernel: str) -> Optional[str]:
     if kernel == "amx" and not runner.host_has_amx():
         return "the CPU has no AMX (amx_bf16, amx_tile)"
     return None
+
+
+# ---------------------------------------------------------------------------
+# Attention features (soft-capping, sinks, ...): the shapes and lowerings each
+# one's tests compile, and their tolerance.
+# ---------------------------------------------------------------------------
+
+# Relative to max(1, max |out|), as for `pe.attention` itself.
+ATTENTION_TOLERANCE = {"f32": 1e-5, "bf16": 1.6e-2}
+# The rotation of the cases with `rope`.
+ATTENTION_ROPE = {"theta": 10000.0, "rotary_dim": 32}
+
+# name: (Hq, Hkv, Sq, Skv, D, attention attributes)
+ATTENTION_CASES = {
+    "gqa-causal-rope": (8, 2, 40, 40, 32, dict(causal=True, rope=True)),
+    "mha-window": (4, 4, 33, 33, 32, dict(causal=True, window=7)),
+    "alibi-causal": (4, 4, 24, 24, 32, dict(causal=True, alibi=8.0)),
+    "mask-gqa": (8, 2, 17, 29, 32, dict(mask=True)),
+    "decode": (8, 2, 1, 70, 32, dict(causal=True, rope=True)),
+}
+
+# Every way an attention runs: the CPU kernels (small tiles so that the cases
+# span several, key splits with 2 threads; the defaults; the 8-lane AVX2
+# kernels, also on an AVX-512 host), the reference lowering, and the GPU SIMT
+# kernel's schedule on the CPU.
+ATTENTION_LOWERINGS = {
+    "kernels": ["--attention-rows=16", "--attention-block-keys=24", "--num-threads=2"],
+    "kernels-default": ["--num-threads=1"],
+    "kernels-avx2": ["--mcpu=x86-64-v3", "--num-threads=2"],
+    "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
+    "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"],
+}
+
+
+def check_attention(got, want, dtype: str, what: str) -> None:
+    """Asserts `got` within ATTENTION_TOLERANCE[dtype] of the float64 `want`."""
+    got = np.asarray(got, dtype=np.float64)
+    err = np.abs(got - want).max() / max(1.0, np.abs(want).max())
+    assert err <= ATTENTION_TOLERANCE[dtype], f"{what}: relative error {err:.3g}"

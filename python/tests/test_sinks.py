@@ -17,27 +17,11 @@ import pytest
 
 from pe import reference, runner
 from pe.ir import attention_function, rope_attr
-from pe.testing import BF16_KERNELS, bf16_kernel_missing, round_to
+from pe.testing import (ATTENTION_CASES, ATTENTION_LOWERINGS, ATTENTION_ROPE, BF16_KERNELS,
+                        bf16_kernel_missing, round_to)
+from pe.testing import check_attention as _check
 
-TOLERANCE = {"f32": 1e-5, "bf16": 1.6e-2}
-ROPE = {"theta": 10000.0, "rotary_dim": 32}
-
-# name: (Hq, Hkv, Sq, Skv, D, attention attributes)
-CASES = {
-    "gqa-causal-rope": (8, 2, 40, 40, 32, dict(causal=True, rope=True)),
-    "mha-window": (4, 4, 33, 33, 32, dict(causal=True, window=7)),
-    "alibi-causal": (4, 4, 24, 24, 32, dict(causal=True, alibi=8.0)),
-    "mask-gqa": (8, 2, 17, 29, 32, dict(mask=True)),
-    "decode": (8, 2, 1, 300, 32, dict(causal=True, rope=True)),
-}
-
-LOWERINGS = {
-    "kernels": ["--attention-rows=16", "--attention-block-keys=24", "--num-threads=2"],
-    "kernels-default": ["--num-threads=1"],
-    "kernels-avx2": ["--mcpu=x86-64-v3", "--num-threads=2"],
-    "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
-    "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"],
-}
+CASES, LOWERINGS, ROPE = ATTENTION_CASES, ATTENTION_LOWERINGS, ATTENTION_ROPE
 
 
 def _case(name, dtype, seed=0, sinks=True, mask_rows=False):
@@ -73,11 +57,6 @@ def _case(name, dtype, seed=0, sinks=True, mask_rows=False):
                                sinks=s if sinks else None)
     return ir, args, want
 
-
-def _check(got, want, dtype, what):
-    got = np.asarray(got, dtype=np.float64)
-    err = np.abs(got - want).max() / max(1.0, np.abs(want).max())
-    assert err <= TOLERANCE[dtype], f"{what}: relative error {err:.3g}"
 
 
 def _args(args, dtype):
