@@ -337,7 +337,9 @@ private:
     std::string v = floats(element, {batch, hkv, seqK, {valueDim, valueDim}});
     const TensorSpec qs = program.arguments[0], ks = program.arguments[1],
                      vs = program.arguments[2];
-    std::string attrs, operands = q + ", " + k + ", " + v;
+    // The optional operands in the op's order (mask, positions, sinks), then
+    // the attributes.
+    std::string maskPart, positionsPart, sinksPart, attrs, operands = q + ", " + k + ", " + v;
     // Positions: given (needed by unfused RoPE/ALiBi) or the defaults.
     bool rope = chance(50), fuseByPass = chance(50), alibi = chance(25);
     bool givenPositions = chance(50) || (rope && fuseByPass) || (alibi && fuseByPass);
@@ -345,8 +347,13 @@ private:
     if (givenPositions) {
       qp = positions(batch, seqQ, false);
       kp = positions(batch, seqK, false);
-      attrs += " q_positions(" + qp + " : " + program.arguments.end()[-2].type() + ")";
-      attrs += " k_positions(" + kp + " : " + program.arguments.end()[-1].type() + ")";
+      positionsPart += " q_positions(" + qp + " : " + program.arguments.end()[-2].type() + ")";
+      positionsPart += " k_positions(" + kp + " : " + program.arguments.end()[-1].type() + ")";
+    }
+    if (chance(20)) {
+      // Attention sinks, one logit per query head (non-finite ones included).
+      std::string sinks = floats(chance(50) ? "f32" : element, {hq}, chance(20));
+      sinksPart = " sinks(" + sinks + " : " + program.arguments.back().type() + ")";
     }
     bool causal = chance(60);
     if (chance(40))
@@ -384,7 +391,7 @@ private:
       body += "  " + mask + " = tensor.expand_shape " + bias +
               " [[0, 1], [2], [3]] output_shape [1, " + hqText + ", " + sizes[0] + ", " +
               sizes[1] + "] : " + biasSpec.type() + " into " + maskSpec.type() + "\n";
-      attrs += " mask(" + mask + " : " + maskSpec.type() + ")";
+      maskPart = " mask(" + mask + " : " + maskSpec.type() + ")";
     } else if (chance(20)) {
       TensorSpec mask;
       mask.element = chance(70) ? "f32" : element;
@@ -399,7 +406,7 @@ private:
       }
       mask.nonFinite = true;
       std::string m = argument(mask);
-      attrs += " mask(" + m + " : " + mask.type() + ")";
+      maskPart = " mask(" + m + " : " + mask.type() + ")";
     }
     if (rope) {
       std::string attr = ropeAttr(headDim);
@@ -417,6 +424,9 @@ private:
     }
     if (alibi && !fuseByPass)
       attrs += " alibi(" + number({"8.0", "4.0"}) + ")";
+    if (chance(15))
+      attrs += " softcap(" + number({"5.0", "50.0"}) + ")";
+    attrs = maskPart + positionsPart + sinksPart + attrs;
     resultName = fresh();
     body += "  " + resultName + " = pe.attention " + operands + attrs + " : " + qs.type() +
             ", " + ks.type() + ", " + vs.type() + " -> ";
