@@ -109,6 +109,34 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
 
 } // namespace
 
+/// The online-softmax updates of key blocks [kbBegin, kbEnd) for queries at
+/// positions [qMin, qMax]: each block trimmed to its keys visible to some
+/// query, classified, and passed to `process` unless every key is hidden.
+static void streamKeyBlocks(KernelBuilder &g, const AttentionPlan &p, AttentionTask &task,
+                     Value kbBegin, Value kbEnd, Value skv, Value qMin, Value qMax,
+                     function_ref<void(Value, Value, const TileMasking &)> process) {
+  ImplicitLocOpBuilder &b = g.b;
+  g.loop(kbBegin, kbEnd, g.index(1), [&](Value kb) {
+    Value k0 = g.mul(kb, g.index(p.keysPerTile));
+    Value kCount = g.min(g.index(p.keysPerTile), g.sub(skv, k0));
+    Value none = arith::ConstantOp::create(b, b.getBoolAttr(false));
+    if (p.positionMask.causal || p.positionMask.window) {
+      // Only the keys from the first to the last one visible to a row: the
+      // causal diagonal's tile stops at the block's last query.
+      auto [first, count] = task.visibleKeyRange(k0, kCount, qMin, qMax);
+      k0 = g.add(k0, first);
+      kCount = count;
+      none = g.cmp(IntPredicate::eq, count, g.index(0));
+    }
+    auto [kMin, kMax] = task.keyPositions(k0, kCount);
+    auto [hidden, masking] = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
+    hidden = arith::OrIOp::create(b, hidden, none);
+    Value visible = arith::XOrIOp::create(
+        b, hidden, arith::ConstantOp::create(b, b.getBoolAttr(true)));
+    g.ifThen(visible, [&] { process(k0, kCount, masking); });
+  });
+}
+
 /// Whether one task holds every KV head of its query rows and walks the
 /// heads inside each key tile: for decode over an nhd paged cache, whose key
 /// rows hold the heads side by side (a task per head would read a short
@@ -207,26 +235,9 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
     }
     Value kbBegin = g.mul(s, perSplit);
     Value kbEnd = g.min(keyBlocks, g.add(kbBegin, perSplit));
-    g.loop(kbBegin, kbEnd, g.index(1), [&](Value kb) {
-      Value k0 = g.mul(kb, g.index(p.keysPerTile));
-      Value kCount = g.min(g.index(p.keysPerTile), g.sub(skv, k0));
-      Value none = arith::ConstantOp::create(b, b.getBoolAttr(false));
-      if (p.positionMask.causal || p.positionMask.window) {
-        // Only the keys from the first to the last one visible to a row: the
-        // causal diagonal's tile stops at the block's last query.
-        auto [first, count] = task->visibleKeyRange(k0, kCount, qMin, qMax);
-        k0 = g.add(k0, first);
-        kCount = count;
-        none = g.cmp(IntPredicate::eq, count, g.index(0));
-      }
-      auto [kMin, kMax] = task->keyPositions(k0, kCount);
-      auto [hidden, masking] = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
-      hidden = arith::OrIOp::create(b, hidden, none);
-      Value visible = arith::XOrIOp::create(
-          b, hidden, arith::ConstantOp::create(b, b.getBoolAttr(true)));
-      g.ifThen(visible, [&] {
-        forHeads([&](Value) { task->processTile(k0, kCount, masking); });
-      });
+    streamKeyBlocks(g, p, *task, kbBegin, kbEnd, skv, qMin, qMax, [&](Value k0, Value kCount,
+                                                                     const TileMasking &m) {
+      forHeads([&](Value) { task->processTile(k0, kCount, m); });
     });
     forHeads([&](Value kvh) {
       Value slot = g.add(g.mul(taskIndex(bi, kvh, qb), nsplit), s);
