@@ -3,10 +3,12 @@
 // Numerics: python/tests/test_kv_cache.py (pe.paged_attention through the
 // CPU pipeline, whose expansion gives each sequence such an attention).
 
-// Keys and values of one sequence of a paged cache: the kernel reads the
-// caches in place through the block table (the gathers' checks first), so
-// no copy of the sequence exists. Key row j of the sequence is row j mod 16
-// of page block_table[b, j / 16].
+// Keys and values of one sequence of a paged cache: the gathers' checks
+// first, then a decode step (Sq = 1) reads the caches in place through the
+// block table, while a prefill reads dense copies of the sequence's keys and
+// values (in place, each of its query tasks would re-read a head's 256-byte
+// piece of every nhd row). Key row j of the sequence is row j mod 16 of
+// page block_table[b, j / 16].
 // CHECK-LABEL: func.func @in_place
 // CHECK-SAME: (%{{.*}}: tensor<1x8x?x64xf32>, %[[KC:.*]]: tensor<?x16x2x64xf32>, %[[VC:.*]]: tensor<?x16x2x64xf32>, %[[BT:.*]]: tensor<?x32xi32>, %[[B:.*]]: index, %[[N:.*]]: index)
 // CHECK: call @pe_runtime_sequence_out_of_range
@@ -15,20 +17,34 @@
 // CHECK-DAG: %[[T:.*]] = bufferization.to_buffer %[[BT]] read_only : tensor<?x32xi32> to memref<?x32xi32>
 // CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>
 // CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %[[VC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>
-// CHECK: call @pe_attention_kernel_0(%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
-// CHECK: call @pe_attention_kernel(%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
+// CHECK: %[[ONE:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[ONE]] {
+// CHECK: call @[[DECODE:pe_attention_kernel[_0-9]*]](%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
+// CHECK: } else {
+// CHECK: %[[KD:.*]] = memref.alloc(%[[N]]) : memref<1x2x?x64xf32>
+// CHECK: %[[VD:.*]] = memref.alloc(%[[N]]) : memref<1x2x?x64xf32>
+// CHECK: scf.for
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: scf.for %[[H:.*]] =
+// CHECK: %[[COL:.*]] = arith.divui %[[J]], %c16
+// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %c16
+// CHECK: %[[P:.*]] = memref.load %[[T]][%[[B]], %[[COL]]] : memref<?x32xi32>
+// CHECK: %[[PAGE:.*]] = arith.index_cast %[[P]] : i32 to index
+// CHECK: %[[PIECE:.*]] = vector.load %[[K]][%[[PAGE]], %[[ROW]], %[[H]], %{{.*}}] : memref<?x16x2x64xf32>, vector<64xf32>
+// CHECK: vector.store %[[PIECE]], %[[KD]][%{{.*}}, %[[H]], %[[J]], %{{.*}}] : memref<1x2x?x64xf32>, vector<64xf32>
+// CHECK: vector.store %{{.*}}, %[[VD]]
+// CHECK: call @[[PREFILL:pe_attention_kernel[_0-9]*]](%{{.*}}, %[[KD]], %[[VD]], %{{.*}}, %{{.*}}, %{{.*}}) :
 // CHECK-NOT: pe.gather_pages
-// CHECK: func.func private @pe_attention_kernel(
+// CHECK: func.func private @[[DECODE]](
 // CHECK-SAME: %[[KK:[^:]*]]: memref<?x16x2x64xf32>
 // CHECK-SAME: %[[TT:[^:]*]]: memref<?x32xi32>, %[[SEQ:[^:]*]]: index
-// CHECK: %[[COL:.*]] = arith.divui %[[J:.*]], %c16
-// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %c16
-// CHECK: %[[P:.*]] = memref.load %[[TT]][%[[SEQ]], %[[COL]]] : memref<?x32xi32>
-// CHECK: %[[PAGE:.*]] = arith.index_cast %[[P]] : i32 to index
-// The pages' rows are scattered beyond the hardware prefetchers' reach: the
-// rows a few pages ahead are prefetched as a tile is packed.
-// CHECK: memref.prefetch %[[KK]][%[[PAGE]], %[[ROW]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<?x16x2x64xf32>
+// CHECK: %[[KCOL:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[KROW:.*]] = arith.remui %{{.*}}, %c16
+// CHECK: %[[KP:.*]] = memref.load %[[TT]][%[[SEQ]], %[[KCOL]]] : memref<?x32xi32>
+// CHECK: %[[KPAGE:.*]] = arith.index_cast %[[KP]] : i32 to index
+// CHECK: memref.prefetch %[[KK]][%[[KPAGE]], %[[KROW]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<?x16x2x64xf32>
 // CHECK: vector.load %[[KK]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
+// CHECK: func.func private @[[PREFILL]](%{{.*}}: memref<1x8x?x64xf32>, %{{.*}}: memref<1x2x?x64xf32>, %{{.*}}: memref<1x2x?x64xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<1x8x?x64xf32>)
 func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
                     %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xf32> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
@@ -52,6 +68,27 @@ func.func @hnd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x2x16x64xbf16>, %vc: tens
   %v = pe.gather_pages %vc block_table(%bt : tensor<?x?xi64>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xbf16> -> tensor<1x2x?x64xbf16>
   %o = pe.attention %q, %k, %v : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
   return %o : tensor<1x8x?x64xbf16>
+}
+
+// -----
+
+// Prefill over hnd pages reads in place (a head's rows of a page are
+// contiguous); the rows a few pages ahead are prefetched as a key tile is
+// packed, since the pages' rows are beyond the hardware prefetchers' reach.
+// CHECK-LABEL: func.func @prefill_hnd
+// CHECK-NOT: memref.alloc(%
+// CHECK: call @pe_attention_kernel(
+// CHECK: func.func private @pe_attention_kernel(
+// CHECK-SAME: %[[KK:[^:]*]]: memref<?x2x16x64xf32>
+// CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c16
+// CHECK: %[[PAGE:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: memref.prefetch %[[KK]][%[[PAGE]], %{{.*}}, %[[ROW]], %{{.*}}], read, locality<3>, data : memref<?x2x16x64xf32>
+func.func @prefill_hnd(%q: tensor<1x8x64x64xf32>, %kc: tensor<?x2x16x64xf32>, %vc: tensor<?x2x16x64xf32>,
+                       %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x64x64xf32> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xf32> -> tensor<1x2x?x64xf32>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xf32> -> tensor<1x2x?x64xf32>
+  %o = pe.attention %q, %k, %v causal : tensor<1x8x64x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x64x64xf32>
+  return %o : tensor<1x8x64x64xf32>
 }
 
 // -----

@@ -137,6 +137,47 @@ func::FuncOp shareKernel(Operation *symbolTable, func::FuncOp candidate) {
   return candidate;
 }
 
+/// Dense [1, Hkv, L, D] copies of the keys and values that `buf` reads in
+/// place from a paged cache (L its key count), and `buf` reading them. The
+/// key rows are copied in blocks spread over the plan's threads.
+AttentionBuffers copyPages(KernelBuilder &g, const AttentionPlan &p,
+                           const AttentionBuffers &buf) {
+  constexpr int64_t kKeysPerBlock = 256;
+  Value keys = buf.keyCount;
+  auto denseCopy = [&](Value cache) {
+    auto type = cast<MemRefType>(cache.getType());
+    const int64_t kvHeads = type.getDimSize(2), dim = type.getDimSize(3);
+    return memref::AllocOp::create(
+        g.b, MemRefType::get({1, kvHeads, ShapedType::kDynamic, dim}, type.getElementType()),
+        ValueRange{keys});
+  };
+  AttentionBuffers dense = buf;
+  dense.k = denseCopy(buf.k);
+  dense.v = denseCopy(buf.v);
+  dense.pageTable = dense.sequence = dense.keyCount = nullptr;
+  dense.layout = CacheLayout::dense;
+  Value zero = g.index(0);
+  Value blocks = g.ceilDiv(keys, g.index(kKeysPerBlock));
+  g.parallel(p.threads, {blocks}, [&](ValueRange ivs) {
+    Value first = g.mul(ivs[0], g.index(kKeysPerBlock));
+    Value last = g.min(g.add(first, g.index(kKeysPerBlock)), keys);
+    g.loop(first, last, g.index(1), [&](Value key) {
+      for (auto [from, to] : {std::pair(buf.k, dense.k), std::pair(buf.v, dense.v)}) {
+        auto type = cast<MemRefType>(to.getType());
+        auto row = VectorType::get({type.getDimSize(3)}, type.getElementType());
+        AttentionBuffers source = buf;
+        source.k = from;
+        g.loop(0, g.index(type.getDimSize(1)), 1, [&](Value head) {
+          Value piece = vector::LoadOp::create(g.b, row, from,
+                                               kvIndex(g, source, zero, head, key, zero));
+          g.vstore(piece, to, {zero, head, key, zero});
+        });
+      }
+    });
+  });
+  return dense;
+}
+
 /// Declares the AMX runtime entry `void pe_runtime_enable_amx()` once.
 void declareEnableAmx(OpBuilder &b, Operation *symbolTable, Location loc) {
   if (SymbolTable::lookupSymbolIn(symbolTable, kEnableAmxFn))
@@ -167,21 +208,35 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     AttentionBuffers buf = prepareBuffers(b, g, op, *plan);
     if (plan->kind == AttentionKernelKind::Amx)
       declareEnableAmx(rewriter, symbolTable, op.getLoc());
-    auto kernelOf = [&](const AttentionPlan &p) {
+    auto kernelOf = [&](const AttentionPlan &p, const AttentionBuffers &buffers) {
       return shareKernel(symbolTable,
-                         buildKernelFunction(op.getContext(), op.getLoc(), p, buf));
+                         buildKernelFunction(op.getContext(), op.getLoc(), p, buffers));
     };
-    func::FuncOp kernel = kernelOf(*plan);
-    auto call = [&](func::FuncOp fn) { func::CallOp::create(b, fn, kernelArguments(buf)); };
+    auto callOn = [&](func::FuncOp fn, const AttentionBuffers &buffers) {
+      func::CallOp::create(b, fn, kernelArguments(buffers));
+    };
+    // Prefill over nhd pages reads a copy: in place, every query task of a
+    // head would re-read a D-wide piece of each key row, whose other heads'
+    // pieces share its cache lines and pages (decode walks the heads inside
+    // each key tile instead, so it reads in place).
+    const bool copyPrefill =
+        buf.layout == CacheLayout::nhd && plan->kind != AttentionKernelKind::Decode;
+    func::FuncOp kernel = copyPrefill ? nullptr : kernelOf(*plan, buf);
+    auto prefill = [&] {
+      if (!copyPrefill)
+        return callOn(kernel, buf);
+      // The copies are freed by the pipeline's buffer deallocation.
+      AttentionBuffers dense = copyPages(g, *plan, buf);
+      callOn(kernelOf(*plan, dense), dense);
+    };
     if (std::optional<AttentionPlan> decode = singleQueryPlan(op, options, *plan)) {
       // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
       // tile would hold one query in rows / group of its rows.
-      func::FuncOp decodeKernel = kernelOf(*decode);
       Value single = g.cmp(arith::CmpIPredicate::eq, memref::DimOp::create(b, buf.q, 2),
                            g.index(1));
-      g.ifThenElse(single, [&] { call(decodeKernel); }, [&] { call(kernel); });
+      g.ifThenElse(single, [&] { callOn(kernelOf(*decode, buf), buf); }, prefill);
     } else {
-      call(kernel);
+      prefill();
     }
 
     auto [keys, values] = pagedOperands(op);
