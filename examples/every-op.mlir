@@ -69,3 +69,10 @@ func.func @absolute(%pos: tensor<2x?xi64>, %wpe: tensor<1024x768xf32>)
   %learned = pe.learned %wpe[%pos] : tensor<1024x768xf32>, tensor<2x?xi64> -> tensor<2x?x768xf32>
   return %sin, %learned : tensor<2x?x512xf32>, tensor<2x?x768xf32>
 }
+
+// A diffusion timestep embedding: fractional timesteps, [cos | sin],
+// diffusers' frequency shift 0, and a zero last channel (odd width).
+func.func @timestep(%t: tensor<?xf32>) -> tensor<?x321xbf16> {
+  %e = pe.sinusoidal %t layout(concat) freq_shift(0.0) cos_first odd(zero) : tensor<?xf32> -> tensor<?x321xbf16>
+  return %e : tensor<?x321xbf16>
+}

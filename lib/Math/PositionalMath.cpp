@@ -231,15 +231,29 @@ std::optional<double> alibiMaxBias(const std::vector<double> &slopes) {
   return maxBias;
 }
 
-std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
-                                          bool fairseqSpacing) {
-  const int64_t half = dim / 2;
-  std::vector<double> freqs(half);
-  for (int64_t k = 0; k < half; ++k)
-    freqs[k] = fairseqSpacing
-                   ? std::exp(-double(k) * std::log(base) / double(half - 1))
-                   : std::pow(base, -2.0 * double(k) / double(dim));
+std::vector<double> SinusoidalTable::frequencies() const {
+  std::vector<double> freqs(sinCount());
+  for (int64_t k = 0; k < sinCount(); ++k) {
+    const double w = shift ? std::exp(-double(k) * std::log(base) / (double(half()) - *shift))
+                           : std::pow(base, -2.0 * double(k) / double(dim));
+    freqs[k] = scale * w;
+  }
   return freqs;
+}
+
+// interleaved: the first series at even channels 2k, the second at 2k + 1;
+// concat: the first series' block, then the second's. An odd table's extra
+// sin frequency k = half() is the last channel either way.
+int64_t SinusoidalTable::sinChannel(int64_t k) const {
+  if (interleaved)
+    return k == half() ? 2 * k : 2 * k + (cosFirst ? 1 : 0);
+  return cosFirst ? half() + k : k;
+}
+
+int64_t SinusoidalTable::cosChannel(int64_t k) const {
+  if (interleaved)
+    return 2 * k + (cosFirst ? 0 : 1);
+  return cosFirst ? k : sinCount() + k;
 }
 
 } // namespace mlir::pe::formula

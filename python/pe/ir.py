@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "format_f64",
+    "sinusoidal_attrs",
     "scaling_attr",
     "rope_attr",
     "tensor_type",
@@ -193,6 +194,31 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
             f"  return %o : {out}\n}}\n")
 
 
+def sinusoidal_attrs(base: Optional[float] = None, layout: Optional[str] = None,
+                     spacing: Optional[str] = None, *, freq_shift: Optional[float] = None,
+                     scale: Optional[float] = None, cos_first: bool = False,
+                     odd: Optional[str] = None, padding_idx: Optional[int] = None) -> str:
+    """The attributes of a pe.sinusoidal in its syntax (a leading space each; "" for none)."""
+    opts = ""
+    if base is not None:
+        opts += f" base({format_f64(base)})"
+    if layout is not None:
+        opts += f" layout({layout})"
+    if spacing is not None:
+        opts += f" spacing({spacing})"
+    if freq_shift is not None:
+        opts += f" freq_shift({format_f64(freq_shift)})"
+    if scale is not None:
+        opts += f" scale({format_f64(scale)})"
+    if cos_first:
+        opts += " cos_first"
+    if odd is not None:
+        opts += f" odd({odd})"
+    if padding_idx is not None:
+        opts += f" padding_idx({int(padding_idx)})"
+    return opts
+
+
 class FunctionBuilder:
     """Builds a `func.func` of constants and pe ops that returns the chosen values."""
 
@@ -243,18 +269,14 @@ class FunctionBuilder:
 
     def sinusoidal(self, positions: str, shape: Sequence[int], elem: str = "f32",
                    base: Optional[float] = None, layout: Optional[str] = None,
-                   spacing: Optional[str] = None) -> str:
+                   spacing: Optional[str] = None, *, freq_shift: Optional[float] = None,
+                   scale: Optional[float] = None, cos_first: bool = False,
+                   odd: Optional[str] = None, padding_idx: Optional[int] = None) -> str:
         name = self._fresh("sin")
         ty = tensor_type(shape, elem)
-        opts = ""
-        if base is not None:
-            opts += f" base({format_f64(base)})"
-        if layout is not None:
-            opts += f" layout({layout})"
-        if spacing is not None:
-            opts += f" spacing({spacing})"
-        self._lines.append(f"{name} = pe.sinusoidal {positions}{opts} : "
-                           f"{self._types[positions]} -> {ty}")
+        self._lines.append(f"{name} = pe.sinusoidal {positions}"
+                           f"{sinusoidal_attrs(base, layout, spacing, freq_shift=freq_shift, scale=scale, cos_first=cos_first, odd=odd, padding_idx=padding_idx)}"
+                           f" : {self._types[positions]} -> {ty}")
         self._types[name] = ty
         return name
 

@@ -53,6 +53,7 @@ __all__ = [
     "rope_tables",
     "apply_rope",
     "sinusoidal_frequencies",
+    "sinusoidal_channels",
     "sinusoidal",
     "learned",
     "alibi_slopes",
@@ -102,16 +103,24 @@ _TWO_PI_FIXED = int(decimal.Context(prec=220).multiply(_TWO_PI, 1 << _FRACTION_B
                     .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
 
 
-def _reduce_one(p: int, f: float) -> float:
-    """p*f reduced to [-pi, pi], from the exact product, rounded once to float64."""
+def _reduce_one(p, f: float) -> float:
+    """p*f reduced to [-pi, pi], from the exact product, rounded once to float64.
+
+    ``p`` is an int (a position) or a float (a timestep); both are exact rationals.
+    """
     if p == 0 or f == 0.0:
         return 0.0
+    if isinstance(p, float) and not math.isfinite(p):
+        return math.nan
+    pm, pd = (p, 1) if isinstance(p, int) else p.as_integer_ratio()
     m, d = f.as_integer_ratio()  # f = m / d, d = 2^e
-    e = d.bit_length() - 1
+    num, den = pm * m, pd * d
+    e = den.bit_length() - 1
     if e > _FRACTION_BITS:
-        # |f| < 2^-277 and |p| <= 2^63: p f is below pi, the angle itself (int / int rounds once).
-        return (p * m) / d
-    x = (p * m) << (_FRACTION_BITS - e)  # p * f * 2^F, exact
+        if num.bit_length() <= e:
+            return num / den  # |p f| < 1 < pi: the angle itself (int / int rounds once)
+        raise ValueError(f"cannot reduce {p!r} * {f!r} exactly")
+    x = num << (_FRACTION_BITS - e)  # p * f * 2^F, exact
     t = _TWO_PI_FIXED
     k = (2 * x + t) // (2 * t)  # nearest integer to x / (2 pi) (never a tie: pi is irrational)
     return math.ldexp(float(x - k * t), -_FRACTION_BITS)  # int -> float rounds once
@@ -120,21 +129,24 @@ def _reduce_one(p: int, f: float) -> float:
 def reduced_angles(positions, freqs) -> np.ndarray:
     """Angles ``positions[..., None] * freqs`` reduced modulo 2*pi (see module docstring).
 
-    ``positions`` are integers of any shape, ``freqs`` a 1-D float64 vector. Returns float64
-    of shape ``positions.shape + freqs.shape``; each entry is the exact reduction of the
-    product of the integer and the float64 frequency, rounded once.
+    ``positions`` are integers (or floats: timesteps) of any shape, ``freqs`` a 1-D float64
+    vector. Returns float64 of shape ``positions.shape + freqs.shape``; each entry is the exact
+    reduction of the product of the position and the float64 frequency, rounded once.
     """
     pos = np.asarray(positions)
-    if pos.size and not np.issubdtype(pos.dtype, np.integer):
-        raise TypeError(f"positions must be integers, got dtype {pos.dtype}")
+    if pos.size and not (np.issubdtype(pos.dtype, np.integer)
+                         or np.issubdtype(pos.dtype, np.floating)):
+        raise TypeError(f"positions must be integers or floats, got dtype {pos.dtype}")
     f = np.asarray(freqs, dtype=np.float64).reshape(-1)
     out = np.empty(pos.shape + f.shape, dtype=np.float64)
+    if out.size == 0:
+        return out
     flat_out = out.reshape(-1, f.size)
     cache: dict = {}
     for row, p in enumerate(pos.reshape(-1).tolist()):
         vals = cache.get(p)
         if vals is None:
-            vals = [_reduce_one(int(p), float(fk)) for fk in f.tolist()]
+            vals = [_reduce_one(p, float(fk)) for fk in f.tolist()]
             cache[p] = vals
         flat_out[row, :] = vals
     return out
@@ -397,39 +409,90 @@ def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] =
 # Absolute encodings
 # ---------------------------------------------------------------------------
 
-def sinusoidal_frequencies(dim: int, base: float = 10000.0, spacing: str = "paper") -> np.ndarray:
-    """w_k, k < dim//2: base^(-2k/dim) (paper) or exp(-k ln(base)/(h-1)) (fairseq/t2t)."""
-    h = dim // 2
-    k = np.arange(h, dtype=np.float64)
-    if spacing == "paper":
-        return np.power(np.float64(base), -(2.0 * k) / dim)
+def sinusoidal_frequencies(dim: int, base: float = 10000.0, spacing: str = "paper", *,
+                           freq_shift: Optional[float] = None, scale: float = 1.0,
+                           odd: Optional[str] = None) -> np.ndarray:
+    """scale * w_k for the sin series of a sinusoidal table (its first ``dim // 2`` are the cos
+    series'): k < dim//2, plus k = dim//2 with ``odd="sin"`` and an odd ``dim``.
+
+    w_k = base^(-2k/dim) (paper); exp(-k ln(base) / (h - s)) with h = dim//2 and s = 1 for
+    ``spacing="fairseq"`` (tensor2tensor, fairseq), s = ``freq_shift`` otherwise (diffusers'
+    ``downscale_freq_shift``).
+    """
+    if spacing not in ("paper", "fairseq"):
+        raise ValueError(f"spacing must be 'paper' or 'fairseq', got {spacing!r}")
     if spacing == "fairseq":
-        if h < 2:
-            raise ValueError("fairseq spacing needs dim >= 4 (it divides by dim/2 - 1)")
-        return np.exp(-k * (math.log(base) / (h - 1)))
-    raise ValueError(f"spacing must be 'paper' or 'fairseq', got {spacing!r}")
+        if freq_shift is not None:
+            raise ValueError("spacing='fairseq' is freq_shift=1; give one of them")
+        freq_shift = 1.0
+    h = dim // 2
+    count = h + (1 if odd == "sin" and dim % 2 else 0)
+    k = np.arange(count, dtype=np.float64)
+    if freq_shift is None:
+        w = np.power(np.float64(base), -(2.0 * k) / dim)
+    else:
+        if not h - freq_shift > 0:
+            raise ValueError(f"dim//2 - shift must be > 0 (the exponent divides by it), got "
+                             f"dim//2 = {h}, shift {freq_shift}")
+        w = np.exp(-k * (math.log(base) / (h - freq_shift)))
+    return scale * w
 
 
-def sinusoidal(positions, dim: int, base: float = 10000.0, layout: str = "interleaved",
-               spacing: str = "paper") -> np.ndarray:
-    """Sinusoidal table of shape ``positions.shape + (dim,)``.
+def sinusoidal_channels(dim: int, layout: str = "interleaved", cos_first: bool = False,
+                        odd: Optional[str] = None):
+    """The output channels of the sin series and of the cos series (index arrays).
 
-    interleaved: e[2k] = sin(p w_k), e[2k+1] = cos(p w_k); concat: e[k] = sin, e[h+k] = cos.
-    An odd ``dim`` leaves the last column 0 (fairseq).
+    interleaved: the first series at 2k, the second at 2k+1; concat: the first series' block,
+    then the second's. ``cos_first`` makes cos the first series. With ``odd="sin"`` the sin
+    series' extra frequency is the last channel of its block (the table's last channel when
+    interleaved); with ``odd="zero"`` the last channel belongs to neither.
     """
     if layout not in ("interleaved", "concat"):
         raise ValueError(f"layout must be 'interleaved' or 'concat', got {layout!r}")
+    h = dim // 2
+    n_sin = h + (1 if odd == "sin" and dim % 2 else 0)
+    k = np.arange(h)
+    if layout == "interleaved":
+        sin = 2 * k + (1 if cos_first else 0)
+        cos = 2 * k + (0 if cos_first else 1)
+        if n_sin > h:
+            sin = np.append(sin, 2 * h)
+    elif cos_first:
+        cos, sin = k, h + np.arange(n_sin)
+    else:
+        sin, cos = np.arange(n_sin), n_sin + k
+    return sin, cos
+
+
+def sinusoidal(positions, dim: int, base: float = 10000.0, layout: str = "interleaved",
+               spacing: str = "paper", *, freq_shift: Optional[float] = None,
+               scale: float = 1.0, cos_first: bool = False, odd: Optional[str] = None,
+               padding_idx: Optional[int] = None) -> np.ndarray:
+    """Sinusoidal table of shape ``positions.shape + (dim,)``: sin and cos of the angles
+    ``p * w_k`` (``sinusoidal_frequencies``) at ``sinusoidal_channels``.
+
+    ``positions`` are integers, or floats (diffusion timesteps). An odd ``dim`` needs ``odd``:
+    ``"zero"`` (fairseq, diffusers, ggml) or ``"sin"`` (Marian, DistilBERT). Rows at
+    ``padding_idx`` are zero (fairseq's pad row).
+    """
+    if dim < 1:
+        raise ValueError(f"dim must be >= 1, got {dim}")
+    if (dim % 2 == 1) != (odd is not None):
+        raise ValueError(f"odd='zero' or 'sin' is needed with an odd dim and only then "
+                         f"(dim {dim}, odd {odd!r})")
+    if odd not in (None, "zero", "sin"):
+        raise ValueError(f"odd must be 'zero' or 'sin', got {odd!r}")
     pos = np.asarray(positions)
-    w = sinusoidal_frequencies(dim, base, spacing)
-    h = w.size
+    w = sinusoidal_frequencies(dim, base, spacing, freq_shift=freq_shift, scale=scale, odd=odd)
+    sin_ch, cos_ch = sinusoidal_channels(dim, layout, cos_first, odd)
     ang = reduced_angles(pos, w)
     out = np.zeros(pos.shape + (dim,), dtype=np.float64)
-    if layout == "interleaved":
-        out[..., 0:2 * h:2] = np.sin(ang)
-        out[..., 1:2 * h:2] = np.cos(ang)
-    else:
-        out[..., :h] = np.sin(ang)
-        out[..., h:2 * h] = np.cos(ang)
+    out[..., sin_ch] = np.sin(ang)
+    out[..., cos_ch] = np.cos(ang[..., :cos_ch.size])
+    if padding_idx is not None:
+        if not np.issubdtype(pos.dtype, np.integer):
+            raise TypeError("padding_idx needs integer positions")
+        out[pos == padding_idx] = 0.0
     return out
 
 

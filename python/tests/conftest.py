@@ -33,6 +33,7 @@ LAYERS = {
     "test_raise.py": "raising",
     "test_importer_ops.py": "raising",
     "test_compiled.py": "cpu",
+    "test_sinusoidal.py": "cpu",
     "test_tile_attention.py": "cpu",
     "test_fusion.py": "cpu",
     "test_nonfinite.py": "cpu",

@@ -363,6 +363,41 @@ def test_sinusoidal(case_id, dim, base, positions, pos_elem, spacing, layout, dt
                       what=f"sinusoidal {case_id} {spacing} {layout}")
 
 
+SIN_VARIANTS = {
+    # id: (dim, attributes)
+    "marian-odd": (7, dict(layout="concat", odd="sin")),
+    "distilbert-odd": (9, dict(odd="sin")),
+    "fairseq-odd-pad": (9, dict(layout="concat", spacing="fairseq", odd="zero", padding_idx=3)),
+    "cos-first-interleaved-odd": (11, dict(cos_first=True, odd="sin")),
+    "cos-first-concat": (16, dict(layout="concat", cos_first=True)),
+    "shift-scale": (16, dict(layout="concat", freq_shift=0.0, scale=3.0, base=500.0)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("variant", sorted(SIN_VARIANTS))
+def test_sinusoidal_variants(variant, dtype):
+    dim, attrs = SIN_VARIANTS[variant]
+    fb = ir.FunctionBuilder()
+    pos = fb.positions(P_LARGE + [3])
+    fb.returns(fb.sinusoidal(pos, [len(P_LARGE) + 1, dim], dtype, **attrs))
+    ((got, _),) = fold(fb)
+    positions = np.array(P_LARGE + [3])
+    expected = ref.sinusoidal(positions, dim, **attrs)
+    w = ref.sinusoidal_frequencies(dim, **{k: v for k, v in attrs.items()
+                                           if k in ("base", "spacing", "freq_shift", "scale",
+                                                    "odd")})
+    sin_ch, cos_ch = ref.sinusoidal_channels(dim, attrs.get("layout", "interleaved"),
+                                             attrs.get("cos_first", False), attrs.get("odd"))
+    allow_pairs = angle_allowance(positions, w, 1.0)
+    allowance = np.zeros(expected.shape)
+    allowance[:, sin_ch] = allow_pairs
+    allowance[:, cos_ch] = allow_pairs[:, :cos_ch.size]
+    assert_within_ulp(got, expected, dtype, extra_abs=allowance, what=f"sinusoidal {variant}")
+    if "padding_idx" in attrs:
+        assert np.all(got[-1] == 0.0)
+
+
 def test_sinusoidal_defaults_are_paper_interleaved():
     fb = ir.FunctionBuilder()
     pos = fb.positions([0, 1, 2, 3])

@@ -248,15 +248,23 @@ private:
     auto batch = size(1, 2), seq = size(0, 24);
     std::string p = positions(batch, seq, chance(30));
     TensorSpec result = program.arguments[0];
-    int64_t dim = pick({4, 8, 16, 64, 128});
+    int64_t dim = pick({1, 4, 7, 8, 16, 33, 64, 128});
     result.element = floatElement();
     result.shape.push_back(dim);
     result.runShape.push_back(dim);
     result.values = Values::Floats;
     resultName = fresh();
-    body += "  " + resultName + " = pe.sinusoidal " + p +
-            (chance(50) ? " layout(concat)" : "") + (chance(30) ? " spacing(fairseq)" : "") +
-            (chance(30) ? " base(" + number({"100.0", "10000.0", "1.0e6"}) + ")" : "") + " : " +
+    // The attributes in the op's syntax order.
+    const bool fairseq = chance(30);
+    std::string attributes =
+        (chance(30) ? " base(" + number({"100.0", "10000.0", "1.0e6"}) + ")" : "") +
+        std::string(chance(50) ? " layout(concat)" : "") + (fairseq ? " spacing(fairseq)" : "") +
+        (!fairseq && chance(20) ? " freq_shift(" + number({"0.0", "1.0", "0.5"}) + ")" : "") +
+        (chance(20) ? " scale(" + number({"1000.0", "0.5", "-2.0"}) + ")" : "") +
+        (chance(30) ? " cos_first" : "") +
+        (dim % 2 ? std::string(" odd(") + (chance(50) ? "sin" : "zero") + ")" : "") +
+        (chance(20) ? " padding_idx(" + number({"0", "1", "-1"}) + ")" : "");
+    body += "  " + resultName + " = pe.sinusoidal " + p + attributes + " : " +
             program.arguments[0].type() + " -> " + result.type() + "\n";
     program.result = result;
   }

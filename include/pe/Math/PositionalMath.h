@@ -149,10 +149,27 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
 std::optional<std::pair<double, double>>
 fitRotationColumn(const std::vector<std::array<double, 3>> &samples);
 
-/// Frequencies w_k, k < dim/2, of a sinusoidal table: base^(-2k/dim) (paper),
-/// or exp(-k ln(base) / (dim/2 - 1)) (fairseq/tensor2tensor).
-std::vector<double> sinusoidalFrequencies(int64_t dim, double base,
-                                          bool fairseqSpacing);
+/// The channels of a sinusoidal table (pe.sinusoidal): `sinCount()` sin
+/// channels sin(scale p w_k) and `half()` cos channels, placed interleaved or
+/// in two blocks, either series first; an odd `dim` holds one more sin
+/// frequency (`oddSin`) or a zero last channel.
+struct SinusoidalTable {
+  int64_t dim = 0;
+  double base = 10000.0;
+  /// w_k = base^(-k / d): d = dim / 2 without a shift (the paper's
+  /// base^(-2k/dim)), d = floor(dim/2) - shift with one (fairseq: 1).
+  std::optional<double> shift;
+  double scale = 1.0;
+  bool interleaved = true, cosFirst = false, oddSin = false;
+
+  int64_t half() const { return dim / 2; }
+  int64_t sinCount() const { return half() + (oddSin && dim % 2 ? 1 : 0); }
+  /// scale * w_k for k < sinCount() (the cos series uses the first half()).
+  std::vector<double> frequencies() const;
+  /// The output channel of sin k (k < sinCount()) and of cos k (k < half()).
+  int64_t sinChannel(int64_t k) const;
+  int64_t cosChannel(int64_t k) const;
+};
 
 } // namespace mlir::pe::formula
 

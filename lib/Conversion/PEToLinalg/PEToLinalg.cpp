@@ -222,6 +222,25 @@ struct LowerRope : OpConversionPattern<RopeOp> {
 
 namespace {
 
+/// Channels channel(k), k < count, as runs of a constant positive stride:
+/// {first k, run length, first channel, stride}.
+static SmallVector<std::array<int64_t, 4>>
+stridedRuns(int64_t count, function_ref<int64_t(int64_t)> channel) {
+  SmallVector<std::array<int64_t, 4>> runs;
+  for (int64_t k = 0; k < count;) {
+    int64_t length = 1, stride = 1;
+    if (k + 1 < count) {
+      stride = channel(k + 1) - channel(k);
+      while (k + length < count &&
+             channel(k + length) - channel(k + length - 1) == stride)
+        ++length;
+    }
+    runs.push_back({k, length, channel(k), stride});
+    k += length;
+  }
+  return runs;
+}
+
 struct LowerSinusoidal : OpConversionPattern<SinusoidalOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -235,7 +254,8 @@ struct LowerSinusoidal : OpConversionPattern<SinusoidalOp> {
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     const int64_t rank = type.getRank();
-    const int64_t dim = type.getShape().back(), half = dim / 2;
+    formula::SinusoidalTable table = op.getTable();
+    const int64_t dim = table.dim, sinCount = table.sinCount();
     if (llvm::is_contained(type.getShape(), 0)) {
       // No element to compute (and upstream rejects slices at offset 0 of
       // an empty dimension).
@@ -244,43 +264,64 @@ struct LowerSinusoidal : OpConversionPattern<SinusoidalOp> {
       rewriter.replaceOp(op, emptyTensor(b, sizes, element));
       return success();
     }
-    std::vector<double> frequencies = formula::sinusoidalFrequencies(
-        dim, op.getBase().convertToDouble(),
-        op.getSpacing() == SinusoidalSpacing::fairseq);
-    auto freqType = RankedTensorType::get({half}, b.getF64Type());
+    std::vector<double> frequencies = table.frequencies();
+    auto freqType = RankedTensorType::get({sinCount}, b.getF64Type());
     Value freqs = arith::ConstantOp::create(
         b, DenseElementsAttr::get(freqType, ArrayRef<double>(frequencies)));
 
-    // sin and cos halves [..., S, dim/2] of the reduced angles.
-    SmallVector<OpFoldResult> halfSizes = sizesOf(b, positions);
-    halfSizes.push_back(b.getIndexAttr(half));
-    Value init = emptyTensor(b, halfSizes, element);
+    // sin and cos [..., S, sinCount] of the reduced angles (zero on the
+    // rows of padding_idx).
+    SmallVector<OpFoldResult> blockSizes = sizesOf(b, positions);
+    blockSizes.push_back(b.getIndexAttr(sinCount));
+    Value init = emptyTensor(b, blockSizes, element);
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    SmallVector<Value> halves = buildGeneric(
+    std::optional<int64_t> padding = op.getPaddingIdx();
+    SmallVector<Value> blocks = buildGeneric(
         b, {init.getType(), init.getType()}, {positions, freqs}, {init, init},
         {loopsMap(ctx, rank, leadingLoops(rank - 1)), loopsMap(ctx, rank, {rank - 1}),
          id, id},
         SmallVector<IteratorType>(rank, IteratorType::parallel),
         [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
           Value angle = buildReducedAngle(n, args[0], args[1]);
-          return {convertFloat(n, math::SinOp::create(n, angle), element),
-                  convertFloat(n, math::CosOp::create(n, angle), element)};
+          Value sin = convertFloat(n, math::SinOp::create(n, angle), element);
+          Value cos = convertFloat(n, math::CosOp::create(n, angle), element);
+          if (padding) {
+            Value pad = arith::CmpIOp::create(
+                n, arith::CmpIPredicate::eq, args[0],
+                arith::ConstantOp::create(n, IntegerAttr::get(args[0].getType(), *padding)));
+            Value zero = floatConstantLike(n, sin, 0.0);
+            sin = arith::SelectOp::create(n, pad, zero, sin);
+            cos = arith::SelectOp::create(n, pad, zero, cos);
+          }
+          return {sin, cos};
         });
 
-    // interleaved: e[2k] = sin, e[2k + 1] = cos; concat: e[k] = sin,
-    // e[dim/2 + k] = cos.
-    const bool interleaved = op.getLayout() == SinusoidalLayout::interleaved;
+    // Each series' channels (table.sinChannel / cosChannel) as strided runs;
+    // an odd table's zero channel keeps the fill.
     SmallVector<OpFoldResult> sizes = sizesOf(b, positions);
     sizes.push_back(b.getIndexAttr(dim));
-    SmallVector<OpFoldResult> sinOffsets(rank, b.getIndexAttr(0)), cosOffsets = sinOffsets;
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
-    cosOffsets.back() = b.getIndexAttr(interleaved ? 1 : half);
     Value result = emptyTensor(b, sizes, element);
-    result = tensor::InsertSliceOp::create(b, halves[0], result, sinOffsets,
-                                           halfSizes, strides);
-    result = tensor::InsertSliceOp::create(b, halves[1], result, cosOffsets,
-                                           halfSizes, strides);
+    if (sinCount + table.half() < dim)
+      result = linalg::FillOp::create(
+                   b, Value(arith::ConstantOp::create(b, b.getFloatAttr(element, 0.0))), result)
+                   .getResult(0);
+    auto place = [&](Value block, int64_t count, function_ref<int64_t(int64_t)> channel) {
+      for (auto [k, length, first, stride] : stridedRuns(count, channel)) {
+        SmallVector<OpFoldResult> from(rank, b.getIndexAttr(0)), to = from;
+        SmallVector<OpFoldResult> unit(rank, b.getIndexAttr(1)), step = unit;
+        SmallVector<OpFoldResult> runSizes = blockSizes;
+        runSizes.back() = b.getIndexAttr(length);
+        from.back() = b.getIndexAttr(k);
+        to.back() = b.getIndexAttr(first);
+        step.back() = b.getIndexAttr(stride);
+        Value run = length == sinCount
+                        ? block
+                        : tensor::ExtractSliceOp::create(b, block, from, runSizes, unit);
+        result = tensor::InsertSliceOp::create(b, run, result, to, runSizes, step);
+      }
+    };
+    place(blocks[0], sinCount, [&](int64_t k) { return table.sinChannel(k); });
+    place(blocks[1], table.half(), [&](int64_t k) { return table.cosChannel(k); });
     buildResultSizeChecks(b, op, PE_CHECK_SINUSOIDAL_SHAPE, type, sizes);
     rewriter.replaceOp(op, castTo(b, result, type));
     return success();

@@ -116,6 +116,54 @@ func.func @sinusoidal(%p: tensor<?xi32>) -> tensor<?x64xf32> {
 
 // -----
 
+// Marian's odd dimension: 4 sin frequencies, then 3 cos channels of the cos
+// block (layout(concat) odd(sin)).
+// CHECK-LABEL: func.func @sinusoidal_odd_sin
+// CHECK: %[[SC:.*]]:2 = linalg.generic
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK: %[[T:.*]] = tensor.empty(%{{.*}}) : tensor<?x7xf32>
+// CHECK: %[[S:.*]] = tensor.insert_slice %[[SC]]#0 into %[[T]][0, 0] [%{{.*}}, 4] [1, 1]
+// CHECK: %[[C:.*]] = tensor.extract_slice %[[SC]]#1[0, 0] [%{{.*}}, 3] [1, 1]
+// CHECK: tensor.insert_slice %[[C]] into %[[S]][0, 4] [%{{.*}}, 3] [1, 1]
+func.func @sinusoidal_odd_sin(%p: tensor<?xi32>) -> tensor<?x7xf32> {
+  %e = pe.sinusoidal %p layout(concat) odd(sin) : tensor<?xi32> -> tensor<?x7xf32>
+  return %e : tensor<?x7xf32>
+}
+
+// -----
+
+// fairseq's pad row and zero channel: rows at position 1 are 0, and the
+// last channel keeps the fill.
+// CHECK-LABEL: func.func @sinusoidal_fairseq_pad
+// CHECK: linalg.generic
+// CHECK: %[[PAD:.*]] = arith.cmpi eq, %[[P:.*]], %c1_i64 : i64
+// CHECK: arith.select %[[PAD]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: arith.select %[[PAD]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x9xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %[[Z]][0, 0] [%{{.*}}, 4] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}}[0, 4] [%{{.*}}, 4] [1, 1]
+func.func @sinusoidal_fairseq_pad(%p: tensor<?xi64>) -> tensor<?x9xf32> {
+  %e = pe.sinusoidal %p layout(concat) spacing(fairseq) odd(zero) padding_idx(1) : tensor<?xi64> -> tensor<?x9xf32>
+  return %e : tensor<?x9xf32>
+}
+
+// -----
+
+// Timesteps (floats, widened exactly to f64), the scale folded into the
+// frequencies, [cos | sin].
+// CHECK-LABEL: func.func @sinusoidal_timesteps
+// CHECK: arith.constant dense<[2.000000e+00, 0.2000{{[0-9]*}}, 0.0200{{[0-9]*}}, 0.0020{{[0-9]*}}]> : tensor<4xf64>
+// CHECK: %[[SC:.*]]:2 = linalg.generic
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: tensor.insert_slice %[[SC]]#0 into %{{.*}}[0, 4] [4, 4] [1, 1]
+// CHECK: tensor.insert_slice %[[SC]]#1 into %{{.*}}[0, 0] [4, 4] [1, 1]
+func.func @sinusoidal_timesteps(%t: tensor<4xf32>) -> tensor<4x8xf32> {
+  %e = pe.sinusoidal %t base(1000.0) layout(concat) freq_shift(1.0) scale(2.0) cos_first : tensor<4xf32> -> tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+
+// -----
+
 // ALiBi: slopes are constants; the causal bias is m (k - q), -inf ahead.
 // k - q is formed without i64 overflow: |k - q| as an unsigned number,
 // rounded once to f32, then its sign.

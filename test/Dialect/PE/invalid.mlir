@@ -254,28 +254,82 @@ func.func @sinusoidal_dynamic_dim(%p: tensor<16xi64>) {
 
 // -----
 
-// sinusoidal: the embedding dimension is even.
+// sinusoidal: an odd embedding dimension states its last channel.
 func.func @sinusoidal_odd_dim(%p: tensor<16xi64>) {
-  // expected-error @+1 {{'pe.sinusoidal' op expects an even embedding dimension >= 2 (sin and cos channels come in pairs), but got 7}}
+  // expected-error @+1 {{'pe.sinusoidal' op expects odd(zero) or odd(sin) with the odd embedding dimension 7 (what its last channel holds)}}
   %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x7xf32>
   return
 }
 
 // -----
 
-// sinusoidal: the embedding dimension is >= 2.
+// sinusoidal: odd(...) only with an odd embedding dimension.
+func.func @sinusoidal_odd_on_even(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects no odd(...) with the even embedding dimension 8}}
+  %e = pe.sinusoidal %p odd(zero) : tensor<16xi64> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: the embedding dimension is >= 1.
 func.func @sinusoidal_zero_dim(%p: tensor<16xi64>) {
-  // expected-error @+1 {{expects an even embedding dimension >= 2 (sin and cos channels come in pairs), but got 0}}
+  // expected-error @+1 {{expects an embedding dimension >= 1, but got 0}}
   %e = pe.sinusoidal %p : tensor<16xi64> -> tensor<16x0xf32>
   return
 }
 
 // -----
 
-// sinusoidal: spacing(fairseq) needs an embedding dimension >= 4.
+// sinusoidal: spacing(fairseq) divides by dim/2 - 1.
 func.func @sinusoidal_fairseq_dim(%p: tensor<16xi64>) {
-  // expected-error @+1 {{'pe.sinusoidal' op expects an embedding dimension >= 4 with spacing(fairseq) (its exponent divides by dim/2 - 1), but got 2}}
+  // expected-error @+1 {{'pe.sinusoidal' op expects dim/2 - shift > 0 with spacing(fairseq) or freq_shift (the exponent divides by it), but got dim/2 = 1 and shift 1.000000e+00}}
   %e = pe.sinusoidal %p spacing(fairseq) : tensor<16xi64> -> tensor<16x2xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: a frequency shift as large as dim/2.
+func.func @sinusoidal_shift_dim(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects dim/2 - shift > 0 with spacing(fairseq) or freq_shift (the exponent divides by it), but got dim/2 = 4 and shift 4.000000e+00}}
+  %e = pe.sinusoidal %p freq_shift(4.0) : tensor<16xi64> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: spacing(fairseq) is freq_shift(1); not both.
+func.func @sinusoidal_fairseq_and_shift(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects spacing(fairseq) or freq_shift, not both (spacing(fairseq) is freq_shift(1))}}
+  %e = pe.sinusoidal %p spacing(fairseq) freq_shift(0.0) : tensor<16xi64> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: a finite scale.
+func.func @sinusoidal_scale(%p: tensor<16xi64>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects a finite scale, but got INF}}
+  %e = pe.sinusoidal %p scale(0x7FF0000000000000) : tensor<16xi64> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: a pad row is a row of an integer position.
+func.func @sinusoidal_padding_timesteps(%t: tensor<16xf32>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects integer positions with padding_idx}}
+  %e = pe.sinusoidal %t padding_idx(1) : tensor<16xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// sinusoidal: timesteps are floats of f16, bf16, f32 or f64.
+func.func @sinusoidal_i8(%t: tensor<16xi8>) {
+  // expected-error @+1 {{'pe.sinusoidal' op operand #0 must be}}
+  %e = pe.sinusoidal %t : tensor<16xi8> -> tensor<16x8xf32>
   return
 }
 

@@ -70,12 +70,19 @@ func.func @tables(%p: tensor<?xi32>, %bp: tensor<4x?xi64>) -> (tensor<?x32xf32>,
 }
 
 // CHECK-LABEL: func.func @absolute
-func.func @absolute(%p: tensor<?xi32>, %bp: tensor<2x16xi64>, %wpe: tensor<1024x768xf16>) -> (tensor<?x512xf32>, tensor<2x16x64xbf16>, tensor<?x768xf16>, tensor<2x16x768xf16>) {
+func.func @absolute(%p: tensor<?xi32>, %bp: tensor<2x16xi64>, %wpe: tensor<1024x768xf16>, %ts: tensor<4xf32>) -> (tensor<?x512xf32>, tensor<2x16x64xbf16>, tensor<?x768xf16>, tensor<2x16x768xf16>) {
   // CHECK: pe.sinusoidal %{{.*}} : tensor<?xi32> -> tensor<?x512xf32>
-  // GENERIC: "pe.sinusoidal"(%{{.*}}) <{base = 1.000000e+04 : f64, layout = 0 : i32, spacing = 0 : i32}>
+  // GENERIC: "pe.sinusoidal"(%{{.*}}) <{base = 1.000000e+04 : f64, layout = 0 : i32, scale = 1.000000e+00 : f64, spacing = 0 : i32}>
   %0 = pe.sinusoidal %p : tensor<?xi32> -> tensor<?x512xf32>
   // CHECK: pe.sinusoidal %{{.*}} base(5.000000e+02) layout(concat) spacing(fairseq) : tensor<2x16xi64> -> tensor<2x16x64xbf16>
   %1 = pe.sinusoidal %bp base(500.0) layout(concat) spacing(fairseq) : tensor<2x16xi64> -> tensor<2x16x64xbf16>
+  // CHECK: pe.sinusoidal %{{.*}} layout(concat) odd(sin) : tensor<2x16xi64> -> tensor<2x16x7xf32>
+  %m = pe.sinusoidal %bp layout(concat) odd(sin) : tensor<2x16xi64> -> tensor<2x16x7xf32>
+  // CHECK: pe.sinusoidal %{{.*}} layout(concat) spacing(fairseq) odd(zero) padding_idx(1) : tensor<2x16xi64> -> tensor<2x16x9xf32>
+  %f = pe.sinusoidal %bp layout(concat) spacing(fairseq) odd(zero) padding_idx(1) : tensor<2x16xi64> -> tensor<2x16x9xf32>
+  // CHECK: pe.sinusoidal %{{.*}} layout(concat) freq_shift(0.000000e+00) scale(1.000000e+03) cos_first : tensor<4xf32> -> tensor<4x320xbf16>
+  // GENERIC: "pe.sinusoidal"(%{{.*}}) <{base = 1.000000e+04 : f64, cos_first, freq_shift = 0.000000e+00 : f64, layout = 1 : i32, scale = 1.000000e+03 : f64, spacing = 0 : i32}> : (tensor<4xf32>) -> tensor<4x320xbf16>
+  %t = pe.sinusoidal %ts layout(concat) freq_shift(0.0) scale(1000.0) cos_first : tensor<4xf32> -> tensor<4x320xbf16>
   // CHECK: pe.learned %{{.*}}[%{{.*}}] : tensor<1024x768xf16>, tensor<?xi32> -> tensor<?x768xf16>
   // GENERIC: "pe.learned"(%{{.*}}, %{{.*}}) : (tensor<1024x768xf16>, tensor<?xi32>) -> tensor<?x768xf16>
   %2 = pe.learned %wpe[%p] : tensor<1024x768xf16>, tensor<?xi32> -> tensor<?x768xf16>

@@ -282,23 +282,24 @@ void RopeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 OpFoldResult SinusoidalOp::fold(FoldAdaptor adaptor) {
   RankedTensorType type = getType();
-  const int64_t dim = type.getShape().back();
+  formula::SinusoidalTable table = getTable();
   std::optional<SmallVector<int64_t>> positions =
-      constantPositions(adaptor.getPositions(), dim);
+      constantPositions(adaptor.getPositions(), table.dim);
   if (!positions || !type.hasStaticShape())
     return {};
-  std::vector<double> freqs = formula::sinusoidalFrequencies(
-      dim, getBase().convertToDouble(),
-      getSpacing() == SinusoidalSpacing::fairseq);
-  const int64_t half = dim / 2;
-  const bool interleaved = getLayout() == SinusoidalLayout::interleaved;
-  SmallVector<double> values(positions->size() * dim);
+  std::vector<double> freqs = table.frequencies();
+  std::optional<int64_t> padding = getPaddingIdx();
+  // Zero-initialized: the pad rows and an odd table's zero channel.
+  SmallVector<double> values(positions->size() * table.dim, 0.0);
   for (auto [row, p] : llvm::enumerate(*positions)) {
-    double *e = values.data() + row * dim;
-    for (int64_t k = 0; k < half; ++k) {
+    if (p == padding)
+      continue;
+    double *e = values.data() + row * table.dim;
+    for (int64_t k = 0; k < table.sinCount(); ++k) {
       auto [cos, sin] = formula::rotationTableEntry(p, freqs[k]);
-      e[interleaved ? 2 * k : k] = sin;
-      e[interleaved ? 2 * k + 1 : half + k] = cos;
+      e[table.sinChannel(k)] = sin;
+      if (k < table.half())
+        e[table.cosChannel(k)] = cos;
     }
   }
   return denseFloats(type, values);

@@ -188,8 +188,23 @@ LogicalResult RopeOp::verify() {
 // Absolute encodings
 //===----------------------------------------------------------------------===//
 
+formula::SinusoidalTable SinusoidalOp::getTable() {
+  formula::SinusoidalTable table;
+  table.dim = getType().getShape().back();
+  table.base = getBase().convertToDouble();
+  if (FloatAttr shift = getFreqShiftAttr())
+    table.shift = shift.getValueAsDouble();
+  else if (getSpacing() == SinusoidalSpacing::fairseq)
+    table.shift = 1.0;
+  table.scale = getScale().convertToDouble();
+  table.interleaved = getLayout() == SinusoidalLayout::interleaved;
+  table.cosFirst = getCosFirst();
+  table.oddSin = getOdd() == SinusoidalOdd::sin;
+  return table;
+}
+
 LogicalResult SinusoidalOp::verify() {
-  auto positions = getPositions().getType();
+  auto positions = cast<RankedTensorType>(getPositions().getType());
   if (failed(verifyPositionsRank(*this, "positions", positions)))
     return failure();
   RankedTensorType type = getType();
@@ -201,19 +216,32 @@ LogicalResult SinusoidalOp::verify() {
   int64_t dim = type.getShape().back();
   if (failed(verifyStatic(*this, "embedding dimension", dim)))
     return failure();
-  if (dim < 2 || dim % 2 != 0)
-    return emitOpError() << "expects an even embedding dimension >= 2 (sin "
-                            "and cos channels come in pairs), but got "
+  if (dim < 1)
+    return emitOpError() << "expects an embedding dimension >= 1, but got " << dim;
+  if (dim % 2 != 0 && !getOdd())
+    return emitOpError() << "expects odd(zero) or odd(sin) with the odd embedding "
+                            "dimension "
+                         << dim << " (what its last channel holds)";
+  if (dim % 2 == 0 && getOdd())
+    return emitOpError() << "expects no odd(...) with the even embedding dimension "
                          << dim;
-  if (getSpacing() == SinusoidalSpacing::fairseq && dim < 4)
-    return emitOpError() << "expects an embedding dimension >= 4 with "
-                            "spacing(fairseq) (its exponent divides by "
-                            "dim/2 - 1), but got "
-                         << dim;
-  double base = getBase().convertToDouble();
+  if (getFreqShift() && getSpacing() == SinusoidalSpacing::fairseq)
+    return emitOpError() << "expects spacing(fairseq) or freq_shift, not both "
+                            "(spacing(fairseq) is freq_shift(1))";
+  const double base = getBase().convertToDouble(), scale = getScale().convertToDouble();
   if (!(std::isfinite(base) && base > 0.0))
     return emitOpError() << "expects base to be a finite number > 0, but got "
                          << base;
+  if (!std::isfinite(scale))
+    return emitOpError() << "expects a finite scale, but got " << scale;
+  formula::SinusoidalTable table = getTable();
+  if (table.shift && !(std::isfinite(*table.shift) && table.half() - *table.shift > 0.0))
+    return emitOpError() << "expects dim/2 - shift > 0 with spacing(fairseq) or "
+                            "freq_shift (the exponent divides by it), but got "
+                            "dim/2 = "
+                         << table.half() << " and shift " << *table.shift;
+  if (getPaddingIdx() && !isa<IntegerType>(positions.getElementType()))
+    return emitOpError() << "expects integer positions with padding_idx";
   return verifyPerPositionResult(*this, "the result", positions, type, dim,
                                  "the embedding dimension");
 }

@@ -34,7 +34,12 @@ Value denseF64(ImplicitLocOpBuilder &b, ArrayRef<double> values) {
 
 Value pe::buildReducedAngle(ImplicitLocOpBuilder &b, Value position,
                             Value invFreq) {
-  Value p = arith::SIToFPOp::create(b, b.getF64Type(), position);
+  // Integer positions, or float timesteps (exact in f64 too).
+  Value p = position;
+  if (!isa<FloatType>(position.getType()))
+    p = arith::SIToFPOp::create(b, b.getF64Type(), position);
+  else if (!position.getType().isF64())
+    p = arith::ExtFOp::create(b, b.getF64Type(), position);
   // hi + lo = p f exactly.
   Value hi = arith::MulFOp::create(b, p, invFreq);
   Value lo = math::FmaOp::create(b, p, invFreq, arith::NegFOp::create(b, hi));

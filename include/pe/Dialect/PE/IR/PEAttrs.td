@@ -41,6 +41,13 @@ def PE_SinusoidalSpacing : I32EnumAttr<"SinusoidalSpacing",
   
 }
 
+def PE_SinusoidalOdd : I32EnumAttr<"SinusoidalOdd",
+    "the last channel of a sinusoidal table of odd dimension", [
+    I32EnumAttrCase<"zero", 0>, I32EnumAttrCase<"sin", 1>]> {
+  let cppNamespace = "::mlir::pe";
+  
+}
+
 def PE_AlibiMode : I32EnumAttr<"AlibiMode", "form of the ALiBi bias", [
     I32EnumAttrCase<"causal", 0>, I32EnumAttrCase<"symmetric", 1>]> {
   let cppNamespace = "::mlir::pe";

@@ -135,32 +135,58 @@ def PE_RopeOp : PE_Op<"rope", [AllTypesMatch<["input", "result"]>,
 //===----------------------------------------------------------------------===//
 
 def PE_SinusoidalOp : PE_Op<"sinusoidal"> {
-  let summary = "absolute sinusoidal embedding table";
+  let summary = "absolute sinusoidal embedding (positions or diffusion timesteps)";
   let description = [{
-    For positions `p` (`[S]` or `[B, S]`) and `dim` = the last result dim,
-    with `h = dim/2` frequencies `w_k = base^(-2k/dim)` (`spacing(paper)`, the
-    default) or `w_k = exp(-k ln(base) / (h - 1))` (`spacing(fairseq)`,
-    tensor2tensor/fairseq/M2M100):
+    For positions `p` (`[S]` or `[B, S]`; integers, or floats for fractional
+    diffusion timesteps) and `dim` = the last result dim, `h = floor(dim/2)`,
+    the angles `a_k = scale * p * w_k` of the frequencies
 
-    - `layout(interleaved)` (Vaswani): `e[2k] = sin(p w_k)`, `e[2k+1] = cos(p w_k)`;
-    - `layout(concat)`: `e[k] = sin(p w_k)`, `e[h + k] = cos(p w_k)`.
+    - `w_k = base^(-2k/dim)` (`spacing(paper)`, the default: Vaswani,
+      Marian, DistilBERT);
+    - `w_k = exp(-k ln(base) / (h - 1))` (`spacing(fairseq)`:
+      tensor2tensor, fairseq, M2M100, Speech2Text);
+    - `w_k = exp(-k ln(base) / (h - s))` (`freq_shift(s)`: diffusers'
+      `downscale_freq_shift`; ggml's timestep embedding is `freq_shift(0)`),
 
-    Folds to a constant when the positions are constant.
+    give `h` sin and `h` cos channels:
+
+    - `layout(interleaved)`: `e[2k] = sin(a_k)`, `e[2k+1] = cos(a_k)`;
+    - `layout(concat)`: `e[k] = sin(a_k)`, `e[h + k] = cos(a_k)`;
+    - `cos_first` swaps the two series (diffusers' `flip_sin_to_cos`,
+      ggml's `[cos | sin]`).
+
+    An odd `dim` states its last channel: `odd(zero)` is 0 (fairseq,
+    diffusers, ggml); `odd(sin)` gives the sin series one more frequency,
+    `sin(a_h)`, the last channel of its block (Marian, DistilBERT).
+    `padding_idx(i)` makes the rows of integer position `i` zero (fairseq's
+    pad row). Folds to a constant when the positions are constant integers.
 
     ```mlir
     %e = pe.sinusoidal %pos layout(concat) spacing(fairseq) : tensor<16xi64> -> tensor<16x512xf32>
+    %t = pe.sinusoidal %ts layout(concat) freq_shift(0.0) cos_first : tensor<4xf32> -> tensor<4x320xf32>
     ```
   }];
-  let arguments = (ins PE_PositionsTensor:$positions,
+  let arguments = (ins AnyTypeOf<[PE_PositionsTensor, RankedTensorOf<[F16, BF16, F32, F64]>]>:$positions,
       DefaultValuedAttr<F64Attr, "10000.0">:$base,
       DefaultValuedAttr<PE_SinusoidalLayout,
           "::mlir::pe::SinusoidalLayout::interleaved">:$layout,
       DefaultValuedAttr<PE_SinusoidalSpacing,
-          "::mlir::pe::SinusoidalSpacing::paper">:$spacing);
+          "::mlir::pe::SinusoidalSpacing::paper">:$spacing,
+      OptionalAttr<F64Attr>:$freq_shift,
+      DefaultValuedAttr<F64Attr, "1.0">:$scale,
+      UnitAttr:$cos_first,
+      OptionalAttr<PE_SinusoidalOdd>:$odd,
+      OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
     $positions (`base` `(` $base^ `)`)? (`layout` `(` $layout^ `)`)?
-    (`spacing` `(` $spacing^ `)`)? attr-dict `:` type($positions) `->` type($result)
+    (`spacing` `(` $spacing^ `)`)? (`freq_shift` `(` $freq_shift^ `)`)?
+    (`scale` `(` $scale^ `)`)? (`cos_first` $cos_first^)? (`odd` `(` $odd^ `)`)?
+    (`padding_idx` `(` $padding_idx^ `)`)? attr-dict `:` type($positions) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The table's shape as the frequency formula and the lowering see it.
+    ::mlir::pe::formula::SinusoidalTable getTable();
   }];
   let hasFolder = 1;
 }

@@ -19,7 +19,8 @@
 namespace mlir::pe {
 
 /// The angle p * f reduced into [-pi, pi] and rounded once to f32, for an
-/// integer position p (i32/i64) and an f64 frequency f (scalars). p * f is
+/// integer position p (i32/i64), or a float one (a diffusion timestep, exact
+/// in f64), and an f64 frequency f (scalars). p * f is
 /// held exactly as hi + lo (an FMA recovers the product's rounding error),
 /// k = round(hi / 2pi) turns are removed with a two-part 2pi, and the result
 /// is wrapped into [-pi, pi]: the arithmetic of formula::reducedAngle, so
