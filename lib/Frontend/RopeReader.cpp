@@ -64,7 +64,8 @@ RopeScalingAttrInterface buildScaling(MLIRContext *context,
         emitError, context, f64("factor"),
         i64("original_max_position_embeddings"), f64Or("beta_fast", 32.0),
         f64Or("beta_slow", 1.0), optional("mscale"), optional("mscale_all_dim"),
-        optional("attention_factor"), spec.getBoolean("truncate").value_or(true));
+        optional("attention_factor"), spec.getBoolean("truncate").value_or(true),
+        APFloat(1.0));
   if (type == "llama3")
     return Llama3ScalingAttr::getChecked(
         emitError, context, f64("factor"), f64("low_freq_factor"),

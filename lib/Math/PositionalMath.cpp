@@ -38,11 +38,16 @@ bool longRopeUsesLong(const RopeConfig &config, std::optional<int64_t> seqLen) {
   return false;
 }
 
-// theta^(-2i/r) for i < r/2.
-static std::vector<double> baseFrequencies(double theta, int64_t rotaryDim) {
+// theta^(-2i/r) / freq_factors[i] for i < r/2: the frequencies every
+// scaling starts from (ggml divides by its freq_factors before the YaRN ramp).
+static std::vector<double> baseFrequencies(double theta, const RopeConfig &config) {
+  const int64_t rotaryDim = config.rotaryDim;
   std::vector<double> invFreq(rotaryDim / 2);
-  for (int64_t i = 0; i < rotaryDim / 2; ++i)
+  for (int64_t i = 0; i < rotaryDim / 2; ++i) {
     invFreq[i] = std::pow(theta, -2.0 * double(i) / double(rotaryDim));
+    if (!config.freqFactors.empty())
+      invFreq[i] /= config.freqFactors[i];
+  }
   return invFreq;
 }
 
@@ -63,11 +68,11 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
   const double s = config.factor;
   switch (config.kind) {
   case ScalingKind::None:
-    return baseFrequencies(config.theta, config.rotaryDim);
+    return baseFrequencies(config.theta, config);
 
   case ScalingKind::Linear: {
     // Position interpolation: theta(p) = (p / s) inv_freq.
-    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    std::vector<double> invFreq = baseFrequencies(config.theta, config);
     for (double &f : invFreq)
       f /= s;
     return invFreq;
@@ -75,13 +80,12 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
 
   case ScalingKind::Ntk:
     // theta' = theta s^(r/(r-2)).
-    return baseFrequencies(config.theta * std::pow(s, r / (r - 2.0)),
-                           config.rotaryDim);
+    return baseFrequencies(config.theta * std::pow(s, r / (r - 2.0)), config);
 
   case ScalingKind::DynamicNtk:
     if (!seqLen || *seqLen <= config.originalMaxPositions)
-      return baseFrequencies(config.theta, config.rotaryDim);
-    return baseFrequencies(dynamicNtkTheta(config, *seqLen), config.rotaryDim);
+      return baseFrequencies(config.theta, config);
+    return baseFrequencies(dynamicNtkTheta(config, *seqLen), config);
 
   case ScalingKind::Yarn: {
     const int64_t half = config.rotaryDim / 2;
@@ -97,11 +101,13 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
     high = std::min(high, r - 1.0);
     if (low == high)
       high += 0.001; // Hugging Face's guard against a zero-width ramp.
-    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    std::vector<double> invFreq = baseFrequencies(config.theta, config);
     for (int64_t i = 0; i < half; ++i) {
       // ramp = 0 keeps the frequency (extrapolation), ramp = 1 divides by s.
+      // A partial ramp (ggml ext_factor, vLLM extrapolation_factor e) keeps
+      // the share e of the extrapolation.
       double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
-      double extrapolationWeight = 1.0 - ramp;
+      double extrapolationWeight = (1.0 - ramp) * config.extrapolationFactor;
       invFreq[i] = invFreq[i] / s * (1.0 - extrapolationWeight) +
                    invFreq[i] * extrapolationWeight;
     }
@@ -112,7 +118,7 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
     const double l0 = double(config.originalMaxPositions);
     const double lowWavelen = l0 / config.lowFreqFactor;
     const double highWavelen = l0 / config.highFreqFactor;
-    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    std::vector<double> invFreq = baseFrequencies(config.theta, config);
     for (double &f : invFreq) {
       double wavelen = 2.0 * kPi / f;
       if (wavelen < highWavelen)
@@ -132,7 +138,7 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
     // Hugging Face `proportional`: theta^(-2i/r) / s for the first
     // k = floor(prf r / 2) pairs, 0 (no rotation) for the others.
     const int64_t rotated = int64_t(std::floor(config.partialRotaryFactor * r / 2.0));
-    std::vector<double> invFreq = baseFrequencies(config.theta, config.rotaryDim);
+    std::vector<double> invFreq = baseFrequencies(config.theta, config);
     for (int64_t i = 0; i < int64_t(invFreq.size()); ++i)
       invFreq[i] = i < rotated ? invFreq[i] / s : 0.0;
     return invFreq;
@@ -144,7 +150,8 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
                                          : config.shortFactor;
     std::vector<double> invFreq(config.rotaryDim / 2);
     for (int64_t i = 0; i < config.rotaryDim / 2; ++i)
-      invFreq[i] = 1.0 / (ext[i] * std::pow(config.theta, 2.0 * double(i) / r));
+      invFreq[i] = 1.0 / (ext[i] * std::pow(config.theta, 2.0 * double(i) / r) *
+                          (config.freqFactors.empty() ? 1.0 : config.freqFactors[i]));
     return invFreq;
   }
   }
@@ -152,6 +159,10 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
 }
 
 double attentionFactor(const RopeConfig &config) {
+  return config.magnitude * scalingMagnitude(config);
+}
+
+double scalingMagnitude(const RopeConfig &config) {
   switch (config.kind) {
   case ScalingKind::Yarn:
     if (config.attentionFactor)
@@ -320,7 +331,7 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
     llama3.rotaryDim = 2 * half;
     llama3.theta = fitTheta(invFreq);
     llama3.kind = ScalingKind::Llama3;
-    std::vector<double> plain = baseFrequencies(llama3.theta, llama3.rotaryDim);
+    std::vector<double> plain = baseFrequencies(llama3.theta, llama3);
     llama3.factor = nearInteger(plain.back() / invFreq.back());
     if (llama3.factor > 1.0) {
       const double s3 = llama3.factor;
@@ -364,7 +375,7 @@ std::optional<RopeConfig> fitRopeConfig(const std::vector<double> &invFreq,
   if (magnitude != 1.0)
     explicitConfig.attentionFactor = magnitude;
   std::vector<double> plain =
-      baseFrequencies(explicitConfig.theta, explicitConfig.rotaryDim);
+      baseFrequencies(explicitConfig.theta, explicitConfig);
   for (int64_t i = 0; i < half; ++i)
     explicitConfig.shortFactor.push_back(plain[i] / invFreq[i]);
   explicitConfig.longFactor = explicitConfig.shortFactor;

@@ -34,7 +34,8 @@ _SCALING_PARAMS = {
     "dynamic_ntk": [("factor", "f64"), ("max_position_embeddings", "int")],
     "yarn": [("factor", "f64"), ("original_max_position_embeddings", "int"),
              ("beta_fast", "f64"), ("beta_slow", "f64"), ("mscale", "f64"),
-             ("mscale_all_dim", "f64"), ("attention_factor", "f64"), ("truncate", "bool")],
+             ("mscale_all_dim", "f64"), ("attention_factor", "f64"), ("truncate", "bool"),
+             ("extrapolation_factor", "f64")],
     "llama3": [("factor", "f64"), ("low_freq_factor", "f64"), ("high_freq_factor", "f64"),
                ("original_max_position_embeddings", "int")],
     "longrope": [("short_factor", "list"), ("long_factor", "list"),
@@ -92,8 +93,10 @@ def scaling_attr(scaling: Optional[Mapping]) -> Optional[str]:
 
 
 def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half",
-              scaling: Optional[Mapping] = None) -> str:
-    """``#pe.rope<theta = ..., rotary_dim = ..., style = ..., scaling = ...>``."""
+              scaling: Optional[Mapping] = None, freq_factors: Optional[Sequence[float]] = None,
+              magnitude: Optional[float] = None, rotary_offset: Optional[int] = None) -> str:
+    """``#pe.rope<theta = ..., rotary_dim = ..., style = ..., scaling = ...,
+    freq_factors = [...], magnitude = ..., rotary_offset = ...>``."""
     if style not in ("half", "interleaved"):
         raise ValueError(f"style must be 'half' or 'interleaved', got {style!r}")
     parts = [f"theta = {format_f64(theta)}", f"rotary_dim = {int(rotary_dim)}",
@@ -101,6 +104,12 @@ def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half"
     sc = scaling_attr(scaling)
     if sc is not None:
         parts.append(f"scaling = {sc}")
+    if freq_factors is not None:
+        parts.append("freq_factors = [" + ", ".join(format_f64(f) for f in freq_factors) + "]")
+    if magnitude is not None:
+        parts.append(f"magnitude = {format_f64(magnitude)}")
+    if rotary_offset:
+        parts.append(f"rotary_offset = {int(rotary_offset)}")
     return "#pe.rope<" + ", ".join(parts) + ">"
 
 

@@ -161,7 +161,7 @@ _DEFAULTS = {
     "ntk": {},
     "dynamic_ntk": {},
     "yarn": {"beta_fast": 32.0, "beta_slow": 1.0, "mscale": None, "mscale_all_dim": None,
-             "attention_factor": None, "truncate": True},
+             "attention_factor": None, "truncate": True, "extrapolation_factor": 1.0},
     "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
     "longrope": {"factor": 1.0, "attention_factor": None, "select": "dynamic"},
     "proportional": {"factor": 1.0, "partial_rotary_factor": 1.0},
@@ -249,15 +249,30 @@ def _longrope_uses_long(s: dict, seq_len: Optional[int]) -> bool:
     return seq_len is not None and seq_len > s["original_max_position_embeddings"]
 
 
+def _freq_factors(freq_factors, half: int) -> np.ndarray:
+    """ggml's per-pair divisors of the base frequencies (all 1 when None)."""
+    if freq_factors is None:
+        return np.ones(half)
+    ff = np.asarray(freq_factors, dtype=np.float64)
+    if ff.shape != (half,) or not np.all(np.isfinite(ff) & (ff > 0)):
+        raise ValueError(f"freq_factors must be rotary_dim/2 = {half} finite numbers > 0, "
+                         f"got {ff.tolist()}")
+    return ff
+
+
 def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
                   scaling: Optional[Mapping] = None,
-                  seq_len: Optional[int] = None) -> np.ndarray:
-    """Inverse frequencies ``inv_freq[i]``, ``i < rotary_dim/2``, after the scaling (float64)."""
+                  seq_len: Optional[int] = None, freq_factors=None) -> np.ndarray:
+    """Inverse frequencies ``inv_freq[i]``, ``i < rotary_dim/2``, after the scaling (float64).
+
+    ``freq_factors`` (ggml) divide the base frequencies ``theta^(-2i/r)`` before the scaling.
+    """
     _check_rope(theta, rotary_dim)
     s = _normalize_scaling(scaling)
     r = int(rotary_dim)
     half = r // 2
-    base = _unscaled(theta, r)
+    ff = _freq_factors(freq_factors, half)
+    base = _unscaled(theta, r) / ff
     if s is None:
         return base
     kind = s["type"]
@@ -267,7 +282,7 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
         if r <= 2:
             raise ValueError("ntk scaling needs rotary_dim > 2")
         new_theta = theta * s["factor"] ** (r / (r - 2))
-        return _unscaled(new_theta, r)
+        return _unscaled(new_theta, r) / ff
     if kind == "dynamic_ntk":
         if r <= 2:
             raise ValueError("dynamic_ntk scaling needs rotary_dim > 2")
@@ -277,7 +292,7 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
         length = max(int(seq_len), l_max)
         factor = s["factor"]
         new_theta = theta * (factor * length / l_max - (factor - 1.0)) ** (r / (r - 2))
-        return _unscaled(new_theta, r)
+        return _unscaled(new_theta, r) / ff
     if kind == "yarn":
         low, high = yarn_correction_range(r, theta, s["original_max_position_embeddings"],
                                           s["beta_fast"], s["beta_slow"], s["truncate"])
@@ -285,8 +300,9 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
             high += 0.001
         idx = np.arange(half, dtype=np.float64)
         ramp = np.clip((idx - low) / (high - low), 0.0, 1.0)  # weight of interpolation
-        interpolation = base / s["factor"]
-        return interpolation * ramp + base * (1.0 - ramp)
+        # extrapolation_factor e (ggml ext_factor, vLLM) keeps the share e of the extrapolation.
+        keep = s["extrapolation_factor"] * (1.0 - ramp)
+        return base / s["factor"] * (1.0 - keep) + base * keep
     if kind == "llama3":
         factor, lf, hf = s["factor"], s["low_freq_factor"], s["high_freq_factor"]
         L0 = s["original_max_position_embeddings"]
@@ -304,19 +320,26 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
             raise ValueError(f"longrope factor lists need rotary_dim/2 = {half} entries, "
                              f"got {ext.shape[0]}")
         i = np.arange(half, dtype=np.float64)
-        return 1.0 / (ext * np.power(np.float64(theta), (2.0 * i) / r))
+        return 1.0 / (ext * np.power(np.float64(theta), (2.0 * i) / r) * ff)
     if kind == "proportional":
         # HF v5 `proportional`: the first floor(prf * r / 2) pairs rotate at
         # theta^(-2i/r) / factor, the others not at all.
         rotated = int(math.floor(s["partial_rotary_factor"] * r / 2))
         i = np.arange(half, dtype=np.float64)
-        inv = np.power(np.float64(theta), -(2.0 * i) / r) / s["factor"]
+        inv = base / s["factor"]
         return np.where(i < rotated, inv, 0.0)
     raise AssertionError(kind)
 
 
-def rope_attention_factor(scaling: Optional[Mapping] = None) -> float:
-    """Magnitude ``m`` multiplying cos and sin (1 unless YaRN or LongRoPE)."""
+def rope_attention_factor(scaling: Optional[Mapping] = None, magnitude: float = 1.0) -> float:
+    """Magnitude ``m`` multiplying cos and sin: ``magnitude`` (ggml ``attn_factor``) times the
+    scaling's (1 unless YaRN or LongRoPE)."""
+    if not (math.isfinite(magnitude) and magnitude > 0):
+        raise ValueError(f"magnitude must be a finite number > 0, got {magnitude}")
+    return magnitude * _scaling_magnitude(scaling)
+
+
+def _scaling_magnitude(scaling: Optional[Mapping]) -> float:
     s = _normalize_scaling(scaling)
     if s is None:
         return 1.0
@@ -347,7 +370,8 @@ def _seq_len_of(positions: np.ndarray) -> Optional[int]:
 
 
 def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
-                scaling: Optional[Mapping] = None, seq_len: Optional[int] = None):
+                scaling: Optional[Mapping] = None, seq_len: Optional[int] = None,
+                freq_factors=None, magnitude: float = 1.0):
     """(cos, sin) of shape ``positions.shape + (rotary_dim/2,)``, magnitude included.
 
     ``cos[..., i] = m cos(p inv_freq[i])``. When ``seq_len`` is None it is ``max(positions)+1``
@@ -356,19 +380,21 @@ def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
     pos = np.asarray(positions)
     if seq_len is None:
         seq_len = _seq_len_of(pos)
-    inv = rope_inv_freq(theta, rotary_dim, scaling, seq_len)
-    m = rope_attention_factor(scaling)
+    inv = rope_inv_freq(theta, rotary_dim, scaling, seq_len, freq_factors)
+    m = rope_attention_factor(scaling, magnitude)
     ang = reduced_angles(pos, inv)
     return m * np.cos(ang), m * np.sin(ang)
 
 
 def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] = None,
                scaling: Optional[Mapping] = None, style: str = "half", layout: str = "bhsd",
-               seq_len: Optional[int] = None) -> np.ndarray:
+               seq_len: Optional[int] = None, freq_factors=None,
+               magnitude: float = 1.0, rotary_offset: int = 0) -> np.ndarray:
     """Rotate ``x`` (``[B,H,S,D]`` for bhsd, ``[B,S,H,D]`` for bshd) by ``positions``.
 
-    ``positions`` is ``[S]`` (shared by the batch) or ``[B, S]``. Pairs are ``(i, i + r/2)``
-    (``half``) or ``(2i, 2i+1)`` (``interleaved``); channels ``r..D-1`` pass through.
+    ``positions`` is ``[S]`` (shared by the batch) or ``[B, S]``. Pairs are ``o + (i, i + r/2)``
+    (``half``) or ``o + (2i, 2i+1)`` (``interleaved``), ``o = rotary_offset`` (ggml ``n_offs``);
+    the channels outside ``[o, o + r)`` pass through.
     Returns float64.
     """
     x = np.asarray(x, dtype=np.float64)
@@ -380,14 +406,16 @@ def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] =
         raise ValueError(f"style must be 'half' or 'interleaved', got {style!r}")
     D = x.shape[-1]
     r = D if rotary_dim is None else int(rotary_dim)
-    if r > D:
-        raise ValueError(f"rotary_dim {r} exceeds the head dimension {D}")
+    o = int(rotary_offset)
+    if o < 0 or o + r > D:
+        raise ValueError(f"rotary_offset {o} + rotary_dim {r} exceeds the head dimension {D}")
     seq_axis = 2 if layout == "bhsd" else 1
     pos = np.asarray(positions)
     S = x.shape[seq_axis]
     if pos.ndim not in (1, 2) or pos.shape[-1] != S or (pos.ndim == 2 and pos.shape[0] not in (1, x.shape[0])):
         raise ValueError(f"positions of shape {pos.shape} do not match x of shape {x.shape}")
-    cos, sin = rope_tables(pos, theta, r, scaling, seq_len)  # [S, h] or [B, S, h]
+    cos, sin = rope_tables(pos, theta, r, scaling, seq_len, freq_factors,
+                           magnitude)  # [S, h] or [B, S, h]
     if pos.ndim == 1:
         cos, sin = cos[None], sin[None]
     # to [B|1, 1, S, h] (bhsd) or [B|1, S, 1, h] (bshd)
@@ -396,9 +424,9 @@ def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] =
     h = r // 2
     out = x.copy()
     if style == "half":
-        i0, i1 = np.arange(h), np.arange(h) + h
+        i0, i1 = o + np.arange(h), o + np.arange(h) + h
     else:
-        i0, i1 = np.arange(0, r, 2), np.arange(1, r, 2)
+        i0, i1 = o + np.arange(0, r, 2), o + np.arange(1, r, 2)
     x0, x1 = x[..., i0], x[..., i1]
     out[..., i0] = x0 * cos - x1 * sin
     out[..., i1] = x1 * cos + x0 * sin

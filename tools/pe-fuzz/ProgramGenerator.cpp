@@ -175,7 +175,8 @@ private:
     case 4:
       attr += ", scaling = #pe.yarn<factor = " + factor +
               ", original_max_position_embeddings = " + l0 +
-              (chance(50) ? ", truncate = false" : "") + ">";
+              (chance(50) ? ", truncate = false" : "") +
+              (chance(30) ? ", extrapolation_factor = " + number({"0.0", "0.5"}) : "") + ">";
       break;
     case 5:
       attr += ", scaling = #pe.llama3<factor = " + factor +
@@ -199,6 +200,14 @@ private:
     default:
       break;
     }
+    if (chance(20)) {
+      attr += ", freq_factors = [";
+      for (int64_t i = 0; i < rotary / 2; ++i)
+        attr += (i ? ", " : "") + number({"1.0", "1.5", "8.0", "0.25"});
+      attr += "]";
+    }
+    if (chance(20))
+      attr += ", magnitude = " + number({"0.5", "1.25"});
     return attr + ">";
   }
 

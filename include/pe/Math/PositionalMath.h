@@ -61,6 +61,14 @@ struct RopeConfig {
   LongRopeChoice longRopeChoice = LongRopeChoice::Dynamic;
   // Proportional: the first floor(partialRotaryFactor * r / 2) pairs rotate.
   double partialRotaryFactor = 1.0;
+  // YaRN: the share of the extrapolation kept below the ramp (1: Hugging
+  // Face; ggml ext_factor, vLLM extrapolation_factor).
+  double extrapolationFactor = 1.0;
+  // Any scaling: per-pair divisors of the base frequencies (r/2 of them, or
+  // none; ggml freq_factors, llama.cpp's rope_freqs) and a factor on the
+  // scaling's magnitude (ggml attn_factor).
+  std::vector<double> freqFactors;
+  double magnitude = 1.0;
 };
 
 /// Whether the frequencies depend on the sequence length of the call
@@ -89,9 +97,13 @@ bool longRopeUsesLong(const RopeConfig &config, std::optional<int64_t> seqLen);
 std::vector<double> inverseFrequencies(const RopeConfig &config,
                                        std::optional<int64_t> seqLen = {});
 
-/// The magnitude factor m that multiplies both cos and sin (YaRN mscale,
-/// LongRoPE attention factor; 1 otherwise).
+/// The magnitude factor m that multiplies both cos and sin: the config's
+/// `magnitude` times its scaling's (scalingMagnitude).
 double attentionFactor(const RopeConfig &config);
+
+/// The scaling's own magnitude factor (YaRN mscale, LongRoPE attention
+/// factor; 1 otherwise).
+double scalingMagnitude(const RopeConfig &config);
 
 /// Hugging Face get_mscale(s, k) = s <= 1 ? 1 : 0.1 k ln s + 1.
 double yarnGetMscale(double scale, double k = 1.0);

@@ -111,12 +111,12 @@ static Value buildRotation(ImplicitLocOpBuilder &b, Value x, Value cos, Value si
                            RopeAttr rope, Layout layout) {
   MLIRContext *ctx = b.getContext();
   Type element = cast<RankedTensorType>(x.getType()).getElementType();
-  const int64_t rotaryDim = rope.getRotaryDim(), half = rotaryDim / 2;
-  const RopeStyle style = rope.getStyle();
+  const int64_t half = rope.getRotaryDim() / 2;
+  const RotatedChannels rotation = RotatedChannels::of(rope);
 
   // Member m of pair i is channel first_m + stride i.
-  auto [first0, first1] = getPairChannels(style, rotaryDim, 0);
-  const int64_t stride = getPairChannels(style, rotaryDim, 1).first - first0;
+  auto [first0, first1] = getPairChannels(rotation, 0);
+  const int64_t stride = getPairChannels(rotation, 1).first - first0;
   SmallVector<OpFoldResult> sizes = sizesOf(b, x);
   sizes[3] = b.getIndexAttr(half);
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));

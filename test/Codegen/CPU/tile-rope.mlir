@@ -31,6 +31,26 @@ func.func @half_bhsd(%x: tensor<2x8x?x128xbf16>, %p: tensor<?xi32>) -> tensor<2x
 
 // -----
 
+// A rotated block at an offset (MLA's trailing rope block): channels 0..63
+// copied, pairs (64 + c, 64 + c + 16) rotated.
+// CHECK-LABEL: func.func @offset_block
+// CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[C0:.*]] = arith.addi %[[PAIR:.*]], %c64 : index
+// CHECK: %[[C1:.*]] = arith.addi %[[PAIR]], %c80 : index
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C0]]] : memref<1x4x?x96xf32>, vector<16xf32>
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C1]]] : memref<1x4x?x96xf32>, vector<16xf32>
+// CHECK: math.fma
+// Then the 64 channels before the block, 16 at a time.
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %c0{{.*}}] : memref<1x4x?x96xf32>, vector<16xf32>
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %c48{{.*}}] : memref<1x4x?x96xf32>, vector<16xf32>
+// CHECK-NOT: vector.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %c96
+func.func @offset_block(%x: tensor<1x4x?x96xf32>, %p: tensor<?xi64>) -> tensor<1x4x?x96xf32> {
+  %y = pe.rope #pe.rope<rotary_dim = 32, rotary_offset = 64> %x, %p : tensor<1x4x?x96xf32>, tensor<?xi64>
+  return %y : tensor<1x4x?x96xf32>
+}
+
+// -----
+
 // Interleaved partial rotary on bshd with shared tables: pairs (2i, 2i+1)
 // deinterleaved by shuffles; channels 32..63 copied.
 // CHECK-LABEL: func.func @interleaved_bshd_tables

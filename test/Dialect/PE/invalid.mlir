@@ -1196,6 +1196,61 @@ func.func @yarn_zero_beta_slow() {
 
 // -----
 
+// #pe.yarn: extrapolation_factor in [0, 1].
+func.func @yarn_extrapolation_factor() {
+  // expected-error @+2 {{'#pe.yarn' expects extrapolation_factor in [0, 1] (the share of the extrapolation kept), but got 1.500000e+00}}
+  // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 4096, extrapolation_factor = 1.5>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: the rotated block is inside the head.
+func.func @rope_offset_past_head(%x: tensor<1x2x4x64xf32>, %p: tensor<4xi64>) {
+  // expected-error @+1 {{'pe.rope' op expects rotary_offset + rotary_dim (48 + 32) <= head dimension (64)}}
+  %y = pe.rope #pe.rope<rotary_dim = 32, rotary_offset = 48> %x, %p : tensor<1x2x4x64xf32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+// #pe.rope: a non-negative offset.
+func.func @rope_negative_offset() {
+  // expected-error @+1 {{'#pe.rope' expects rotary_offset in [0, 2^40] (the first rotated channel), but got -2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, rotary_offset = -2> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: one frequency factor per pair.
+func.func @rope_freq_factors_count() {
+  // expected-error @+1 {{'#pe.rope' expects rotary_dim/2 = 4 freq_factors (one per pair), but got 3}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, freq_factors = [1.0, 2.0, 3.0]> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: frequency factors divide the frequencies.
+func.func @rope_freq_factors_zero() {
+  // expected-error @+1 {{'#pe.rope' expects freq_factors to be finite numbers > 0 (they divide the frequencies), but entry 2 is 0}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, freq_factors = [1.0, 2.0, 0.0, 4.0]> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// #pe.rope: a magnitude > 0.
+func.func @rope_magnitude() {
+  // expected-error @+1 {{'#pe.rope' expects magnitude to be a finite number > 0, but got -1}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 8, magnitude = -1.0> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // #pe.yarn: beta_fast > beta_slow.
 func.func @yarn_beta_fast_not_above_beta_slow() {
   // expected-error @+2 {{'#pe.yarn' expects beta_fast > beta_slow (the ramp runs from the beta_fast to the beta_slow correction dimension), but got beta_fast = 1.000000e+00, beta_slow = 1.000000e+00}}

@@ -64,6 +64,11 @@ func.func @tables(%p: tensor<?xi32>, %bp: tensor<4x?xi64>) -> (tensor<?x32xf32>,
   // CHECK: %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %{{.*}} : tensor<?xi32> -> tensor<?x32xf32>
   // GENERIC: "pe.rope_tables"(%{{.*}}) <{rope = #pe.rope<rotary_dim = 64>}> : (tensor<?xi32>) -> (tensor<?x32xf32>, tensor<?x32xf32>)
   %cos, %sin = pe.rope_tables #pe.rope<rotary_dim = 64> %p : tensor<?xi32> -> tensor<?x32xf32>
+  // CHECK: pe.rope_tables #pe.rope<rotary_dim = 8, rotary_offset = 64> %{{.*}} : tensor<?xi32> -> tensor<?x4xf32>
+  %c4, %s4 = pe.rope_tables #pe.rope<rotary_offset = 64, rotary_dim = 8> %p : tensor<?xi32> -> tensor<?x4xf32>
+  // The rotary details print after the scaling, defaults omitted.
+  // CHECK: pe.rope_tables #pe.rope<theta = 500000.0, rotary_dim = 8, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 64, extrapolation_factor = 0.5>, freq_factors = [1.0, 2.0, 4.0, 8.0], magnitude = 0.75> %{{.*}} : tensor<?xi32> -> tensor<?x4xf32>
+  %c3, %s3 = pe.rope_tables #pe.rope<magnitude = 0.75, freq_factors = [1.0, 2.0, 4.0, 8.0], theta = 500000.0, rotary_dim = 8, scaling = #pe.yarn<factor = 4.0, original_max_position_embeddings = 64, extrapolation_factor = 0.5>> %p : tensor<?xi32> -> tensor<?x4xf32>
   // CHECK: pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.0, original_max_position_embeddings = 2048>> %{{.*}} : tensor<4x?xi64> -> tensor<4x?x8xbf16>
   %c2, %s2 = pe.rope_tables #pe.rope<rotary_dim = 16, scaling = #pe.yarn<factor = 2.0, original_max_position_embeddings = 2048>> %bp : tensor<4x?xi64> -> tensor<4x?x8xbf16>
   return %cos, %c2 : tensor<?x32xf32>, tensor<4x?x8xbf16>

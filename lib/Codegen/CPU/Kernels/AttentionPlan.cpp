@@ -141,6 +141,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   p.threads = options.threads;
   if (RopeAttr rope = op.getRopeAttr()) {
     p.rotaryDim = rope.getRotaryDim();
+    p.rotaryOffset = rope.getRotaryOffset();
     p.ropeStyle = rope.getStyle();
   }
 

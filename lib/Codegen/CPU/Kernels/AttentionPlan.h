@@ -11,6 +11,7 @@
 
 #include "pe/Dialect/PE/IR/PE.h"
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
 #include "pe/Codegen/CPU/Kernels.h"
 #include "pe/Target/CpuTarget.h"
 
@@ -59,8 +60,9 @@ struct AttentionPlan {
   int64_t decodeAccumulators = 16;
   /// The same for FMAs that skip keys of weight 0.
   int64_t decodeMaskedAccumulators = 16;
-  /// Fused RoPE: the rotated channels (0: none) and the pairing.
-  int64_t rotaryDim = 0;
+  /// Fused RoPE: the rotated channels (0: none), the first of them and the
+  /// pairing.
+  int64_t rotaryDim = 0, rotaryOffset = 0;
   RopeStyle ropeStyle = RopeStyle::half;
   Type element;
   /// bf16 pair products on vdpbf16ps: both products of the Bf16Dot kernel;
@@ -75,6 +77,7 @@ struct AttentionPlan {
   int64_t threads = 1;
 
   int64_t rotaryHalf() const { return rotaryDim / 2; }
+  RotatedChannels rotation() const { return {ropeStyle, rotaryDim, rotaryOffset}; }
   /// O and its partials row-major [rows][Dv] rather than [Dv][rows].
   bool outputRowMajor() const {
     return kind == AttentionKernelKind::Decode || kind == AttentionKernelKind::Amx;

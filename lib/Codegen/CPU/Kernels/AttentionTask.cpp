@@ -129,7 +129,7 @@ std::pair<Value, Value> AttentionTask::packQueries() {
           auto channel = [&](Value d) { return g.toF32(g.load(buf.q, {bi, h, qi, d})); };
           if (p.rotaryDim) {
             g.loop(0, g.index(p.rotaryHalf()), 1, [&](Value pair) {
-              auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
+              auto [d0, d1] = buildPairChannels(g.b, p.rotation(), pair);
               Value cos = g.load(buf.qCos, tableIndex(buf.qCos, bi, qi, pair));
               Value sin = g.load(buf.qSin, tableIndex(buf.qSin, bi, qi, pair));
               auto [y0, y1] = buildPairRotation(g.b, channel(d0), channel(d1), cos, sin);
@@ -137,9 +137,10 @@ std::pair<Value, Value> AttentionTask::packQueries() {
               g.storeAs(g.fmul(y1, scale), queries, queryIndex(d1, r));
             });
           }
-          g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
-            g.storeAs(g.fmul(channel(d), scale), queries, queryIndex(d, r));
-          });
+          for (auto [begin, end] : p.rotation().passThrough(p.headDim))
+            g.loop(begin, g.index(end), 1, [&](Value d) {
+              g.storeAs(g.fmul(channel(d), scale), queries, queryIndex(d, r));
+            });
         });
         return {g.min(minMax[0], position), g.max(minMax[1], position)};
       });
@@ -222,7 +223,7 @@ SmallVector<Value> AttentionTask::queryIndex(Value d, Value r) {
 
 bool AttentionTask::vectorQueries() const {
   return p.headDim % g.lanes == 0 && p.rotaryHalf() % g.lanes == 0 &&
-         (p.headDim - p.rotaryDim) % g.lanes == 0;
+         p.rotation().passThroughAligned(p.headDim, g.lanes);
 }
 
 void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
@@ -240,11 +241,11 @@ void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
       Value cos = g.vload(buf.qCos, tableIndex(buf.qCos, bi, qi, pair));
       Value sin = g.vload(buf.qSin, tableIndex(buf.qSin, bi, qi, pair));
       buildVectorPairRotation(
-          g.b, cos, sin, pair, p.ropeStyle, p.rotaryDim,
+          g.b, cos, sin, pair, p.rotation(),
           [&](Value d, int64_t lanes) { return g.vload(buf.q, rowAt(d), lanes); }, store);
     });
-    g.forEachVector(p.rotaryDim, p.headDim,
-                    [&](Value d) { store(g.vload(buf.q, rowAt(d)), d); });
+    for (auto [begin, end] : p.rotation().passThrough(p.headDim))
+      g.forEachVector(begin, end, [&](Value d) { store(g.vload(buf.q, rowAt(d)), d); });
   });
   g.zeroRows(queryRows, count, g.index(g.lanes));
 }
@@ -354,7 +355,7 @@ void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
 void AttentionTask::packKeys(Value k0, Value kCount) {
   const int64_t half = p.rotaryHalf();
   const bool vectorRope = p.rotaryDim && half % g.lanes == 0;
-  const bool vectorRest = (p.headDim - p.rotaryDim) % g.lanes == 0;
+  const bool vectorRest = p.rotation().passThroughAligned(p.headDim, g.lanes);
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
     // A paged cache's rows are scattered over its pages, beyond the reach of
@@ -369,13 +370,13 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
         Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
         Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
         buildVectorPairRotation(
-            g.b, cos, sin, pair, p.ropeStyle, p.rotaryDim,
+            g.b, cos, sin, pair, p.rotation(),
             [&](Value d, int64_t lanes) { return g.vload(buf.k, keyAt(d), lanes); },
             [&](Value v, Value d) { g.storeAs(v, keys, {j, d}); });
       });
     } else if (p.rotaryDim) {
       g.loop(0, g.index(half), 1, [&](Value pair) {
-        auto [d0, d1] = buildPairChannels(g.b, p.ropeStyle, p.rotaryDim, pair);
+        auto [d0, d1] = buildPairChannels(g.b, p.rotation(), pair);
         Value cos = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
         Value sin = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
         auto [y0, y1] = buildPairRotation(g.b, g.toF32(g.load(buf.k, keyAt(d0))),
@@ -384,13 +385,15 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
         g.storeAs(y1, keys, {j, d1});
       });
     }
-    if (vectorRest) {
-      g.forEachVector(p.rotaryDim, p.headDim,
-                      [&](Value d) { g.storeAs(g.vload(buf.k, keyAt(d)), keys, {j, d}); });
-    } else {
-      g.loop(p.rotaryDim, g.index(p.headDim), 1, [&](Value d) {
-        g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});
-      });
+    for (auto [begin, end] : p.rotation().passThrough(p.headDim)) {
+      if (vectorRest) {
+        g.forEachVector(begin, end,
+                        [&](Value d) { g.storeAs(g.vload(buf.k, keyAt(d)), keys, {j, d}); });
+      } else {
+        g.loop(begin, g.index(end), 1, [&](Value d) {
+          g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});
+        });
+      }
     }
   });
   g.zeroRows(keys, kCount, g.index(p.keysPerTile));

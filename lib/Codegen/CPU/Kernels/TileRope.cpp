@@ -46,9 +46,9 @@ struct TileRope : OpRewritePattern<RopeOp> {
   LogicalResult matchAndRewrite(RopeOp op, PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     RopeAttr rope = op.getRope();
-    const int64_t d = type.getDimSize(3), rotary = rope.getRotaryDim(),
-                  half = rotary / 2;
-    if (type.isDynamicDim(3) || half % lanes || (d - rotary) % lanes)
+    const RotatedChannels rotation = RotatedChannels::of(rope);
+    const int64_t d = type.getDimSize(3), half = rope.getRotaryDim() / 2;
+    if (type.isDynamicDim(3) || half % lanes || !rotation.passThroughAligned(d, lanes))
       return rewriter.notifyMatchFailure(op, "rows are not whole vectors");
     if (!SymbolTable::getNearestSymbolTable(op) ||
         largestConstantTable(op) > kMaxConstantTableEntries)
@@ -92,11 +92,12 @@ struct TileRope : OpRewritePattern<RopeOp> {
           SmallVector<Value> t = batchTables ? SmallVector<Value>{bi, s, pair}
                                              : SmallVector<Value>{s, pair};
           buildVectorPairRotation(
-              b, g.vload(cos, t), g.vload(sin, t), pair, rope.getStyle(), rotary,
+              b, g.vload(cos, t), g.vload(sin, t), pair, rotation,
               [&](Value channel, int64_t lanes) { return g.vload(x, at(channel), lanes); },
               [&](Value v, Value channel) { store(v, at(channel)); });
         });
-        g.forEachVector(rotary, d, [&](Value c) { store(g.vload(x, at(c)), at(c)); });
+        for (auto [begin, end] : rotation.passThrough(d))
+          g.forEachVector(begin, end, [&](Value c) { store(g.vload(x, at(c)), at(c)); });
       };
       // bhsd: heads outside positions (rows of one head are contiguous);
       // bshd: positions outside heads (a position's heads are contiguous).

@@ -92,6 +92,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <limits>
+#include <numeric>
 
 namespace mlir::pe {
 #define GEN_PASS_DEF_PEGPUMMAATTENTION
@@ -278,23 +279,29 @@ protected:
     Value x = load(c);
     if (!rope)
       return x;
-    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2,
+                  offset = rope.getRotaryOffset();
     if (half == 0)
       return x;
+    // l: the channel within the rotated block [offset, offset + r).
+    Value l = offset ? arith::SubIOp::create(b, c, index(offset)).getResult() : c;
     Value first, partner, pair;
     if (rope.getStyle() == RopeStyle::half) {
-      first = lessThan(c, index(half));
-      partner = arith::SelectOp::create(b, first, add(c, half),
-                                        arith::SubIOp::create(b, c, index(half)));
-      pair = arith::SelectOp::create(b, first, c, arith::SubIOp::create(b, c, index(half)));
+      first = lessThan(l, index(half));
+      partner = arith::SelectOp::create(b, first, add(l, half),
+                                        arith::SubIOp::create(b, l, index(half)));
+      pair = arith::SelectOp::create(b, first, l, arith::SubIOp::create(b, l, index(half)));
     } else {
-      Value odd = arith::AndIOp::create(b, c, index(1));
+      Value odd = arith::AndIOp::create(b, l, index(1));
       first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, odd, index(0));
-      partner = arith::XOrIOp::create(b, c, index(1));
-      pair = arith::DivUIOp::create(b, c, index(2));
+      partner = arith::XOrIOp::create(b, l, index(1));
+      pair = arith::DivUIOp::create(b, l, index(2));
     }
-    // Channels past the rotary dim read pair 0 and themselves, unused.
-    Value rotated = lessThan(c, index(rotary));
+    if (offset)
+      partner = add(partner, offset);
+    // Channels outside the rotated block read pair 0 and themselves, unused
+    // (l wraps below the block, so one unsigned compare covers both sides).
+    Value rotated = lessThan(l, index(rotary));
     partner = arith::SelectOp::create(b, rotated, partner, c);
     pair = arith::SelectOp::create(b, rotated, pair, index(0));
     Value xp = load(partner);
@@ -387,9 +394,12 @@ protected:
     Value j = add(t0, row);
     Value inside = lessThan(j, keyEnd);
     Value jr = clampBelow(j, keys);
-    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2;
+    const int64_t rotary = rope.getRotaryDim(), half = rotary / 2,
+                  offset = rope.getRotaryOffset();
     const int64_t pairLanes = pieceLanes(std::max<int64_t>(half, 1), kGpuPieceLanes);
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(d - rotary, 1), kGpuPieceLanes);
+    // Pieces that tile both pass-through ranges, [0, offset) and [offset + r, d).
+    const int64_t restLanes =
+        pieceLanes(std::max<int64_t>(std::gcd(d - rotary, offset), 1), kGpuPieceLanes);
     const int64_t rotatedPieces = half / pairLanes, restPieces = (d - rotary) / restLanes;
     // (piece, channel, whether the thread has it: null when it always has).
     SmallVector<std::tuple<Value, Value, Value>> stores;
@@ -428,10 +438,14 @@ protected:
       };
       Value cos = tableSlice(op.getKCos());
       Value sin = tableSlice(op.getKSin());
-      buildVectorPairRotation(b, cos, sin, pair, rope.getStyle(), rotary, load, store);
+      buildVectorPairRotation(b, cos, sin, pair, RotatedChannels::of(rope), load, store);
     });
     eachPiece(restPieces, rotatedPieces, [&](Value piece) {
-      Value channel = add(mul(piece, restLanes), rotary);
+      // Pass-through channel e of the others: e before the block, e + r after.
+      Value rest = mul(piece, restLanes);
+      Value channel = add(rest, rotary);
+      if (offset)
+        channel = arith::SelectOp::create(b, lessThan(rest, index(offset)), rest, channel);
       store(load(channel, restLanes), channel);
     });
     for (auto [piece, channel, mine] : stores) {

@@ -308,7 +308,7 @@ private:
     Value cos = tableSlice(row.cos), sin = tableSlice(row.sin);
     SmallVector<Value> pieces;
     buildVectorPairRotation(
-        b, cos, sin, index(pair), s.rope.getStyle(), s.rope.getRotaryDim(),
+        b, cos, sin, index(pair), RotatedChannels::of(s.rope),
         [&](Value c, int64_t n) { return loadChannels(row, c, n); },
         [&](Value piece, Value) { pieces.push_back(piece); });
     return pieces;
@@ -337,11 +337,15 @@ private:
       for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
         accumulate(qPiece, kPiece);
     }
-    const int64_t restLanes = pieceLanes(std::max<int64_t>(s.heads.headDim - rotary, 1), kGpuPieceLanes);
-    for (int64_t c = rotary; c < s.heads.headDim; c += restLanes) {
-      Value qPiece = loadChannels(q, index(c), restLanes);
-      Value kPiece = loadChannels(k, index(c), restLanes);
-      accumulate(qPiece, kPiece);
+    const RotatedChannels rotation =
+        s.rope ? RotatedChannels::of(s.rope) : RotatedChannels{};
+    for (auto [begin, end] : rotation.passThrough(s.heads.headDim)) {
+      const int64_t restLanes = pieceLanes(end - begin, kGpuPieceLanes);
+      for (int64_t c = begin; c < end; c += restLanes) {
+        Value qPiece = loadChannels(q, index(c), restLanes);
+        Value kPiece = loadChannels(k, index(c), restLanes);
+        accumulate(qPiece, kPiece);
+      }
     }
     return vector::ReductionOp::create(b, vector::CombiningKind::ADD, partial);
   }
@@ -446,13 +450,16 @@ std::pair<Value, Value> keySplits(ImplicitLocOpBuilder &b, Value keys, Value thr
 }
 
 /// Whether the tensor-core kernel computes `op`: bf16/f16, head dims that
-/// are multiples of 16 up to 128 (pe_gpu.mma_attention).
+/// are multiples of 16 up to 128 (pe_gpu.mma_attention), a rotated block
+/// that starts at a multiple of 16 channels (its vector accesses are
+/// aligned to their width).
 bool suitsTensorCores(AttentionOp op) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   Type element = op.getQuery().getType().getElementType();
   auto fits = [](int64_t dim) { return dim % 16 == 0 && dim <= 128; };
+  RopeAttr rope = op.getRopeAttr();
   return heads && element.isF16() != element.isBF16() && fits(heads->headDim) &&
-         fits(heads->valueDim);
+         fits(heads->valueDim) && (!rope || rope.getRotaryOffset() % 16 == 0);
 }
 
 /// How the tensor-core decode splits `keys` keys among blocks: splits =

@@ -64,8 +64,9 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     RopeAttr rope = op.getRope();
     Type element = type.getElementType();
     const int64_t lanes = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+    const RotatedChannels rotation = RotatedChannels::of(rope);
     const int64_t d = type.getDimSize(3), rotary = rope.getRotaryDim(), half = rotary / 2;
-    if (type.isDynamicDim(3) || half % lanes || (d - rotary) % lanes)
+    if (type.isDynamicDim(3) || half % lanes || !rotation.passThroughAligned(d, lanes))
       return rewriter.notifyMatchFailure(op, "rows are not whole 16-byte chunks");
     if (!SymbolTable::getNearestSymbolTable(op) ||
         largestConstantTable(op) > kMaxConstantTableEntries)
@@ -117,15 +118,22 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     Value cosChunk = load(b, cos, row, lanes);
     Value sinChunk = load(b, sin, row, lanes);
     buildVectorPairRotation(
-        b, cosChunk, sinChunk, pair, rope.getStyle(), rotary,
+        b, cosChunk, sinChunk, pair, rotation,
         [&](Value channel, int64_t n) { return extendToF32(b, load(b, x, at(channel), n)); },
         [&](Value v, Value channel) { store(b, convertFloat(b, v, element), out, at(channel)); });
 
-    // Pass-through channels r + (chunk - pairChunks) * lanes, copied.
+    // Pass-through channel e = (chunk - pairChunks) * lanes of the others:
+    // e before the rotated block, e + r after it.
     b.setInsertionPoint(ifRotated.elseBlock()->getTerminator());
     Value channel = arith::AddIOp::create(
         b, arith::ConstantIndexOp::create(b, rotary - pairChunks * lanes),
         arith::MulIOp::create(b, chunk, arith::ConstantIndexOp::create(b, lanes)));
+    if (rotation.offset > 0) {
+      Value rest = arith::SubIOp::create(b, channel, arith::ConstantIndexOp::create(b, rotary));
+      Value before = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rest,
+                                           arith::ConstantIndexOp::create(b, rotation.offset));
+      channel = arith::SelectOp::create(b, before, rest, channel);
+    }
     store(b, load(b, x, at(channel), lanes), out, at(channel));
 
     b.setInsertionPointAfter(loop);

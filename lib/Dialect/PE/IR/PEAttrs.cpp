@@ -234,7 +234,8 @@ LogicalResult YarnScalingAttr::verify(
     EmitErrorFn emitError, APFloat apFactor, int64_t originalMaxPositionEmbeddings,
     APFloat apBetaFast, APFloat apBetaSlow, std::optional<APFloat> apMscale,
     std::optional<APFloat> apMscaleAllDim,
-    std::optional<APFloat> apAttentionFactor, bool truncate) {
+    std::optional<APFloat> apAttentionFactor, bool truncate,
+    APFloat apExtrapolationFactor) {
   double factor = apFactor.convertToDouble();
   double betaFast = apBetaFast.convertToDouble();
   double betaSlow = apBetaSlow.convertToDouble();
@@ -260,6 +261,11 @@ LogicalResult YarnScalingAttr::verify(
   if (attentionFactor &&
       failed(checkPositive(emitError, attr, "attention_factor", *attentionFactor)))
     return failure();
+  const double extrapolation = apExtrapolationFactor.convertToDouble();
+  if (!(extrapolation >= 0.0 && extrapolation <= 1.0))
+    return emitError() << "'#pe.yarn' expects extrapolation_factor in [0, 1] (the share "
+                          "of the extrapolation kept), but got "
+                       << extrapolation;
   return success();
 }
 void YarnScalingAttr::populateConfig(formula::RopeConfig &config) const {
@@ -272,6 +278,7 @@ void YarnScalingAttr::populateConfig(formula::RopeConfig &config) const {
   config.mscaleAllDim = toDouble(getMscaleAllDim());
   config.attentionFactor = toDouble(getAttentionFactor());
   config.truncate = getTruncate();
+  config.extrapolationFactor = getExtrapolationFactor().convertToDouble();
 }
 LogicalResult YarnScalingAttr::verifyForRotaryDim(EmitErrorFn, int64_t) const {
   return success();
@@ -405,16 +412,12 @@ LogicalResult ProportionalScalingAttr::verifyForRotaryDim(EmitErrorFn,
 /// position; unscaled frequencies are at most 1).
 constexpr double kMaxInverseFrequency = 1e30;
 
-static LogicalResult verifyDerivedConstants(EmitErrorFn emitError, double theta,
-                                            int64_t rotaryDim,
+static LogicalResult verifyDerivedConstants(EmitErrorFn emitError,
+                                            const formula::RopeConfig &config,
                                             RopeScalingAttrInterface scaling) {
-  if (rotaryDim > (int64_t(1) << 21))
+  const double theta = config.theta;
+  if (config.rotaryDim > (int64_t(1) << 21))
     return success();
-  formula::RopeConfig config;
-  config.theta = theta;
-  config.rotaryDim = rotaryDim;
-  if (scaling)
-    scaling.populateConfig(config);
   SmallVector<formula::RopeConfig, 2> choices = {config};
   if (config.kind == formula::ScalingKind::LongRope) {
     choices[0].longRopeChoice = formula::LongRopeChoice::Short;
@@ -447,9 +450,27 @@ static LogicalResult verifyDerivedConstants(EmitErrorFn emitError, double theta,
   return success();
 }
 
+/// The configuration of a #pe.rope's parameters.
+static formula::RopeConfig ropeConfig(double theta, int64_t rotaryDim,
+                                      RopeScalingAttrInterface scaling,
+                                      DenseF64ArrayAttr freqFactors, double magnitude) {
+  formula::RopeConfig config;
+  config.theta = theta;
+  config.rotaryDim = rotaryDim;
+  if (scaling)
+    scaling.populateConfig(config);
+  if (freqFactors)
+    config.freqFactors.assign(freqFactors.asArrayRef().begin(),
+                              freqFactors.asArrayRef().end());
+  config.magnitude = magnitude;
+  return config;
+}
+
 LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
                                int64_t rotaryDim, RopeStyle,
-                               RopeScalingAttrInterface scaling) {
+                               RopeScalingAttrInterface scaling,
+                               DenseF64ArrayAttr freqFactors, APFloat apMagnitude,
+                               int64_t rotaryOffset) {
   double theta = apTheta.convertToDouble();
   if (!(std::isfinite(theta) && theta > 1.0))
     return emitError() << "'#pe.rope' expects theta > 1 (frequencies are "
@@ -461,14 +482,29 @@ LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
                        << rotaryDim;
   if (scaling && failed(scaling.verifyForRotaryDim(emitError, rotaryDim)))
     return failure();
-  return verifyDerivedConstants(emitError, theta, rotaryDim, scaling);
+  if (freqFactors) {
+    if (int64_t(freqFactors.size()) != rotaryDim / 2)
+      return emitError() << "'#pe.rope' expects rotary_dim/2 = " << rotaryDim / 2
+                         << " freq_factors (one per pair), but got " << freqFactors.size();
+    for (auto [i, f] : llvm::enumerate(freqFactors.asArrayRef()))
+      if (!(std::isfinite(f) && f > 0.0))
+        return emitError() << "'#pe.rope' expects freq_factors to be finite numbers > 0 "
+                              "(they divide the frequencies), but entry "
+                           << i << " is " << f;
+  }
+  if (rotaryOffset < 0 || rotaryOffset > (int64_t(1) << 40))
+    return emitError() << "'#pe.rope' expects rotary_offset in [0, 2^40] (the first "
+                          "rotated channel), but got "
+                       << rotaryOffset;
+  const double magnitude = apMagnitude.convertToDouble();
+  if (!(std::isfinite(magnitude) && magnitude > 0.0))
+    return emitError() << "'#pe.rope' expects magnitude to be a finite number > 0, but got "
+                       << magnitude;
+  return verifyDerivedConstants(
+      emitError, ropeConfig(theta, rotaryDim, scaling, freqFactors, magnitude), scaling);
 }
 
 formula::RopeConfig RopeAttr::getConfig() const {
-  formula::RopeConfig config;
-  config.theta = getTheta().convertToDouble();
-  config.rotaryDim = getRotaryDim();
-  if (RopeScalingAttrInterface scaling = getScaling())
-    scaling.populateConfig(config);
-  return config;
+  return ropeConfig(getTheta().convertToDouble(), getRotaryDim(), getScaling(),
+                    getFreqFactors(), getMagnitude().convertToDouble());
 }

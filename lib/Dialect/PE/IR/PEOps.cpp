@@ -97,9 +97,13 @@ static LogicalResult verifyStatic(Operation *op, StringRef what, int64_t dim) {
 
 static LogicalResult verifyRotaryDimFits(Operation *op, RopeAttr rope,
                                          int64_t headDim) {
-  if (rope.getRotaryDim() <= headDim)
+  if (rope.getRotaryOffset() + rope.getRotaryDim() <= headDim)
     return success();
-  return op->emitOpError() << "expects rotary_dim (" << rope.getRotaryDim()
+  if (rope.getRotaryOffset() == 0)
+    return op->emitOpError() << "expects rotary_dim (" << rope.getRotaryDim()
+                             << ") <= head dimension (" << headDim << ")";
+  return op->emitOpError() << "expects rotary_offset + rotary_dim ("
+                           << rope.getRotaryOffset() << " + " << rope.getRotaryDim()
                            << ") <= head dimension (" << headDim << ")";
 }
 

@@ -28,7 +28,8 @@ static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
       return {};
     }
     return RopeAttr::get(context, APFloat(theta), rope.getRotaryDim(), rope.getStyle(),
-                         RopeScalingAttrInterface());
+                         RopeScalingAttrInterface(), rope.getFreqFactors(),
+                         rope.getMagnitude(), rope.getRotaryOffset());
   }
   if (auto longrope = dyn_cast_if_present<LongRopeScalingAttr>(rope.getScaling())) {
     if (longrope.getSelect() != LongRopeSelect::dynamic)
@@ -41,7 +42,8 @@ static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
         longrope.getOriginalMaxPositionEmbeddings(), longrope.getFactor(),
         longrope.getAttentionFactor(), select);
     return RopeAttr::get(context, rope.getTheta(), rope.getRotaryDim(),
-                         rope.getStyle(), scaling);
+                         rope.getStyle(), scaling, rope.getFreqFactors(),
+                         rope.getMagnitude(), rope.getRotaryOffset());
   }
   return rope;
 }

@@ -86,21 +86,25 @@ std::pair<Value, Value> pe::buildPairRotation(ImplicitLocOpBuilder &b, Value x0,
   return {y0, y1};
 }
 
-std::pair<int64_t, int64_t> pe::getPairChannels(RopeStyle style,
-                                                int64_t rotaryDim, int64_t pair) {
-  if (style == RopeStyle::interleaved)
-    return {2 * pair, 2 * pair + 1};
-  return {pair, pair + rotaryDim / 2};
+std::pair<int64_t, int64_t> pe::getPairChannels(const RotatedChannels &rotation,
+                                                int64_t pair) {
+  const int64_t o = rotation.offset;
+  if (rotation.style == RopeStyle::interleaved)
+    return {o + 2 * pair, o + 2 * pair + 1};
+  return {o + pair, o + pair + rotation.rotaryDim / 2};
 }
 
 std::pair<Value, Value> pe::buildPairChannels(ImplicitLocOpBuilder &b,
-                                              RopeStyle style, int64_t rotaryDim,
-                                              Value pair) {
-  if (style == RopeStyle::interleaved) {
-    Value first = arith::MulIOp::create(b, pair, intConstantLike(b, pair, 2));
-    return {first, arith::AddIOp::create(b, first, intConstantLike(b, pair, 1))};
+                                              const RotatedChannels &rotation, Value pair) {
+  auto plus = [&](Value v, int64_t c) -> Value {
+    return c ? arith::AddIOp::create(b, v, intConstantLike(b, v, c)).getResult() : v;
+  };
+  if (rotation.style == RopeStyle::interleaved) {
+    Value first = plus(arith::MulIOp::create(b, pair, intConstantLike(b, pair, 2)),
+                       rotation.offset);
+    return {first, plus(first, 1)};
   }
-  return {pair, arith::AddIOp::create(b, pair, intConstantLike(b, pair, rotaryDim / 2))};
+  return {plus(pair, rotation.offset), plus(pair, rotation.offset + rotation.rotaryDim / 2)};
 }
 
 Value pe::buildZip(ImplicitLocOpBuilder &b, Value a, Value c) {
@@ -114,12 +118,12 @@ Value pe::buildZip(ImplicitLocOpBuilder &b, Value a, Value c) {
 }
 
 void pe::buildVectorPairRotation(ImplicitLocOpBuilder &b, Value cos, Value sin,
-                                 Value firstPair, RopeStyle style,
-                                 int64_t rotaryDim,
+                                 Value firstPair, const RotatedChannels &rotation,
                                  function_ref<Value(Value, int64_t)> load,
                                  function_ref<void(Value, Value)> store) {
   const int64_t lanes = cast<VectorType>(cos.getType()).getNumElements();
-  auto [c0, c1] = buildPairChannels(b, style, rotaryDim, firstPair);
+  const RopeStyle style = rotation.style;
+  auto [c0, c1] = buildPairChannels(b, rotation, firstPair);
   // Loads and shuffles one statement each: the IR is in the same order
   // whatever order a compiler evaluates call arguments in.
   if (style == RopeStyle::half) {

@@ -44,7 +44,8 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects the cos/sin tables of its rope");
   if (getQCos() && !getRopeAttr())
     return emitOpError("expects a rope for its cos/sin tables");
-  if (pe::RopeAttr rope = getRopeAttr(); rope && rope.getRotaryDim() > d)
+  if (pe::RopeAttr rope = getRopeAttr();
+      rope && rope.getRotaryOffset() + rope.getRotaryDim() > d)
     return emitOpError("expects a rotary dim within the head dim");
   if (std::optional<int64_t> window = getWindow(); window && *window < 1)
     return emitOpError("expects window >= 1");

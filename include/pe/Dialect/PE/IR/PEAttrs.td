@@ -101,6 +101,10 @@ class PE_F64ListParam<string desc>
   let parser = [{ ::mlir::pe::param::parseF64List($_parser) }];
   let printer = [{ ::mlir::pe::param::printF64List($_printer, $_self) }];
 }
+// An optional list of real numbers (absent: null).
+class PE_OptionalF64ListParam<string desc> : PE_F64ListParam<desc> {
+  let defaultValue = "::mlir::DenseF64ArrayAttr()";
+}
 class PE_BoolParam<string value, string desc>
     : AttrOrTypeParameter<"bool", desc> {
   let parser = [{ ::mlir::pe::param::parseBool($_parser) }];
@@ -168,6 +172,10 @@ def PE_YarnScalingAttr : PE_ScalingAttr<"YarnScaling", "yarn"> {
     `get_mscale(s, mscale) / get_mscale(s, mscale_all_dim)` if both are given
     and non-zero, else `get_mscale(s)`, with
     `get_mscale(s, k) = s <= 1 ? 1 : 0.1 k ln s + 1`.
+    `extrapolation_factor = e` (ggml `ext_factor`, vLLM
+    `extrapolation_factor`) keeps the share `e` of the extrapolation:
+    `inv_freq[i] = theta^(-2i/r) * (1 - w[i] + w[i] / factor)` with
+    `w[i] = 1 - e (1 - ramp[i])`; `e = 1` (the default) is Hugging Face's.
   }];
   let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor,
       "int64_t":$original_max_position_embeddings,
@@ -176,7 +184,8 @@ def PE_YarnScalingAttr : PE_ScalingAttr<"YarnScaling", "yarn"> {
       PE_OptionalF64Param<"mscale">:$mscale,
       PE_OptionalF64Param<"mscale_all_dim">:$mscale_all_dim,
       PE_OptionalF64Param<"explicit magnitude factor">:$attention_factor,
-      PE_BoolParam<"true", "floor/ceil the correction range">:$truncate);
+      PE_BoolParam<"true", "floor/ceil the correction range">:$truncate,
+      PE_DefaultF64Param<"1.0", "share of the extrapolation kept, in [0, 1]">:$extrapolation_factor);
 }
 
 def PE_Llama3ScalingAttr : PE_ScalingAttr<"Llama3Scaling", "llama3"> {
@@ -237,15 +246,31 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
     For pair `i < rotary_dim/2`, `inv_freq[i] = theta^(-2i/rotary_dim)`, then
     changed by the optional `scaling`. A pair `(x, y)` at position `p` becomes
     `(m (x cos a - y sin a), m (y cos a + x sin a))` with `a = p * inv_freq[i]`
-    and `m` the scaling's magnitude factor (1 unless YaRN or LongRoPE).
-    Channels `rotary_dim .. D-1` pass through (partial rotary).
+    and `m = magnitude *` the scaling's magnitude factor (1 unless YaRN or
+    LongRoPE). `freq_factors` (`rotary_dim/2` numbers > 0; ggml
+    `freq_factors`, llama.cpp's `rope_freqs`) divide the base frequencies
+    `theta^(-2i/r)` before the scaling. The rotated block is channels
+    `rotary_offset .. rotary_offset + rotary_dim - 1` (pair channels are
+    counted from `rotary_offset`; ggml `n_offs`, MLA's trailing rope block);
+    the other channels pass through (partial rotary).
   }];
   let parameters = (ins
       PE_DefaultF64Param<"10000.0", "base theta > 1">:$theta,
       "int64_t":$rotary_dim,
       DefaultValuedParameter<"::mlir::pe::RopeStyle",
           "::mlir::pe::RopeStyle::half">:$style,
-      OptionalParameter<"::mlir::pe::RopeScalingAttrInterface">:$scaling);
+      OptionalParameter<"::mlir::pe::RopeScalingAttrInterface">:$scaling,
+      PE_OptionalF64ListParam<"r/2 divisors of the base frequencies">:$freq_factors,
+      PE_DefaultF64Param<"1.0", "magnitude factor > 0">:$magnitude,
+      DefaultValuedParameter<"int64_t", "0">:$rotary_offset);
+  let builders = [
+    AttrBuilder<(ins "::llvm::APFloat":$theta, "int64_t":$rotary_dim,
+                     "::mlir::pe::RopeStyle":$style,
+                     "::mlir::pe::RopeScalingAttrInterface":$scaling), [{
+      return $_get($_ctxt, theta, rotary_dim, style, scaling,
+                   ::mlir::DenseF64ArrayAttr(), ::llvm::APFloat(1.0), 0);
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

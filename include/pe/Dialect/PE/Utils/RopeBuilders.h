@@ -39,13 +39,38 @@ std::pair<Value, Value> buildRopeTableEntry(ImplicitLocOpBuilder &b,
 std::pair<Value, Value> buildPairRotation(ImplicitLocOpBuilder &b, Value x0,
                                           Value x1, Value cos, Value sin);
 
-/// The channels of pair i: (i, i + r/2) for `half`, (2i, 2i + 1) for
-/// `interleaved`.
-std::pair<int64_t, int64_t> getPairChannels(RopeStyle style, int64_t rotaryDim,
-                                            int64_t pair);
+/// Which channels of a head a rotation touches: the block
+/// [offset, offset + rotaryDim), paired by `style`; the others pass through.
+struct RotatedChannels {
+  RopeStyle style = RopeStyle::half;
+  int64_t rotaryDim = 0, offset = 0;
+
+  static RotatedChannels of(RopeAttr rope) {
+    return {rope.getStyle(), rope.getRotaryDim(), rope.getRotaryOffset()};
+  }
+  int64_t end() const { return offset + rotaryDim; }
+  /// The pass-through channel ranges [begin, end) of a head of `headDim`
+  /// channels: [0, offset) and [offset + rotaryDim, headDim), the empty ones
+  /// left out.
+  SmallVector<std::pair<int64_t, int64_t>, 2> passThrough(int64_t headDim) const {
+    SmallVector<std::pair<int64_t, int64_t>, 2> ranges;
+    if (offset > 0)
+      ranges.push_back({0, offset});
+    if (end() < headDim)
+      ranges.push_back({end(), headDim});
+    return ranges;
+  }
+  /// Whether every pass-through range starts and ends at a multiple of `n`.
+  bool passThroughAligned(int64_t headDim, int64_t n) const {
+    return offset % n == 0 && (headDim - end()) % n == 0;
+  }
+};
+
+/// The channels of pair i: offset + (i, i + r/2) for `half`, offset +
+/// (2i, 2i + 1) for `interleaved`.
+std::pair<int64_t, int64_t> getPairChannels(const RotatedChannels &rotation, int64_t pair);
 std::pair<Value, Value> buildPairChannels(ImplicitLocOpBuilder &b,
-                                          RopeStyle style, int64_t rotaryDim,
-                                          Value pair);
+                                          const RotatedChannels &rotation, Value pair);
 
 /// Lanes 0..n-1 of `a` and `c` zipped: a0 c0 a1 c1 ... (2n lanes).
 Value buildZip(ImplicitLocOpBuilder &b, Value a, Value c);
@@ -57,7 +82,7 @@ Value buildZip(ImplicitLocOpBuilder &b, Value a, Value c);
 /// both members as vectors; interleaved pairs read 2n channels, split them
 /// into even and odd members and zip the results back.
 void buildVectorPairRotation(ImplicitLocOpBuilder &b, Value cos, Value sin,
-                             Value firstPair, RopeStyle style, int64_t rotaryDim,
+                             Value firstPair, const RotatedChannels &rotation,
                              function_ref<Value(Value, int64_t)> load,
                              function_ref<void(Value, Value)> store);
 
