@@ -8,7 +8,7 @@ namespace json = llvm::json;
 
 namespace {
 constexpr bool kInterleaved = true, kEncoder = true, kWindowEverywhere = true,
-               kLayerTypes = true;
+               kLayerTypes = true, kLatent = true, kRopeInterleaveField = true;
 constexpr PositionEncoding kRope = PositionEncoding::Rope;
 
 // Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
@@ -56,6 +56,18 @@ const Family kFamilies[] = {
     {"ernie4_5", kRope, kInterleaved},
     {"ernie4_5_moe", kRope, kInterleaved},
     {"helium", kRope, kInterleaved},
+    // Multi-head latent attention. DeepSeek-V2 rotates complex pairs
+    // (2i, 2i+1); V3 and GLM-4-MoE-Lite de-interleave first when
+    // rope_interleave (their default), which is the same pairing up to a
+    // permutation that q and k share; V3.2 and LongCat-Flash always do;
+    // MiniCPM3 rotates halves.
+    {"deepseek_v2", kRope, kInterleaved, false, false, false, kLatent},
+    {"deepseek_v3", kRope, kInterleaved, false, false, false, kLatent, kRopeInterleaveField},
+    {"deepseek_v32", kRope, kInterleaved, false, false, false, kLatent},
+    {"glm4_moe_lite", kRope, kInterleaved, false, false, false, kLatent,
+     kRopeInterleaveField},
+    {"longcat_flash", kRope, kInterleaved, false, false, false, kLatent},
+    {"minicpm3", kRope, false, false, false, false, kLatent},
     {"falcon", kRope},
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
@@ -81,15 +93,7 @@ const Family kFamilies[] = {
 struct RefusedFamily {
   StringRef modelType, feature;
 };
-constexpr StringLiteral kLatentAttention =
-    "multi-head latent attention (RoPE on a trailing part of each head)";
 const RefusedFamily kRefusedFamilies[] = {
-    {"deepseek_v2", kLatentAttention},
-    {"deepseek_v3", kLatentAttention},
-    {"deepseek_v32", kLatentAttention},
-    {"minicpm3", kLatentAttention},
-    {"glm4_moe_lite", kLatentAttention},
-    {"longcat_flash", kLatentAttention},
     {"gpt_oss", "attention sinks"},
     {"mimo_v2_flash", "attention sinks"},
     {"smollm3", "layers without RoPE (no_rope_layers)"},
@@ -148,6 +152,26 @@ const FieldDefault kFieldDefaults[] = {
     {"ernie4_5", "head_dim", 128},
     {"ernie4_5_moe", "rope_theta", 5e5},
     {"helium", "rope_theta", 1e5},
+    // The latent-attention head sizes of each config class.
+    {"deepseek_v2", "qk_nope_head_dim", 128},
+    {"deepseek_v2", "qk_rope_head_dim", 64},
+    {"deepseek_v2", "v_head_dim", 128},
+    {"deepseek_v3", "qk_nope_head_dim", 128},
+    {"deepseek_v3", "qk_rope_head_dim", 64},
+    {"deepseek_v3", "v_head_dim", 128},
+    {"deepseek_v32", "qk_nope_head_dim", 128},
+    {"deepseek_v32", "qk_rope_head_dim", 64},
+    {"deepseek_v32", "v_head_dim", 128},
+    {"glm4_moe_lite", "qk_nope_head_dim", 192},
+    {"glm4_moe_lite", "qk_rope_head_dim", 64},
+    {"glm4_moe_lite", "v_head_dim", 256},
+    {"longcat_flash", "qk_nope_head_dim", 128},
+    {"longcat_flash", "qk_rope_head_dim", 64},
+    {"longcat_flash", "v_head_dim", 128},
+    {"longcat_flash", "rope_theta", 1e7},
+    {"minicpm3", "qk_nope_head_dim", 64},
+    {"minicpm3", "qk_rope_head_dim", 32},
+    {"minicpm3", "v_head_dim", 64},
     {"helium", "head_dim", 128},
     {"granitemoe", "attention_multiplier", 1.0},
     {"granitemoeshared", "attention_multiplier", 1.0},

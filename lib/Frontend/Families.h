@@ -26,6 +26,12 @@ struct Family {
   bool encoder = false;          // bidirectional unless `is_decoder`
   bool windowEverywhere = false; // `sliding_window` applies to every layer
   bool layerTypes = false;       // its transformers code reads `layer_types`
+  /// Multi-head latent attention (DeepSeek-V2's): heads of qk_nope_head_dim
+  /// plain channels and a rotated block of qk_rope_head_dim, values of
+  /// v_head_dim; the pairing of `interleaved`, or of `rope_interleave` where
+  /// the family reads it.
+  bool latent = false;
+  bool readsRopeInterleave = false;
 };
 
 /// The family of `modelType`, or null when pe does not read that type.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pe/Frontend/ModelConfig.h"
+#include "pe/Math/PositionalMath.h"
 
 #include "ConfigFields.h"
 #include "Families.h"
@@ -128,8 +129,10 @@ private:
       model.headDim = *hidden / *heads;
     }
     model.numKeyValueHeads = readKeyValueHeads(model.numHeads);
-    if (config.hasFailed())
+    if (config.hasFailed() || (family->latent && failed(readLatentSizes(model))))
       return failure();
+    if (!model.valueHeadDim)
+      model.valueHeadDim = model.headDim;
     if (model.numHeads % model.numKeyValueHeads) {
       config.error(keyValueField) << model.numKeyValueHeads
                                   << " key/value heads do not divide "
@@ -155,6 +158,30 @@ private:
       model.positionOffset = positionOffset(model.modelType);
     }
     return failure(config.hasFailed());
+  }
+
+  /// Multi-head latent attention: a query/key head is qk_nope_head_dim plain
+  /// channels and the rotated block of qk_rope_head_dim (`head_dim` in these
+  /// configs is the rotated block's size, which transformers' RoPE reads), a
+  /// value head v_head_dim; the latent expands to a key and a value per query
+  /// head.
+  LogicalResult readLatentSizes(ModelConfig &model) {
+    const int64_t maxCount = 1 << 20;
+    std::optional<int64_t> nope = config.positive({"qk_nope_head_dim"}, maxCount);
+    std::optional<int64_t> rope = config.positive({"qk_rope_head_dim"}, maxCount);
+    std::optional<int64_t> value = config.positive({"v_head_dim"}, maxCount);
+    for (auto [field, size] : {std::pair{"qk_nope_head_dim", nope},
+                               std::pair{"qk_rope_head_dim", rope},
+                               std::pair{"v_head_dim", value}})
+      if (!size && !config.hasFailed())
+        config.error(field, "required (multi-head latent attention)");
+    if (config.hasFailed())
+      return failure();
+    model.headDim = *nope + *rope;
+    model.rotaryOffset = *nope;
+    model.valueHeadDim = *value;
+    model.numKeyValueHeads = model.numHeads;
+    return success();
   }
 
   int64_t readKeyValueHeads(int64_t heads) {
@@ -242,12 +269,38 @@ private:
       std::optional<Fields> params = ropeParameters(kind.layerType);
       if (!params)
         return failure();
-      RopeReader rope(config, *family, model.headDim, model.maxPositionEmbeddings);
+      RopeReader rope(config, *family, model.headDim - model.rotaryOffset,
+                      model.maxPositionEmbeddings, model.rotaryOffset, ropeInterleave());
       if (failed(rope.read(*params, defaultTheta(kind.layerType), kind, context,
                            emitError)))
         return failure();
+      if (family->latent)
+        readLatentScale(model, *params, kind);
     }
     return failure(config.hasFailed());
+  }
+
+  /// The pairing where the family reads `rope_interleave` (DeepSeek-V3,
+  /// GLM-4-MoE-Lite; true by default), else the family's.
+  std::optional<bool> ropeInterleave() {
+    if (!family->readsRopeInterleave)
+      return std::nullopt;
+    return config.boolean("rope_interleave").value_or(true);
+  }
+
+  /// Latent attention scales its scores by get_mscale(factor, mscale_all_dim)^2
+  /// beside 1/sqrt(qk head dim) when the rope is scaled and mscale_all_dim is
+  /// given and non-zero (transformers' yarn_apply_mscale, DeepSeek's softmax
+  /// scale).
+  void readLatentScale(const ModelConfig &model, const Fields &params, AttentionKind &kind) {
+    std::optional<std::string> type = params.string("rope_type");
+    if (!type)
+      type = params.string("type");
+    std::optional<double> mscaleAllDim = params.number("mscale_all_dim");
+    if (!type || *type == "default" || !mscaleAllDim || *mscaleAllDim == 0.0)
+      return;
+    const double m = formula::yarnGetMscale(params.number("factor").value_or(1.0), *mscaleAllDim);
+    kind.scale = kind.scale.value_or(1.0 / std::sqrt(double(model.headDim))) * m * m;
   }
 
   void readScale(const ModelConfig &model, AttentionKind &kind) {

@@ -17,23 +17,25 @@ static void buildAttention(OpBuilder &builder, Location loc,
                            const ModelConfig &config, const AttentionKind &kind,
                            const ModelShapes &shapes) {
   Type i64 = builder.getI64Type();
-  int64_t b = shapes.batch, d = config.headDim;
-  auto activation = [&](int64_t heads, int64_t length) {
-    return RankedTensorType::get({b, heads, length, d}, shapes.element);
+  int64_t b = shapes.batch;
+  auto activation = [&](int64_t heads, int64_t length, int64_t dim) {
+    return RankedTensorType::get({b, heads, length, dim}, shapes.element);
   };
-  Type query = activation(config.numHeads, shapes.queries);
-  Type keys = activation(config.numKeyValueHeads, shapes.keys);
+  Type query = activation(config.numHeads, shapes.queries, config.headDim);
+  Type keys = activation(config.numKeyValueHeads, shapes.keys, config.headDim);
+  Type values = activation(config.numKeyValueHeads, shapes.keys, config.valueHeadDim);
+  Type out = activation(config.numHeads, shapes.queries, config.valueHeadDim);
   Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
   Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
-  auto type = builder.getFunctionType({query, keys, keys, qPositions, kPositions},
-                                      {query});
+  auto type = builder.getFunctionType({query, keys, values, qPositions, kPositions},
+                                      {out});
   auto function = func::FuncOp::create(builder, loc, kind.function, type);
   Block *body = function.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
   auto args = body->getArguments();
   auto attention = AttentionOp::create(
-      builder, loc, query, args[0], args[1], args[2], /*mask=*/Value(), args[3],
+      builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
       args[4], /*sinks=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
@@ -134,6 +136,7 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                       {"num_attention_heads", config.numHeads},
                       {"num_key_value_heads", config.numKeyValueHeads},
                       {"head_dim", config.headDim},
+                      {"value_head_dim", config.valueHeadDim},
                       {"hidden_size", config.hiddenSize},
                       {"num_hidden_layers", config.numLayers},
                       {"max_position_embeddings", config.maxPositionEmbeddings},

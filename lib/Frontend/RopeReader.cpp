@@ -120,7 +120,9 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
   kind.ropeSpec = json::Object{
       {"theta", theta},
       {"rotary_dim", *rotaryDim},
-      {"style", family.interleaved ? "interleaved" : "half"}};
+      {"style", interleaved ? "interleaved" : "half"}};
+  if (rotaryOffset)
+    kind.ropeSpec["rotary_offset"] = rotaryOffset;
   RopeScalingAttrInterface scalingAttr;
   if (!scaling.empty()) {
     scalingAttr = buildScaling(context, scaling, emitError);
@@ -130,8 +132,8 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
   }
   kind.rope = RopeAttr::getChecked(
       emitError, context, APFloat(theta), *rotaryDim,
-      family.interleaved ? RopeStyle::interleaved : RopeStyle::half,
-      scalingAttr);
+      interleaved ? RopeStyle::interleaved : RopeStyle::half, scalingAttr,
+      DenseF64ArrayAttr(), APFloat(1.0), rotaryOffset);
   return success(static_cast<bool>(kind.rope));
 }
 

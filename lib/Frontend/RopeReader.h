@@ -19,10 +19,15 @@ namespace mlir::pe::frontend {
 /// Phi-3's original_max_position_embeddings).
 class RopeReader {
 public:
+  /// `headDim`: the channels RoPE may rotate, from `rotaryOffset` on
+  /// (latent attention's rotated block); `interleaved` overrides the
+  /// family's pairing (a `rope_interleave` field).
   RopeReader(const Fields &config, const Family &family, int64_t headDim,
-             int64_t maxPositions)
+             int64_t maxPositions, int64_t rotaryOffset = 0,
+             std::optional<bool> interleaved = std::nullopt)
       : config(config), family(family), headDim(headDim),
-        maxPositions(maxPositions) {}
+        maxPositions(maxPositions), rotaryOffset(rotaryOffset),
+        interleaved(interleaved.value_or(family.interleaved)) {}
 
   /// `kind.rope` and `kind.ropeSpec`; `defaultTheta` where the parameters
   /// give no base (else 10000).
@@ -44,7 +49,8 @@ private:
 
   const Fields &config;
   const Family &family;
-  int64_t headDim, maxPositions;
+  int64_t headDim, maxPositions, rotaryOffset;
+  bool interleaved;
 };
 
 } // namespace mlir::pe::frontend

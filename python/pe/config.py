@@ -86,6 +86,9 @@ class ModelConfig:
     # embedding_size] and position p reads row p + position_offset (OPT, BioGPT: 2).
     position_offset: int = 0
     embedding_size: int = 0
+    # The value head dim: head_dim but for multi-head latent attention (v_head_dim beside the
+    # query/key head of qk_nope_head_dim + qk_rope_head_dim channels).
+    value_head_dim: int = 0
 
     def kind(self, layer: int) -> AttentionKind:
         """The attention of layer `layer`."""
@@ -178,4 +181,5 @@ def read(config) -> ModelConfig:
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],
                        doc["hidden_size"], doc["num_hidden_layers"],
                        doc["max_position_embeddings"], kinds, tuple(doc["layers"]),
-                       doc["position_offset"], doc["embedding_size"])
+                       doc["position_offset"], doc["embedding_size"],
+                       doc.get("value_head_dim", doc["head_dim"]))

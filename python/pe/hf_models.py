@@ -75,10 +75,10 @@ _TYPE_FIELDS = {
 }
 # Fields of a sub-config's dict that its constructor does not take back.
 _NOT_FIELDS = ("_name_or_path", "output_attentions", "transformers_version")
-# Multi-head latent attention: a rotated part of 8 and a plain part of 8, one
-# key per query head.
+# Multi-head latent attention: a rotated part of 8 after a plain part of 8, one
+# key per query head, values narrower than the keys (as DeepSeek's 128 < 192).
 _LATENT = dict(kv_lora_rank=32, q_lora_rank=32, qk_rope_head_dim=8, qk_nope_head_dim=8,
-               v_head_dim=16, qk_head_dim=16, head_dim=8, num_key_value_heads=4)
+               v_head_dim=8, qk_head_dim=16, head_dim=8, num_key_value_heads=4)
 _WINDOW = 8
 _LAYER_KIND_FIELDS = ("layer_types", "layers_block_type", "block_types")
 
@@ -285,10 +285,12 @@ _PROBE = "pe-probe"
 
 
 def _probe(model, ids) -> Dict[int, tuple]:
-    """(scaling, window, key/value heads, head_dim, causal) of each layer's
-    attention call, as the model makes it with eager attention: the window is
-    the number of keys the last query sees in the mask transformers builds for
-    that layer (None: all of them); causal when the first query sees one key."""
+    """(scaling, window, key/value heads, head_dim, causal, value head dim,
+    the channels before the rotated block) of each layer's attention call, as
+    the model makes it with eager attention: the window is the number of keys
+    the last query sees in the mask transformers builds for that layer (None:
+    all of them); causal when the first query sees one key; the rotated block
+    starts at the module's `qk_nope_head_dim` (latent attention), else 0."""
     import torch
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
@@ -301,7 +303,8 @@ def _probe(model, ids) -> Dict[int, tuple]:
         window = visible if visible < keys else None
         causal = mask is not None and int(mask[0, 0, 0].sum()) == 1  # the first query sees one key
         calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3],
-                                            causal))
+                                            causal, value.shape[3],
+                                            getattr(module, "qk_nope_head_dim", 0)))
         return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
                                       **kwargs)
 
@@ -384,7 +387,8 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     found = table if len(calls) == read.num_hidden_layers else table + [
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
-    for i, (scaling, window, heads, head_dim, causal) in sorted(calls.items()):
+    for i, (scaling, window, heads, head_dim, causal, value_dim, offset) in sorted(
+            calls.items()):
         kind = read.kind(i)
         if kind.causal != causal:
             found.append(f"layer {i}: causal {kind.causal} against {causal}")
@@ -398,6 +402,11 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
         if (heads, head_dim) != (read.num_key_value_heads, read.head_dim):
             found.append(f"layer {i}: {read.num_key_value_heads} key/value heads of "
                          f"{read.head_dim} against {heads} of {head_dim}")
+        if value_dim != read.value_head_dim:
+            found.append(f"layer {i}: value heads of {read.value_head_dim} against {value_dim}")
+        if kind.rope is not None and kind.rope.get("rotary_offset", 0) != offset:
+            found.append(f"layer {i}: rotated block at channel "
+                         f"{kind.rope.get('rotary_offset', 0)} against {offset}")
         if kind.rope is not None:
             inv_hf, factor_hf = _transformers_rope(text, layer_types[i] if layer_types else None)
             rope = kind.rope_parameters

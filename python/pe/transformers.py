@@ -460,6 +460,72 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     return self._pe_layout.output_projection(self, out), None
 
 
+class _LatentLayout:
+    """Multi-head latent attention (DeepSeek-V2/V3, GLM-4-MoE-Lite,
+    LongCat-Flash, MiniCPM3): q from q_proj or the q_a/q_b LoRA, one latent
+    `kv_a_proj_with_mqa` per token holding the normed key/value latent and
+    the shared un-rotated key block, expanded per head by the module's
+    `expand_kv` after the cache (which keeps the latents, as transformers'
+    does). The rotated block trails each q/k head: pe.attention's rope
+    rotates it (`rotary_offset = qk_nope_head_dim`)."""
+
+    KNOWN = ("q_proj", "q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj_with_mqa",
+             "kv_a_layernorm", "kv_b_proj", "o_proj")
+
+    def __init__(self, module):
+        if hasattr(module, "indexer"):
+            raise ValueError(f"fuse_rope: {type(module).__name__} selects its keys with a "
+                             "sparse-attention indexer, which pe does not fuse")
+        unknown = [n for n, child in module.named_children()
+                   if n not in self.KNOWN and any(True for _ in child.parameters())]
+        if unknown:
+            raise ValueError(f"fuse_rope: {type(module).__name__} has {', '.join(unknown)}, "
+                             "which pe does not know where to apply")
+
+    @staticmethod
+    def project(module, hidden):
+        """q [B, H, S, nope + rope], the key/value latent [B, 1, S, rank] and
+        the key's rotated block [B, 1, S, rope], un-rotated."""
+        B, S = hidden.shape[:-1]
+        if getattr(module, "q_proj", None) is not None:
+            q = module.q_proj(hidden)
+        else:
+            q = module.q_b_proj(module.q_a_layernorm(module.q_a_proj(hidden)))
+        q = q.view(B, S, -1, module.qk_head_dim).transpose(1, 2)
+        latent, k_rot = torch.split(module.kv_a_proj_with_mqa(hidden),
+                                    [module.kv_lora_rank, module.qk_rope_head_dim], dim=-1)
+        latent = module.kv_a_layernorm(latent)
+        if hasattr(module, "mla_scale_q_lora"):  # LongCat-Flash's LoRA scales
+            q = q * module.mla_scale_q_lora
+            latent = latent * module.mla_scale_kv_lora
+        return q, latent.view(B, 1, S, -1), k_rot.view(B, 1, S, -1)
+
+
+def _fused_latent_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
+                          past_key_values=None, **kwargs):
+    """The latent-attention module's forward with RoPE fused into pe.attention
+    (`_LatentLayout`), then its output projection."""
+    _check_call(0.0 if not self.training else getattr(self, "attention_dropout", 0.0), None,
+                kwargs)
+    B, S = hidden_states.shape[:-1]
+    q, latent, k_rot = _LatentLayout.project(self, hidden_states)
+    positions = kwargs.get("position_ids")
+    if positions is None:
+        raise ValueError("pe fused RoPE needs position_ids")
+    positions = positions.to(torch.int64).expand(B, S).contiguous()
+    if past_key_values is not None:
+        latent, k_rot = past_key_values.update(latent, k_rot, self.layer_idx)
+    k, v = self.expand_kv(latent, k_rot)
+    k_positions = _key_positions(self, past_key_values, positions, k.shape[2])
+    mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
+    out = pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
+                             k_positions, mask=mask, causal=causal, window=window,
+                             scale=self.scaling, rope=self._pe_kind.rope_attr,
+                             softcap=self._pe_kind.softcap)
+    out = out.transpose(1, 2).reshape(B, S, -1).contiguous()
+    return self.o_proj(out), None
+
+
 def _self_attentions(model, read) -> list:
     """(module, layout) for each decoder self-attention module of `model`."""
     found = []
@@ -468,6 +534,9 @@ def _self_attentions(model, read) -> list:
                 and hasattr(module, "scaling")):
             continue
         if getattr(module, "is_cross_attention", False):
+            continue
+        if hasattr(module, "kv_a_proj_with_mqa"):
+            found.append((module, _LatentLayout(module)))
             continue
         found.append((module, _Layout(module, read.num_attention_heads,
                                       read.num_key_value_heads, read.head_dim)))
@@ -490,7 +559,8 @@ def fuse_rope(model, name: str = NAME):
     register(name)
     for (module, layout), kind in zip(modules, kinds):
         module._pe_kind, module._pe_layout = kind, layout
-        module.forward = types.MethodType(_fused_forward, module)
+        forward = _fused_latent_forward if isinstance(layout, _LatentLayout) else _fused_forward
+        module.forward = types.MethodType(forward, module)
     model.config._attn_implementation = name
     _allow_mask_skip(model.config, True)
     for sub in model.modules():

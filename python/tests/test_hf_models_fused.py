@@ -41,7 +41,14 @@ def test_fused_rope(model_type):
 FUSED_OPTIONS = [("stablelm", dict(qk_layernorm=True)), ("cohere", dict(use_qk_norm=True)),
                  ("phi", dict(qk_layernorm=True)), ("olmo", dict(clip_qkv=0.05)),
                  ("olmoe", dict(clip_qkv=0.05)), ("mistral", dict(sliding_window=8)),
-                 ("qwen3", dict(sliding_window=8, use_sliding_window=True, max_window_layers=1))]
+                 ("qwen3", dict(sliding_window=8, use_sliding_window=True, max_window_layers=1)),
+                 # Latent attention: DeepSeek's YaRN (its mscale^2 in the softmax scale, read
+                 # from the config) and rotate-half pairs.
+                 ("deepseek_v3", dict(rope_scaling=dict(
+                     rope_type="yarn", factor=4.0, original_max_position_embeddings=16,
+                     mscale=1.0, mscale_all_dim=0.707))),
+                 ("deepseek_v3", dict(rope_interleave=False)),
+                 ("glm4_moe_lite", dict(rope_interleave=False))]
 
 
 @pytest.mark.parametrize("model_type,fields", FUSED_OPTIONS,
@@ -76,3 +83,34 @@ def test_config_gpt_neo_windows():
     read = hf_models.read_mismatches("gpt_neo", window_size=5,
                                      attention_types=[[["global", "global"], 1]])
     assert read == []  # both layers global: no band in the model either
+
+
+# Latent attention as pe reads it from the config: the rotated block after
+# qk_nope_head_dim plain channels, values of v_head_dim, and DeepSeek's YaRN
+# softmax scale (get_mscale(factor, mscale_all_dim)^2 / sqrt(qk head dim)),
+# each against the model transformers builds (read_mismatches checks the value
+# head dim, the block's offset, the scale and the frequencies of every layer).
+LATENT_CONFIGS = [("deepseek_v3", dict(rope_scaling=dict(
+                      rope_type="yarn", factor=40.0, original_max_position_embeddings=4,
+                      mscale=1.0, mscale_all_dim=1.0))),
+                  ("deepseek_v2", dict(v_head_dim=24)),
+                  ("minicpm3", dict(qk_nope_head_dim=16, v_head_dim=4))]
+
+
+@pytest.mark.parametrize("model_type,fields", LATENT_CONFIGS,
+                         ids=[t + "-" + "-".join(f) for t, f in LATENT_CONFIGS])
+def test_config_latent_attention(model_type, fields):
+    assert hf_models.read_mismatches(model_type, **fields) == []
+
+
+def test_config_latent_attention_scale_is_read():
+    """A reader that ignored mscale_all_dim would give 1/sqrt(16) here."""
+    from pe import config as pe_config
+    read = pe_config.read(hf_models.tiny_config("deepseek_v3", rope_scaling=dict(
+        rope_type="yarn", factor=40.0, original_max_position_embeddings=4,
+        mscale=1.0, mscale_all_dim=1.0)))
+    m = 0.1 * __import__("math").log(40.0) + 1.0
+    assert read.kind(0).scale == pytest.approx(m * m / 4.0, rel=1e-12)
+    assert (read.head_dim, read.value_head_dim) == (16, 8)
+    assert read.kind(0).rope["rotary_offset"] == 8
+    assert "rotary_offset = 8" in read.kind(0).rope_attr

@@ -57,6 +57,12 @@ struct ModelConfig {
   PositionEncoding encoding = PositionEncoding::Rope;
   int64_t numHeads = 0, numKeyValueHeads = 0, headDim = 0, hiddenSize = 0;
   int64_t numLayers = 0, maxPositionEmbeddings = 0;
+  /// The value head dim (multi-head latent attention: v_head_dim, beside the
+  /// query/key head dim qk_nope_head_dim + qk_rope_head_dim); headDim else.
+  int64_t valueHeadDim = 0;
+  /// Multi-head latent attention: the channels of a query/key head before
+  /// its rotated block (qk_nope_head_dim); 0 otherwise.
+  int64_t rotaryOffset = 0;
   /// Learned positions: the table is [maxPositionEmbeddings + positionOffset,
   /// embeddingSize], and position p reads its row p + positionOffset (OPT and
   /// BioGPT keep two rows first: an offset of 2).

@@ -33,11 +33,6 @@ Value indexConstant(ImplicitLocOpBuilder &b, int64_t v) {
 }
 
 /// Element `indices` of an integer tensor as an index.
-Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
-  return arith::IndexCastOp::create(b, b.getIndexType(),
-                                    tensor::ExtractOp::create(b, tensor, indices));
-}
-
 Value toI64(ImplicitLocOpBuilder &b, Value index) {
   return arith::IndexCastOp::create(b, b.getI64Type(), index);
 }

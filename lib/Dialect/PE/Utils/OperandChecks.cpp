@@ -274,11 +274,6 @@ std::optional<AttentionHeads> pe::attentionHeads(AttentionOp op) {
 namespace {
 
 /// Element `indices` of an integer tensor as an index.
-Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
-  return arith::IndexCastOp::create(b, b.getIndexType(),
-                                    tensor::ExtractOp::create(b, tensor, indices));
-}
-
 Value outside(ImplicitLocOpBuilder &b, Value x, Value low, Value high,
               arith::CmpIPredicate above) {
   return arith::OrIOp::create(

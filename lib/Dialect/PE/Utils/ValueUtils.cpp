@@ -84,3 +84,8 @@ Value pe::dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d) {
   return getValueOrCreateConstantIndexOp(
       b, b.getLoc(), tensor::getMixedSize(b, b.getLoc(), tensor, d));
 }
+
+Value pe::extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices) {
+  return arith::IndexCastOp::create(b, b.getIndexType(),
+                                    tensor::ExtractOp::create(b, tensor, indices));
+}

@@ -50,6 +50,9 @@ Value extendToI64(ImplicitLocOpBuilder &b, Value x);
 /// it is static, else a tensor.dim.
 Value dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d);
 
+/// The integer element of `tensor` at `indices`, as an index.
+Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices);
+
 /// The indexing map from `rank` loops to the loops `dims` (for the
 /// linalg.generic ops the builders emit).
 AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
