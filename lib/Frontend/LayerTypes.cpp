@@ -14,6 +14,8 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
       types.push_back(sliding(i) ? "sliding_attention" : "full_attention");
   };
   bool qwen = modelType.starts_with("qwen");
+  // SmolLM3, as the Qwen families, has no window without use_sliding_window.
+  bool windowNeedsFlag = qwen || modelType == "smollm3";
   if (family.layerTypes && config.has("layer_types")) {
     if (failed(readLayerTypeList(n, types)))
       return failure();
@@ -41,8 +43,8 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
     bool sliding = family.windowEverywhere && config.has("sliding_window");
     every([&](int64_t) { return sliding; });
   }
-  // Qwen2/3 have no window at all without use_sliding_window.
-  if (qwen && !config.boolean("use_sliding_window").value_or(false))
+  // Qwen2/3 and SmolLM3 have no window at all without use_sliding_window.
+  if (windowNeedsFlag && !config.boolean("use_sliding_window").value_or(false))
     for (std::string &type : types)
       type = "full_attention";
   if (config.hasFailed())
@@ -53,6 +55,48 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
     return failure();
   }
   return success();
+}
+
+LogicalResult LayerTypeReader::readNoRope(const ModelConfig &model,
+                                          ArrayRef<std::string> types,
+                                          SmallVector<bool> &withoutRope) const {
+  const int64_t n = model.numLayers;
+  StringRef modelType = model.modelType;
+  withoutRope.assign(n, false);
+  bool windowed = config.has("sliding_window");
+  if (modelType == "exaone4" || modelType == "cohere2") {
+    for (int64_t i = 0; i < n; ++i) {
+      bool sliding = types[i] == "sliding_attention";
+      // EXAONE 4 rotates every layer of a model without a window; Cohere 2
+      // only its sliding-window layers (none without a window).
+      withoutRope[i] = modelType == "exaone4" ? windowed && !sliding : !(windowed && sliding);
+    }
+    return success();
+  }
+  if (modelType != "smollm3")
+    return success();
+  if (const json::Value *list = config.get("no_rope_layers");
+      list && list->kind() != json::Value::Null) {
+    const json::Array *array = list->getAsArray();
+    if (!array || static_cast<int64_t>(array->size()) != n) {
+      config.error("no_rope_layers") << "expected a list of " << n
+                                     << " entries, 1 (RoPE) or 0 (none)";
+      return failure();
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      std::optional<int64_t> rotates = (*array)[i].getAsInteger();
+      if (!rotates || (*rotates != 0 && *rotates != 1)) {
+        config.error("no_rope_layers", "expected entries 1 (RoPE) or 0 (none)");
+        return failure();
+      }
+      withoutRope[i] = *rotates == 0;
+    }
+    return success();
+  }
+  int64_t interval = config.positive({"no_rope_layer_interval"}).value_or(4);
+  for (int64_t i = 0; i < n; ++i)
+    withoutRope[i] = (i + 1) % interval == 0;
+  return failure(config.hasFailed());
 }
 
 StringRef LayerTypeReader::windowField(StringRef modelType) {

@@ -25,6 +25,13 @@ public:
   /// `numLayers` layers.
   LogicalResult read(const ModelConfig &model, SmallVector<std::string> &types) const;
 
+  /// Whether each layer of `types` skips RoPE (NoPE): SmolLM3's
+  /// `no_rope_layers` (1: RoPE; absent: every `no_rope_layer_interval`-th
+  /// layer without), EXAONE 4's global layers when it has a window, Cohere
+  /// 2's layers other than its sliding-window ones; none elsewhere.
+  LogicalResult readNoRope(const ModelConfig &model, ArrayRef<std::string> types,
+                           SmallVector<bool> &withoutRope) const;
+
   /// The field holding the window of the sliding-window layers.
   static StringRef windowField(StringRef modelType);
 

@@ -233,25 +233,38 @@ private:
   /// The layer type of every layer and the kinds they make.
   LogicalResult readLayers(ModelConfig &model) {
     SmallVector<std::string> types;
-    if (failed(LayerTypeReader(config, *family).read(model, types)))
+    SmallVector<bool> withoutRope;
+    LayerTypeReader layers(config, *family);
+    if (failed(layers.read(model, types)) ||
+        failed(layers.readNoRope(model, types, withoutRope)))
       return failure();
-    for (const std::string &type : types) {
+    for (auto [type, nope] : llvm::zip_equal(types, withoutRope)) {
       auto it = llvm::find_if(model.kinds, [&](const AttentionKind &kind) {
-        return kind.layerType == type;
+        return kind.layerType == type && kind.withoutRope == nope;
       });
       if (it == model.kinds.end()) {
         model.kinds.push_back(AttentionKind());
         model.kinds.back().layerType = type;
+        model.kinds.back().withoutRope = nope;
         it = std::prev(model.kinds.end());
       }
       model.layerKinds.push_back(it - model.kinds.begin());
     }
-    for (AttentionKind &kind : model.kinds)
-      kind.function = model.kinds.size() == 1
-                          ? std::string("attention")
-                          : "attention_" + StringRef(kind.layerType)
-                                               .drop_back(strlen("_attention"))
-                                               .str();
+    // `attention`, else `attention_<type>`, `_nope` for a kind without RoPE
+    // beside one of the same type with it.
+    for (AttentionKind &kind : model.kinds) {
+      if (model.kinds.size() == 1) {
+        kind.function = "attention";
+        continue;
+      }
+      kind.function =
+          "attention_" + StringRef(kind.layerType).drop_back(strlen("_attention")).str();
+      bool twin = llvm::any_of(model.kinds, [&](const AttentionKind &other) {
+        return &other != &kind && other.layerType == kind.layerType;
+      });
+      if (twin && kind.withoutRope)
+        kind.function += "_nope";
+    }
     return success();
   }
 
@@ -265,7 +278,7 @@ private:
       kind.softcap = config.positiveNumber("attn_logit_softcapping");
     if (model.encoding == PositionEncoding::Alibi) {
       kind.alibi = 8.0; // BLOOM and transformers' MPT
-    } else if (model.encoding == PositionEncoding::Rope) {
+    } else if (model.encoding == PositionEncoding::Rope && !kind.withoutRope) {
       std::optional<Fields> params = ropeParameters(kind.layerType);
       if (!params)
         return failure();

@@ -202,6 +202,17 @@ def _run(model, ids):
     return logits, tokens
 
 
+def _rope_calls_match(config, calls: list) -> bool:
+    """Whether the fused model's pe attention calls rotated as its config says:
+    in every forward pass, each layer without RoPE (NoPE) once without a rope
+    and each other layer once with one."""
+    from . import config as pe_config
+    read = pe_config.read(config)
+    layers = read.num_hidden_layers
+    nope = sum(read.kind(i).rope is None for i in range(layers))
+    return sum(c is None for c in calls) * layers == len(calls) * nope
+
+
 def compare(model_type: str, fused: bool = False, **overrides) -> Row:
     """Builds `model_type` tiny, eager and with pe attention (`fused`: the
     eager model with `pe.transformers.fuse_rope`), and compares the two."""
@@ -251,7 +262,7 @@ def compare(model_type: str, fused: bool = False, **overrides) -> Row:
                    f"max |logits - eager| {difference:.1e}")
     if not calls:
         return Row(model_type, name, "WRONG", "pe attention never ran", 0)
-    if fused and not all(calls):
+    if fused and not _rope_calls_match(config, calls):
         return Row(model_type, name, "WRONG", "a layer ran pe attention without RoPE fused")
     if difference <= TOLERANCE and same_tokens:
         return Row(model_type, name, "equal", f"max |logits - eager| {difference:.1e}",
@@ -290,12 +301,26 @@ def _probe(model, ids) -> Dict[int, tuple]:
     the model makes it with eager attention: the window is the number of keys
     the last query sees in the mask transformers builds for that layer (None:
     all of them); causal when the first query sees one key; the rotated block
-    starts at the module's `qk_nope_head_dim` (latent attention), else 0."""
+    starts at the module's `qk_nope_head_dim` (latent attention), else 0;
+    and whether the layer rotated q and k (a call of its modeling file's
+    RoPE function since the previous attention call; None where the file
+    has none of the known names)."""
+    import sys
     import torch
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
     from transformers.masking_utils import sdpa_mask
     calls = {}
+    modeling = sys.modules[type(model).__module__]
+    rope_names = [n for n in ("apply_rotary_pos_emb", "apply_rotary_pos_emb_interleave",
+                              "apply_rotary_emb") if hasattr(modeling, n)]
+    rotated = [False]
+
+    def recording(function):
+        def rotate(*args, **kwargs):
+            rotated[0] = True
+            return function(*args, **kwargs)
+        return rotate
 
     def attention(module, query, key, value, mask, scaling=None, **kwargs):
         keys = key.shape[2]
@@ -304,7 +329,9 @@ def _probe(model, ids) -> Dict[int, tuple]:
         causal = mask is not None and int(mask[0, 0, 0].sum()) == 1  # the first query sees one key
         calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3],
                                             causal, value.shape[3],
-                                            getattr(module, "qk_nope_head_dim", 0)))
+                                            getattr(module, "qk_nope_head_dim", 0),
+                                            rotated[0] if rope_names else None))
+        rotated[0] = False
         return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
                                       **kwargs)
 
@@ -314,8 +341,15 @@ def _probe(model, ids) -> Dict[int, tuple]:
     AttentionInterface.register(_PROBE, attention)
     AttentionMaskInterface.register(_PROBE, mask)
     model.set_attn_implementation(_PROBE)
-    with torch.no_grad():
-        model(ids, attention_mask=torch.ones_like(ids))
+    originals = {n: getattr(modeling, n) for n in rope_names}
+    try:
+        for n, function in originals.items():
+            setattr(modeling, n, recording(function))
+        with torch.no_grad():
+            model(ids, attention_mask=torch.ones_like(ids))
+    finally:
+        for n, function in originals.items():
+            setattr(modeling, n, function)
     return calls
 
 
@@ -387,8 +421,12 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     found = table if len(calls) == read.num_hidden_layers else table + [
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
-    for i, (scaling, window, heads, head_dim, causal, value_dim, offset) in sorted(
+    for i, (scaling, window, heads, head_dim, causal, value_dim, offset, rotated) in sorted(
             calls.items()):
+        if (read.position_encoding == "rope" and rotated is not None
+                and rotated != (read.kind(i).rope is not None)):
+            found.append(f"layer {i}: RoPE {'read' if read.kind(i).rope else 'not read'} "
+                         f"against {'a' if rotated else 'no'} rotation")
         kind = read.kind(i)
         if kind.causal != causal:
             found.append(f"layer {i}: causal {kind.causal} against {causal}")

@@ -250,6 +250,29 @@ def test_layer_types_and_scales():
                                  layer_types=["full_attention"] * 4)).kinds[0].window == 4
 
 
+def test_layers_without_rope():
+    """NoPE layers: SmolLM3's no_rope_layers (else every no_rope_layer_interval-th
+    layer), EXAONE 4's global layers when it has a window, Cohere 2's layers other
+    than its sliding ones; their kind has no RoPE and a function of its own."""
+    smol = pe_config.read(_small(model_type="smollm3"))
+    assert smol.layers == ("attention_full",) * 3 + ("attention_full_nope",)
+    assert smol.kind(3).rope is None and smol.kind(0).rope_parameters["theta"] == 2e6
+    smol = pe_config.read(_small(model_type="smollm3", no_rope_layers=[0, 1, 1, 0]))
+    assert [smol.kind(i).rope is None for i in range(4)] == [True, False, False, True]
+    smol = pe_config.read(_small(model_type="smollm3", no_rope_layers=[1, 1, 1, 1]))
+    assert smol.layers == ("attention",) * 4
+    types = ["sliding_attention", "full_attention"] * 2
+    exaone = pe_config.read(_small(model_type="exaone4", layer_types=types, sliding_window=3))
+    assert [exaone.kind(i).rope is None for i in range(4)] == [False, True] * 2
+    assert exaone.kind(0).window == 3 and exaone.kind(1).window is None
+    exaone = pe_config.read(_small(model_type="exaone4", layer_types=["full_attention"] * 4,
+                                   sliding_window=None))
+    assert exaone.kind(0).rope is not None  # no window: every layer rotates
+    cohere2 = pe_config.read(_small(model_type="cohere2", layer_types=types, sliding_window=3))
+    assert [cohere2.kind(i).rope is None for i in range(4)] == [False, True] * 2
+    assert cohere2.kind(0).rope_parameters["style"] == "interleaved"
+
+
 def test_class_defaults():
     """A field left out means the transformers config class's default; an
     explicit null stays null."""
@@ -348,6 +371,12 @@ BAD = [
     (_small(rope_scaling={"rope_type": "longrope", "short_factor": [1.0], "long_factor": [1.0]},
             original_max_position_embeddings=64), "short_factor"),
     (_small(text_config=3), "config field 'text_config': expected an object"),
+    (_small(model_type="smollm3", no_rope_layers=[1, 0]), "config field 'no_rope_layers': "
+     "expected a list of 4 entries"),
+    (_small(model_type="smollm3", no_rope_layers=[1, 2, 1, 1]), "config field "
+     "'no_rope_layers': expected entries 1 (RoPE) or 0 (none)"),
+    (_small(model_type="deepseek_v3", qk_rope_head_dim=None), "config field "
+     "'qk_rope_head_dim': required (multi-head latent attention)"),
 ]
 
 

@@ -71,11 +71,11 @@ def test_mask_kept_where_the_module_does_not_say_causal():
 
 
 def test_refused_fuse_rope_leaves_the_model_alone():
-    """SmolLM3 (layers without RoPE): the config is refused, nothing changes."""
-    config = hf_models.tiny_config("smollm3")
+    """Hunyuan (q and k normalized after RoPE): the config is refused, nothing changes."""
+    config = hf_models.tiny_config("hunyuan_v1_dense")
     model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
     forwards = [m.forward for m in model.modules()]
-    with pytest.raises(ValueError, match="layers without RoPE"):
+    with pytest.raises(ValueError, match="q and k normalized after RoPE"):
         pe.transformers.fuse_rope(model)
     assert model.config._attn_implementation == "eager"
     assert [m.forward for m in model.modules()] == forwards

@@ -48,6 +48,9 @@ FUSED_OPTIONS = [("stablelm", dict(qk_layernorm=True)), ("cohere", dict(use_qk_n
                      rope_type="yarn", factor=4.0, original_max_position_embeddings=16,
                      mscale=1.0, mscale_all_dim=0.707))),
                  ("deepseek_v3", dict(rope_interleave=False)),
+                 # NoPE layers (the tiny default has none: 2 layers, an interval of 4).
+                 ("smollm3", dict(no_rope_layers=[0, 1])),
+                 ("smollm3", dict(no_rope_layers=[1, 0])),
                  ("glm4_moe_lite", dict(rope_interleave=False))]
 
 
@@ -95,6 +98,13 @@ LATENT_CONFIGS = [("deepseek_v3", dict(rope_scaling=dict(
                       mscale=1.0, mscale_all_dim=1.0))),
                   ("deepseek_v2", dict(v_head_dim=24)),
                   ("minicpm3", dict(qk_nope_head_dim=16, v_head_dim=4))]
+
+
+# NoPE layers as pe reads them: the probe sees which layers rotate (a call of
+# the modeling file's RoPE function before the layer's attention call).
+LATENT_CONFIGS += [("smollm3", dict(no_rope_layers=[0, 1])),
+                   ("smollm3", dict(no_rope_layer_interval=1)),
+                   ("exaone4", dict(layer_types=["full_attention", "sliding_attention"]))]
 
 
 @pytest.mark.parametrize("model_type,fields", LATENT_CONFIGS,

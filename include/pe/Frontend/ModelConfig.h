@@ -36,6 +36,9 @@ struct AttentionKind {
   std::string function;
   /// The Hugging Face layer type (`full_attention`, `sliding_attention`).
   std::string layerType;
+  /// A layer of a RoPE model that does not rotate (NoPE: SmolLM3's
+  /// `no_rope_layers`, the global layers of EXAONE 4 and Cohere 2).
+  bool withoutRope = false;
   bool causal = true;
   std::optional<int64_t> window;
   /// The scale of the scores where it is not 1/sqrt(head_dim).
