@@ -443,21 +443,31 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     cache = past_key_values if past_key_values is not None else layer_past
     shape = hidden_states.shape[:-1]
     q, k, v = self._pe_layout.project(self, hidden_states)
-    B, _, S, _ = q.shape
+    positions = _query_positions(kwargs, *shape)
+    if cache is not None:
+        k, v = cache.update(k, v, self.layer_idx)
+    out = _attend(self, q, k, v, positions, cache, attention_mask, kwargs)
+    out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
+    return self._pe_layout.output_projection(self, out), None
+
+
+def _query_positions(kwargs, B: int, S: int) -> torch.Tensor:
+    """The call's position_ids as int64 [B, S]."""
     positions = kwargs.get("position_ids")
     if positions is None:
         raise ValueError("pe fused RoPE needs position_ids")
-    positions = positions.to(torch.int64).expand(B, S).contiguous()
-    if cache is not None:
-        k, v = cache.update(k, v, self.layer_idx)
+    return positions.to(torch.int64).expand(B, S).contiguous()
+
+
+def _attend(self, q, k, v, positions, cache, attention_mask, kwargs) -> torch.Tensor:
+    """pe.attention of un-rotated q and k (all of the cache's keys) with the
+    layer's RoPE, window, scale and soft-cap: [B, Hq, S, Dv]."""
     k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
-    out = pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
-                             k_positions, mask=mask, causal=causal, window=window,
-                             scale=self.scaling, rope=self._pe_kind.rope_attr,
-                             softcap=self._pe_kind.softcap)
-    out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
-    return self._pe_layout.output_projection(self, out), None
+    return pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
+                              k_positions, mask=mask, causal=causal, window=window,
+                              scale=self.scaling, rope=self._pe_kind.rope_attr,
+                              softcap=self._pe_kind.softcap)
 
 
 class _LatentLayout:
@@ -509,19 +519,11 @@ def _fused_latent_forward(self, hidden_states, position_embeddings=None, attenti
                 kwargs)
     B, S = hidden_states.shape[:-1]
     q, latent, k_rot = _LatentLayout.project(self, hidden_states)
-    positions = kwargs.get("position_ids")
-    if positions is None:
-        raise ValueError("pe fused RoPE needs position_ids")
-    positions = positions.to(torch.int64).expand(B, S).contiguous()
+    positions = _query_positions(kwargs, B, S)
     if past_key_values is not None:
         latent, k_rot = past_key_values.update(latent, k_rot, self.layer_idx)
     k, v = self.expand_kv(latent, k_rot)
-    k_positions = _key_positions(self, past_key_values, positions, k.shape[2])
-    mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
-    out = pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
-                             k_positions, mask=mask, causal=causal, window=window,
-                             scale=self.scaling, rope=self._pe_kind.rope_attr,
-                             softcap=self._pe_kind.softcap)
+    out = _attend(self, q, k, v, positions, past_key_values, attention_mask, kwargs)
     out = out.transpose(1, 2).reshape(B, S, -1).contiguous()
     return self.o_proj(out), None
 
