@@ -326,6 +326,15 @@ func.func @sinusoidal_padding_timesteps(%t: tensor<16xf32>) {
 
 // -----
 
+// sinusoidal: the pad row's position fits the positions' type.
+func.func @sinusoidal_padding_i32(%p: tensor<16xi32>) {
+  // expected-error @+1 {{'pe.sinusoidal' op expects padding_idx 5000000000 to be an i32, as the positions are}}
+  %e = pe.sinusoidal %p padding_idx(5000000000) : tensor<16xi32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
 // sinusoidal: timesteps are floats of f16, bf16, f32 or f64.
 func.func @sinusoidal_i8(%t: tensor<16xi8>) {
   // expected-error @+1 {{'pe.sinusoidal' op operand #0 must be}}

@@ -97,7 +97,8 @@ static LogicalResult verifyStatic(Operation *op, StringRef what, int64_t dim) {
 
 static LogicalResult verifyRotaryDimFits(Operation *op, RopeAttr rope,
                                          int64_t headDim) {
-  if (rope.getRotaryOffset() + rope.getRotaryDim() <= headDim)
+  // (Subtracted: rotary_dim may be near INT64_MAX, the offset is at most 2^40.)
+  if (rope.getRotaryDim() <= headDim - rope.getRotaryOffset())
     return success();
   if (rope.getRotaryOffset() == 0)
     return op->emitOpError() << "expects rotary_dim (" << rope.getRotaryDim()
@@ -244,8 +245,16 @@ LogicalResult SinusoidalOp::verify() {
                             "freq_shift (the exponent divides by it), but got "
                             "dim/2 = "
                          << table.half() << " and shift " << *table.shift;
-  if (getPaddingIdx() && !isa<IntegerType>(positions.getElementType()))
-    return emitOpError() << "expects integer positions with padding_idx";
+  if (std::optional<int64_t> padding = getPaddingIdx()) {
+    auto integer = dyn_cast<IntegerType>(positions.getElementType());
+    if (!integer)
+      return emitOpError() << "expects integer positions with padding_idx";
+    // The pad row is compared in the positions' type: it must hold it.
+    if (integer.getWidth() < 64 && (*padding < std::numeric_limits<int32_t>::min() ||
+                                    *padding > std::numeric_limits<int32_t>::max()))
+      return emitOpError() << "expects padding_idx " << *padding
+                           << " to be an i32, as the positions are";
+  }
   return verifyPerPositionResult(*this, "the result", positions, type, dim,
                                  "the embedding dimension");
 }

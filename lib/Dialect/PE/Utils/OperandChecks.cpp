@@ -23,7 +23,7 @@ int64_t pe::largestConstantTable(Operation *op) {
       .Case<RopeOp, RopeFrequenciesOp, RopeTablesOp>(
           [](auto ropeOp) { return ropeOp.getRope().getRotaryDim() / 2; })
       .Case([](SinusoidalOp sinusoidal) {
-        return sinusoidal.getType().getShape().back() / 2;
+        return sinusoidal.getTable().sinCount();
       })
       .Case([](AlibiSlopesOp slopes) { return slopes.getType().getDimSize(0); })
       .Case([](AttentionOp attention) {
