@@ -130,6 +130,7 @@ enum pe_size_check {
   PE_CHECK_PAGED_QUERY_END,           /* pe.paged_attention: cu_seqlens[B] vs T */
   PE_CHECK_PAGED_CACHES,              /* pe.paged_attention: value vs key pages */
   PE_CHECK_PAGED_RESULT,              /* pe.paged_attention: tokens vs result */
+  PE_CHECK_ATTENTION_ROPE_POSITIONS,  /* pe.attention: rope_positions vs tokens */
 };
 
 /* Called by generated code when the sizes of check `check` differ: raises

@@ -36,7 +36,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
   auto args = body->getArguments();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], /*sinks=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      args[4], /*sinks=*/Value(), /*q_rope_positions=*/Value(),
+      /*k_rope_positions=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
       kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),

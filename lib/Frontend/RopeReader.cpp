@@ -133,7 +133,8 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
   kind.rope = RopeAttr::getChecked(
       emitError, context, APFloat(theta), *rotaryDim,
       interleaved ? RopeStyle::interleaved : RopeStyle::half, scalingAttr,
-      DenseF64ArrayAttr(), APFloat(1.0), rotaryOffset);
+      DenseF64ArrayAttr(), APFloat(1.0), rotaryOffset, DenseI64ArrayAttr(),
+      RopeSections::contiguous);
   return success(static_cast<bool>(kind.rope));
 }
 

@@ -40,15 +40,54 @@ bool longRopeUsesLong(const RopeConfig &config, std::optional<int64_t> seqLen) {
 
 // theta^(-2i/r) / freq_factors[i] for i < r/2: the frequencies every
 // scaling starts from (ggml divides by its freq_factors before the YaRN ramp).
+//
+// Vision and Axes restart the ladder in every section: pair k, the k'-th of
+// section j, gets theta^(-2k'/(r/2)) (Vision: ggml's VISION, one ratio for
+// the whole block) or theta^(-2k'/(2 s_j)) (Axes: every section the RoPE of
+// its own 2 s_j channels, as FLUX's n-axis embedding).
 static std::vector<double> baseFrequencies(double theta, const RopeConfig &config) {
   const int64_t rotaryDim = config.rotaryDim;
   std::vector<double> invFreq(rotaryDim / 2);
+  const bool restarts = !config.sections.empty() &&
+                        (config.sectionMode == SectionMode::Vision ||
+                         config.sectionMode == SectionMode::Axes);
+  int64_t section = 0, sectionStart = 0;
   for (int64_t i = 0; i < rotaryDim / 2; ++i) {
-    invFreq[i] = std::pow(theta, -2.0 * double(i) / double(rotaryDim));
+    double exponent = -2.0 * double(i) / double(rotaryDim);
+    if (restarts) {
+      while (i >= sectionStart + config.sections[section])
+        sectionStart += config.sections[section++];
+      double width = config.sectionMode == SectionMode::Vision
+                         ? double(rotaryDim / 2)
+                         : 2.0 * double(config.sections[section]);
+      exponent = -2.0 * double(i - sectionStart) / width;
+    }
+    invFreq[i] = std::pow(theta, exponent);
     if (!config.freqFactors.empty())
       invFreq[i] /= config.freqFactors[i];
   }
   return invFreq;
+}
+
+std::vector<int64_t> pairStreams(const RopeConfig &config) {
+  const int64_t half = config.rotaryDim / 2;
+  const std::vector<int64_t> &sections = config.sections;
+  std::vector<int64_t> streams(half, 0);
+  if (sections.empty())
+    return streams;
+  if (config.sectionMode == SectionMode::Interleaved) {
+    const int64_t fallback = sections.size() == 4 ? 3 : 0;
+    for (int64_t k = 0; k < half; ++k) {
+      int64_t j = k % 3;
+      streams[k] = k < 3 * sections[j] ? j : fallback;
+    }
+    return streams;
+  }
+  int64_t k = 0;
+  for (int64_t j = 0; j < int64_t(sections.size()); ++j)
+    for (int64_t n = 0; n < sections[j] && k < half; ++n)
+      streams[k++] = j;
+  return streams;
 }
 
 double yarnGetMscale(double scale, double k) {

@@ -236,6 +236,8 @@ static const char *describe(int64_t check) {
     return "pe.paged_attention: the value cache's pages differ from the key cache's";
   case PE_CHECK_PAGED_RESULT:
     return "pe.paged_attention: the result's rows differ from the query's";
+  case PE_CHECK_ATTENTION_ROPE_POSITIONS:
+    return "pe.attention: rope_positions differ in length or batch from the queries or keys";
   case PE_CHECK_DESTINATION_SHAPE:
     return "pe: an output buffer does not have the result's size";
   case PE_CHECK_GPU_ALIGNMENT:

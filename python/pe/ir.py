@@ -94,9 +94,12 @@ def scaling_attr(scaling: Optional[Mapping]) -> Optional[str]:
 
 def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half",
               scaling: Optional[Mapping] = None, freq_factors: Optional[Sequence[float]] = None,
-              magnitude: Optional[float] = None, rotary_offset: Optional[int] = None) -> str:
+              magnitude: Optional[float] = None, rotary_offset: Optional[int] = None,
+              sections: Optional[Sequence[int]] = None,
+              section_mode: Optional[str] = None) -> str:
     """``#pe.rope<theta = ..., rotary_dim = ..., style = ..., scaling = ...,
-    freq_factors = [...], magnitude = ..., rotary_offset = ...>``."""
+    freq_factors = [...], magnitude = ..., rotary_offset = ..., sections = [...],
+    section_mode = ...>``."""
     if style not in ("half", "interleaved"):
         raise ValueError(f"style must be 'half' or 'interleaved', got {style!r}")
     parts = [f"theta = {format_f64(theta)}", f"rotary_dim = {int(rotary_dim)}",
@@ -110,6 +113,10 @@ def rope_attr(theta: float = 10000.0, rotary_dim: int = 128, style: str = "half"
         parts.append(f"magnitude = {format_f64(magnitude)}")
     if rotary_offset:
         parts.append(f"rotary_offset = {int(rotary_offset)}")
+    if sections is not None:
+        parts.append("sections = [" + ", ".join(str(int(s)) for s in sections) + "]")
+    if section_mode is not None and section_mode != "contiguous":
+        parts.append(f"section_mode = {section_mode}")
     return "#pe.rope<" + ", ".join(parts) + ">"
 
 

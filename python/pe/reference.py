@@ -260,17 +260,72 @@ def _freq_factors(freq_factors, half: int) -> np.ndarray:
     return ff
 
 
+SECTION_MODES = ("contiguous", "interleaved", "vision", "axes")
+
+
+def _check_sections(sections, section_mode: str, half: int, scaling, freq_factors) -> list:
+    """The sections of a multi-stream RoPE as a list (as `#pe.rope`'s verifier)."""
+    if section_mode not in SECTION_MODES:
+        raise ValueError(f"section_mode must be one of {SECTION_MODES}, got {section_mode!r}")
+    sec = [int(x) for x in sections]
+    lo, hi = (3 if section_mode == "interleaved" else 2), (8 if section_mode == "axes" else 4)
+    if not lo <= len(sec) <= hi:
+        raise ValueError(f"{lo} to {hi} sections with section_mode {section_mode}, got {sec}")
+    if any(x < 0 for x in sec) or sum(sec) != half:
+        raise ValueError(f"sections must be >= 0 and sum to rotary_dim/2 = {half}, got {sec}")
+    restarts = section_mode in ("vision", "axes")
+    if restarts and (_normalize_scaling(scaling) is not None or freq_factors is not None):
+        raise ValueError(f"section_mode {section_mode} takes no scaling and no freq_factors")
+    s = _normalize_scaling(scaling)
+    if s is not None and (s["type"] == "dynamic_ntk" or
+                          (s["type"] == "longrope" and s["select"] == "dynamic")):
+        raise ValueError("a multi-stream RoPE takes no sequence-length dependent scaling")
+    return sec
+
+
+def pair_streams(rotary_dim: int, sections, section_mode: str = "contiguous") -> np.ndarray:
+    """The position stream of each pair of a multi-stream RoPE (`RopeSections`).
+
+    contiguous / vision / axes: the sections in order. interleaved (Qwen3-VL): pair k takes
+    stream k mod 3 when k < 3 sections[k mod 3], else the fallback: the fourth stream of four
+    sections (ggml IMROPE), else the first (Hugging Face, vLLM)."""
+    half = int(rotary_dim) // 2
+    sec = [int(x) for x in sections]
+    if section_mode == "interleaved":
+        fallback = 3 if len(sec) == 4 else 0
+        return np.array([k % 3 if k < 3 * sec[k % 3] else fallback for k in range(half)])
+    return np.repeat(np.arange(len(sec)), sec)[:half]
+
+
+def _restarted_ladder(theta: float, rotary_dim: int, sections, section_mode: str) -> np.ndarray:
+    """vision: theta^(-2k'/(r/2)); axes: theta^(-2k'/(2 s_j)), k' the pair's index in its
+    section j."""
+    parts = []
+    for s in sections:
+        k = np.arange(s, dtype=np.float64)
+        width = rotary_dim // 2 if section_mode == "vision" else 2 * s
+        parts.append(np.power(np.float64(theta), -(2.0 * k) / width))
+    return np.concatenate(parts)
+
+
 def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
                   scaling: Optional[Mapping] = None,
-                  seq_len: Optional[int] = None, freq_factors=None) -> np.ndarray:
+                  seq_len: Optional[int] = None, freq_factors=None,
+                  sections=None, section_mode: str = "contiguous") -> np.ndarray:
     """Inverse frequencies ``inv_freq[i]``, ``i < rotary_dim/2``, after the scaling (float64).
 
     ``freq_factors`` (ggml) divide the base frequencies ``theta^(-2i/r)`` before the scaling.
+    With ``sections`` in mode ``vision`` or ``axes`` the ladder restarts in every section
+    (see `_restarted_ladder`).
     """
     _check_rope(theta, rotary_dim)
-    s = _normalize_scaling(scaling)
     r = int(rotary_dim)
     half = r // 2
+    if sections is not None:
+        sec = _check_sections(sections, section_mode, half, scaling, freq_factors)
+        if section_mode in ("vision", "axes"):
+            return _restarted_ladder(theta, r, sec, section_mode)
+    s = _normalize_scaling(scaling)
     ff = _freq_factors(freq_factors, half)
     base = _unscaled(theta, r) / ff
     if s is None:
@@ -371,17 +426,31 @@ def _seq_len_of(positions: np.ndarray) -> Optional[int]:
 
 def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
                 scaling: Optional[Mapping] = None, seq_len: Optional[int] = None,
-                freq_factors=None, magnitude: float = 1.0):
+                freq_factors=None, magnitude: float = 1.0, sections=None,
+                section_mode: str = "contiguous"):
     """(cos, sin) of shape ``positions.shape + (rotary_dim/2,)``, magnitude included.
 
     ``cos[..., i] = m cos(p inv_freq[i])``. When ``seq_len`` is None it is ``max(positions)+1``
-    (as `pe.rope_tables`); pass it explicitly to override.
+    (as `pe.rope_tables`); pass it explicitly to override. With ``sections`` the positions are
+    ``[..., A, S]`` (one row per stream) and pair i takes the position of its stream
+    (`pair_streams`): the tables are ``[..., S, r/2]``.
     """
     pos = np.asarray(positions)
+    m = rope_attention_factor(scaling, magnitude)
+    if sections is not None:
+        inv = rope_inv_freq(theta, rotary_dim, scaling, None, freq_factors, sections,
+                            section_mode)
+        streams = pair_streams(rotary_dim, sections, section_mode)
+        if pos.ndim < 2 or pos.shape[-2] != len(sections):
+            raise ValueError(f"positions of shape {pos.shape} do not hold {len(sections)} "
+                             "streams in dimension -2")
+        per_stream = [reduced_angles(pos[..., a, :], inv) for a in range(len(sections))]
+        ang = np.stack(per_stream)[streams, ..., np.arange(len(streams))]
+        ang = np.moveaxis(ang, 0, -1)
+        return m * np.cos(ang), m * np.sin(ang)
     if seq_len is None:
         seq_len = _seq_len_of(pos)
     inv = rope_inv_freq(theta, rotary_dim, scaling, seq_len, freq_factors)
-    m = rope_attention_factor(scaling, magnitude)
     ang = reduced_angles(pos, inv)
     return m * np.cos(ang), m * np.sin(ang)
 
@@ -389,10 +458,12 @@ def rope_tables(positions, theta: float = 10000.0, rotary_dim: int = 128,
 def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] = None,
                scaling: Optional[Mapping] = None, style: str = "half", layout: str = "bhsd",
                seq_len: Optional[int] = None, freq_factors=None,
-               magnitude: float = 1.0, rotary_offset: int = 0) -> np.ndarray:
+               magnitude: float = 1.0, rotary_offset: int = 0, sections=None,
+               section_mode: str = "contiguous") -> np.ndarray:
     """Rotate ``x`` (``[B,H,S,D]`` for bhsd, ``[B,S,H,D]`` for bshd) by ``positions``.
 
-    ``positions`` is ``[S]`` (shared by the batch) or ``[B, S]``. Pairs are ``o + (i, i + r/2)``
+    ``positions`` is ``[S]`` (shared by the batch) or ``[B, S]``; with ``sections`` (a
+    multi-stream RoPE) ``[A, S]`` or ``[B, A, S]``. Pairs are ``o + (i, i + r/2)``
     (``half``) or ``o + (2i, 2i+1)`` (``interleaved``), ``o = rotary_offset`` (ggml ``n_offs``);
     the channels outside ``[o, o + r)`` pass through.
     Returns float64.
@@ -412,11 +483,14 @@ def apply_rope(x, positions, theta: float = 10000.0, rotary_dim: Optional[int] =
     seq_axis = 2 if layout == "bhsd" else 1
     pos = np.asarray(positions)
     S = x.shape[seq_axis]
-    if pos.ndim not in (1, 2) or pos.shape[-1] != S or (pos.ndim == 2 and pos.shape[0] not in (1, x.shape[0])):
+    streams = 0 if sections is None else 1  # the stream dim before the sequence
+    batched = pos.ndim == 2 + streams
+    if pos.ndim not in (1 + streams, 2 + streams) or pos.shape[-1] != S or \
+            (batched and pos.shape[0] not in (1, x.shape[0])):
         raise ValueError(f"positions of shape {pos.shape} do not match x of shape {x.shape}")
     cos, sin = rope_tables(pos, theta, r, scaling, seq_len, freq_factors,
-                           magnitude)  # [S, h] or [B, S, h]
-    if pos.ndim == 1:
+                           magnitude, sections, section_mode)  # [S, h] or [B, S, h]
+    if not batched:
         cos, sin = cos[None], sin[None]
     # to [B|1, 1, S, h] (bhsd) or [B|1, S, 1, h] (bshd)
     cos = cos[:, None] if layout == "bhsd" else cos[:, :, None]
@@ -760,11 +834,14 @@ def _positions_2d(pos, batch: int, length: int, name: str) -> np.ndarray:
 def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None,
               causal: bool = False, window: Optional[int] = None,
               rope: Optional[Mapping] = None, alibi: Optional[float] = None,
-              softcap: Optional[float] = None, sinks=None) -> np.ndarray:
+              softcap: Optional[float] = None, sinks=None, q_rope_positions=None,
+              k_rope_positions=None) -> np.ndarray:
     """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
     softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
     identity without. ``sinks`` ([Hq]): attention sinks, one logit per query head in the
     softmax's denominator only (a key of value 0 that every query sees: gpt-oss).
+    A multi-stream ``rope`` (``sections``) rotates Q and K by ``q_rope_positions`` and
+    ``k_rope_positions`` (``[A, S]`` or ``[B, A, S]``); the positions place the masks.
 
     q: [B,Hq,Sq,D], k: [B,Hkv,Skv,D], v: [B,Hkv,Skv,Dv]; query head h reads kv head
     h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
@@ -797,8 +874,11 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     if rope is not None:
         cfg = dict(rope)
         cfg.pop("layout", None)
-        q = apply_rope(q, qp_in, layout="bhsd", **cfg)
-        k = apply_rope(k, kp_in, layout="bhsd", **cfg)
+        multi = cfg.get("sections") is not None
+        if multi != (q_rope_positions is not None and k_rope_positions is not None):
+            raise ValueError("rope positions go with a multi-stream rope (sections), and only")
+        q = apply_rope(q, q_rope_positions if multi else qp_in, layout="bhsd", **cfg)
+        k = apply_rope(k, k_rope_positions if multi else kp_in, layout="bhsd", **cfg)
     # Query head h = kvh * group + g: the group's heads share K and V (no repeated copies).
     qg = q.reshape(B, Hkv, group, Sq, D)
     scores = scale * np.matmul(qg, k[:, :, None].swapaxes(-1, -2)).reshape(B, Hq, Sq, Skv)

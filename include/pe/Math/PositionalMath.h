@@ -39,6 +39,10 @@ enum class ScalingKind {
 };
 enum class LongRopeChoice { Dynamic, Short, Long };
 
+/// How the pairs of a multi-stream RoPE take their positions (see
+/// pairStreams) and frequencies (see inverseFrequencies).
+enum class SectionMode { Contiguous, Interleaved, Vision, Axes };
+
 /// Every parameter of a RoPE configuration; fields a scaling does not use keep
 /// their defaults.
 struct RopeConfig {
@@ -69,7 +73,20 @@ struct RopeConfig {
   // scaling's magnitude (ggml attn_factor).
   std::vector<double> freqFactors;
   double magnitude = 1.0;
+  // Multi-stream RoPE: pairs per position stream (none: one stream).
+  std::vector<int64_t> sections;
+  SectionMode sectionMode = SectionMode::Contiguous;
 };
+
+/// The position stream of each of the r/2 pairs of a multi-stream RoPE (all 0
+/// without sections), with s_j = sections[j]:
+/// - Contiguous (M-RoPE: Qwen2-VL, ggml MROPE), Vision, Axes: the sections
+///   in order, pair k in stream j when s_0 + .. + s_{j-1} <= k < .. + s_j.
+/// - Interleaved (Qwen3-VL, ggml IMROPE, vLLM mrope_interleaved): pair k in
+///   stream j = k mod 3 when k < 3 s_j, otherwise in the fallback stream: the
+///   fourth when there are four sections (ggml), else the first (Hugging
+///   Face, vLLM).
+std::vector<int64_t> pairStreams(const RopeConfig &config);
 
 /// Whether the frequencies depend on the sequence length of the call
 /// (dynamic NTK, and LongRoPE with a dynamic choice of factor list).

@@ -797,7 +797,8 @@ struct RaiseAttention : RewritePattern {
     FloatAttr alibi = proof.alibi ? rewriter.getF64FloatAttr(*proof.alibi) : FloatAttr();
     auto attention = AttentionOp::create(
         rewriter, loc, resultType, q, k, v, mask, positionsOperand(proof.qPositions),
-        positionsOperand(proof.kPositions), /*sinks=*/Value(), rewriter.getF64FloatAttr(proof.scale),
+        positionsOperand(proof.kPositions), /*sinks=*/Value(),
+        /*q_rope_positions=*/Value(), /*k_rope_positions=*/Value(), rewriter.getF64FloatAttr(proof.scale),
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
         /*rope=*/nullptr, alibi, /*softcap=*/FloatAttr());

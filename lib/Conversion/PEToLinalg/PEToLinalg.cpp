@@ -702,10 +702,11 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
         prepareAttentionOperands(b, op, q, k, adaptor.getValue(), adaptor.getMask(),
                                  adaptor.getQPositions(), adaptor.getKPositions());
     if (RopeAttr rope = op.getRopeAttr()) {
-      auto [qCos, qSin] = buildRopeTables(b, rope, qPos, b.getF32Type());
-      q = buildRotation(b, q, qCos, qSin, rope, Layout::bhsd);
-      auto [kCos, kSin] = buildRopeTables(b, rope, kPos, b.getF32Type());
-      k = buildRotation(b, k, kCos, kSin, rope, Layout::bhsd);
+      AttentionRopeTables tables =
+          buildAttentionRopeTables(b, op, q, k, qPos, kPos, adaptor.getQRopePositions(),
+                                   adaptor.getKRopePositions());
+      q = buildRotation(b, q, tables.qCos, tables.qSin, rope, Layout::bhsd);
+      k = buildRotation(b, k, tables.kCos, tables.kSin, rope, Layout::bhsd);
     }
     Value out = AttentionLowering(b, op, q, k, adaptor.getValue(), adaptor.getMask(),
                                   qPos, kPos, adaptor.getSinks())

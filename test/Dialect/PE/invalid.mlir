@@ -1898,3 +1898,132 @@ func.func @attention_sinks_dynamic(%q: tensor<1x8x16x64xf32>, %s: tensor<?xf32>)
   %o = pe.attention %q, %q, %q sinks(%s : tensor<?xf32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
   return
 }
+
+// -----
+
+// Multi-stream RoPE: the sections cover the pairs exactly.
+func.func @sections_sum() {
+  // expected-error @+1 {{'#pe.rope' expects the sections to sum to rotary_dim/2 = 64 (every pair in one stream), but they sum to 60}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 128, sections = [20, 20, 20]> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @sections_exceed() {
+  // expected-error @+1 {{'#pe.rope' expects the sections to sum to rotary_dim/2 = 8 (every pair in one stream), but they exceed it}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, sections = [8, 8]> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sections_negative() {
+  // expected-error @+1 {{'#pe.rope' expects sections in [0, rotary_dim/2] (pairs per position stream), but section 0 is -2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, sections = [-2, 10]> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sections_count() {
+  // expected-error @+1 {{'#pe.rope' expects 3 to 4 sections with section_mode = interleaved, but got 2}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, sections = [4, 4], section_mode = interleaved> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @section_mode_alone() {
+  // expected-error @+1 {{'#pe.rope' expects section_mode only with sections}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, section_mode = axes> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sections_axes_scaling() {
+  // expected-error @+1 {{'#pe.rope' expects no scaling and no freq_factors with section_mode = axes (its frequencies restart in every section)}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, scaling = #pe.linear<factor = 2.0>, sections = [4, 4], section_mode = axes> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sections_dynamic_scaling() {
+  // expected-error @+1 {{'#pe.rope' expects no sequence-length dependent scaling with sections}}
+  %f = pe.rope_frequencies #pe.rope<rotary_dim = 16, scaling = #pe.dynamic_ntk<factor = 2.0, max_position_embeddings = 64>, sections = [4, 4]> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @sections_positions_rank(%x: tensor<1x2x4x16xf32>, %p: tensor<4xi64>) {
+  // expected-error @+1 {{'pe.rope' op expects positions of shape [A, S] or [B, A, S] (A = 3 position streams, one per section of the rope), but got rank 1}}
+  %y = pe.rope #pe.rope<rotary_dim = 16, sections = [2, 3, 3]> %x, %p : tensor<1x2x4x16xf32>, tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @sections_positions_streams(%x: tensor<1x2x4x16xf32>, %p: tensor<?x4xi64>) {
+  // expected-error @+1 {{'pe.rope' op expects positions to hold A = 3 position streams (dimension 0, one per section), but got ?}}
+  %y = pe.rope #pe.rope<rotary_dim = 16, sections = [2, 3, 3]> %x, %p : tensor<1x2x4x16xf32>, tensor<?x4xi64>
+  return
+}
+
+// -----
+
+func.func @sections_tables_shape(%p: tensor<3x4xi64>) {
+  // expected-error @+1 {{'pe.rope_tables' op expects the tables of rank 2 (the positions' shape plus one dimension), but got rank 3}}
+  %c, %s = pe.rope_tables #pe.rope<rotary_dim = 16, sections = [2, 3, 3]> %p : tensor<3x4xi64> -> tensor<3x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rope_positions_missing(%q: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects rope_positions with a multi-stream rope (sections)}}
+  %o = pe.attention %q, %q, %q rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rope_positions_plain(%q: tensor<1x2x4x16xf32>, %p: tensor<3x4xi64>) {
+  // expected-error @+1 {{'pe.attention' op expects rope_positions only with a multi-stream rope (sections)}}
+  %o = pe.attention %q, %q, %q rope(#pe.rope<rotary_dim = 16>) rope_positions(%p, %p : tensor<3x4xi64>, tensor<3x4xi64>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rope_positions_length(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x6x16xf32>, %qp: tensor<3x4xi64>) {
+  // expected-error @+1 {{'pe.attention' op expects the key's rope_positions to have Skv = 6 entries per stream, but got 4}}
+  %o = pe.attention %q, %k, %k rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) rope_positions(%qp, %qp : tensor<3x4xi64>, tensor<3x4xi64>) : tensor<1x2x4x16xf32>, tensor<1x2x6x16xf32>, tensor<1x2x6x16xf32> -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rope_positions_batch(%q: tensor<2x2x4x16xf32>, %qp: tensor<3x3x4xi64>) {
+  // expected-error @+1 {{'pe.attention' op expects the batch dimension of the query's rope_positions to be 2, but got 3}}
+  %o = pe.attention %q, %q, %q rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) rope_positions(%qp, %qp : tensor<3x3x4xi64>, tensor<3x3x4xi64>) : tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32>, tensor<2x2x4x16xf32> -> tensor<2x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @append_multi_stream(%k: tensor<1x2x4x16xf32>, %c: tensor<1x2x8x16xf32>, %s: tensor<4xi64>, %p: tensor<3x4xi64>) {
+  // expected-error @+1 {{'pe.append_kv' op does not take a multi-stream rope (sections): rotate the new keys with pe.rope and append them without rope}}
+  %nk, %nv = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%p : tensor<3x4xi64>) rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @paged_multi_stream(%q: tensor<?x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
+  // expected-error @+1 {{'pe.paged_attention' op does not take a multi-stream rope (sections): rotate the queries with pe.rope first}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) causal rope(#pe.rope<rotary_dim = 64, sections = [16, 8, 8]>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return
+}

@@ -117,6 +117,21 @@ void param::printF64List(AsmPrinter &printer, DenseF64ArrayAttr values) {
   printer << ']';
 }
 
+FailureOr<DenseI64ArrayAttr> param::parseI64List(AsmParser &parser) {
+  SmallVector<int64_t> values;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(values.emplace_back());
+      }))
+    return failure();
+  return DenseI64ArrayAttr::get(parser.getContext(), values);
+}
+
+void param::printI64List(AsmPrinter &printer, DenseI64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer);
+  printer << ']';
+}
+
 FailureOr<bool> param::parseBool(AsmParser &parser) {
   if (succeeded(parser.parseOptionalKeyword("true")))
     return true;
@@ -451,9 +466,24 @@ static LogicalResult verifyDerivedConstants(EmitErrorFn emitError,
 }
 
 /// The configuration of a #pe.rope's parameters.
+static formula::SectionMode sectionMode(RopeSections mode) {
+  switch (mode) {
+  case RopeSections::contiguous:
+    return formula::SectionMode::Contiguous;
+  case RopeSections::interleaved:
+    return formula::SectionMode::Interleaved;
+  case RopeSections::vision:
+    return formula::SectionMode::Vision;
+  case RopeSections::axes:
+    return formula::SectionMode::Axes;
+  }
+  llvm_unreachable("unknown section mode");
+}
+
 static formula::RopeConfig ropeConfig(double theta, int64_t rotaryDim,
                                       RopeScalingAttrInterface scaling,
-                                      DenseF64ArrayAttr freqFactors, double magnitude) {
+                                      DenseF64ArrayAttr freqFactors, double magnitude,
+                                      DenseI64ArrayAttr sections, RopeSections mode) {
   formula::RopeConfig config;
   config.theta = theta;
   config.rotaryDim = rotaryDim;
@@ -463,14 +493,67 @@ static formula::RopeConfig ropeConfig(double theta, int64_t rotaryDim,
     config.freqFactors.assign(freqFactors.asArrayRef().begin(),
                               freqFactors.asArrayRef().end());
   config.magnitude = magnitude;
+  if (sections)
+    config.sections.assign(sections.asArrayRef().begin(), sections.asArrayRef().end());
+  config.sectionMode = sectionMode(mode);
   return config;
+}
+
+/// The sections of a multi-stream RoPE: their count, signs and sum, and the
+/// parameters their mode admits.
+static LogicalResult verifySections(function_ref<InFlightDiagnostic()> emitError,
+                                    int64_t rotaryDim, RopeScalingAttrInterface scaling,
+                                    DenseF64ArrayAttr freqFactors,
+                                    DenseI64ArrayAttr sections, RopeSections mode) {
+  if (!sections) {
+    if (mode != RopeSections::contiguous)
+      return emitError() << "'#pe.rope' expects section_mode only with sections";
+    return success();
+  }
+  const int64_t maxStreams = mode == RopeSections::axes ? 8 : 4;
+  const int64_t minStreams = mode == RopeSections::interleaved ? 3 : 2;
+  if (int64_t(sections.size()) < minStreams || int64_t(sections.size()) > maxStreams)
+    return emitError() << "'#pe.rope' expects " << minStreams << " to " << maxStreams
+                       << " sections with section_mode = " << stringifyRopeSections(mode)
+                       << ", but got " << sections.size();
+  // Each section and every partial sum stays <= r/2: no overflow.
+  int64_t sum = 0;
+  for (auto [j, s] : llvm::enumerate(sections.asArrayRef())) {
+    if (s < 0 || s > rotaryDim / 2)
+      return emitError() << "'#pe.rope' expects sections in [0, rotary_dim/2] "
+                            "(pairs per position stream), but section "
+                         << j << " is " << s;
+    sum += s;
+    if (sum > rotaryDim / 2)
+      break;
+  }
+  if (sum != rotaryDim / 2)
+    return emitError() << "'#pe.rope' expects the sections to sum to rotary_dim/2 = "
+                       << rotaryDim / 2 << " (every pair in one stream), but they "
+                       << (sum > rotaryDim / 2 ? "exceed it" : "sum to " + std::to_string(sum));
+  if (mode == RopeSections::vision || mode == RopeSections::axes) {
+    if (scaling || freqFactors)
+      return emitError() << "'#pe.rope' expects no scaling and no freq_factors with "
+                            "section_mode = "
+                         << stringifyRopeSections(mode)
+                         << " (its frequencies restart in every section)";
+  }
+  formula::RopeConfig config;
+  if (scaling)
+    scaling.populateConfig(config);
+  if (formula::dependsOnSequenceLength(config))
+    return emitError() << "'#pe.rope' expects no sequence-length dependent scaling "
+                          "with sections (which stream's length would count is "
+                          "not defined)";
+  return success();
 }
 
 LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
                                int64_t rotaryDim, RopeStyle,
                                RopeScalingAttrInterface scaling,
                                DenseF64ArrayAttr freqFactors, APFloat apMagnitude,
-                               int64_t rotaryOffset) {
+                               int64_t rotaryOffset, DenseI64ArrayAttr sections,
+                               RopeSections sectionMode) {
   double theta = apTheta.convertToDouble();
   if (!(std::isfinite(theta) && theta > 1.0))
     return emitError() << "'#pe.rope' expects theta > 1 (frequencies are "
@@ -500,11 +583,31 @@ LogicalResult RopeAttr::verify(EmitErrorFn emitError, APFloat apTheta,
   if (!(std::isfinite(magnitude) && magnitude > 0.0))
     return emitError() << "'#pe.rope' expects magnitude to be a finite number > 0, but got "
                        << magnitude;
+  if (failed(verifySections(emitError, rotaryDim, scaling, freqFactors, sections,
+                            sectionMode)))
+    return failure();
   return verifyDerivedConstants(
-      emitError, ropeConfig(theta, rotaryDim, scaling, freqFactors, magnitude), scaling);
+      emitError,
+      ropeConfig(theta, rotaryDim, scaling, freqFactors, magnitude, sections, sectionMode),
+      scaling);
 }
 
 formula::RopeConfig RopeAttr::getConfig() const {
   return ropeConfig(getTheta().convertToDouble(), getRotaryDim(), getScaling(),
-                    getFreqFactors(), getMagnitude().convertToDouble());
+                    getFreqFactors(), getMagnitude().convertToDouble(), getSections(),
+                    getSectionMode());
+}
+
+RankedTensorType RopeAttr::getTokenShape(RankedTensorType positions) const {
+  if (!isMultiStream() || positions.getRank() < 2)
+    return positions;
+  SmallVector<int64_t> shape(positions.getShape());
+  shape.erase(shape.end() - 2);
+  return positions.clone(shape);
+}
+
+RopeAttr RopeAttr::withScaling(APFloat theta, RopeScalingAttrInterface scaling) const {
+  return RopeAttr::get(getContext(), theta, getRotaryDim(), getStyle(), scaling,
+                       getFreqFactors(), getMagnitude(), getRotaryOffset(),
+                       getSections(), getSectionMode());
 }

@@ -90,12 +90,20 @@ LogicalResult RopeTablesOp::fold(FoldAdaptor adaptor,
   std::vector<double> invFreq =
       formula::inverseFrequencies(config, sequenceLength(*positions));
   const double m = formula::attentionFactor(config);
+  // Row-major positions [.., A, S]: pair i of token (b, s) reads
+  // positions[b, stream[i], s]; one stream is A = 1.
+  const std::vector<int64_t> streams = formula::pairStreams(config);
+  const int64_t numStreams = getRope().getNumStreams();
+  const int64_t length = getPositions().getType().getShape().back();
+  const int64_t tokens = int64_t(positions->size()) / numStreams;
   SmallVector<double> cosValues, sinValues;
-  cosValues.reserve(positions->size() * half);
-  sinValues.reserve(positions->size() * half);
-  for (int64_t p : *positions)
-    for (double f : invFreq) {
-      auto [cos, sin] = formula::rotationTableEntry(p, f, m);
+  cosValues.reserve(tokens * half);
+  sinValues.reserve(tokens * half);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      int64_t row = t / length, column = t % length;
+      int64_t p = (*positions)[(row * numStreams + streams[i]) * length + column];
+      auto [cos, sin] = formula::rotationTableEntry(p, invFreq[i], m);
       cosValues.push_back(cos);
       sinValues.push_back(sin);
     }

@@ -87,6 +87,35 @@ static LogicalResult verifyPositionsShape(Operation *op, StringRef name,
   return success();
 }
 
+/// The positions a RoPE rotates by: `[S]` or `[B, S]`, or for a multi-stream
+/// `rope` of A streams `[A, S]` or `[B, A, S]` with A static.
+static LogicalResult verifyRopePositions(Operation *op, StringRef name,
+                                         RankedTensorType positions, RopeAttr rope,
+                                         int64_t batch, int64_t seq, StringRef seqName) {
+  if (!rope.isMultiStream())
+    return verifyPositionsShape(op, name, positions, batch, seq, seqName);
+  const int64_t rank = positions.getRank(), streams = rope.getNumStreams();
+  if (rank != 2 && rank != 3)
+    return op->emitOpError() << "expects " << name << " of shape [A, S] or [B, A, S] (A = "
+                             << streams << " position streams, one per section of the "
+                                           "rope), but got rank "
+                             << rank;
+  if (positions.getDimSize(rank - 2) != streams)
+    return op->emitOpError() << "expects " << name << " to hold A = " << streams
+                             << " position streams (dimension " << rank - 2
+                             << ", one per section), but got "
+                             << dimStr(positions.getDimSize(rank - 2));
+  if (!compatible(positions.getDimSize(rank - 1), seq))
+    return op->emitOpError() << "expects " << name << " to have " << seqName << " = "
+                             << dimStr(seq) << " entries per stream, but got "
+                             << dimStr(positions.getDimSize(rank - 1));
+  if (rank == 3 && !compatible(positions.getDimSize(0), batch))
+    return op->emitOpError()
+           << "expects the batch dimension of " << name << " to be "
+           << dimStr(batch) << ", but got " << dimStr(positions.getDimSize(0));
+  return success();
+}
+
 static LogicalResult verifyStatic(Operation *op, StringRef what, int64_t dim) {
   if (!ShapedType::isDynamic(dim))
     return success();
@@ -149,9 +178,10 @@ LogicalResult RopeFrequenciesOp::verify() {
 
 LogicalResult RopeTablesOp::verify() {
   auto positions = getPositions().getType();
-  if (failed(verifyPositionsRank(*this, "positions", positions)))
+  if (failed(verifyRopePositions(*this, "positions", positions, getRope(),
+                                 ShapedType::kDynamic, ShapedType::kDynamic, "S")))
     return failure();
-  return verifyPerPositionResult(*this, "the tables", positions,
+  return verifyPerPositionResult(*this, "the tables", getRope().getTokenShape(positions),
                                  getCos().getType(),
                                  getRope().getRotaryDim() / 2, "rotary_dim/2");
 }
@@ -171,8 +201,8 @@ LogicalResult RopeOp::verify() {
       failed(verifyStatic(*this, "head dimension", headDim)) ||
       failed(verifyRotaryDimFits(*this, getRope(), headDim)))
     return failure();
-  if (failed(verifyPositionsShape(*this, "positions", getPositions().getType(),
-                                  batch, seq, "S")))
+  if (failed(verifyRopePositions(*this, "positions", getPositions().getType(),
+                                 getRope(), batch, seq, "S")))
     return failure();
   if (bool(getCos()) != bool(getSin()))
     return emitOpError() << "expects both tables (cos and sin) or neither";
@@ -181,7 +211,7 @@ LogicalResult RopeOp::verify() {
       return emitOpError() << "expects cos and sin tables of one type, but got "
                            << cos.getType() << " and " << getSin().getType();
     if (failed(verifyPerPositionResult(
-            *this, "the tables", getPositions().getType(),
+            *this, "the tables", getRope().getTokenShape(getPositions().getType()),
             cast<RankedTensorType>(cos.getType()), getRope().getRotaryDim() / 2,
             "rotary_dim/2")))
       return failure();
@@ -458,6 +488,22 @@ static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
                                     cast<RankedTensorType>(kPos.getType()),
                                     batch, skv, "Skv")))
       return failure();
+  RopeAttr rope = op.getRopeAttr();
+  const bool multiStream = rope && rope.isMultiStream();
+  if (bool(op.getQRopePositions()) != multiStream)
+    return op.emitOpError() << (multiStream
+                                    ? "expects rope_positions with a multi-stream rope "
+                                      "(sections)"
+                                    : "expects rope_positions only with a multi-stream "
+                                      "rope (sections)");
+  if (multiStream &&
+      (failed(verifyRopePositions(op, "the query's rope_positions",
+                                  op.getQRopePositions().getType(), rope, batch, sq,
+                                  "Sq")) ||
+       failed(verifyRopePositions(op, "the key's rope_positions",
+                                  op.getKRopePositions().getType(), rope, batch, skv,
+                                  "Skv"))))
+    return failure();
 
   // Every batch dimension present must agree, also when B itself is dynamic.
   {
@@ -466,6 +512,10 @@ static LogicalResult verifyAttentionMaskAndPositions(AttentionOp op) {
     for (auto [name, pos] : {std::pair{"q_positions", op.getQPositions()},
                              std::pair{"k_positions", op.getKPositions()}})
       if (pos && cast<RankedTensorType>(pos.getType()).getRank() == 2)
+        batches.push_back({name, cast<RankedTensorType>(pos.getType()).getDimSize(0)});
+    for (auto [name, pos] : {std::pair{"the query's rope_positions", op.getQRopePositions()},
+                             std::pair{"the key's rope_positions", op.getKRopePositions()}})
+      if (pos && cast<RankedTensorType>(pos.getType()).getRank() == 3)
         batches.push_back({name, cast<RankedTensorType>(pos.getType()).getDimSize(0)});
     for (auto [name, size] : batches)
       for (auto [otherName, otherSize] : batches)
@@ -645,6 +695,9 @@ LogicalResult AppendKvOp::verify() {
   if (bool(getRope()) != bool(getPositions()))
     return emitOpError() << (getRope() ? "expects positions with rope"
                                        : "expects positions only with rope");
+  if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
+    return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
+                            "new keys with pe.rope and append them without rope";
   if (RopeAttr rope = getRopeAttr())
     if (failed(verifyRotaryDimFits(*this, rope, keys->dim)) ||
         failed(verifyTokenIndices(*this, "positions",
@@ -775,5 +828,8 @@ LogicalResult PagedAttentionOp::verify() {
   if (failed(verifyPagedAttentionShapes(*this)) ||
       failed(verifyPagedAttentionIndices(*this)))
     return failure();
+  if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
+    return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
+                            "queries with pe.rope first";
   return verifyAttentionParameters(*this, getQuery().getType().getDimSize(2));
 }

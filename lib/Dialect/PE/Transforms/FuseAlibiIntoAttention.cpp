@@ -80,7 +80,8 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
     auto fused = AttentionOp::create(
         rewriter, op.getLoc(), op.getType(), op.getQuery(), op.getKey(),
         op.getValue(), /*mask=*/Value(), bias.getQPositions(),
-        bias.getKPositions(), op.getSinks(), op.getScaleAttr(),
+        bias.getKPositions(), op.getSinks(), op.getQRopePositions(),
+        op.getKRopePositions(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
         op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());

@@ -14,7 +14,9 @@ using namespace mlir::pe;
 
 namespace {
 /// attention(rope(q, pq), rope(k, pk), v) -> attention(q, k, v) rope(...)
-/// with q_positions(pq), k_positions(pk).
+/// with q_positions(pq), k_positions(pk); for a multi-stream rope, with
+/// rope_positions(pq, pk) and the attention's own positions kept for its
+/// masks.
 struct FuseRope : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -31,19 +33,29 @@ struct FuseRope : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "different or non-BHSD rotations");
     if (qRope.getCos() || kRope.getCos())
       return rewriter.notifyMatchFailure(op, "rotations by given tables");
-    // The attention's positions also place its masks and ALiBi: they must be
-    // the rotations' positions, or unused.
-    bool positional = op.getCausal() || op.getWindow() || op.getAlibi();
-    for (auto [own, rotated] : {std::pair{op.getQPositions(), qRope.getPositions()},
-                                std::pair{op.getKPositions(), kRope.getPositions()}})
-      if (own ? own != rotated : positional)
-        return rewriter.notifyMatchFailure(op, "positions differ");
+    RopeAttr rope = qRope.getRope();
+    Value qPos = op.getQPositions(), kPos = op.getKPositions();
+    Value qRopePos, kRopePos;
+    if (rope.isMultiStream()) {
+      qRopePos = qRope.getPositions();
+      kRopePos = kRope.getPositions();
+    } else {
+      // The attention's positions also place its masks and ALiBi: they must
+      // be the rotations' positions, or unused.
+      bool positional = op.getCausal() || op.getWindow() || op.getAlibi();
+      for (auto [own, rotated] : {std::pair{qPos, qRope.getPositions()},
+                                  std::pair{kPos, kRope.getPositions()}})
+        if (own ? own != rotated : positional)
+          return rewriter.notifyMatchFailure(op, "positions differ");
+      qPos = qRope.getPositions();
+      kPos = kRope.getPositions();
+    }
 
     auto fused = AttentionOp::create(
         rewriter, op.getLoc(), op.getType(), qRope.getInput(), kRope.getInput(),
-        op.getValue(), op.getMask(), qRope.getPositions(), kRope.getPositions(),
-        op.getSinks(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
-        qRope.getRope(), op.getAlibiAttr(), op.getSoftcapAttr());
+        op.getValue(), op.getMask(), qPos, kPos, op.getSinks(), qRopePos, kRopePos,
+        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(), rope,
+        op.getAlibiAttr(), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();
   }

@@ -35,7 +35,7 @@ struct ShareRopeTablesPass
         builder.setInsertionPointAfter(def);
       else
         builder.setInsertionPointToStart(cast<BlockArgument>(positions).getOwner());
-      auto posType = cast<RankedTensorType>(positions.getType());
+      auto posType = rope.getTokenShape(cast<RankedTensorType>(positions.getType()));
       SmallVector<int64_t> shape(posType.getShape());
       shape.push_back(rope.getRotaryDim() / 2);
       auto tableType = RankedTensorType::get(shape, builder.getF32Type());

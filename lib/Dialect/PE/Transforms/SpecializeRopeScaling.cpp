@@ -27,9 +27,7 @@ static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
                       << ", which is not a finite number > 1";
       return {};
     }
-    return RopeAttr::get(context, APFloat(theta), rope.getRotaryDim(), rope.getStyle(),
-                         RopeScalingAttrInterface(), rope.getFreqFactors(),
-                         rope.getMagnitude(), rope.getRotaryOffset());
+    return rope.withScaling(APFloat(theta), RopeScalingAttrInterface());
   }
   if (auto longrope = dyn_cast_if_present<LongRopeScalingAttr>(rope.getScaling())) {
     if (longrope.getSelect() != LongRopeSelect::dynamic)
@@ -41,9 +39,7 @@ static RopeAttr specialize(Operation *op, RopeAttr rope, int64_t maxSeqLen) {
         context, longrope.getShortFactor(), longrope.getLongFactor(),
         longrope.getOriginalMaxPositionEmbeddings(), longrope.getFactor(),
         longrope.getAttentionFactor(), select);
-    return RopeAttr::get(context, rope.getTheta(), rope.getRotaryDim(),
-                         rope.getStyle(), scaling, rope.getFreqFactors(),
-                         rope.getMagnitude(), rope.getRotaryOffset());
+    return rope.withScaling(rope.getTheta(), scaling);
   }
   return rope;
 }

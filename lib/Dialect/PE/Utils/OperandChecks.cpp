@@ -201,6 +201,30 @@ std::pair<Value, Value> pe::prepareAttentionOperands(ImplicitLocOpBuilder &b,
   return {qPos, kPos};
 }
 
+AttentionRopeTables pe::buildAttentionRopeTables(ImplicitLocOpBuilder &b, AttentionOp op,
+                                                  Value q, Value k, Value qPos, Value kPos,
+                                                  Value qRopePos, Value kRopePos) {
+  RopeAttr rope = op.getRopeAttr();
+  if (rope.isMultiStream()) {
+    // [A, S] or [B, A, S]: the last dim against the tokens, a batch against B.
+    for (auto [pos, x] : {std::pair{qRopePos, q}, std::pair{kRopePos, k}}) {
+      auto posType = cast<RankedTensorType>(pos.getType());
+      buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_ROPE_POSITIONS, pos,
+                         posType.getRank() - 1, x, 2);
+      if (posType.getRank() == 3)
+        buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_ROPE_POSITIONS, pos, 0, x, 0);
+    }
+    qPos = qRopePos;
+    kPos = kRopePos;
+  }
+  AttentionRopeTables tables;
+  std::tie(tables.qCos, tables.qSin) = buildRopeTables(b, rope, qPos, b.getF32Type());
+  std::tie(tables.kCos, tables.kSin) = std::pair{tables.qCos, tables.qSin};
+  if (kPos != qPos)
+    std::tie(tables.kCos, tables.kSin) = buildRopeTables(b, rope, kPos, b.getF32Type());
+  return tables;
+}
+
 AttentionTensors pe::prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op) {
   AttentionTensors t;
   t.q = op.getQuery();
@@ -209,11 +233,11 @@ AttentionTensors pe::prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionO
   t.mask = op.getMask();
   std::tie(t.qPos, t.kPos) = prepareAttentionOperands(b, op, t.q, t.k, t.v, t.mask,
                                                       op.getQPositions(), op.getKPositions());
-  if (RopeAttr rope = op.getRopeAttr()) {
-    std::tie(t.qCos, t.qSin) = buildRopeTables(b, rope, t.qPos, b.getF32Type());
-    std::tie(t.kCos, t.kSin) = std::pair{t.qCos, t.qSin};
-    if (t.kPos != t.qPos)
-      std::tie(t.kCos, t.kSin) = buildRopeTables(b, rope, t.kPos, b.getF32Type());
+  if (op.getRopeAttr()) {
+    AttentionRopeTables tables = buildAttentionRopeTables(
+        b, op, t.q, t.k, t.qPos, t.kPos, op.getQRopePositions(), op.getKRopePositions());
+    std::tie(t.qCos, t.qSin, t.kCos, t.kSin) =
+        std::tuple{tables.qCos, tables.qSin, tables.kCos, tables.kSin};
   }
   if (std::optional<APFloat> alibi = op.getAlibi())
     t.slopes = buildAlibiSlopes(b, op.getQuery().getType().getDimSize(1),
@@ -227,15 +251,22 @@ std::pair<Value, Value> pe::prepareRopeOperands(ImplicitLocOpBuilder &b,
                                                 Value sin) {
   int64_t seqDim = op.getLayout() == Layout::bhsd ? 2 : 1;
   auto posType = cast<RankedTensorType>(positions.getType());
+  // [S] / [B, S], or [A, S] / [B, A, S] for a multi-stream rope.
+  const bool multiStream = op.getRope().isMultiStream();
+  const int64_t batchedRank = multiStream ? 3 : 2;
   buildSameSizeCheck(b, op, PE_CHECK_ROPE_POSITIONS_LENGTH, positions,
                      posType.getRank() - 1, x, seqDim);
-  if (posType.getRank() == 2)
+  if (posType.getRank() == batchedRank)
     buildSameSizeCheck(b, op, PE_CHECK_ROPE_POSITIONS_BATCH, positions, 0, x, 0);
   // Shared tables when given (pe-share-rope-tables), else our own.
   if (!cos)
     return buildRopeTables(b, op.getRope(), positions, b.getF32Type());
-  for (int64_t i = 0; i < posType.getRank(); ++i)
-    buildSameSizeCheck(b, op, PE_CHECK_ROPE_TABLES, cos, i, positions, i);
+  // Table dim i is the positions' dim i, skipping the stream dim.
+  const int64_t tokenRank = posType.getRank() - (multiStream ? 1 : 0);
+  for (int64_t i = 0; i < tokenRank; ++i) {
+    int64_t posDim = multiStream && i == tokenRank - 1 ? i + 1 : i;
+    buildSameSizeCheck(b, op, PE_CHECK_ROPE_TABLES, cos, i, positions, posDim);
+  }
   return {cos, sin};
 }
 

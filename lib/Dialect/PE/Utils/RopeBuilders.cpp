@@ -246,24 +246,47 @@ std::pair<Value, Value> pe::buildRopeTables(ImplicitLocOpBuilder &b,
   Value invFreq =
       buildInverseFrequencies(b, rope, buildSequenceLength(b, rope, positions));
   MLIRContext *ctx = b.getContext();
-  auto posType = cast<RankedTensorType>(positions.getType());
-  const int64_t rank = posType.getRank() + 1;
+  const bool multiStream = rope.isMultiStream();
+  // The tables' leading dims: the positions' without a stream dimension.
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), positions);
+  if (multiStream)
+    sizes.erase(sizes.end() - 2);
+  const int64_t rank = int64_t(sizes.size()) + 1;
   sizes.push_back(b.getIndexAttr(rope.getRotaryDim() / 2));
   Value init = tensor::EmptyOp::create(b, sizes, element);
   SmallVector<int64_t> positionLoops;
   for (int64_t i = 0; i < rank - 1; ++i)
     positionLoops.push_back(i);
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap perPair = loopsMap(ctx, rank, {rank - 1});
+  // One stream: the position of the table row is an input. Several: pair i
+  // reads the row's position in its stream, positions[.., stream[i], s].
+  SmallVector<Value> inputs = {positions, invFreq};
+  SmallVector<AffineMap> maps = {loopsMap(ctx, rank, positionLoops), perPair, id, id};
+  if (multiStream) {
+    std::vector<int64_t> streams = formula::pairStreams(rope.getConfig());
+    auto streamType = RankedTensorType::get({int64_t(streams.size())}, b.getIndexType());
+    SmallVector<APInt> values;
+    for (int64_t stream : streams)
+      values.push_back(APInt(64, stream));
+    inputs[0] = arith::ConstantOp::create(b, DenseElementsAttr::get(streamType, values));
+    maps[0] = perPair;
+  }
   auto tables = linalg::GenericOp::create(
-      b, TypeRange{init.getType(), init.getType()}, ValueRange{positions, invFreq},
-      ValueRange{init, init},
-      SmallVector<AffineMap>{loopsMap(ctx, rank, positionLoops),
-                             loopsMap(ctx, rank, {rank - 1}), id, id},
+      b, TypeRange{init.getType(), init.getType()}, inputs, ValueRange{init, init}, maps,
       SmallVector<IteratorType>(rank, IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         ImplicitLocOpBuilder n(nloc, nb);
-        auto [cos, sin] = buildRopeTableEntry(n, rope, args[0], args[1]);
+        Value position = args[0];
+        if (multiStream) {
+          // positions[b?, stream, s] for the loops (b?, s, i).
+          SmallVector<Value> index;
+          for (int64_t i = 0; i < rank - 1; ++i)
+            index.push_back(linalg::IndexOp::create(n, i));
+          index.insert(index.end() - 1, args[0]);
+          position = tensor::ExtractOp::create(n, positions, index);
+        }
+        auto [cos, sin] = buildRopeTableEntry(n, rope, position, args[1]);
         linalg::YieldOp::create(
             n, ValueRange{convertFloat(n, cos, element), convertFloat(n, sin, element)});
       });

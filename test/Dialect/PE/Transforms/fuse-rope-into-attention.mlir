@@ -70,3 +70,19 @@ func.func @no_fuse(%q: tensor<1x4x4x16xf32>, %k: tensor<1x4x4x16xf32>, %p: tenso
   %bshd = pe.attention %qb, %kb, %k : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32> -> tensor<1x4x4x16xf32>
   return %only_q, %configs, %defaults, %other, %bshd : tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// A multi-stream rotation (M-RoPE) fuses with its positions as the
+// attention's rope_positions; the attention's own (default) positions keep
+// placing the causal mask.
+// CHECK-LABEL: func.func @fuse_multi_stream
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x8x?x64xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x64xf32>, %[[P:[a-z0-9]+]]: tensor<3x?xi64>)
+// CHECK-NOT: pe.rope #
+// CHECK: pe.attention %[[Q]], %[[K]], %[[V]] causal rope(#pe.rope<theta = 1000000.0, rotary_dim = 64, sections = [8, 12, 12]>) rope_positions(%[[P]], %[[P]] : tensor<3x?xi64>, tensor<3x?xi64>) :
+func.func @fuse_multi_stream(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<3x?xi64>) -> tensor<1x8x?x64xf32> {
+  %qr = pe.rope #pe.rope<theta = 1000000.0, rotary_dim = 64, sections = [8, 12, 12]> %q, %p : tensor<1x8x?x64xf32>, tensor<3x?xi64>
+  %kr = pe.rope #pe.rope<theta = 1000000.0, rotary_dim = 64, sections = [8, 12, 12]> %k, %p : tensor<1x2x?x64xf32>, tensor<3x?xi64>
+  %o = pe.attention %qr, %kr, %v causal : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}

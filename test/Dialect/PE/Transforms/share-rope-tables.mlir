@@ -30,3 +30,19 @@ func.func @four_layers(%x: tensor<1x4x?x32xf32>, %p: tensor<?xi32>, %p2: tensor<
   %8 = pe.rope #rope %7, %p2 : tensor<1x4x?x32xf32>, tensor<?xi32>
   return %8 : tensor<1x4x?x32xf32>
 }
+
+// Multi-stream rotations share tables per token: [3, S] positions give
+// [S, r/2] tables.
+// CHECK-LABEL: func.func @multi_stream
+// CHECK: %[[C:.*]], %[[S:.*]] = pe.rope_tables #pe.rope<rotary_dim = 32, sections = [4, 6, 6]> %{{.*}} : tensor<3x?xi64> -> tensor<?x16xf32>
+// CHECK-COUNT-2: tables(%[[C]], %[[S]] : tensor<?x16xf32>, tensor<?x16xf32>)
+// LOWERED-LABEL: func.func @multi_stream
+// LOWERED: linalg.generic
+// LOWERED: tensor.extract
+// LOWERED: math.cos
+// LOWERED-NOT: math.cos
+func.func @multi_stream(%x: tensor<1x4x?x32xf32>, %p: tensor<3x?xi64>) -> tensor<1x4x?x32xf32> {
+  %0 = pe.rope #pe.rope<rotary_dim = 32, sections = [4, 6, 6]> %x, %p : tensor<1x4x?x32xf32>, tensor<3x?xi64>
+  %1 = pe.rope #pe.rope<rotary_dim = 32, sections = [4, 6, 6]> %0, %p : tensor<1x4x?x32xf32>, tensor<3x?xi64>
+  return %1 : tensor<1x4x?x32xf32>
+}

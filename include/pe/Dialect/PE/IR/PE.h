@@ -27,6 +27,8 @@ void printF64(AsmPrinter &printer, const llvm::APFloat &value);
 FailureOr<std::optional<llvm::APFloat>> parseOptionalF64(AsmParser &parser);
 FailureOr<DenseF64ArrayAttr> parseF64List(AsmParser &parser);
 void printF64List(AsmPrinter &printer, DenseF64ArrayAttr values);
+FailureOr<DenseI64ArrayAttr> parseI64List(AsmParser &parser);
+void printI64List(AsmPrinter &printer, DenseI64ArrayAttr values);
 FailureOr<bool> parseBool(AsmParser &parser);
 /// Bitwise equality, so that -0.0 and NaN parameters stay distinct.
 bool sameOptionalF64(const std::optional<llvm::APFloat> &lhs,

@@ -21,6 +21,27 @@ def PE_RopeStyle : I32EnumAttr<"RopeStyle", "which channels form a rotated pair"
   }];
 }
 
+def PE_RopeSections : I32EnumAttr<"RopeSections",
+    "how the pairs of a multi-stream RoPE take their positions and frequencies", [
+    I32EnumAttrCase<"contiguous", 0>, I32EnumAttrCase<"interleaved", 1>,
+    I32EnumAttrCase<"vision", 2>, I32EnumAttrCase<"axes", 3>]> {
+  let cppNamespace = "::mlir::pe";
+  let genSpecializedAttr = 0;
+  let description = [{
+    With sections `s_j` (pairs per position stream):
+    `contiguous`: M-RoPE (Qwen2-VL, Qwen2.5-VL, GLM-4V; ggml `MROPE`): the
+    sections in order, the frequency ladder running on across them.
+    `interleaved`: Qwen3-VL (ggml `IMROPE`, vLLM `mrope_interleaved`): pair
+    `k` takes stream `j = k mod 3` when `k < 3 s_j`, otherwise the fallback
+    stream (the fourth of four sections as ggml, else the first as Hugging
+    Face and vLLM).
+    `vision`: ggml `VISION` (Qwen2-VL's vision tower): the sections in order,
+    each restarting the ladder `theta^(-2k'/(r/2))`.
+    `axes`: n-axis RoPE (FLUX): the sections in order, each the RoPE of its
+    own `2 s_j` channels, `theta^(-2k'/(2 s_j))`.
+  }];
+}
+
 def PE_Layout : I32EnumAttr<"Layout", "order of the dimensions of an activation", [
     I32EnumAttrCase<"bhsd", 0>, I32EnumAttrCase<"bshd", 1>]> {
   let cppNamespace = "::mlir::pe";
@@ -104,6 +125,13 @@ class PE_F64ListParam<string desc>
 // An optional list of real numbers (absent: null).
 class PE_OptionalF64ListParam<string desc> : PE_F64ListParam<desc> {
   let defaultValue = "::mlir::DenseF64ArrayAttr()";
+}
+// An optional list of integers, `[16, 24, 24]` (absent: null).
+class PE_OptionalI64ListParam<string desc>
+    : AttrOrTypeParameter<"::mlir::DenseI64ArrayAttr", desc> {
+  let parser = [{ ::mlir::pe::param::parseI64List($_parser) }];
+  let printer = [{ ::mlir::pe::param::printI64List($_printer, $_self) }];
+  let defaultValue = "::mlir::DenseI64ArrayAttr()";
 }
 class PE_BoolParam<string value, string desc>
     : AttrOrTypeParameter<"bool", desc> {
@@ -253,6 +281,14 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
     `rotary_offset .. rotary_offset + rotary_dim - 1` (pair channels are
     counted from `rotary_offset`; ggml `n_offs`, MLA's trailing rope block);
     the other channels pass through (partial rotary).
+
+    Multi-stream RoPE: `sections = [s_0, .., s_(A-1)]` (2 to 4 streams, 2
+    to 8 with `section_mode = axes`; `sum s_j = rotary_dim/2`) gives each
+    token `A` positions, one per stream (`[A, S]` or `[B, A, S]`), and pair
+    `i` the position of its stream as `section_mode` assigns it (see
+    `RopeSections`). `vision` and `axes` restart the frequencies per section
+    and take no scaling or frequency factors; no multi-stream RoPE takes a
+    scaling that depends on the sequence length.
   }];
   let parameters = (ins
       PE_DefaultF64Param<"10000.0", "base theta > 1">:$theta,
@@ -262,13 +298,18 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
       OptionalParameter<"::mlir::pe::RopeScalingAttrInterface">:$scaling,
       PE_OptionalF64ListParam<"r/2 divisors of the base frequencies">:$freq_factors,
       PE_DefaultF64Param<"1.0", "magnitude factor > 0">:$magnitude,
-      DefaultValuedParameter<"int64_t", "0">:$rotary_offset);
+      DefaultValuedParameter<"int64_t", "0">:$rotary_offset,
+      PE_OptionalI64ListParam<"pairs per position stream">:$sections,
+      DefaultValuedParameter<"::mlir::pe::RopeSections",
+          "::mlir::pe::RopeSections::contiguous">:$section_mode);
   let builders = [
     AttrBuilder<(ins "::llvm::APFloat":$theta, "int64_t":$rotary_dim,
                      "::mlir::pe::RopeStyle":$style,
                      "::mlir::pe::RopeScalingAttrInterface":$scaling), [{
       return $_get($_ctxt, theta, rotary_dim, style, scaling,
-                   ::mlir::DenseF64ArrayAttr(), ::llvm::APFloat(1.0), 0);
+                   ::mlir::DenseF64ArrayAttr(), ::llvm::APFloat(1.0), 0,
+                   ::mlir::DenseI64ArrayAttr(),
+                   ::mlir::pe::RopeSections::contiguous);
     }]>
   ];
   let assemblyFormat = "`<` struct(params) `>`";
@@ -276,6 +317,18 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
   let extraClassDeclaration = [{
     /// The configuration in the form the positional math takes.
     ::mlir::pe::formula::RopeConfig getConfig() const;
+    /// The number of position streams: the sections, 1 without.
+    int64_t getNumStreams() const {
+      return getSections() ? int64_t(getSections().size()) : 1;
+    }
+    bool isMultiStream() const { return bool(getSections()); }
+    /// The per-token shape of `positions`: without the stream dimension
+    /// (`[A, S]` -> `[S]`, `[B, A, S]` -> `[B, S]`) of a multi-stream RoPE.
+    /// Its tables have this shape plus `[rotary_dim/2]`.
+    ::mlir::RankedTensorType getTokenShape(::mlir::RankedTensorType positions) const;
+    /// This configuration with another scaling (and theta).
+    RopeAttr withScaling(::llvm::APFloat theta,
+                         ::mlir::pe::RopeScalingAttrInterface scaling) const;
   }];
 }
 

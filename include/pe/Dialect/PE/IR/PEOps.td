@@ -281,6 +281,11 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     - `mask`: an additive `[B|1, Hq|1, Sq, Skv]` tensor.
     - `rope`: `Q' = rope(Q, q_pos)`, `K' = rope(K, k_pos)` with that
       configuration (`pe.rope` semantics); otherwise `Q' = Q`, `K' = K`.
+      A multi-stream `rope` (sections) rotates by
+      `rope_positions(%q_rope_positions, %k_rope_positions)` instead
+      (`[A, Sq]` / `[B, A, Sq]` and `[A, Skv]` / `[B, A, Skv]`; M-RoPE's
+      temporal, height and width positions), while `q_pos` and `k_pos` keep
+      placing the masks and ALiBi.
     - `alibi(max_bias)`: `bias = -slope[h] * (q_pos[i] - k_pos[j])` with the
       slopes of `pe.alibi_slopes` for `Hq` heads, added after the scale.
     - `softcap(c)`: logit soft-capping (Gemma 2's `attn_logit_softcapping`):
@@ -306,6 +311,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       Optional<PE_PositionsTensor>:$q_positions,
       Optional<PE_PositionsTensor>:$k_positions,
       Optional<PE_FloatTensor>:$sinks,
+      Optional<PE_PositionsTensor>:$q_rope_positions,
+      Optional<PE_PositionsTensor>:$k_rope_positions,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
       OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
@@ -317,7 +324,10 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`rope` `(` qualified($rope)^ `)`)? (`alibi` `(` $alibi^ `)`)?
+    (`rope` `(` qualified($rope)^ `)`)?
+    (`rope_positions` `(` $q_rope_positions^ `,` $k_rope_positions `:`
+        type($q_rope_positions) `,` type($k_rope_positions) `)`)?
+    (`alibi` `(` $alibi^ `)`)?
     (`softcap` `(` $softcap^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
   }];

@@ -128,6 +128,17 @@ struct AttentionTensors {
 };
 AttentionTensors prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op);
 
+/// The f32 RoPE tables of the query and key rows of `op` (which rotates):
+/// from the rope positions of a multi-stream rope (checked at run time
+/// against the tokens), else from `qPos`/`kPos`; one table when the
+/// positions are one value.
+struct AttentionRopeTables {
+  Value qCos, qSin, kCos, kSin;
+};
+AttentionRopeTables buildAttentionRopeTables(ImplicitLocOpBuilder &b, AttentionOp op,
+                                             Value q, Value k, Value qPos, Value kPos,
+                                             Value qRopePos, Value kRopePos);
+
 /// The run-time size checks of pe.rope `op` (positions against the sequence,
 /// given tables against the positions) and its f32 tables: `cos`/`sin` when
 /// given (pe-share-rope-tables), else computed from the positions.
