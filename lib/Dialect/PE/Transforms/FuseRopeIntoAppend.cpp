@@ -49,6 +49,8 @@ struct FuseRopeIntoAppend : OpRewritePattern<AppendKvOp> {
     RopeOp rope = fusableRotation(op);
     if (!rope)
       return rewriter.notifyMatchFailure(op, "no rotation it can take over");
+    if (rope.getRope().isMultiStream())
+      return rewriter.notifyMatchFailure(op, "pe.append_kv rotates by one stream");
     Value keys = rope.getInput(), positions = rope.getPositions();
     if (op.isPaged()) {
       Location loc = op.getLoc();

@@ -45,3 +45,16 @@ func.func @kept(%k: tensor<1x8x?x64xf32>, %c: tensor<1x8x256x64xf32>, %p: tensor
   %d, %e = pe.append_kv %r2, %k into %c, %c slots(%p : tensor<?xi64>) positions(%p : tensor<?xi64>) rope(#pe.rope<rotary_dim = 64>) : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>
   return %a, %d : tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>
 }
+
+// -----
+
+// A multi-stream rotation stays outside the append (pe.append_kv rotates by
+// one position stream).
+// CHECK-LABEL: func.func @multi_stream_stays
+// CHECK: %[[KR:.*]] = pe.rope #pe.rope<rotary_dim = 16, sections = [2, 3, 3]>
+// CHECK: pe.append_kv %[[KR]], %{{.*}} into %{{.*}}, %{{.*}} slots(%{{.*}} : tensor<4xi64>) :
+func.func @multi_stream_stays(%k: tensor<1x2x4x16xf32>, %c: tensor<1x2x8x16xf32>, %s: tensor<4xi64>, %p: tensor<3x4xi64>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %kr = pe.rope #pe.rope<rotary_dim = 16, sections = [2, 3, 3]> %k, %p : tensor<1x2x4x16xf32>, tensor<3x4xi64>
+  %nk, %nv = pe.append_kv %kr, %k into %c, %c slots(%s : tensor<4xi64>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %nk, %nv : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
