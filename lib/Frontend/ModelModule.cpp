@@ -40,6 +40,7 @@ static void buildAttention(OpBuilder &builder, Location loc,
       /*k_rope_positions=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
+      kind.chunk ? builder.getI64IntegerAttr(*kind.chunk) : IntegerAttr(),
       kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),
       kind.softcap ? builder.getF64FloatAttr(*kind.softcap) : FloatAttr());
   func::ReturnOp::create(builder, loc, attention.getResult());

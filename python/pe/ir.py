@@ -125,7 +125,8 @@ def tensor_type(shape: Sequence[int], elem: str) -> str:
 
 
 def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
-                    window: Optional[int] = None, rope: Optional[str] = None,
+                    window: Optional[int] = None, chunk: Optional[int] = None,
+                    rope: Optional[str] = None,
                     alibi: Optional[float] = None, softcap: Optional[float] = None) -> str:
     """The optional attributes of `pe.attention`, in the op's syntax and order (each with a
     leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``."""
@@ -136,6 +137,8 @@ def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
         text += " causal"
     if window is not None:
         text += f" window({int(window)})"
+    if chunk is not None:
+        text += f" chunk({int(chunk)})"
     if rope is not None:
         text += f" rope({rope})"
     if alibi is not None:

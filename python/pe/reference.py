@@ -707,7 +707,8 @@ def gather_pages(cache, block_table_row, length: int, layout: str = "nhd") -> np
 def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
                     layout: str = "nhd", scale=None, causal: bool = False,
                     window: Optional[int] = None, rope: Optional[Mapping] = None,
-                    alibi: Optional[float] = None, softcap: Optional[float] = None):
+                    alibi: Optional[float] = None, softcap: Optional[float] = None,
+                    chunk: Optional[int] = None):
     """`pe.paged_attention`, float64: for sequence ``b`` the packed query rows
     ``cu_seqlens[b] .. cu_seqlens[b+1]-1`` of ``q [T, Hq, D]`` are the last ``Sq`` of its
     ``L = kv_lens[b]`` tokens; its keys and values are gathered from the pages of
@@ -730,7 +731,8 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
         k = gather_pages(key_cache, block_table[b], length, layout)[None]
         v = gather_pages(value_cache, block_table[b], length, layout)[None]
         o = attention(rows, k, v, scale=scale, causal=causal, window=window, alibi=alibi,
-                      softcap=softcap, q_positions=positions, k_positions=np.arange(length))
+                      softcap=softcap, q_positions=positions, k_positions=np.arange(length),
+                      chunk=chunk)
         out[start:stop] = o[0].transpose(1, 0, 2)
     return out
 
@@ -835,7 +837,7 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
               causal: bool = False, window: Optional[int] = None,
               rope: Optional[Mapping] = None, alibi: Optional[float] = None,
               softcap: Optional[float] = None, sinks=None, q_rope_positions=None,
-              k_rope_positions=None) -> np.ndarray:
+              k_rope_positions=None, chunk: Optional[int] = None) -> np.ndarray:
     """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
     softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
     identity without. ``sinks`` ([Hq]): attention sinks, one logit per query head in the
@@ -847,7 +849,8 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
     `apply_rope` keywords (theta, rotary_dim, scaling, style); Q and K are each rotated by
     their own positions, as two `pe.rope` ops would (layout bhsd). ``alibi`` is max_bias.
-    Masked keys: causal (k_pos > q_pos), window (q_pos - k_pos >= W, and without causal also
+    Masked keys: chunk (floor(k_pos / C) != floor(q_pos / C): Llama 4's chunked attention),
+    causal (k_pos > q_pos), window (q_pos - k_pos >= W, and without causal also
     k_pos - q_pos >= W), and -inf entries of the additive mask; distances are exact for any
     int64 positions. A fully masked row gives 0. NaN and inf follow IEEE arithmetic on the
     visible keys (a NaN score, or a +inf one, makes its row NaN); a key of weight 0 adds
@@ -900,6 +903,10 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
         masked |= _at_least_apart(qq, kk, window)
         if not causal:
             masked |= _at_least_apart(kk, qq, window)
+    if chunk is not None:
+        if int(chunk) < 1:
+            raise ValueError(f"chunk must be >= 1, got {chunk}")
+        masked |= np.floor_divide(kk, int(chunk)) != np.floor_divide(qq, int(chunk))
     scores = np.where(masked[:, None], -np.inf, scores)
     # IEEE on the visible keys: a NaN score makes its row NaN (np.max propagates it).
     row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)

@@ -315,6 +315,8 @@ PAGED_CASES = {
     "alibi-causal": (4, 4, 16, 16, dict(causal=True, alibi=8.0)),
     "softcap-gqa-scale": (4, 2, 32, 32, dict(causal=True, softcap=3.0, scale=0.3)),
     "bidirectional-interleaved": (4, 2, 32, 32, dict(rope="partial-interleaved-llama3")),
+    # Llama 4's chunked attention: each query sees the keys of its chunk of 8 positions.
+    "chunked-gqa-llama3": (8, 2, 32, 32, dict(causal=True, chunk=8, rope="llama3")),
 }
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
@@ -340,6 +342,8 @@ def _paged_function(name, layout, dtype):
         spelled += " causal"
     if "window" in attrs:
         spelled += f" window({attrs['window']})"
+    if "chunk" in attrs:
+        spelled += f" chunk({attrs['chunk']})"
     if "rope" in attrs:
         spelled += f" rope({_rope(attrs['rope'])[0]})"
     if "alibi" in attrs:

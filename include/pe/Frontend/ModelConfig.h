@@ -41,6 +41,8 @@ struct AttentionKind {
   bool withoutRope = false;
   bool causal = true;
   std::optional<int64_t> window;
+  /// Chunked attention (Llama 4's attention_chunk_size).
+  std::optional<int64_t> chunk;
   /// The scale of the scores where it is not 1/sqrt(head_dim).
   std::optional<double> scale;
   /// RoPE fused into the attention (null without RoPE); `ropeSpec` is the

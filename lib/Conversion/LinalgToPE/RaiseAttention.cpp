@@ -801,6 +801,7 @@ struct RaiseAttention : RewritePattern {
         /*q_rope_positions=*/Value(), /*k_rope_positions=*/Value(), rewriter.getF64FloatAttr(proof.scale),
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
+        /*chunk=*/IntegerAttr(),
         /*rope=*/nullptr, alibi, /*softcap=*/FloatAttr());
     if (notes)
       notes->notRaised.remove_if([&](auto &entry) { return entry.first == op; });

@@ -2027,3 +2027,11 @@ func.func @paged_multi_stream(%q: tensor<?x8x64xf32>, %c: tensor<?x16x2x64xf32>,
   %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) causal rope(#pe.rope<rotary_dim = 64, sections = [16, 8, 8]>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
   return
 }
+
+// -----
+
+func.func @attention_chunk(%q: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{'pe.attention' op expects chunk >= 1 (the positions of a chunk), but got 0}}
+  %o = pe.attention %q, %q, %q causal chunk(0) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
+  return
+}

@@ -215,3 +215,16 @@ func.func @multi_stream(%x: tensor<2x4x?x128xbf16>, %p: tensor<3x?xi64>, %bp: te
   %o = pe.attention %q, %k, %k causal rope(#pe.rope<rotary_dim = 64, sections = [12, 10, 10], section_mode = interleaved>) rope_positions(%qp, %kp : tensor<1x3x?xi64>, tensor<3x?xi64>) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
   return %y, %c, %o : tensor<2x4x?x128xbf16>, tensor<2x?x32xf32>, tensor<1x8x?x64xf32>
 }
+
+// Chunked attention (Llama 4), also over a paged cache.
+// CHECK-LABEL: func.func @chunked
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal chunk(8192) rope(#pe.rope<rotary_dim = 64>) :
+// GENERIC: "pe.attention"{{.*}}chunk = 8192 : i64
+// CHECK: pe.paged_attention {{.*}} causal window(128) chunk(64) :
+func.func @chunked(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %pq: tensor<?x8x64xf32>,
+                   %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>)
+    -> (tensor<1x8x?x64xf32>, tensor<?x8x64xf32>) {
+  %o = pe.attention %q, %k, %k causal chunk(8192) rope(#pe.rope<rotary_dim = 64>) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  %p = pe.paged_attention %pq, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) causal window(128) chunk(64) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return %o, %p : tensor<1x8x?x64xf32>, tensor<?x8x64xf32>
+}

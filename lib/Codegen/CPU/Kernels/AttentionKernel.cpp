@@ -120,7 +120,7 @@ static void streamKeyBlocks(KernelBuilder &g, const AttentionPlan &p, AttentionT
     Value k0 = g.mul(kb, g.index(p.keysPerTile));
     Value kCount = g.min(g.index(p.keysPerTile), g.sub(skv, k0));
     Value none = arith::ConstantOp::create(b, b.getBoolAttr(false));
-    if (p.positionMask.causal || p.positionMask.window) {
+    if (p.positionMask.any()) {
       // Only the keys from the first to the last one visible to a row: the
       // causal diagonal's tile stops at the block's last query.
       auto [first, count] = task.visibleKeyRange(k0, kCount, qMin, qMax);

@@ -535,19 +535,23 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
   g.loop(0, g.index(p.rows), g.lanes, [&](Value r) {
     Value mOld = g.vload(rowMax, {r});
     // m' = max(m, max_j s_j), the scores fixed first where the tile needs it.
+    auto int64Positions = [&] {
+      return tileRowMax(r, mOld, ScoreFix::Int64Positions, k0, kCount, scoreRows,
+                        masking.base);
+    };
     Value mNew = g.ifElse(
         masking.partial, g.f32Vector(),
         [&] {
+          // Chunks are decided on the positions, never on distances.
+          if (p.positionMask.chunk)
+            return int64Positions();
           return g.ifElse(
               masking.nearby, g.f32Vector(),
               [&] {
                 return tileRowMax(r, mOld, ScoreFix::ExactDistances, k0, kCount, scoreRows,
                                   masking.base);
               },
-              [&] {
-                return tileRowMax(r, mOld, ScoreFix::Int64Positions, k0, kCount, scoreRows,
-                                  masking.base);
-              });
+              int64Positions);
         },
         [&] {
           return tileRowMax(r, mOld, ScoreFix::None, k0, kCount, scoreRows, masking.base);

@@ -139,7 +139,7 @@ struct LaneRow {
 class MmaKernelState {
 public:
   MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
-      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow()} {
+      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
@@ -544,7 +544,7 @@ protected:
 
     stageQueries();
     std::pair<Value, Value> queryRange;
-    if (mask.causal || mask.window)
+    if (mask.any())
       queryRange = blockQueryPositions();
 
     // State: (m, l) of the lane's two rows, O per 8 value channels, and
@@ -561,7 +561,7 @@ protected:
       b.setInsertionPointToStart(tiles.getBody());
       Value t0 = tiles.getInductionVar();
       ValueRange state = tiles.getRegionIterArgs();
-      if (!mask.causal && !mask.window) {
+      if (!mask.any()) {
         scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
       } else {
         auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
@@ -731,7 +731,7 @@ protected:
 
   SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
                                            bool masked) {
-    const bool positional = masked && (mask.causal || mask.window);
+    const bool positional = masked && (mask.any());
     SmallVector<SmallVector<Value>> scores(2);
     const Value minusInf = f32(-std::numeric_limits<double>::infinity());
     for (auto [nb, acc] : llvm::enumerate(accs)) {

@@ -175,7 +175,7 @@ public:
       init[0] = arith::SelectOp::create(b, use, sink, init[0]);
       init[1] = arith::SelectOp::create(b, use, one, init[1]);
     }
-    if (!s.positionMask.causal && !s.positionMask.window)
+    if (!s.positionMask.any())
       return keyLoop(k0, k1, init);
 
     Value tileKeys = index(kSkipTileKeys);
@@ -275,7 +275,7 @@ private:
   }
 
   bool needsPositions() const {
-    return s.alibi || s.positionMask.causal || s.positionMask.window;
+    return s.alibi || s.positionMask.any();
   }
 
   /// A row of q or k: the buffer, every index but the channel, its tables
@@ -370,7 +370,7 @@ private:
       Value entry = memref::LoadOp::create(b, buf.mask, ValueRange{mb, mh, i, j});
       score = buildAddMask(b, score, extendToF32(b, entry));
     }
-    if (s.positionMask.causal || s.positionMask.window) {
+    if (s.positionMask.any()) {
       Value hidden = buildIsMasked(b, s.positionMask, qp, kp);
       score = arith::SelectOp::create(b, hidden,
                                       f32(-std::numeric_limits<double>::infinity()), score);
@@ -500,7 +500,8 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
     pe_gpu::MmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
-                              op.getWindowAttr(), op.getRopeAttr(), op.getSoftcapAttr());
+                              op.getWindowAttr(), op.getChunkAttr(), op.getRopeAttr(),
+                              op.getSoftcapAttr());
   };
   std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
   if (!shape->decode) {

@@ -544,6 +544,9 @@ static LogicalResult verifyAttentionParameters(AttentionLikeOp op, int64_t d) {
     return op.emitOpError() << "expects window >= 1 (the number of visible "
                             "positions), but got "
                          << *window;
+  if (std::optional<int64_t> chunk = op.getChunk(); chunk && *chunk < 1)
+    return op.emitOpError() << "expects chunk >= 1 (the positions of a chunk), but got "
+                            << *chunk;
   if (RopeAttr rope = op.getRopeAttr())
     if (failed(verifyRotaryDimFits(op, rope, d)))
       return failure();

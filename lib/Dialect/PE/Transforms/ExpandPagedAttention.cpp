@@ -144,7 +144,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         b, resultType, query, key, value, /*mask=*/Value(), /*q_positions=*/Value(),
         /*k_positions=*/Value(), /*sinks=*/Value(), /*q_rope_positions=*/Value(),
         /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
-        op.getWindowAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
+        op.getWindowAttr(), op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
         op.getSoftcapAttr());
     // [1, Hq, Sq, Dv] -> [Sq, Hq, Dv] rows of the packed result.
     Value collapsed = tensor::CollapseShapeOp::create(

@@ -73,7 +73,7 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         return rewriter.notifyMatchFailure(op, "positions differ");
     // Without positions of its own, a causal/window attention masks at its
     // default positions, which the bias's positions need not be.
-    if ((op.getCausal() || op.getWindow() || op.getRopeAttr()) &&
+    if ((op.getCausal() || op.getWindow() || op.getChunk() || op.getRopeAttr()) &&
         (!op.getQPositions() || !op.getKPositions()))
       return rewriter.notifyMatchFailure(op, "default positions");
 
@@ -83,6 +83,7 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         bias.getKPositions(), op.getSinks(), op.getQRopePositions(),
         op.getKRopePositions(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
+        op.getChunkAttr(),
         op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();

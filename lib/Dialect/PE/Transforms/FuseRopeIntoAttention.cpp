@@ -42,7 +42,7 @@ struct FuseRope : OpRewritePattern<AttentionOp> {
     } else {
       // The attention's positions also place its masks and ALiBi: they must
       // be the rotations' positions, or unused.
-      bool positional = op.getCausal() || op.getWindow() || op.getAlibi();
+      bool positional = op.getCausal() || op.getWindow() || op.getChunk() || op.getAlibi();
       for (auto [own, rotated] : {std::pair{qPos, qRope.getPositions()},
                                   std::pair{kPos, kRope.getPositions()}})
         if (own ? own != rotated : positional)
@@ -54,7 +54,7 @@ struct FuseRope : OpRewritePattern<AttentionOp> {
     auto fused = AttentionOp::create(
         rewriter, op.getLoc(), op.getType(), qRope.getInput(), kRope.getInput(),
         op.getValue(), op.getMask(), qPos, kPos, op.getSinks(), qRopePos, kRopePos,
-        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(), rope,
+        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(), op.getChunkAttr(), rope,
         op.getAlibiAttr(), op.getSoftcapAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();

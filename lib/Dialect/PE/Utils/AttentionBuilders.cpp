@@ -43,13 +43,15 @@ Value pe::buildAtLeastApart(ImplicitLocOpBuilder &b, Value ahead, Value behind,
 
 /// The rule of PositionMask, for any representation of positions (exact
 /// i64 positions, or distances held exactly in f32) given by how it answers
-/// three questions: `keyAfterQuery` (k > q), `queryAhead(w)` (q - k >= w)
-/// and `keyAhead(w)` (k - q >= w). Causal hides k > q; a window of W hides
-/// q - k >= W and, without causal, k - q >= W.
+/// four questions: `keyAfterQuery` (k > q), `queryAhead(w)` (q - k >= w),
+/// `keyAhead(w)` (k - q >= w) and `otherChunk(c)` (floor(k / c) !=
+/// floor(q / c)). Causal hides k > q; a window of W hides q - k >= W and,
+/// without causal, k - q >= W; a chunk of C hides the other chunks.
 static Value buildMaskRule(ImplicitLocOpBuilder &b, const PositionMask &mask,
                            Value noneMasked, function_ref<Value()> keyAfterQuery,
                            function_ref<Value(int64_t)> queryAhead,
-                           function_ref<Value(int64_t)> keyAhead) {
+                           function_ref<Value(int64_t)> keyAhead,
+                           function_ref<Value(int64_t)> otherChunk) {
   Value masked = noneMasked;
   if (mask.causal)
     masked = keyAfterQuery();
@@ -58,7 +60,14 @@ static Value buildMaskRule(ImplicitLocOpBuilder &b, const PositionMask &mask,
     if (!mask.causal)
       masked = orOf(b, masked, keyAhead(*mask.window));
   }
+  if (mask.chunk)
+    masked = orOf(b, masked, otherChunk(*mask.chunk));
   return masked;
+}
+
+/// floor(p / c) for i64 positions (scalars or vectors) and c >= 1.
+static Value buildChunkOf(ImplicitLocOpBuilder &b, Value p, int64_t c) {
+  return arith::FloorDivSIOp::create(b, p, intConstantLike(b, p, c));
 }
 
 Value pe::buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask,
@@ -67,11 +76,16 @@ Value pe::buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask,
       b, mask, boolLike(b, q, false),
       [&] { return Value(arith::CmpIOp::create(b, IntPredicate::sgt, k, q)); },
       [&](int64_t w) { return buildAtLeastApart(b, q, k, intConstantLike(b, q, w)); },
-      [&](int64_t w) { return buildAtLeastApart(b, k, q, intConstantLike(b, q, w)); });
+      [&](int64_t w) { return buildAtLeastApart(b, k, q, intConstantLike(b, q, w)); },
+      [&](int64_t c) {
+        return Value(arith::CmpIOp::create(b, IntPredicate::ne, buildChunkOf(b, k, c),
+                                           buildChunkOf(b, q, c)));
+      });
 }
 
 Value pe::buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
                                   Value kMinusQ) {
+  assert(!mask.chunk && "chunks need positions, not distances");
   auto atLeast = [&](Value x, int64_t w) {
     return Value(arith::CmpFOp::create(b, FloatPredicate::OGE, x,
                                        floatConstantLike(b, kMinusQ, double(w))));
@@ -83,7 +97,7 @@ Value pe::buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &m
                                            floatConstantLike(b, kMinusQ, 0.0)));
       },
       [&](int64_t w) { return atLeast(arith::NegFOp::create(b, kMinusQ), w); },
-      [&](int64_t w) { return atLeast(kMinusQ, w); });
+      [&](int64_t w) { return atLeast(kMinusQ, w); }, [](int64_t) { return Value(); });
 }
 
 Value pe::buildPositionAt(ImplicitLocOpBuilder &b, Value positions, Value bi, Value i) {
@@ -121,6 +135,22 @@ TileVisibility pe::buildTileVisibility(ImplicitLocOpBuilder &b,
       tile.hidden = orOf(b, tile.hidden, buildAtLeastApart(b, kMin, qMax, w));
       tile.partial = orOf(b, tile.partial, buildAtLeastApart(b, kMax, qMin, w));
     }
+  }
+  if (mask.chunk) {
+    // The chunks of the queries span [cq0, cq1], those of the keys
+    // [ck0, ck1]: every pair differs when the spans are disjoint; every pair
+    // shares one chunk only when all four are one chunk.
+    Value cq0 = buildChunkOf(b, qMin, *mask.chunk), cq1 = buildChunkOf(b, qMax, *mask.chunk);
+    Value ck0 = buildChunkOf(b, kMin, *mask.chunk), ck1 = buildChunkOf(b, kMax, *mask.chunk);
+    Value disjoint = orOf(b, arith::CmpIOp::create(b, IntPredicate::slt, ck1, cq0),
+                          arith::CmpIOp::create(b, IntPredicate::sgt, ck0, cq1));
+    Value oneChunk = arith::AndIOp::create(
+        b, arith::AndIOp::create(b, arith::CmpIOp::create(b, IntPredicate::eq, cq0, cq1),
+                                 arith::CmpIOp::create(b, IntPredicate::eq, ck0, ck1)),
+        arith::CmpIOp::create(b, IntPredicate::eq, cq0, ck0));
+    tile.hidden = orOf(b, tile.hidden, disjoint);
+    Value split = arith::XOrIOp::create(b, oneChunk, boolLike(b, qMin, true));
+    tile.partial = orOf(b, tile.partial, split);
   }
   return tile;
 }

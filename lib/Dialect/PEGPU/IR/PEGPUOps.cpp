@@ -49,6 +49,8 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects a rotary dim within the head dim");
   if (std::optional<int64_t> window = getWindow(); window && *window < 1)
     return emitOpError("expects window >= 1");
+  if (std::optional<int64_t> chunk = getChunk(); chunk && *chunk < 1)
+    return emitOpError("expects chunk >= 1");
   // The kernel scales and caps its scores in f32.
   if (!pe::isNormalPositiveF32(getScale().convertToDouble()))
     return emitOpError("expects a scale that is a normal f32 > 0");

@@ -22,12 +22,12 @@
 // CHECK: pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64>
 // CHECK: %[[K:.*]] = pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<?x32xi32>) sequence(%[[B]]) length(%[[L]]) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>
 // CHECK: %[[V:.*]] = pe.gather_pages %{{.*}} block_table(%{{.*}} : tensor<?x32xi32>) sequence(%[[B]]) length(%[[L]]) : tensor<?x16x2x32xf32> -> tensor<1x2x?x32xf32>
-// CHECK: pe.attention %{{.*}}, %[[K]], %[[V]] causal window(128) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
+// CHECK: pe.attention %{{.*}}, %[[K]], %[[V]] causal window(128) chunk(64) softcap(5.000000e+01) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x32xf32> -> tensor<1x8x?x32xf32>
 // CHECK-NOT: rope(
 // CHECK: tensor.insert_slice %{{.*}} into %[[OUT]]
 // CHECK-NOT: pe.paged_attention
 func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x32xf32>,
                   %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x8x32xf32> {
-  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal window(128) rope(#pe.rope<theta = 500000.0, rotary_dim = 64>) softcap(50.0) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x32xf32> -> tensor<?x8x32xf32>
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal window(128) chunk(64) rope(#pe.rope<theta = 500000.0, rotary_dim = 64>) softcap(50.0) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x32xf32> -> tensor<?x8x32xf32>
   return %o : tensor<?x8x32xf32>
 }

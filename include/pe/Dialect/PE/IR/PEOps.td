@@ -278,6 +278,10 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     - `causal`: key `j` is masked for query `i` when `k_pos[j] > q_pos[i]`.
     - `window(W)`: key `j` is masked when `q_pos[i] - k_pos[j] >= W`, and,
       without `causal`, also when `k_pos[j] - q_pos[i] >= W`.
+    - `chunk(C)`: chunked attention (Llama 4's `attention_chunk_size`, vLLM's
+      chunked local attention): key `j` is masked when
+      `floor(k_pos[j] / C) != floor(q_pos[i] / C)`, each query sees only the
+      keys of its own chunk of `C` positions.
     - `mask`: an additive `[B|1, Hq|1, Sq, Skv]` tensor.
     - `rope`: `Q' = rope(Q, q_pos)`, `K' = rope(K, k_pos)` with that
       configuration (`pe.rope` semantics); otherwise `Q' = Q`, `K' = K`.
@@ -314,7 +318,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       Optional<PE_PositionsTensor>:$q_rope_positions,
       Optional<PE_PositionsTensor>:$k_rope_positions,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
-      OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
+      OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
+      OptionalAttr<PE_RopeAttr>:$rope,
       OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
@@ -324,7 +329,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`rope` `(` qualified($rope)^ `)`)?
+    (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)?
     (`rope_positions` `(` $q_rope_positions^ `,` $k_rope_positions `:`
         type($q_rope_positions) `,` type($k_rope_positions) `)`)?
     (`alibi` `(` $alibi^ `)`)?
@@ -411,8 +416,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
 
     Per sequence this is `pe.attention` (with those positions) of
     `rope(Q_b)` (the keys in the cache are already rotated) over the
-    sequence's keys and values, with `scale`, `causal`, `window`, `alibi` and
-    `softcap` as there; GQA / MQA when `Hq` is a multiple of `Hkv`. The
+    sequence's keys and values, with `scale`, `causal`, `window`, `chunk`,
+    `alibi` and `softcap` as there; GQA / MQA when `Hq` is a multiple of `Hkv`. The
     result is packed as `query`: `[T, Hq, Dv]`. Pages `[P, page_size, Hkv,
     D|Dv]` (`layout(nhd)`, the default) or `[P, Hkv, page_size, D|Dv]`
     (`layout(hnd)`).
@@ -436,7 +441,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
       PE_PositionsTensor:$kv_lens, PE_PositionsTensor:$cu_seqlens,
       DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
-      OptionalAttr<I64Attr>:$window, OptionalAttr<PE_RopeAttr>:$rope,
+      OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
+      OptionalAttr<PE_RopeAttr>:$rope,
       OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
@@ -445,7 +451,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     `kv_lens` `(` $kv_lens `:` type($kv_lens) `)`
     `cu_seqlens` `(` $cu_seqlens `:` type($cu_seqlens) `)`
     (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
-    (`window` `(` $window^ `)`)? (`rope` `(` qualified($rope)^ `)`)?
+    (`window` `(` $window^ `)`)? (`chunk` `(` $chunk^ `)`)?
+    (`rope` `(` qualified($rope)^ `)`)?
     (`alibi` `(` $alibi^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
     `:` type($query) `,` type($key_cache) `,` type($value_cache) `->` type($result)
   }];

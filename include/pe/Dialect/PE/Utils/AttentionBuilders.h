@@ -42,12 +42,18 @@ namespace mlir::pe {
 
 /// The position-dependent masks of an attention: causal hides keys after the
 /// query (k > q); a window of W hides keys W or more positions before the
-/// query (q - k >= W) and, without causal, as far after it (k - q >= W).
+/// query (q - k >= W) and, without causal, as far after it (k - q >= W); a
+/// chunk of C hides keys of another chunk (floor(k / C) != floor(q / C)).
 struct PositionMask {
   bool causal = false;
   std::optional<int64_t> window;
+  std::optional<int64_t> chunk;
 
-  static PositionMask of(AttentionOp op) { return {op.getCausal(), op.getWindow()}; }
+  static PositionMask of(AttentionOp op) {
+    return {op.getCausal(), op.getWindow(), op.getChunk()};
+  }
+  /// Whether any key can be hidden by position.
+  bool any() const { return causal || window || chunk; }
 };
 
 /// i1 (or vector of i1): ahead - behind >= distance for i64 positions and
@@ -63,7 +69,8 @@ Value buildIsMasked(ImplicitLocOpBuilder &b, const PositionMask &mask, Value q,
                     Value k);
 
 /// The same from the distance k - q held exactly in f32 (positions within
-/// 2^24 of each other).
+/// 2^24 of each other), for a mask without chunks (which need the positions
+/// themselves).
 Value buildIsMaskedByDistance(ImplicitLocOpBuilder &b, const PositionMask &mask,
                               Value kMinusQ);
 

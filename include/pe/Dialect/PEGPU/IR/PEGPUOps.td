@@ -53,6 +53,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_out,
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_stats,
       F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
+      OptionalAttr<I64Attr>:$chunk,
       OptionalAttr<PE_RopeAttr>:$rope, OptionalAttr<F64Attr>:$softcap);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out
@@ -65,7 +66,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     (`partials` `(` $partial_out^ `,` $partial_stats `:` type($partial_out) `,`
        type($partial_stats) `)`)?
     `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
+    (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
     `,` type($k_positions) `->` type($out)
   }];
