@@ -72,6 +72,9 @@ const Family kFamilies[] = {
     {"smollm3", kRope, false, false, false, kLayerTypes},
     {"exaone4", kRope, false, false, false, kLayerTypes},
     {"cohere2", kRope, kInterleaved, false, false, kLayerTypes},
+    // Chunked attention in its RoPE layers, none in its NoPE layers
+    // (LayerTypes.cpp); complex-number (interleaved) pairs.
+    {"llama4_text", kRope, kInterleaved, false, false, kLayerTypes},
     {"falcon", kRope},
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
@@ -100,7 +103,6 @@ struct RefusedFamily {
 const RefusedFamily kRefusedFamilies[] = {
     {"gpt_oss", "attention sinks"},
     {"mimo_v2_flash", "attention sinks"},
-    {"llama4_text", "chunked attention"},
     {"hunyuan_v1_dense", "q and k normalized after RoPE"},
     {"hunyuan_v1_moe", "q and k normalized after RoPE"},
     {"qwen2_vl_text", "multi-axis M-RoPE"},
@@ -134,6 +136,10 @@ const FieldDefault kFieldDefaults[] = {
     {"ministral", "sliding_window", 4096},
     {"olmo3", "sliding_window", 4096},
     {"olmo3", "rope_theta", 5e5},
+    {"llama4_text", "rope_theta", 5e5},
+    {"llama4_text", "attention_chunk_size", 8192},
+    {"llama4_text", "floor_scale", 8192},
+    {"llama4_text", "attn_scale", 0.1},
     {"stablelm", "partial_rotary_factor", 0.25},
     {"persimmon", "partial_rotary_factor", 0.5},
     {"nemotron", "partial_rotary_factor", 0.5},

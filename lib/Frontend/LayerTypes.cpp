@@ -19,6 +19,13 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
   if (family.layerTypes && config.has("layer_types")) {
     if (failed(readLayerTypeList(n, types)))
       return failure();
+  } else if (modelType == "llama4_text") {
+    // Chunked attention where the layer rotates, full attention where not.
+    SmallVector<bool> withoutRope;
+    if (failed(readNoRopeLayers(n, withoutRope)))
+      return failure();
+    for (bool nope : withoutRope)
+      types.push_back(nope ? "full_attention" : "chunked_attention");
   } else if (modelType == "gemma3_text") {
     // Every pattern-th layer is global.
     int64_t pattern = config.positive({"sliding_window_pattern"}).value_or(6);
@@ -54,6 +61,12 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
     config.error(window, "required by the sliding-window layers");
     return failure();
   }
+  if (llvm::is_contained(types, "chunked_attention") &&
+      !config.positive({"attention_chunk_size"})) {
+    if (!config.hasFailed())
+      config.error("attention_chunk_size", "required by the chunked-attention layers");
+    return failure();
+  }
   return success();
 }
 
@@ -73,8 +86,14 @@ LogicalResult LayerTypeReader::readNoRope(const ModelConfig &model,
     }
     return success();
   }
-  if (modelType != "smollm3")
+  if (modelType != "smollm3" && modelType != "llama4_text")
     return success();
+  return readNoRopeLayers(n, withoutRope);
+}
+
+LogicalResult LayerTypeReader::readNoRopeLayers(int64_t n,
+                                                SmallVector<bool> &withoutRope) const {
+  withoutRope.assign(n, false);
   if (const json::Value *list = config.get("no_rope_layers");
       list && list->kind() != json::Value::Null) {
     const json::Array *array = list->getAsArray();
@@ -183,11 +202,16 @@ LogicalResult LayerTypeReader::readLayerTypeList(int64_t n,
   }
   for (const json::Value &item : *array) {
     std::optional<StringRef> type = item.getAsString();
-    if (!type || (*type != "full_attention" && *type != "sliding_attention")) {
+    // Chunked layers in the families whose modeling code has them.
+    const bool chunks = family.modelType == "llama4_text";
+    if (!type || (*type != "full_attention" && *type != "sliding_attention" &&
+                  !(chunks && *type == "chunked_attention"))) {
       std::string text;
       llvm::raw_string_ostream(text) << item;
-      config.error("layer_types") << "expected 'full_attention' or "
-                                     "'sliding_attention', got "
+      config.error("layer_types") << (chunks ? "expected 'full_attention', "
+                                               "'sliding_attention' or 'chunked_attention', got "
+                                             : "expected 'full_attention' or "
+                                               "'sliding_attention', got ")
                                   << text;
       return failure();
     }

@@ -21,14 +21,16 @@ public:
   LayerTypeReader(const Fields &config, const Family &family)
       : config(config), family(family) {}
 
-  /// `full_attention` or `sliding_attention` for each of the model's
-  /// `numLayers` layers.
+  /// `full_attention`, `sliding_attention` or `chunked_attention` for each
+  /// of the model's `numLayers` layers (Llama 4 without `layer_types`:
+  /// chunked where the layer rotates).
   LogicalResult read(const ModelConfig &model, SmallVector<std::string> &types) const;
 
-  /// Whether each layer of `types` skips RoPE (NoPE): SmolLM3's
-  /// `no_rope_layers` (1: RoPE; absent: every `no_rope_layer_interval`-th
-  /// layer without), EXAONE 4's global layers when it has a window, Cohere
-  /// 2's layers other than its sliding-window ones; none elsewhere.
+  /// Whether each layer of `types` skips RoPE (NoPE): SmolLM3's and Llama
+  /// 4's `no_rope_layers` (1: RoPE; absent: every
+  /// `no_rope_layer_interval`-th layer without), EXAONE 4's global layers
+  /// when it has a window, Cohere 2's layers other than its sliding-window
+  /// ones; none elsewhere.
   LogicalResult readNoRope(const ModelConfig &model, ArrayRef<std::string> types,
                            SmallVector<bool> &withoutRope) const;
 
@@ -42,8 +44,12 @@ private:
   /// repeated its count of times). "local" layers see `window_size` keys
   /// (i - j < window_size, as pe's window).
   LogicalResult readGptNeoAttentionTypes(int64_t n, SmallVector<std::string> &types) const;
-  /// `layer_types`: n entries, each `full_attention` or `sliding_attention`.
+  /// `layer_types`: n entries, each `full_attention`, `sliding_attention`
+  /// or `chunked_attention`.
   LogicalResult readLayerTypeList(int64_t n, SmallVector<std::string> &types) const;
+  /// `no_rope_layers` (n entries, 1: RoPE, 0: none), else every
+  /// `no_rope_layer_interval`-th layer (4 by default) without RoPE.
+  LogicalResult readNoRopeLayers(int64_t n, SmallVector<bool> &withoutRope) const;
 
   const Fields &config;
   const Family &family;

@@ -272,6 +272,21 @@ private:
     kind.causal = !(family->encoder && !config.boolean("is_decoder").value_or(false));
     if (kind.layerType == "sliding_attention")
       kind.window = config.positive({LayerTypeReader::windowField(model.modelType)});
+    if (kind.layerType == "chunked_attention")
+      kind.chunk = config.positive({"attention_chunk_size"});
+    // Llama 4 tunes the queries of its NoPE layers by position (by default,
+    // as its config class).
+    if (model.modelType == "llama4_text" && kind.withoutRope &&
+        config.boolean("attn_temperature_tuning").value_or(true)) {
+      std::optional<int64_t> floorScale = config.positive({"floor_scale"});
+      std::optional<double> attnScale = config.number("attn_scale");
+      if (floorScale && attnScale)
+        kind.temperature = TemperatureAttr::getChecked(emitError, context, *floorScale,
+                                                       APFloat(*attnScale));
+      if (!kind.temperature && !config.hasFailed())
+        config.error("attn_scale", "a floor_scale >= 1 and a finite attn_scale are "
+                                   "required with attn_temperature_tuning");
+    }
     readScale(model, kind);
     // Gemma 2: c tanh(s / c) of the scaled scores (null or absent: none).
     if (config.has("attn_logit_softcapping"))

@@ -42,7 +42,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
       kind.chunk ? builder.getI64IntegerAttr(*kind.chunk) : IntegerAttr(),
       kind.rope, kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),
-      kind.softcap ? builder.getF64FloatAttr(*kind.softcap) : FloatAttr());
+      kind.softcap ? builder.getF64FloatAttr(*kind.softcap) : FloatAttr(),
+      kind.temperature);
   func::ReturnOp::create(builder, loc, attention.getResult());
 }
 
@@ -107,6 +108,12 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
   auto optional = [](auto value) -> json::Value {
     return value ? json::Value(*value) : json::Value(nullptr);
   };
+  auto temperature = [](TemperatureAttr t) -> json::Value {
+    if (!t)
+      return nullptr;
+    return json::Object{{"floor_scale", t.getFloorScale()},
+                        {"attn_scale", t.getAttnScale().convertToDouble()}};
+  };
   json::Array kinds;
   for (const AttentionKind &kind : config.kinds) {
     json::Value rope = nullptr;
@@ -122,10 +129,12 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                                  {"layer_type", kind.layerType},
                                  {"causal", kind.causal},
                                  {"window", optional(kind.window)},
+                                 {"chunk", optional(kind.chunk)},
                                  {"scale", optional(kind.scale)},
                                  {"rope", std::move(rope)},
                                  {"alibi", optional(kind.alibi)},
-                                 {"softcap", optional(kind.softcap)}});
+                                 {"softcap", optional(kind.softcap)},
+                                 {"temperature", temperature(kind.temperature)}});
   }
   json::Array layers;
   for (unsigned index : config.layerKinds)

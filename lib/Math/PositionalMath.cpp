@@ -69,6 +69,19 @@ static std::vector<double> baseFrequencies(double theta, const RopeConfig &confi
   return invFreq;
 }
 
+double queryTemperature(int64_t position, int64_t floorScale, double attnScale) {
+  // floor((p + 1) / F) without forming p + 1 (p may be INT64_MAX).
+  int64_t quotient = position / floorScale, remainder = position % floorScale;
+  if (remainder < 0) {
+    quotient -= 1;
+    remainder += floorScale;
+  }
+  if (remainder == floorScale - 1)
+    quotient += 1;
+  // A position below -1 (none in a cache) is tuned as position 0.
+  return 1.0 + attnScale * std::log1p(double(std::max<int64_t>(quotient, 0)));
+}
+
 std::vector<int64_t> pairStreams(const RopeConfig &config) {
   const int64_t half = config.rotaryDim / 2;
   const std::vector<int64_t> &sections = config.sections;

@@ -47,6 +47,9 @@ class AttentionKind:
     rope: Optional[dict]  # theta, rotary_dim, style, scaling (pe.reference form), attr
     alibi: Optional[float]  # max_bias
     softcap: Optional[float] = None  # logit soft-capping c (Gemma 2)
+    chunk: Optional[int] = None  # chunked attention (Llama 4's attention_chunk_size)
+    # Query temperature tuning (floor_scale, attn_scale): Llama 4's NoPE layers.
+    temperature: Optional[Tuple[int, float]] = None
 
     @property
     def rope_attr(self) -> Optional[str]:
@@ -65,7 +68,8 @@ class AttentionKind:
         return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
                                    scale=self.scale, causal=self.causal, window=self.window,
                                    rope=self.rope_parameters, alibi=self.alibi,
-                                   softcap=self.softcap)
+                                   softcap=self.softcap, chunk=self.chunk,
+                                   temperature=self.temperature)
 
 
 @dataclass(frozen=True)
@@ -170,12 +174,17 @@ def _load_source(config) -> dict:
                     f"{type(config).__name__}")
 
 
+def _temperature(value) -> Optional[Tuple[int, float]]:
+    return None if value is None else (int(value["floor_scale"]), float(value["attn_scale"]))
+
+
 def read(config) -> ModelConfig:
     """Reads a config (dict, path to config.json or its folder, PretrainedConfig)."""
     source = _load_source(config)
     doc = json.loads(_pe_compile(source, "--emit=config"))
     kinds = tuple(AttentionKind(k["function"], k["layer_type"], k["causal"], k["window"],
-                                k["scale"], k["rope"], k["alibi"], k.get("softcap"))
+                                k["scale"], k["rope"], k["alibi"], k.get("softcap"),
+                                k.get("chunk"), _temperature(k.get("temperature")))
                   for k in doc["kinds"])
     return ModelConfig(source, doc["model_type"], doc["position_encoding"],
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],

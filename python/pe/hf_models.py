@@ -80,6 +80,8 @@ _NOT_FIELDS = ("_name_or_path", "output_attentions", "transformers_version")
 _LATENT = dict(kv_lora_rank=32, q_lora_rank=32, qk_rope_head_dim=8, qk_nope_head_dim=8,
                v_head_dim=8, qk_head_dim=16, head_dim=8, num_key_value_heads=4)
 _WINDOW = 8
+# Llama 4's query temperature steps every 4 positions (not every 8192) in the tiny models.
+_FLOOR_SCALE = 4
 _LAYER_KIND_FIELDS = ("layer_types", "layers_block_type", "block_types")
 
 
@@ -100,14 +102,22 @@ def _tiny_fields(defaults: dict, aliases: dict) -> dict:
         fields.update(present(_LATENT))
     if defaults.get("rotary_dim"):
         fields["rotary_dim"] = 8
-    for name in ("sliding_window", "attention_window_size"):
+    for name in ("sliding_window", "attention_window_size", "attention_chunk_size"):
         if defaults.get(name):
             fields[name] = _WINDOW
+    if defaults.get("floor_scale"):
+        fields["floor_scale"] = _FLOOR_SCALE
     for name in _LAYER_KIND_FIELDS:
         if isinstance(defaults.get(name), list) and defaults[name]:
             fields[name] = _kinds(defaults[name])
             fields["num_hidden_layers"] = len(fields[name])
     layers = defaults.get(aliases.get("num_hidden_layers", "num_hidden_layers"))
+    chosen, given = fields.get("layer_types"), defaults.get("layer_types")
+    if chosen and isinstance(defaults.get("no_rope_layers"), list) and \
+            len(defaults["no_rope_layers"]) == len(given or []):
+        # Each chosen layer rotates as the first default layer of its type (Llama 4:
+        # its chunked layers rotate, its full-attention layers do not).
+        fields["no_rope_layers"] = [defaults["no_rope_layers"][given.index(t)] for t in chosen]
     for name, value in defaults.items():
         if isinstance(value, list) and name not in fields and layers and len(value) == layers > 2:
             fields[name] = value[:2]  # one entry per layer
@@ -297,10 +307,12 @@ _PROBE = "pe-probe"
 
 def _probe(model, ids) -> Dict[int, tuple]:
     """(scaling, window, key/value heads, head_dim, causal, value head dim,
-    the channels before the rotated block) of each layer's attention call, as
-    the model makes it with eager attention: the window is the number of keys
-    the last query sees in the mask transformers builds for that layer (None:
-    all of them); causal when the first query sees one key; the rotated block
+    the channels before the rotated block, rotated, chunk) of each layer's
+    attention call, as the model makes it with eager attention: the chunk is
+    the first query after the first that sees one key again (causal chunked
+    attention); else the window is the number of keys the last query sees in
+    the mask transformers builds for that layer (None: all of them); causal
+    when the first query sees one key; the rotated block
     starts at the module's `qk_nope_head_dim` (latent attention), else 0;
     and whether the layer rotated q and k (a call of its modeling file's
     RoPE function since the previous attention call; None where the file
@@ -327,10 +339,15 @@ def _probe(model, ids) -> Dict[int, tuple]:
         visible = int(mask[0, 0, -1].sum()) if mask is not None else keys
         window = visible if visible < keys else None
         causal = mask is not None and int(mask[0, 0, 0].sum()) == 1  # the first query sees one key
+        chunk = None
+        if causal:
+            counts = mask[0, 0].sum(-1).tolist()
+            chunk = next((i for i in range(1, len(counts)) if counts[i] == 1), None)
+            window = None if chunk else window
         calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3],
                                             causal, value.shape[3],
                                             getattr(module, "qk_nope_head_dim", 0),
-                                            rotated[0] if rope_names else None))
+                                            rotated[0] if rope_names else None, chunk))
         rotated[0] = False
         return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
                                       **kwargs)
@@ -421,8 +438,8 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
     found = table if len(calls) == read.num_hidden_layers else table + [
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
-    for i, (scaling, window, heads, head_dim, causal, value_dim, offset, rotated) in sorted(
-            calls.items()):
+    for i, (scaling, window, heads, head_dim, causal, value_dim, offset, rotated,
+            chunk) in sorted(calls.items()):
         if (read.position_encoding == "rope" and rotated is not None
                 and rotated != (read.kind(i).rope is not None)):
             found.append(f"layer {i}: RoPE {'read' if read.kind(i).rope else 'not read'} "
@@ -437,6 +454,8 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
             found.append(f"layer {i}: scale {scale} against {scaling}")
         if kind.window != window:
             found.append(f"layer {i}: window {kind.window} against {window}")
+        if kind.chunk != chunk:
+            found.append(f"layer {i}: chunk {kind.chunk} against {chunk}")
         if (heads, head_dim) != (read.num_key_value_heads, read.head_dim):
             found.append(f"layer {i}: {read.num_key_value_heads} key/value heads of "
                          f"{read.head_dim} against {heads} of {head_dim}")

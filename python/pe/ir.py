@@ -12,7 +12,7 @@ and the generated IR::
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -127,7 +127,8 @@ def tensor_type(shape: Sequence[int], elem: str) -> str:
 def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
                     window: Optional[int] = None, chunk: Optional[int] = None,
                     rope: Optional[str] = None,
-                    alibi: Optional[float] = None, softcap: Optional[float] = None) -> str:
+                    alibi: Optional[float] = None, softcap: Optional[float] = None,
+                    temperature: Optional[Tuple[int, float]] = None) -> str:
     """The optional attributes of `pe.attention`, in the op's syntax and order (each with a
     leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``."""
     text = ""
@@ -145,6 +146,10 @@ def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
         text += f" alibi({format_f64(alibi)})"
     if softcap is not None:
         text += f" softcap({format_f64(softcap)})"
+    if temperature is not None:
+        floor_scale, attn_scale = temperature
+        text += (f" temperature(#pe.temperature<floor_scale = {int(floor_scale)}, "
+                 f"attn_scale = {format_f64(attn_scale)}>)")
     return text
 
 

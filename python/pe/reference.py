@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import decimal
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -824,6 +824,16 @@ def alibi_bias(slopes, q_pos, k_pos, mode: str = "causal") -> np.ndarray:
 # Attention
 # ---------------------------------------------------------------------------
 
+def query_temperature(positions, floor_scale: int, attn_scale: float) -> np.ndarray:
+    """Llama 4's query temperature: 1 + attn_scale ln(1 + max(0, floor((p + 1) /
+    floor_scale))), the floor exact for any int64 position (the max only acts below -1)."""
+    if int(floor_scale) != floor_scale or floor_scale < 1:
+        raise ValueError(f"floor_scale must be an integer >= 1, got {floor_scale}")
+    p = np.asarray(positions).astype(object)
+    quotient = np.maximum(np.asarray((p + 1) // int(floor_scale), dtype=np.float64), 0.0)
+    return 1.0 + float(attn_scale) * np.log1p(quotient)
+
+
 def _positions_2d(pos, batch: int, length: int, name: str) -> np.ndarray:
     p = np.asarray(pos).astype(np.int64)
     if p.ndim == 1:
@@ -837,11 +847,14 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
               causal: bool = False, window: Optional[int] = None,
               rope: Optional[Mapping] = None, alibi: Optional[float] = None,
               softcap: Optional[float] = None, sinks=None, q_rope_positions=None,
-              k_rope_positions=None, chunk: Optional[int] = None) -> np.ndarray:
+              k_rope_positions=None, chunk: Optional[int] = None,
+              temperature: Optional[Tuple[int, float]] = None) -> np.ndarray:
     """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
     softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
     identity without. ``sinks`` ([Hq]): attention sinks, one logit per query head in the
     softmax's denominator only (a key of value 0 that every query sees: gpt-oss).
+    ``temperature`` = (floor_scale, attn_scale) multiplies the scores of the query at
+    position p by `query_temperature` (Llama 4's NoPE layers).
     A multi-stream ``rope`` (``sections``) rotates Q and K by ``q_rope_positions`` and
     ``k_rope_positions`` (``[A, S]`` or ``[B, A, S]``); the positions place the masks.
 
@@ -885,6 +898,8 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     # Query head h = kvh * group + g: the group's heads share K and V (no repeated copies).
     qg = q.reshape(B, Hkv, group, Sq, D)
     scores = scale * np.matmul(qg, k[:, :, None].swapaxes(-1, -2)).reshape(B, Hq, Sq, Skv)
+    if temperature is not None:
+        scores = scores * query_temperature(qp, *temperature)[:, None, :, None]
     if softcap is not None:
         scores = softcap * np.tanh(scores / softcap)
     qq, kk = qp[:, :, None], kp[:, None, :]

@@ -50,10 +50,12 @@ _LOCK = threading.Lock()
 
 def _spec(causal: bool, window: Optional[int], scale: Optional[float],
           rope: Union[None, str, Mapping], alibi: Optional[float],
-          softcap: Optional[float] = None) -> str:
+          softcap: Optional[float] = None, chunk: Optional[int] = None,
+          temperature: Optional[Tuple[int, float]] = None) -> str:
     """The attention options as one string, the operator's `spec` argument:
-    `causal=1 window=W scale=S alibi=A softcap=C rope=#pe.rope<...>` (`-` for none).
-    Plain formatting, so that torch.compile traces it."""
+    `causal=1 window=W scale=S alibi=A softcap=C chunk=N temperature=F,A
+    rope=#pe.rope<...>` (`-` for none). Plain formatting, so that torch.compile
+    traces it."""
     if isinstance(rope, Mapping):
         rope = ir.rope_attr(**rope)
     if window is not None and (int(window) != window or window < 1):
@@ -62,17 +64,25 @@ def _spec(causal: bool, window: Optional[int], scale: Optional[float],
     s = "-" if scale is None else repr(float(scale))
     a = "-" if alibi is None else repr(float(alibi))
     c = "-" if softcap is None else repr(float(softcap))
+    if chunk is not None and (int(chunk) != chunk or chunk < 1):
+        raise ValueError(f"chunk must be an integer >= 1, got {chunk}")
+    n = "-" if chunk is None else str(int(chunk))
+    t = "-" if temperature is None else f"{int(temperature[0])},{float(temperature[1])!r}"
     return (f"causal={int(bool(causal))} window={w} scale={s} alibi={a} softcap={c} "
-            f"rope={rope or '-'}")
+            f"chunk={n} temperature={t} rope={rope or '-'}")
 
 
 def _parse_spec(spec: str) -> dict:
     head, _, rope = spec.partition(" rope=")
     fields = dict(item.split("=", 1) for item in head.split())
     value = lambda text, kind: None if text == "-" else kind(text)  # noqa: E731
+    temperature = fields.get("temperature", "-")
     return {"causal": fields["causal"] == "1", "window": value(fields["window"], int),
             "scale": value(fields["scale"], float), "alibi": value(fields["alibi"], float),
-            "softcap": value(fields["softcap"], float), "rope": value(rope, str)}
+            "softcap": value(fields["softcap"], float), "rope": value(rope, str),
+            "chunk": value(fields.get("chunk", "-"), int),
+            "temperature": None if temperature == "-" else
+            (int(temperature.split(",")[0]), float(temperature.split(",")[1]))}
 
 
 def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
@@ -89,7 +99,8 @@ def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim:
         mask="tensor<?x1x?x?xf32>" if masked else None,
         sinks=f"tensor<{heads}xf32>" if sinks else None, scale=options["scale"],
         causal=options["causal"], window=options["window"], rope=options["rope"],
-        alibi=options["alibi"], softcap=options["softcap"])
+        alibi=options["alibi"], softcap=options["softcap"], chunk=options["chunk"],
+        temperature=options["temperature"])
 
 
 # Calls with fewer multiply-adds than this run on one thread. Waking libomp's
@@ -252,7 +263,8 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               causal: bool = False, window: Optional[int] = None,
               scale: Optional[float] = None, rope: Union[None, str, Mapping] = None,
               alibi: Optional[float] = None, softcap: Optional[float] = None,
-              sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
+              sinks: Optional[torch.Tensor] = None, chunk: Optional[int] = None,
+              temperature: Optional[Tuple[int, float]] = None) -> torch.Tensor:
     """`pe.attention` on torch tensors (semantics: docs/dialect.md).
 
     Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
@@ -261,13 +273,14 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     k are given un-rotated); `alibi` is max_bias; `softcap` caps the scaled
     scores at c tanh(s / c) (Gemma 2); `sinks` [Hq] are attention sinks (one
     logit per query head in the softmax's denominator, gpt-oss; any float
-    dtype, used as float32).
+    dtype, used as float32); `chunk` is chunked attention (Llama 4) and
+    `temperature` (floor_scale, attn_scale) Llama 4's query temperature.
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
     qp = _default_positions(q_positions, B, Sq, Skv - Sq, "q_positions")
     kp = _default_positions(k_positions, B, Skv, 0, "k_positions")
-    spec = _spec(causal, window, scale, rope, alibi, softcap)
+    spec = _spec(causal, window, scale, rope, alibi, softcap, chunk, temperature)
     if sinks is not None:
         sinks = sinks.detach().to(torch.float32)
     if _plain_call((query, key, value, mask, sinks)):
@@ -409,6 +422,7 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
     attrs = (f" scale({ir.format_f64(o['scale'])})" if o["scale"] is not None else "") + \
         (" causal" if o["causal"] else "") + \
         (f" window({o['window']})" if o["window"] is not None else "") + \
+        (f" chunk({o['chunk']})" if o["chunk"] is not None else "") + \
         (f" rope({o['rope']})" if o["rope"] else "") + \
         (f" alibi({ir.format_f64(o['alibi'])})" if o["alibi"] is not None else "") + \
         (f" softcap({ir.format_f64(o['softcap'])})" if o["softcap"] is not None else "")
@@ -469,7 +483,8 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
                     cu_seqlens: torch.Tensor, *, layout: str = "nhd", causal: bool = False,
                     window: Optional[int] = None, scale: Optional[float] = None,
                     rope: Union[None, str, Mapping] = None, alibi: Optional[float] = None,
-                    softcap: Optional[float] = None) -> torch.Tensor:
+                    softcap: Optional[float] = None,
+                    chunk: Optional[int] = None) -> torch.Tensor:
     """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
     [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
     `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
@@ -477,7 +492,7 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
     [T, Hq, Dv]."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
-    spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap)
+    spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk)
     args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens)
     if _plain_call((query, key_cache, value_cache)):
         return _paged_attention_impl(*args, spec)

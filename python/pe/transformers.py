@@ -38,6 +38,7 @@ from typing import Dict, Optional
 import torch
 
 from . import config as pe_config
+from . import reference
 from . import torch as pe_torch
 
 __all__ = ["register", "attention_forward", "paged_attention_forward", "fuse_rope", "NAME"]
@@ -362,6 +363,10 @@ class _Layout:
             raise ValueError(f"fuse_rope: {type(module).__name__} has no output projection "
                              "pe knows (o_proj, dense)")
         self.norms = self._norms(module)
+        # Llama 4's weightless L2 norm of q and k after their rotation: a rotation keeps
+        # the norm of a vector, so it is the same on the un-rotated q and k (for a
+        # rotation of magnitude 1, which fuse_rope checks).
+        self.rotation_invariant_norm = getattr(module, "qk_norm", None)
         self.sub_norm = getattr(module, "attn_sub_norm", None)  # BitNet, before the output
         self.clip = getattr(getattr(module, "config", None), "clip_qkv", None)  # OLMo
         unknown = [n for n, child in module.named_children()
@@ -419,7 +424,10 @@ class _Layout:
         q, k, v = (x.view(*shape, -1, self.head_dim) for x in (q, k, v))
         q, k = self._norm("heads-bshd", q, k)
         q, k, v = (x.transpose(1, 2) for x in (q, k, v))
-        return self._norm("heads", q, k) + (v,)
+        q, k = self._norm("heads", q, k)
+        if self.rotation_invariant_norm is not None:
+            q, k = self.rotation_invariant_norm(q), self.rotation_invariant_norm(k)
+        return q, k, v
 
     def _norm(self, where: str, q, k):
         if self.norms is not None and self.norms[2] == where:
@@ -443,7 +451,16 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
     cache = past_key_values if past_key_values is not None else layer_past
     shape = hidden_states.shape[:-1]
     q, k, v = self._pe_layout.project(self, hidden_states)
+    if kwargs.get("position_ids") is None:
+        # Llama 4's decoder layers keep position_ids from their attention: the
+        # layer's call had them (_remember_positions).
+        kwargs["position_ids"] = getattr(self, "_pe_position_ids", None)
     positions = _query_positions(kwargs, *shape)
+    if self._pe_kind.temperature is not None:
+        # Llama 4 tunes its queries by their place in the cache (its layers with the
+        # tuning rotate nothing, so these positions serve the masks as well).
+        past = cache.get_seq_length(self.layer_idx) if cache is not None else 0
+        positions = (past + torch.arange(shape[-1])).expand(*shape).contiguous()
     if cache is not None:
         k, v = cache.update(k, v, self.layer_idx)
     out = _attend(self, q, k, v, positions, cache, attention_mask, kwargs)
@@ -464,10 +481,12 @@ def _attend(self, q, k, v, positions, cache, attention_mask, kwargs) -> torch.Te
     layer's RoPE, window, scale and soft-cap: [B, Hq, S, Dv]."""
     k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
+    chunk = self._pe_kind.chunk if mask is None else None  # else the mask holds it
     return pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
                               k_positions, mask=mask, causal=causal, window=window,
                               scale=self.scaling, rope=self._pe_kind.rope_attr,
-                              softcap=self._pe_kind.softcap)
+                              softcap=self._pe_kind.softcap, chunk=chunk,
+                              temperature=self._pe_kind.temperature)
 
 
 class _LatentLayout:
@@ -548,6 +567,14 @@ def _self_attentions(model, read) -> list:
     return found
 
 
+def _remember_positions(attention):
+    """A forward pre-hook of the layer around `attention` that keeps the
+    position_ids of the layer's call on the attention module."""
+    def hook(layer, args, kwargs):
+        attention._pe_position_ids = kwargs.get("position_ids")
+    return hook
+
+
 def fuse_rope(model, name: str = NAME):
     """Switches every self-attention layer of `model` to pe attention with
     RoPE fused (and registers `name`, used for the masks). Returns model.
@@ -560,7 +587,18 @@ def fuse_rope(model, name: str = NAME):
     kinds = [read.kind(module.layer_idx) for module, _ in modules]
     register(name)
     for (module, layout), kind in zip(modules, kinds):
+        if getattr(layout, "rotation_invariant_norm", None) is not None and kind.rope and \
+                reference.rope_attention_factor(kind.rope.get("scaling"),
+                                                kind.rope.get("magnitude", 1.0)) != 1.0:
+            raise ValueError(f"fuse_rope: layer {module.layer_idx} normalizes q and k after a "
+                             "rotation of magnitude != 1, which the norm does not commute with")
+    parents = {id(child): parent for parent in model.modules() for child in parent.children()}
+    for (module, layout), kind in zip(modules, kinds):
         module._pe_kind, module._pe_layout = kind, layout
+        parent = parents.get(id(module))
+        if parent is not None and not hasattr(module, "_pe_positions_hook"):
+            module._pe_positions_hook = parent.register_forward_pre_hook(
+                _remember_positions(module), with_kwargs=True)
         forward = _fused_latent_forward if isinstance(layout, _LatentLayout) else _fused_forward
         module.forward = types.MethodType(forward, module)
     model.config._attn_implementation = name

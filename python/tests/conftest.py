@@ -36,7 +36,7 @@ LAYERS = {
     "test_sinusoidal.py": "cpu",
     "test_rope_details.py": "cpu",
     "test_multi_stream_rope.py": "cpu",
-    "test_chunked_attention.py": "cpu",
+    "test_chunk_and_temperature.py": "cpu",
     "test_tile_attention.py": "cpu",
     "test_fusion.py": "cpu",
     "test_nonfinite.py": "cpu",

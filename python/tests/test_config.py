@@ -273,6 +273,32 @@ def test_layers_without_rope():
     assert cohere2.kind(0).rope_parameters["style"] == "interleaved"
 
 
+def test_llama4_chunked_and_nope_layers():
+    """Llama 4: chunked attention (attention_chunk_size) in the layers that rotate, full
+    attention with query temperature tuning in its NoPE layers (every fourth, or
+    no_rope_layers), complex-number (interleaved) pairs; layer_types where given."""
+    llama4 = pe_config.read(_small(model_type="llama4_text", num_hidden_layers=8,
+                                   attention_chunk_size=16, floor_scale=32, attn_scale=0.25))
+    assert llama4.layers == ("attention_chunked",) * 3 + ("attention_full",) \
+        + ("attention_chunked",) * 3 + ("attention_full",)
+    chunked, full = llama4.kind(0), llama4.kind(3)
+    assert chunked.chunk == 16 and chunked.temperature is None and chunked.window is None
+    assert chunked.rope_parameters == {"theta": 5e5, "rotary_dim": 16, "style": "interleaved"}
+    assert full.rope is None and full.chunk is None and full.temperature == (32, 0.25)
+    # The class defaults: chunks of 8192, tuning on with floor 8192 and scale 0.1.
+    default = pe_config.read(_small(model_type="llama4_text"))
+    assert default.kind(0).chunk == 8192 and default.kind(3).temperature == (8192, 0.1)
+    untuned = pe_config.read(_small(model_type="llama4_text", attn_temperature_tuning=False,
+                                    no_rope_layers=[1, 0, 0, 1]))
+    assert untuned.layers == ("attention_chunked", "attention_full", "attention_full",
+                              "attention_chunked")
+    assert untuned.kind(1).temperature is None
+    typed = pe_config.read(_small(model_type="llama4_text", no_rope_layers=[1, 1, 1, 0],
+                                  layer_types=["chunked_attention", "full_attention"] * 2))
+    assert typed.layers == ("attention_chunked", "attention_full", "attention_chunked",
+                            "attention_full_nope")
+
+
 def test_class_defaults():
     """A field left out means the transformers config class's default; an
     explicit null stays null."""
@@ -338,6 +364,15 @@ BAD = [
     (_small(**GEMMA2, layer_types=["full_attention", "chunked_attention"] * 2),
      "config field 'layer_types': expected 'full_attention' or 'sliding_attention', got "
      "\"chunked_attention\""),
+    (_small(model_type="llama4_text", layer_types=["global"] * 4),
+     "config field 'layer_types': expected 'full_attention', 'sliding_attention' or "
+     "'chunked_attention', got \"global\""),
+    (_small(model_type="llama4_text", attention_chunk_size=0),
+     "config field 'attention_chunk_size': expected an integer in [1, 1099511627776], got 0"),
+    (_small(model_type="llama4_text", floor_scale=0),
+     "config field 'floor_scale': expected an integer in [1, 1099511627776], got 0"),
+    (_small(model_type="llama4_text", attn_scale=1e7),
+     "'#pe.temperature' expects a finite attn_scale of at most 1e6 in magnitude"),
     (_small(**GEMMA2, layer_types=["sliding_attention"] * 4),
      "config field 'sliding_window': required by the sliding-window layers"),
     (_small(model_type="gemma2", attn_logit_softcapping=0.0, sliding_window=4),

@@ -54,6 +54,8 @@ struct AttentionKind {
   std::optional<double> alibi;
   /// Logit soft-capping (`attn_logit_softcapping`).
   std::optional<double> softcap;
+  /// Query temperature tuning (Llama 4's NoPE layers), or null.
+  TemperatureAttr temperature;
 };
 
 /// What pe reads from a config.

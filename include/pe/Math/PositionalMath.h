@@ -146,6 +146,12 @@ std::pair<double, double> rotationTableEntry(int64_t position, double invFreq,
 /// 1 / sqrt(D).
 double defaultAttentionScale(int64_t headDim);
 
+/// Llama 4's query temperature at position p:
+/// 1 + attnScale ln(1 + max(0, floor((p + 1) / floorScale))), floorScale >= 1
+/// (the max only matters below position -1, where the logarithm would be
+/// undefined).
+double queryTemperature(int64_t position, int64_t floorScale, double attnScale);
+
 /// ALiBi slopes for `numHeads` heads (ggml's generalisation with `maxBias`; 8
 /// is the paper): with n = 2^floor(log2 H), slope_h = 2^(-maxBias (h+1) / n)
 /// for h < n, else 2^(-maxBias/2 (2(h-n)+1) / n).

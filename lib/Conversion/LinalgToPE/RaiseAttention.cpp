@@ -802,7 +802,7 @@ struct RaiseAttention : RewritePattern {
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
         /*chunk=*/IntegerAttr(),
-        /*rope=*/nullptr, alibi, /*softcap=*/FloatAttr());
+        /*rope=*/nullptr, alibi, /*softcap=*/FloatAttr(), /*temperature=*/TemperatureAttr());
     if (notes)
       notes->notRaised.remove_if([&](auto &entry) { return entry.first == op; });
     rewriter.replaceOp(op, applyOutputPlan(rewriter, loc, *plan, attention.getResult(), outType));

@@ -581,8 +581,11 @@ private:
         b, scores.getType(), inputs, scores, maps, SmallVector<IteratorType>(5, par),
         [&](ImplicitLocOpBuilder &n, ValueRange args) -> SmallVector<Value> {
           Value q = extendToI64(n, args[0]), k = extendToI64(n, args[1]);
-          Value s = arith::MulFOp::create(n, args.back(),
-                                          floatConstantLike(n, args.back(), scale));
+          Value factor = floatConstantLike(n, args.back(), scale);
+          if (TemperatureAttr temperature = op.getTemperatureAttr())
+            factor = arith::MulFOp::create(n, factor,
+                                           buildQueryTemperature(n, temperature, q));
+          Value s = arith::MulFOp::create(n, args.back(), factor);
           if (std::optional<APFloat> softcap = op.getSoftcap())
             s = buildSoftcapScore(n, s, softcap->convertToDouble());
           unsigned next = 2;

@@ -2035,3 +2035,11 @@ func.func @attention_chunk(%q: tensor<1x2x4x16xf32>) {
   %o = pe.attention %q, %q, %q causal chunk(0) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
   return
 }
+
+// -----
+
+func.func @temperature_floor(%q: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{'#pe.temperature' expects floor_scale >= 1, but got 0}}
+  %o = pe.attention %q, %q, %q temperature(#pe.temperature<floor_scale = 0, attn_scale = 0.1>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
+  return
+}

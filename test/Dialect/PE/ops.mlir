@@ -228,3 +228,11 @@ func.func @chunked(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %pq: tens
   %p = pe.paged_attention %pq, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) causal window(128) chunk(64) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
   return %o, %p : tensor<1x8x?x64xf32>, tensor<?x8x64xf32>
 }
+
+// Query temperature tuning (Llama 4's NoPE layers).
+// CHECK-LABEL: func.func @temperature
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal temperature(#pe.temperature<floor_scale = 8192, attn_scale = 0.1>) :
+func.func @temperature(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>) -> tensor<1x8x?x64xf32> {
+  %o = pe.attention %q, %k, %k causal temperature(#pe.temperature<floor_scale = 8192, attn_scale = 0.1>) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}

@@ -137,6 +137,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
     p.alibiMaxBias = alibi->convertToDouble();
   if (std::optional<APFloat> softcap = op.getSoftcap())
     p.softcap = softcap->convertToDouble();
+  p.temperature = op.getTemperatureAttr();
   p.hasMask = bool(op.getMask());
   p.threads = options.threads;
   if (RopeAttr rope = op.getRopeAttr()) {

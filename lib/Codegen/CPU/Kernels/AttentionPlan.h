@@ -73,6 +73,8 @@ struct AttentionPlan {
   std::optional<double> alibiMaxBias;
   /// Logit soft-capping: scores c tanh(s / c) before the fixes.
   std::optional<double> softcap;
+  /// Query temperature tuning by position (Llama 4), or null.
+  TemperatureAttr temperature;
   bool hasMask = false;
   int64_t threads = 1;
 

@@ -125,7 +125,7 @@ std::pair<Value, Value> AttentionTask::packQueries() {
           }
           if (vectorQueries())
             return;
-          Value scale = g.f32Constant(p.scale);
+          Value scale = rowScale(position);
           auto channel = [&](Value d) { return g.toF32(g.load(buf.q, {bi, h, qi, d})); };
           if (p.rotaryDim) {
             g.loop(0, g.index(p.rotaryHalf()), 1, [&](Value pair) {
@@ -221,6 +221,13 @@ SmallVector<Value> AttentionTask::queryIndex(Value d, Value r) {
   llvm_unreachable("unknown query layout");
 }
 
+Value AttentionTask::rowScale(Value position) {
+  Value scale = g.f32Constant(p.scale);
+  if (!p.temperature)
+    return scale;
+  return g.fmul(scale, buildQueryTemperature(g.b, p.temperature, position));
+}
+
 bool AttentionTask::vectorQueries() const {
   return p.headDim % g.lanes == 0 && p.rotaryHalf() % g.lanes == 0 &&
          p.rotation().passThroughAligned(p.headDim, g.lanes);
@@ -228,10 +235,10 @@ bool AttentionTask::vectorQueries() const {
 
 void AttentionTask::rotateQueryRows(Value r0, Value rowCount) {
   Value count = g.min(g.index(g.lanes), g.sub(rowCount, r0));
-  Value scale = g.f32Splat(p.scale);
   g.loop(0, count, 1, [&](Value t) {
     Value r = g.add(r0, t);
     Value qi = g.add(q0, arith::DivUIOp::create(g.b, r, g.index(p.group)));
+    Value scale = g.splat(rowScale(buildPositionAt(g.b, buf.qPos, bi, qi)));
     Value h = g.add(g.mul(kvh, g.index(p.group)),
                     arith::RemUIOp::create(g.b, r, g.index(p.group)));
     auto rowAt = [&](Value d) { return SmallVector<Value>{bi, h, qi, d}; };

@@ -163,6 +163,9 @@ protected:
   /// Whether whole rows of Q are rotated as vectors (`lanes` channels at a
   /// time).
   bool vectorQueries() const;
+  /// The f32 factor of a query row at i64 `position`: the softmax scale,
+  /// times the row's temperature where the op tunes it.
+  Value rowScale(Value position);
   /// Rows [r0, r0 + lanes) of scale * rope(q) (zero past `rowCount` rows)
   /// into the lanes x D f32 tile `queryRows`.
   void rotateQueryRows(Value r0, Value rowCount);

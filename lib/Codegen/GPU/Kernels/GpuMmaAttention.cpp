@@ -129,7 +129,9 @@ constexpr int64_t kCoreRowBytes = 16;
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
 /// gq + 8), whether it exists, and its query, head and positions.
 struct LaneRow {
-  Value valid, i, h, qp, slope;
+  /// `scale`: the f32 factor of the row's scores (the softmax scale, times
+  /// the row's temperature where the op tunes it).
+  Value valid, i, h, qp, slope, scale;
 };
 
 /// What the kernel's parts share: the op, its sizes, the block's and the
@@ -265,6 +267,10 @@ protected:
     row.qp = buildPositionAt(b, op.getQPositions(), bi, row.i);
     if (op.getSlopes())
       row.slope = memref::LoadOp::create(b, op.getSlopes(), ValueRange{row.h});
+    row.scale = f32(op.getScale().convertToDouble());
+    if (pe::TemperatureAttr temperature = op.getTemperatureAttr())
+      row.scale = arith::MulFOp::create(b, row.scale,
+                                        buildQueryTemperature(b, temperature, row.qp));
     return row;
   }
 
@@ -744,7 +750,7 @@ protected:
                        : nullptr;
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
-          Value s = arith::MulFOp::create(b, acc[2 * k + e], f32(op.getScale().convertToDouble()));
+          Value s = arith::MulFOp::create(b, acc[2 * k + e], row.scale);
           if (std::optional<APFloat> softcap = op.getSoftcap())
             s = buildSoftcapScore(b, s, softcap->convertToDouble());
           if (row.slope)

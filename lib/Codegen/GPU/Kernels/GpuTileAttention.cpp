@@ -94,6 +94,7 @@ struct GpuAttentionShape {
   bool alibi = false;
   RopeAttr rope;
   std::optional<double> softcap;
+  TemperatureAttr temperature;
 
   int64_t group() const { return heads.queryHeads / heads.kvHeads; }
 };
@@ -121,6 +122,7 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   s.rope = op.getRopeAttr();
   if (std::optional<APFloat> softcap = op.getSoftcap())
     s.softcap = softcap->convertToDouble();
+  s.temperature = op.getTemperatureAttr();
   return s;
 }
 
@@ -154,13 +156,18 @@ public:
     Value qp = needsPositions() ? buildPositionAt(b, buf.qPos, bi, i) : nullptr;
     Value slope = s.alibi ? memref::LoadOp::create(b, buf.slopes, ValueRange{h}).getResult()
                           : nullptr;
+    // The row's factor: the scale, times its temperature where tuned.
+    Value rowScale = f32(s.scale);
+    if (s.temperature)
+      rowScale = arith::MulFOp::create(b, rowScale,
+                                       buildQueryTemperature(b, s.temperature, qp));
     auto keyLoop = [&](Value first, Value last, ValueRange state) {
       Value step = index(1);
       auto loop = scf::ForOp::create(b, first, last, step, state);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value j = loop.getInductionVar();
-      Value score = keyScore(query, j, qp, slope);
+      Value score = keyScore(query, j, qp, slope, rowScale);
       Value value = loadValueChunk(buf.v, {bi, kvh, j, e0}, s.element);
       scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), score, /*weight=*/nullptr,
                                           value));
@@ -275,7 +282,7 @@ private:
   }
 
   bool needsPositions() const {
-    return s.alibi || s.positionMask.any();
+    return s.alibi || s.positionMask.any() || s.temperature;
   }
 
   /// A row of q or k: the buffer, every index but the channel, its tables
@@ -350,13 +357,13 @@ private:
     return vector::ReductionOp::create(b, vector::CombiningKind::ADD, partial);
   }
 
-  /// The score of key j for the thread's query: scale (q' . rope(k)),
+  /// The score of key j for the thread's query: rowScale (q' . rope(k)),
   /// soft-capped, then ALiBi, the mask operand, and -inf where the position
   /// masks hide the key.
-  Value keyScore(const Row &query, Value j, Value qp, Value slope) {
+  Value keyScore(const Row &query, Value j, Value qp, Value slope, Value rowScale) {
     Row key{buf.k, {bi, kvh, j}, buf.kCos, buf.kSin, j};
     Value dot = dotRotated(query, key);
-    Value score = arith::MulFOp::create(b, dot, f32(s.scale));
+    Value score = arith::MulFOp::create(b, dot, rowScale);
     if (s.softcap)
       score = buildSoftcapScore(b, score, *s.softcap);
     Value kp = needsPositions() ? buildPositionAt(b, buf.kPos, bi, j) : nullptr;
@@ -501,7 +508,7 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
                               op.getWindowAttr(), op.getChunkAttr(), op.getRopeAttr(),
-                              op.getSoftcapAttr());
+                              op.getSoftcapAttr(), op.getTemperatureAttr());
   };
   std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
   if (!shape->decode) {

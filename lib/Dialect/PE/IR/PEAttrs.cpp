@@ -598,6 +598,18 @@ formula::RopeConfig RopeAttr::getConfig() const {
                     getSectionMode());
 }
 
+LogicalResult TemperatureAttr::verify(EmitErrorFn emitError, int64_t floorScale,
+                                      APFloat attnScale) {
+  if (floorScale < 1)
+    return emitError() << "'#pe.temperature' expects floor_scale >= 1, but got " << floorScale;
+  double a = attnScale.convertToDouble();
+  if (!std::isfinite(a) || std::abs(a) > 1e6)
+    return emitError() << "'#pe.temperature' expects a finite attn_scale of at most 1e6 "
+                          "in magnitude, but got "
+                       << a;
+  return success();
+}
+
 RankedTensorType RopeAttr::getTokenShape(RankedTensorType positions) const {
   if (!isMultiStream() || positions.getRank() < 2)
     return positions;

@@ -84,7 +84,8 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         op.getKRopePositions(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
         op.getChunkAttr(),
-        op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr());
+        op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr(),
+        op.getTemperatureAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();
   }

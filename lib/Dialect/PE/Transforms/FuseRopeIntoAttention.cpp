@@ -55,7 +55,7 @@ struct FuseRope : OpRewritePattern<AttentionOp> {
         rewriter, op.getLoc(), op.getType(), qRope.getInput(), kRope.getInput(),
         op.getValue(), op.getMask(), qPos, kPos, op.getSinks(), qRopePos, kRopePos,
         op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(), op.getChunkAttr(), rope,
-        op.getAlibiAttr(), op.getSoftcapAttr());
+        op.getAlibiAttr(), op.getSoftcapAttr(), op.getTemperatureAttr());
     rewriter.replaceOp(op, fused.getResult());
     return success();
   }

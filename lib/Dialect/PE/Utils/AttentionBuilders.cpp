@@ -186,6 +186,26 @@ Value pe::buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
   return math::FmaOp::create(b, slope, distance, score);
 }
 
+Value pe::buildQueryTemperature(ImplicitLocOpBuilder &b, TemperatureAttr temperature,
+                                Value position) {
+  // floor((p + 1) / F) = floor(p / F) + (p mod F == F - 1), without p + 1.
+  const int64_t f = temperature.getFloorScale();
+  Value divisor = intConstantLike(b, position, f);
+  Value quotient = arith::FloorDivSIOp::create(b, position, divisor);
+  Value remainder = arith::SubIOp::create(b, position,
+                                          arith::MulIOp::create(b, quotient, divisor));
+  Value last = arith::CmpIOp::create(b, IntPredicate::eq, remainder,
+                                     intConstantLike(b, position, f - 1));
+  quotient = arith::AddIOp::create(
+      b, quotient, arith::ExtUIOp::create(b, position.getType(), last));
+  quotient = arith::MaxSIOp::create(b, quotient, intConstantLike(b, position, 0));
+  Value x = arith::SIToFPOp::create(
+      b, withElementType(position.getType(), b.getF32Type()), quotient);
+  Value log = math::Log1pOp::create(b, x);
+  Value a = floatConstantLike(b, log, temperature.getAttnScale().convertToDouble());
+  return math::FmaOp::create(b, a, log, floatConstantLike(b, log, 1.0));
+}
+
 Value pe::buildSoftcapScore(ImplicitLocOpBuilder &b, Value score, double cap) {
   Value c = floatConstantLike(b, score, cap);
   return arith::MulFOp::create(

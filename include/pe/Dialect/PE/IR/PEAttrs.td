@@ -264,6 +264,25 @@ def PE_ProportionalScalingAttr
 }
 
 //===----------------------------------------------------------------------===//
+// #pe.temperature
+//===----------------------------------------------------------------------===//
+
+def PE_TemperatureAttr : PE_Attr<"Temperature", "temperature"> {
+  let summary = "query temperature tuning by position (Llama 4's NoPE layers)";
+  let description = [{
+    The query at position `p` is multiplied by
+    `t(p) = 1 + attn_scale * ln(1 + max(0, floor((p + 1) / floor_scale)))`
+    (Llama 4's `attn_temperature_tuning` with its `floor_scale` and
+    `attn_scale`; vLLM's Llama 4 NoPE layers): 1 for the first
+    `floor_scale - 1` positions, growing slowly after (a position below -1,
+    which no cache has, counts as 0).
+  }];
+  let parameters = (ins "int64_t":$floor_scale, PE_F64Param<"attn_scale">:$attn_scale);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // #pe.rope
 //===----------------------------------------------------------------------===//
 

@@ -292,6 +292,10 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       placing the masks and ALiBi.
     - `alibi(max_bias)`: `bias = -slope[h] * (q_pos[i] - k_pos[j])` with the
       slopes of `pe.alibi_slopes` for `Hq` heads, added after the scale.
+    - `temperature(#pe.temperature<floor_scale = F, attn_scale = A>)`: query
+      temperature tuning (Llama 4's NoPE layers): the scores of query `i` are
+      multiplied by `t(q_pos[i])` (see `#pe.temperature`) with the scale,
+      before the soft-cap, the bias and the masks.
     - `softcap(c)`: logit soft-capping (Gemma 2's `attn_logit_softcapping`):
       the scaled scores become `c * tanh(s / c)` before the bias and the
       masks are added, so `out = softmax(c tanh(scale Q' K'^T / c) + bias +
@@ -320,7 +324,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
       OptionalAttr<PE_RopeAttr>:$rope,
-      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
+      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap,
+      OptionalAttr<PE_TemperatureAttr>:$temperature);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -333,7 +338,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`rope_positions` `(` $q_rope_positions^ `,` $k_rope_positions `:`
         type($q_rope_positions) `,` type($k_rope_positions) `)`)?
     (`alibi` `(` $alibi^ `)`)?
-    (`softcap` `(` $softcap^ `)`)? attr-dict
+    (`softcap` `(` $softcap^ `)`)?
+    (`temperature` `(` qualified($temperature)^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
   }];
   let extraClassDeclaration = [{

@@ -116,6 +116,12 @@ Value buildAddMask(ImplicitLocOpBuilder &b, Value score, Value maskEntry);
 Value buildAlibiScore(ImplicitLocOpBuilder &b, Value score, Value slope,
                       Value distance);
 
+/// The query temperature t(p) of `temperature` (formula::queryTemperature)
+/// in f32 for an i64 position p (scalar or vector): max(0, floor((p + 1) /
+/// F)) exactly in i64, ln(1 + x) and one FMA in f32.
+Value buildQueryTemperature(ImplicitLocOpBuilder &b, TemperatureAttr temperature,
+                            Value position);
+
 /// Logit soft-capping of a scaled score (f32 scalar or vector): cap *
 /// tanh(score / cap), as Gemma 2 computes it (division, tanh,
 /// multiplication). `cap` is the op's softcap.

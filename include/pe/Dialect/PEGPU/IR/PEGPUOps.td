@@ -54,7 +54,8 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_stats,
       F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
       OptionalAttr<I64Attr>:$chunk,
-      OptionalAttr<PE_RopeAttr>:$rope, OptionalAttr<F64Attr>:$softcap);
+      OptionalAttr<PE_RopeAttr>:$rope, OptionalAttr<F64Attr>:$softcap,
+      OptionalAttr<PE_TemperatureAttr>:$temperature);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out
     `positions` `(` $q_positions `,` $k_positions `)`
@@ -66,7 +67,8 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     (`partials` `(` $partial_out^ `,` $partial_stats `:` type($partial_out) `,`
        type($partial_stats) `)`)?
     `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
-    (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
+    (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)?
+    (`temperature` `(` qualified($temperature)^ `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
     `,` type($k_positions) `->` type($out)
   }];

@@ -1,15 +1,21 @@
-"""Chunked attention (`pe.attention ... chunk(C)`: key j is hidden from query i when
-floor(k_pos[j] / C) != floor(q_pos[i] / C); Llama 4's `attention_chunk_size`, vLLM's chunked
-local attention) compiled every way it runs, against the float64 reference: the CPU kernels
+"""Llama 4's attention features: chunked attention (`pe.attention ... chunk(C)`: key j is
+hidden from query i when floor(k_pos[j] / C) != floor(q_pos[i] / C); Llama 4's
+`attention_chunk_size`, vLLM's chunked local attention) and query temperature tuning
+(`temperature(#pe.temperature<floor_scale = F, attn_scale = A>)`: the scores of the query at
+p times 1 + A ln(1 + floor((p + 1) / F)); its NoPE layers), compiled every way they run,
+against the float64 reference: the CPU kernels
 (prefill tiles and decode, f32 FMAs, bf16 on f32 FMAs, on dot products and on AMX tiles where
 the CPU has them; the AVX2 kernels), the reference lowering, and the GPU SIMT kernel's
 schedule run on the CPU. Chunks cut through query blocks and key tiles (chunks of 16 and 24
 against the kernels' tiles of 16 rows and 24 keys), alone and with causal, window, ALiBi,
 RoPE and GQA, positions given explicitly (negative ones floor to the chunk below) or the
-defaults, and a decode step. (`pe.paged_attention ... chunk(C)`: test_kv_cache.py.)
+defaults, and a decode step; temperatures stepping every few positions (and far ones:
+2^40), alone, with RoPE and chunks, in decode. (`pe.paged_attention ... chunk(C)`:
+test_kv_cache.py; Llama 4 end to end: test_hf_models_fused.py.)
 
 Transformers' own chunked mask (`masking_utils.chunked_causal_mask_function`, under the
-extras) hides the same keys as the reference.
+extras) hides the same keys as the reference; Llama 4's modeling code scales its queries as
+`reference.query_temperature`.
 
 Tolerances: f32 1e-5 and bf16 1.6e-2, relative to max(1, max |out|), as `pe.attention`.
 """
@@ -35,6 +41,13 @@ CASES = {
     "alibi": (4, 4, 24, 24, 32, dict(causal=True, alibi=8.0, chunk=5), None, None),
     "negative-positions": (4, 2, 30, 30, 32, dict(causal=True, chunk=8),
                            np.arange(-17, 13), np.arange(-17, 13)),
+    "temperature-nope": (8, 2, 40, 40, 32, dict(causal=True, temperature=(4, 0.5)), None, None),
+    "temperature-rope-chunk": (4, 2, 33, 33, 32,
+                               dict(causal=True, chunk=16, rope=True, temperature=(8, 0.25)),
+                               None, None),
+    "temperature-decode": (8, 2, 1, 70, 32, dict(causal=True, temperature=(16, 1.0)), None, None),
+    "temperature-far": (4, 4, 20, 20, 32, dict(causal=True, temperature=(8192, 0.1)),
+                        np.arange(2 ** 40, 2 ** 40 + 20), np.arange(2 ** 40, 2 ** 40 + 20)),
 }
 
 
@@ -86,18 +99,49 @@ def test_chunked_attention_bf16(kernel):
         check_attention(got, want, "bf16", f"{name} ({kernel})")
 
 
-def test_chunks_change_the_result():
-    """Each case's chunks hide keys its other masks leave visible (so the tests above can
-    tell the chunk was applied)."""
+@pytest.mark.parametrize("feature", ["chunk", "temperature"])
+def test_features_change_the_result(feature):
+    """Each case's chunks (temperature) change its result (so the tests above can tell
+    they were applied)."""
     for seed, name in enumerate(CASES):
-        args, want = _inputs(name, "f32", seed)
         hq, hkv, sq, skv, d, attrs, qp, kp = CASES[name]
+        if feature not in attrs:
+            continue
+        args, want = _inputs(name, "f32", seed)
         q, k, v = args[:3]
-        unchunked = {key: val for key, val in attrs.items() if key not in ("rope", "chunk")}
+        without = {key: val for key, val in attrs.items() if key not in ("rope", feature)}
         plain = reference.attention(q, k, v, q_positions=qp, k_positions=kp,
                                     rope=ATTENTION_ROPE if attrs.get("rope") else None,
-                                    **unchunked)
+                                    **without)
         assert np.abs(plain - want).max() > 1e-3, name
+
+
+def test_transformers_llama4_temperature():
+    """Llama 4's attention module scales the queries of its NoPE layers as
+    reference.query_temperature: its q_proj made the identity, its output compared at
+    positions past several floors."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from transformers import Llama4TextConfig
+    from transformers.models.llama4 import modeling_llama4 as m
+    config = Llama4TextConfig(hidden_size=32, num_attention_heads=2, num_key_value_heads=2,
+                              head_dim=16, num_hidden_layers=4, floor_scale=5, attn_scale=0.3,
+                              no_rope_layers=[1, 1, 1, 0])
+    module = m.Llama4TextAttention(config, layer_idx=3)
+    seen = {}
+
+    def capture(mod, q, k, v, mask, **kwargs):
+        seen["q"] = q
+        return torch.zeros(q.shape[0], q.shape[2], q.shape[1], q.shape[3]), None
+    m.ALL_ATTENTION_FUNCTIONS["pe-capture"] = capture
+    config._attn_implementation = "pe-capture"
+    x = torch.randn(1, 23, 32)
+    with torch.no_grad():
+        module(x, position_embeddings=None, attention_mask=None)
+        q = module.q_proj(x).view(1, 23, 2, 16).transpose(1, 2)
+    ratio = (seen["q"] / q).mean(dim=(0, 1, 3)).double().numpy()
+    np.testing.assert_allclose(ratio, reference.query_temperature(np.arange(23), 5, 0.3),
+                               rtol=1e-6)
 
 
 def test_transformers_chunked_mask():
