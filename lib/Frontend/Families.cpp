@@ -8,7 +8,8 @@ namespace json = llvm::json;
 
 namespace {
 constexpr bool kInterleaved = true, kEncoder = true, kWindowEverywhere = true,
-               kLayerTypes = true, kLatent = true, kRopeInterleaveField = true;
+               kLayerTypes = true, kLatent = true, kRopeInterleaveField = true,
+               kSinks = true;
 constexpr PositionEncoding kRope = PositionEncoding::Rope;
 
 // Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
@@ -75,6 +76,8 @@ const Family kFamilies[] = {
     // Chunked attention in its RoPE layers, none in its NoPE layers
     // (LayerTypes.cpp); complex-number (interleaved) pairs.
     {"llama4_text", kRope, kInterleaved, false, false, kLayerTypes},
+    // Learned sinks in every layer, alternating sliding and full layers.
+    {"gpt_oss", kRope, false, false, false, kLayerTypes, false, false, kSinks},
     {"falcon", kRope},
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
@@ -101,13 +104,12 @@ struct RefusedFamily {
   StringRef modelType, feature;
 };
 const RefusedFamily kRefusedFamilies[] = {
-    {"gpt_oss", "attention sinks"},
-    {"mimo_v2_flash", "attention sinks"},
-    {"hunyuan_v1_dense", "q and k normalized after RoPE"},
-    {"hunyuan_v1_moe", "q and k normalized after RoPE"},
-    {"qwen2_vl_text", "multi-axis M-RoPE"},
-    {"qwen2_5_vl_text", "multi-axis M-RoPE"},
-    {"qwen3_vl_text", "multi-axis M-RoPE"},
+    {"mimo_v2_flash", "key/value heads and head dims that differ between layer types"},
+    {"hunyuan_v1_dense", "q and k normalized by a weighted norm after RoPE"},
+    {"hunyuan_v1_moe", "q and k normalized by a weighted norm after RoPE"},
+    {"qwen2_vl_text", "M-RoPE position streams as function arguments"},
+    {"qwen2_5_vl_text", "M-RoPE position streams as function arguments"},
+    {"qwen3_vl_text", "M-RoPE position streams as function arguments"},
 };
 
 /// The defaults of transformers' config classes for the fields pe reads:
@@ -137,6 +139,8 @@ const FieldDefault kFieldDefaults[] = {
     {"olmo3", "sliding_window", 4096},
     {"olmo3", "rope_theta", 5e5},
     {"llama4_text", "rope_theta", 5e5},
+    {"gpt_oss", "rope_theta", 150000.0},
+    {"gpt_oss", "sliding_window", 128},
     {"llama4_text", "attention_chunk_size", 8192},
     {"llama4_text", "floor_scale", 8192},
     {"llama4_text", "attn_scale", 0.1},

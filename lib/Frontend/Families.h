@@ -32,6 +32,8 @@ struct Family {
   /// the family reads it.
   bool latent = false;
   bool readsRopeInterleave = false;
+  /// Learned attention sinks in every layer (gpt-oss).
+  bool sinks = false;
 };
 
 /// The family of `modelType`, or null when pe does not read that type.

@@ -53,7 +53,7 @@ private:
     if (!family) {
       if (std::optional<StringRef> feature = refusedFeature(*type)) {
         config.error("model_type") << "'" << *type << "' models need " << *feature
-                                   << ", which pe.attention does not have";
+                                   << ", which pe does not read from a config";
         return failure();
       }
       config.error("model_type")
@@ -274,6 +274,7 @@ private:
       kind.window = config.positive({LayerTypeReader::windowField(model.modelType)});
     if (kind.layerType == "chunked_attention")
       kind.chunk = config.positive({"attention_chunk_size"});
+    kind.sinks = family->sinks;
     // Llama 4 tunes the queries of its NoPE layers by position (by default,
     // as its config class).
     if (model.modelType == "llama4_text" && kind.withoutRope &&

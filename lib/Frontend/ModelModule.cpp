@@ -11,8 +11,9 @@ using namespace mlir;
 using namespace mlir::pe;
 namespace json = llvm::json;
 
-/// `@<kind.function>(q, k, v, q_positions, k_positions)`: one pe.attention
-/// with the kind's rules and its RoPE or ALiBi fused.
+/// `@<kind.function>(q, k, v, q_positions, k_positions[, sinks])`: one
+/// pe.attention with the kind's rules and its RoPE or ALiBi fused (sinks: the
+/// layer's learned f32 logits, one per query head).
 static void buildAttention(OpBuilder &builder, Location loc,
                            const ModelConfig &config, const AttentionKind &kind,
                            const ModelShapes &shapes) {
@@ -27,8 +28,10 @@ static void buildAttention(OpBuilder &builder, Location loc,
   Type out = activation(config.numHeads, shapes.queries, config.valueHeadDim);
   Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
   Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
-  auto type = builder.getFunctionType({query, keys, values, qPositions, kPositions},
-                                      {out});
+  SmallVector<Type> inputs = {query, keys, values, qPositions, kPositions};
+  if (kind.sinks)
+    inputs.push_back(RankedTensorType::get({config.numHeads}, builder.getF32Type()));
+  auto type = builder.getFunctionType(inputs, {out});
   auto function = func::FuncOp::create(builder, loc, kind.function, type);
   Block *body = function.addEntryBlock();
   OpBuilder::InsertionGuard guard(builder);
@@ -36,7 +39,7 @@ static void buildAttention(OpBuilder &builder, Location loc,
   auto args = body->getArguments();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], /*sinks=*/Value(), /*q_rope_positions=*/Value(),
+      args[4], kind.sinks ? args[5] : Value(), /*q_rope_positions=*/Value(),
       /*k_rope_positions=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
@@ -130,6 +133,7 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                                  {"causal", kind.causal},
                                  {"window", optional(kind.window)},
                                  {"chunk", optional(kind.chunk)},
+                                 {"sinks", kind.sinks},
                                  {"scale", optional(kind.scale)},
                                  {"rope", std::move(rope)},
                                  {"alibi", optional(kind.alibi)},

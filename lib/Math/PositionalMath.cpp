@@ -179,6 +179,10 @@ std::vector<double> inverseFrequencies(const RopeConfig &config,
         f /= s;
         continue;
       }
+      // Equal factors (Llama 4's): no blend band; the one wavelength L0 /
+      // low_freq_factor itself is kept (transformers computes 0 / 0 there).
+      if (config.highFreqFactor == config.lowFreqFactor)
+        continue;
       double smooth = (l0 / wavelen - config.lowFreqFactor) /
                       (config.highFreqFactor - config.lowFreqFactor);
       f = (1.0 - smooth) * f / s + smooth * f;

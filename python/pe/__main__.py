@@ -124,10 +124,11 @@ def cmd_run(args) -> int:
         _progress(i, len(model.kinds), "checking")
         q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
+        sinks = _sinks(model, kind, rng)
         start = time.perf_counter()
-        (out,) = module.call(kind.function, q, k, v, qp, kp)
+        (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks)
         seconds = time.perf_counter() - start
-        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp)
+        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp, *sinks)
         error = float(np.abs(runner.to_float32(out) - want).max())
         worst = max(worst, error)
         _clear_line()
@@ -139,6 +140,13 @@ def cmd_run(args) -> int:
     return 0 if ok else 1
 
 
+def _sinks(model, kind, rng) -> tuple:
+    """The learned sinks argument of a kind that has one (random, f32 [Hq]), else none."""
+    if not kind.sinks:
+        return ()
+    return (rng.standard_normal(model.num_attention_heads).astype(np.float32),)
+
+
 def cmd_bench(args) -> int:
     model, module, kv, _ = _compiled(args)
     rng = np.random.default_rng(args.seed)
@@ -146,12 +154,13 @@ def cmd_bench(args) -> int:
         q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
         out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
-        module.call(kind.function, q, k, v, qp, kp, out=out)  # warm-up
+        sinks = _sinks(model, kind, rng)
+        module.call(kind.function, q, k, v, qp, kp, *sinks, out=out)  # warm-up
         times = []
         for r in range(args.repeat):
             _progress(r, args.repeat, kind.function)
             start = time.perf_counter()
-            module.call(kind.function, q, k, v, qp, kp, out=out)
+            module.call(kind.function, q, k, v, qp, kp, *sinks, out=out)
             times.append(time.perf_counter() - start)
         _progress(args.repeat, args.repeat, kind.function)
         print(f"{kind.function}: {1e3 * float(np.median(times)):.3f} ms median of {args.repeat} "

@@ -50,6 +50,9 @@ class AttentionKind:
     chunk: Optional[int] = None  # chunked attention (Llama 4's attention_chunk_size)
     # Query temperature tuning (floor_scale, attn_scale): Llama 4's NoPE layers.
     temperature: Optional[Tuple[int, float]] = None
+    # Learned attention sinks (gpt-oss): the function takes them, f32 [Hq], after the
+    # positions.
+    sinks: bool = False
 
     @property
     def rope_attr(self) -> Optional[str]:
@@ -63,9 +66,13 @@ class AttentionKind:
             return None
         return {k: v for k, v in self.rope.items() if k != "attr"}
 
-    def reference(self, q, k, v, q_positions, k_positions) -> np.ndarray:
-        """This attention in float64 (`pe.reference.attention`)."""
+    def reference(self, q, k, v, q_positions, k_positions, sinks=None) -> np.ndarray:
+        """This attention in float64 (`pe.reference.attention`); `sinks` [Hq] where the
+        kind has them."""
+        if (sinks is not None) != self.sinks:
+            raise ValueError(f"{self.function}: sinks {'required' if self.sinks else 'unused'}")
         return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
+                                   sinks=sinks,
                                    scale=self.scale, causal=self.causal, window=self.window,
                                    rope=self.rope_parameters, alibi=self.alibi,
                                    softcap=self.softcap, chunk=self.chunk,
@@ -184,7 +191,8 @@ def read(config) -> ModelConfig:
     doc = json.loads(_pe_compile(source, "--emit=config"))
     kinds = tuple(AttentionKind(k["function"], k["layer_type"], k["causal"], k["window"],
                                 k["scale"], k["rope"], k["alibi"], k.get("softcap"),
-                                k.get("chunk"), _temperature(k.get("temperature")))
+                                k.get("chunk"), _temperature(k.get("temperature")),
+                                bool(k.get("sinks", False)))
                   for k in doc["kinds"])
     return ModelConfig(source, doc["model_type"], doc["position_encoding"],
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],

@@ -307,7 +307,7 @@ _PROBE = "pe-probe"
 
 def _probe(model, ids) -> Dict[int, tuple]:
     """(scaling, window, key/value heads, head_dim, causal, value head dim,
-    the channels before the rotated block, rotated, chunk) of each layer's
+    the channels before the rotated block, rotated, chunk, sinks) of each layer's
     attention call, as the model makes it with eager attention: the chunk is
     the first query after the first that sees one key again (causal chunked
     attention); else the window is the number of keys the last query sees in
@@ -347,7 +347,8 @@ def _probe(model, ids) -> Dict[int, tuple]:
         calls.setdefault(module.layer_idx, (scaling, window, key.shape[1], query.shape[3],
                                             causal, value.shape[3],
                                             getattr(module, "qk_nope_head_dim", 0),
-                                            rotated[0] if rope_names else None, chunk))
+                                            rotated[0] if rope_names else None, chunk,
+                                            kwargs.get("s_aux") is not None))
         rotated[0] = False
         return sdpa_attention_forward(module, query, key, value, mask, scaling=scaling,
                                       **kwargs)
@@ -439,7 +440,7 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
         f"{len(calls)} attention calls for {read.num_hidden_layers} layers"]
     layer_types = getattr(text, "layer_types", None)
     for i, (scaling, window, heads, head_dim, causal, value_dim, offset, rotated,
-            chunk) in sorted(calls.items()):
+            chunk, sinks) in sorted(calls.items()):
         if (read.position_encoding == "rope" and rotated is not None
                 and rotated != (read.kind(i).rope is not None)):
             found.append(f"layer {i}: RoPE {'read' if read.kind(i).rope else 'not read'} "
@@ -456,6 +457,8 @@ def read_mismatches(model_type: str, **overrides) -> Optional[List[str]]:
             found.append(f"layer {i}: window {kind.window} against {window}")
         if kind.chunk != chunk:
             found.append(f"layer {i}: chunk {kind.chunk} against {chunk}")
+        if kind.sinks != sinks:
+            found.append(f"layer {i}: sinks {kind.sinks} against {sinks}")
         if (heads, head_dim) != (read.num_key_value_heads, read.head_dim):
             found.append(f"layer {i}: {read.num_key_value_heads} key/value heads of "
                          f"{read.head_dim} against {heads} of {head_dim}")

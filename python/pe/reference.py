@@ -364,6 +364,8 @@ def rope_inv_freq(theta: float = 10000.0, rotary_dim: int = 128,
         wavelen = 2.0 * math.pi / base
         low_wavelen, high_wavelen = L0 / lf, L0 / hf
         out = np.where(wavelen > low_wavelen, base / factor, base)
+        if hf == lf:  # Llama 4's: no blend band (its one wavelength L0 / lf is kept)
+            return out
         smooth = (L0 / wavelen - lf) / (hf - lf)
         smoothed = (1.0 - smooth) * out / factor + smooth * out
         medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)

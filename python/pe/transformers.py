@@ -482,11 +482,12 @@ def _attend(self, q, k, v, positions, cache, attention_mask, kwargs) -> torch.Te
     k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
     chunk = self._pe_kind.chunk if mask is None else None  # else the mask holds it
+    sinks = getattr(self, "sinks", None) if self._pe_kind.sinks else None
     return pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
                               k_positions, mask=mask, causal=causal, window=window,
                               scale=self.scaling, rope=self._pe_kind.rope_attr,
                               softcap=self._pe_kind.softcap, chunk=chunk,
-                              temperature=self._pe_kind.temperature)
+                              temperature=self._pe_kind.temperature, sinks=sinks)
 
 
 class _LatentLayout:

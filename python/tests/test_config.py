@@ -299,6 +299,32 @@ def test_llama4_chunked_and_nope_layers():
                             "attention_full_nope")
 
 
+def test_gpt_oss_sinks():
+    """gpt-oss: learned sinks in every layer (the functions take them, f32 [Hq], after the
+    positions), sliding and full layers, YaRN without truncation; the compiled kinds
+    against the float64 reference with sinks."""
+    model = pe_config.read(_example("gpt-oss-20b"))
+    assert [k.function for k in model.kinds] == ["attention_sliding", "attention_full"]
+    assert all(k.sinks for k in model.kinds) and model.kinds[0].window == 128
+    assert model.kinds[1].rope_parameters["scaling"]["truncate"] is False
+    assert "sinks(%arg5 : tensor<64xf32>)" in model.ir(seq_len=8)
+    small = pe_config.read(_small(model_type="gpt_oss", sliding_window=3,
+                                  layer_types=["sliding_attention", "full_attention"] * 2))
+    module = small.compile(seq_len=9)
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((1, 4, 9, 16)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 2, 9, 16)).astype(np.float32) for _ in range(2))
+    pos = np.arange(9)[None]
+    sinks = rng.standard_normal(4).astype(np.float32) * 2
+    for kind in small.kinds:
+        (out,) = module.call(kind.function, q, k, v, pos, pos, sinks)
+        want = kind.reference(q, k, v, pos, pos, sinks)
+        assert np.abs(out - want).max() < 1e-5
+        assert np.abs(want - kind.reference(q, k, v, pos, pos, sinks * 0 - 50)).max() > 1e-2
+    with pytest.raises(ValueError, match="sinks required"):
+        small.kinds[0].reference(q, k, v, pos, pos)
+
+
 def test_class_defaults():
     """A field left out means the transformers config class's default; an
     explicit null stays null."""

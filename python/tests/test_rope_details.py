@@ -230,6 +230,31 @@ def test_llama_cpp_rope_freqs_equal_transformers_llama3():
     del torch
 
 
+def test_transformers_llama3_with_equal_factors():
+    """Llama 4's llama3 scaling has low_freq_factor = high_freq_factor (no blend band):
+    the frequencies equal transformers' (2e-6: its float32), folded and in the reference."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    scaling = {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}
+    config = transformers.LlamaConfig(hidden_size=5120, num_attention_heads=40, head_dim=128,
+                                      rope_theta=500000.0, rope_scaling=scaling)
+    hf, _ = ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
+    ours = reference.rope_inv_freq(500000.0, 128, {
+        "type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192})
+    np.testing.assert_allclose(ours, hf.double().numpy(), rtol=2e-6, atol=0)
+    attr = ir.rope_attr(theta=500000.0, rotary_dim=128, scaling={
+        "type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192})
+    text = (f"func.func @f() -> tensor<64xf64> {{\n"
+            f"  %f = pe.rope_frequencies {attr} -> tensor<64xf64>\n"
+            f"  return %f : tensor<64xf64>\n}}\n")
+    (folded, _), = parse_returned_constants(run_pe_opt(text))
+    np.testing.assert_allclose(folded, ours, rtol=4 * 2.0 ** -52, atol=0)
+
+
 def _ggml_yarn_angles(p, n_dims, freq_base, freq_scale, ext_factor, n_ctx_orig,
                       beta_fast, beta_slow, freq_factors):
     """ggml's rope angles (ggml_rope_yarn_corr_dims, rope_yarn, rope_yarn_ramp), in float64."""

@@ -118,8 +118,12 @@ TEST_F(ConfigReaderTest, FamiliesAndRefusals) {
   EXPECT_FALSE(findFamily("llama")->interleaved);
   EXPECT_TRUE(findFamily("bert")->encoder);
   EXPECT_EQ(findFamily("bloom")->encoding, PositionEncoding::Alibi);
-  EXPECT_EQ(findFamily("gpt_oss"), nullptr);
-  EXPECT_EQ(refusedFeature("gpt_oss"), StringRef("attention sinks"));
+  EXPECT_TRUE(findFamily("gpt_oss")->sinks);
+  EXPECT_FALSE(findFamily("llama")->sinks);
+  EXPECT_TRUE(findFamily("llama4_text")->interleaved);
+  EXPECT_EQ(findFamily("mimo_v2_flash"), nullptr);
+  EXPECT_EQ(refusedFeature("mimo_v2_flash"),
+            StringRef("key/value heads and head dims that differ between layer types"));
   EXPECT_EQ(refusedFeature("llama"), std::nullopt);
   EXPECT_EQ(positionOffset("opt"), 2);
   EXPECT_EQ(positionOffset("gpt2"), 0);

@@ -56,6 +56,9 @@ struct AttentionKind {
   std::optional<double> softcap;
   /// Query temperature tuning (Llama 4's NoPE layers), or null.
   TemperatureAttr temperature;
+  /// Learned attention sinks (gpt-oss): the function takes them as an f32
+  /// [Hq] argument after the positions.
+  bool sinks = false;
 };
 
 /// What pe reads from a config.

@@ -1347,7 +1347,7 @@ func.func @llama3_zero_original_max_positions() {
 
 // #pe.llama3: high_freq_factor > low_freq_factor.
 func.func @llama3_high_freq_not_above_low_freq() {
-  // expected-error @+2 {{'#pe.llama3' expects high_freq_factor > low_freq_factor (the blend divides by their difference), but got high_freq_factor = 2.000000e+00, low_freq_factor = 4.000000e+00}}
+  // expected-error @+2 {{'#pe.llama3' expects high_freq_factor >= low_freq_factor (the blend band lies between their wavelengths), but got high_freq_factor = 2.000000e+00, low_freq_factor = 4.000000e+00}}
   // expected-error @+1 {{failed to parse PE_RopeAttr parameter 'scaling'}}
   %f = pe.rope_frequencies #pe.rope<rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 2.0, original_max_position_embeddings = 8192>> -> tensor<32xf32>
   return

@@ -312,10 +312,11 @@ LogicalResult Llama3ScalingAttr::verify(EmitErrorFn emitError, APFloat apFactor,
       failed(checkPositive(emitError, attr, "original_max_position_embeddings",
                            originalMaxPositionEmbeddings)))
     return failure();
-  if (!(highFreqFactor > lowFreqFactor) || !std::isfinite(highFreqFactor))
-    return emitError() << "'#pe.llama3' expects high_freq_factor > "
-                          "low_freq_factor (the blend divides by their "
-                          "difference), but got high_freq_factor = "
+  // Equal factors (Llama 4's) leave no band to blend.
+  if (!(highFreqFactor >= lowFreqFactor) || !std::isfinite(highFreqFactor))
+    return emitError() << "'#pe.llama3' expects high_freq_factor >= "
+                          "low_freq_factor (the blend band lies between their "
+                          "wavelengths), but got high_freq_factor = "
                        << highFreqFactor << ", low_freq_factor = "
                        << lowFreqFactor;
   return success();

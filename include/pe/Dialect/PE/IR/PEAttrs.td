@@ -223,7 +223,8 @@ def PE_Llama3ScalingAttr : PE_ScalingAttr<"Llama3Scaling", "llama3"> {
     `w_high = L0 / high_freq_factor`: keep `inv_freq[i]` where `w_i < w_high`,
     divide by `factor` where `w_i > w_low`, otherwise blend with
     `smooth = (L0 / w_i - low_freq_factor) / (high_freq_factor - low_freq_factor)`:
-    `(1 - smooth) * inv_freq[i] / factor + smooth * inv_freq[i]`.
+    `(1 - smooth) * inv_freq[i] / factor + smooth * inv_freq[i]`. Equal
+    factors (Llama 4's) leave no band: `w_i = w_low` itself is kept.
   }];
   let parameters = (ins PE_F64Param<"scale factor s > 0">:$factor,
       PE_DefaultF64Param<"1.0", "low_freq_factor">:$low_freq_factor,
