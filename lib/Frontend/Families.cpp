@@ -76,6 +76,12 @@ const Family kFamilies[] = {
     // Chunked attention in its RoPE layers, none in its NoPE layers
     // (LayerTypes.cpp); complex-number (interleaved) pairs.
     {"llama4_text", kRope, kInterleaved, false, false, kLayerTypes},
+    // M-RoPE text attention (the sections and their mode: RopeReader.cpp);
+    // the generated functions take the position streams.
+    {"qwen2_vl_text", kRope, false, false, false, kLayerTypes},
+    {"qwen2_5_vl_text", kRope, false, false, false, kLayerTypes},
+    {"qwen3_vl_text", kRope, false, false, false, kLayerTypes},
+    {"glm4v_text", kRope, kInterleaved, false, false, kLayerTypes},
     // Learned sinks in every layer, alternating sliding and full layers.
     {"gpt_oss", kRope, false, false, false, kLayerTypes, false, false, kSinks},
     {"falcon", kRope},
@@ -107,9 +113,6 @@ const RefusedFamily kRefusedFamilies[] = {
     {"mimo_v2_flash", "key/value heads and head dims that differ between layer types"},
     {"hunyuan_v1_dense", "q and k normalized by a weighted norm after RoPE"},
     {"hunyuan_v1_moe", "q and k normalized by a weighted norm after RoPE"},
-    {"qwen2_vl_text", "M-RoPE position streams as function arguments"},
-    {"qwen2_5_vl_text", "M-RoPE position streams as function arguments"},
-    {"qwen3_vl_text", "M-RoPE position streams as function arguments"},
 };
 
 /// The defaults of transformers' config classes for the fields pe reads:

@@ -11,9 +11,10 @@ using namespace mlir;
 using namespace mlir::pe;
 namespace json = llvm::json;
 
-/// `@<kind.function>(q, k, v, q_positions, k_positions[, sinks])`: one
-/// pe.attention with the kind's rules and its RoPE or ALiBi fused (sinks: the
-/// layer's learned f32 logits, one per query head).
+/// `@<kind.function>(q, k, v, q_positions, k_positions[, q_rope_positions,
+/// k_rope_positions][, sinks])`: one pe.attention with the kind's rules and
+/// its RoPE or ALiBi fused (the rope positions: M-RoPE's streams, [B, A, S];
+/// sinks: the layer's learned f32 logits, one per query head).
 static void buildAttention(OpBuilder &builder, Location loc,
                            const ModelConfig &config, const AttentionKind &kind,
                            const ModelShapes &shapes) {
@@ -29,6 +30,12 @@ static void buildAttention(OpBuilder &builder, Location loc,
   Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
   Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
   SmallVector<Type> inputs = {query, keys, values, qPositions, kPositions};
+  const bool multiStream = kind.rope && kind.rope.isMultiStream();
+  if (multiStream) {
+    int64_t streams = kind.rope.getNumStreams();
+    inputs.push_back(RankedTensorType::get({b, streams, shapes.queries}, i64));
+    inputs.push_back(RankedTensorType::get({b, streams, shapes.keys}, i64));
+  }
   if (kind.sinks)
     inputs.push_back(RankedTensorType::get({config.numHeads}, builder.getF32Type()));
   auto type = builder.getFunctionType(inputs, {out});
@@ -37,10 +44,10 @@ static void buildAttention(OpBuilder &builder, Location loc,
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
   auto args = body->getArguments();
+  Value qRope = multiStream ? args[5] : Value(), kRope = multiStream ? args[6] : Value();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], kind.sinks ? args[5] : Value(), /*q_rope_positions=*/Value(),
-      /*k_rope_positions=*/Value(), kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      args[4], kind.sinks ? args.back() : Value(), qRope, kRope, kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
       kind.chunk ? builder.getI64IntegerAttr(*kind.chunk) : IntegerAttr(),

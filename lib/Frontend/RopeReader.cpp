@@ -4,11 +4,38 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::pe;
 using namespace mlir::pe::frontend;
+
+namespace mlir::pe::frontend {
+/// The multimodal families whose text attention rotates by M-RoPE: the mode
+/// their modeling code applies and the sections it takes when the rope
+/// parameters give no `mrope_section` (none: required).
+struct MropeFamily {
+  StringRef modelType;
+  RopeSections mode;
+  std::array<int64_t, 3> defaultSections;
+};
+const MropeFamily kMropeFamilies[] = {
+    {"qwen2_vl_text", RopeSections::contiguous, {0, 0, 0}},
+    {"qwen2_5_vl_text", RopeSections::contiguous, {0, 0, 0}},
+    // Qwen3-VL interleaves whatever mrope_interleaved says.
+    {"qwen3_vl_text", RopeSections::interleaved, {24, 20, 20}},
+    {"glm4v_text", RopeSections::contiguous, {8, 12, 12}},
+};
+
+const MropeFamily *mropeFamily(StringRef modelType) {
+  for (const MropeFamily &family : kMropeFamilies)
+    if (family.modelType == modelType)
+      return &family;
+  return nullptr;
+}
+
+} // namespace mlir::pe::frontend
 
 namespace {
 /// The parameters each Hugging Face `rope_type` takes besides `rope_type`
@@ -93,6 +120,10 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
   // LongRoPE too.
   if (type == "su" || (type == "yarn" && family.modelType == "phi3"))
     type = "longrope";
+  // Qwen2-VL's legacy `mrope` type is the default RoPE with sections.
+  const MropeFamily *mrope = mropeFamily(family.modelType);
+  if (type == "mrope" && mrope)
+    type = "default";
   auto known = ropeTypeParameters().find(type);
   if (known == ropeTypeParameters().end()) {
     params.error(typeField) << "'" << type
@@ -105,6 +136,9 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
                                "partial_rotary_factor"};
   for (StringRef name : known->second)
     allowed.insert(name);
+  if (mrope)
+    for (StringRef name : {"mrope_section", "mrope_interleaved"})
+      allowed.insert(name);
   for (const auto &[name, value] : params.raw())
     if (!allowed.contains(name) && value.kind() != json::Value::Null)
       params.error(name) << "not a parameter of rope_type '" << type << "'";
@@ -123,6 +157,15 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
       {"style", interleaved ? "interleaved" : "half"}};
   if (rotaryOffset)
     kind.ropeSpec["rotary_offset"] = rotaryOffset;
+  DenseI64ArrayAttr sections;
+  RopeSections sectionMode = RopeSections::contiguous;
+  if (mrope) {
+    if (failed(readSections(params, *mrope, context, sections)))
+      return failure();
+    sectionMode = mrope->mode;
+    kind.ropeSpec["sections"] = json::Array(sections.asArrayRef());
+    kind.ropeSpec["section_mode"] = stringifyRopeSections(sectionMode);
+  }
   RopeScalingAttrInterface scalingAttr;
   if (!scaling.empty()) {
     scalingAttr = buildScaling(context, scaling, emitError);
@@ -133,9 +176,32 @@ LogicalResult RopeReader::read(const Fields &params, std::optional<double> defau
   kind.rope = RopeAttr::getChecked(
       emitError, context, APFloat(theta), *rotaryDim,
       interleaved ? RopeStyle::interleaved : RopeStyle::half, scalingAttr,
-      DenseF64ArrayAttr(), APFloat(1.0), rotaryOffset, DenseI64ArrayAttr(),
-      RopeSections::contiguous);
+      DenseF64ArrayAttr(), APFloat(1.0), rotaryOffset, sections, sectionMode);
   return success(static_cast<bool>(kind.rope));
+}
+
+LogicalResult RopeReader::readSections(const Fields &params, const MropeFamily &mrope,
+                                       MLIRContext *context,
+                                       DenseI64ArrayAttr &sections) const {
+  SmallVector<int64_t> values(mrope.defaultSections.begin(), mrope.defaultSections.end());
+  if (std::optional<SmallVector<double>> given = params.numbers("mrope_section")) {
+    values.clear();
+    for (double x : *given) {
+      if (x != std::floor(x) || x < 0 || x > double(int64_t(1) << 40)) {
+        params.error("mrope_section") << "expected integers >= 0, got " << x;
+        return failure();
+      }
+      values.push_back(int64_t(x));
+    }
+  } else if (params.hasFailed()) {
+    return failure();
+  } else if (values[0] == 0) {
+    params.error("mrope_section", "required by the M-RoPE of model type '" +
+                                      mrope.modelType.str() + "'");
+    return failure();
+  }
+  sections = DenseI64ArrayAttr::get(context, values);
+  return success();
 }
 
 std::optional<int64_t> RopeReader::readRotaryDim(const Fields &params,

@@ -12,6 +12,8 @@
 
 namespace mlir::pe::frontend {
 
+struct MropeFamily;
+
 /// Reads RoPE from the rope parameters of one layer type (`params`: the v5
 /// `rope_parameters`, or the legacy fields gathered in the same form) into
 /// an attention kind. `config` is the whole config: a few fields there win
@@ -46,6 +48,10 @@ private:
                             json::Object &scaling) const;
   void readLongRope(const Fields &params, json::Object &scaling,
                     std::optional<int64_t> l0) const;
+  /// M-RoPE's `mrope_section` (pairs per temporal, height and width
+  /// stream), else the family's default.
+  LogicalResult readSections(const Fields &params, const MropeFamily &mrope,
+                             MLIRContext *context, DenseI64ArrayAttr &sections) const;
 
   const Fields &config;
   const Family &family;

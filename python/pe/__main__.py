@@ -124,7 +124,7 @@ def cmd_run(args) -> int:
         _progress(i, len(model.kinds), "checking")
         q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
-        sinks = _sinks(model, kind, rng)
+        sinks = _sinks(model, kind, rng, qp, kp)
         start = time.perf_counter()
         (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks)
         seconds = time.perf_counter() - start
@@ -140,11 +140,16 @@ def cmd_run(args) -> int:
     return 0 if ok else 1
 
 
-def _sinks(model, kind, rng) -> tuple:
-    """The learned sinks argument of a kind that has one (random, f32 [Hq]), else none."""
-    if not kind.sinks:
-        return ()
-    return (rng.standard_normal(model.num_attention_heads).astype(np.float32),)
+def _sinks(model, kind, rng, qp=None, kp=None) -> tuple:
+    """The arguments after the positions: an M-RoPE kind's rope positions (its streams
+    the positions plus a random offset each), then learned sinks (random, f32 [Hq])."""
+    extra = ()
+    if kind.rope_streams and qp is not None:
+        shift = rng.integers(0, 64, kind.rope_streams)[None, :, None]
+        extra += (qp[:, None] + shift, kp[:, None] + shift)
+    if kind.sinks:
+        extra += (rng.standard_normal(model.num_attention_heads).astype(np.float32),)
+    return extra
 
 
 def cmd_bench(args) -> int:
@@ -154,7 +159,7 @@ def cmd_bench(args) -> int:
         q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
                                   args.dtype, rng)
         out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
-        sinks = _sinks(model, kind, rng)
+        sinks = _sinks(model, kind, rng, qp, kp)
         module.call(kind.function, q, k, v, qp, kp, *sinks, out=out)  # warm-up
         times = []
         for r in range(args.repeat):

@@ -66,13 +66,25 @@ class AttentionKind:
             return None
         return {k: v for k, v in self.rope.items() if k != "attr"}
 
-    def reference(self, q, k, v, q_positions, k_positions, sinks=None) -> np.ndarray:
-        """This attention in float64 (`pe.reference.attention`); `sinks` [Hq] where the
-        kind has them."""
-        if (sinks is not None) != self.sinks:
-            raise ValueError(f"{self.function}: sinks {'required' if self.sinks else 'unused'}")
+    @property
+    def rope_streams(self) -> int:
+        """The position streams of an M-RoPE kind (its functions take q and k rope
+        positions [B, A, S] after the positions), else 0."""
+        return 0 if self.rope is None else len(self.rope.get("sections") or ())
+
+    def reference(self, q, k, v, q_positions, k_positions, *extra) -> np.ndarray:
+        """This attention in float64 (`pe.reference.attention`), with the function's
+        further arguments: the q and k rope positions of an M-RoPE kind, then the sinks
+        [Hq] where the kind has them."""
+        expected = (2 if self.rope_streams else 0) + (1 if self.sinks else 0)
+        if len(extra) != expected:
+            raise ValueError(f"{self.function}: {expected} arguments after the positions "
+                             f"(rope positions, sinks), got {len(extra)}")
+        q_rope, k_rope = extra[:2] if self.rope_streams else (None, None)
+        sinks = extra[-1] if self.sinks else None
         return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
-                                   sinks=sinks,
+                                   sinks=sinks, q_rope_positions=q_rope,
+                                   k_rope_positions=k_rope,
                                    scale=self.scale, causal=self.causal, window=self.window,
                                    rope=self.rope_parameters, alibi=self.alibi,
                                    softcap=self.softcap, chunk=self.chunk,

@@ -56,8 +56,11 @@ def test_example_end_to_end(name):
         module = model.compile(seq_len=seq, kv_len=kv, batch=batch)
         for kind in model.kinds:
             q, k, v, qp, kp = _inputs(model, seq, kv, batch, 5000, rng)
-            (out,) = module.call(kind.function, q, k, v, qp, kp)
-            want = kind.reference(q, k, v, qp, kp)
+            # gpt-oss's learned sinks, at scores' scale.
+            sinks = (rng.standard_normal(model.num_attention_heads).astype(np.float32),) \
+                if kind.sinks else ()
+            (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks)
+            want = kind.reference(q, k, v, qp, kp, *sinks)
             assert np.abs(out - want).max() < 2e-5, (name, kind.function, seq, kv)
 
 
@@ -321,8 +324,66 @@ def test_gpt_oss_sinks():
         want = kind.reference(q, k, v, pos, pos, sinks)
         assert np.abs(out - want).max() < 1e-5
         assert np.abs(want - kind.reference(q, k, v, pos, pos, sinks * 0 - 50)).max() > 1e-2
-    with pytest.raises(ValueError, match="sinks required"):
+    with pytest.raises(ValueError, match="1 arguments after the positions"):
         small.kinds[0].reference(q, k, v, pos, pos)
+
+
+# model type: (rope fields, sections, mode, rotary_dim, style)
+MROPE = {
+    "qwen2_vl_text": (dict(rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}),
+                      [2, 3, 3], "contiguous", 16, "half"),
+    "qwen2_5_vl_text": (dict(rope_parameters={"rope_type": "default", "rope_theta": 1e6,
+                                              "mrope_section": [4, 2, 2]}),
+                        [4, 2, 2], "contiguous", 16, "half"),
+    "qwen3_vl_text": (dict(head_dim=48), [24, 20, 20], "interleaved", 128, "half"),
+    "glm4v_text": (dict(head_dim=32, rope_parameters={"rope_type": "default", "rope_theta": 1e4,
+                                                       "partial_rotary_factor": 0.5,
+                                                       "mrope_section": [2, 3, 3]}),
+                   [2, 3, 3], "contiguous", 16, "interleaved"),
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(MROPE))
+def test_mrope_families(model_type):
+    """The Qwen-VL and GLM-4V text attentions: M-RoPE sections (given, else the modeling
+    code's default) and mode; the functions take the q and k rope positions [B, 3, S]
+    after the positions, which place the causal mask; compiled against the reference."""
+    fields, sections, mode, rotary_dim, style = MROPE[model_type]
+    if model_type == "qwen3_vl_text":  # its default [24, 20, 20] needs 64 pairs
+        fields = dict(fields, head_dim=128)
+    model = pe_config.read(_small(model_type=model_type, **fields))
+    (kind,) = model.kinds
+    rope = kind.rope_parameters
+    assert (rope["sections"], rope["section_mode"], rope["rotary_dim"], rope["style"]) == \
+        (sections, mode, rotary_dim, style)
+    assert kind.rope_streams == 3
+    module = model.compile(seq_len=7)
+    rng = np.random.default_rng(1)
+    d = model.head_dim
+    q = rng.standard_normal((1, 4, 7, d)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 2, 7, d)).astype(np.float32) for _ in range(2))
+    pos = np.arange(7)[None]
+    # An image of 2 x 3 patches after one text token: t stays, h and w walk the grid.
+    grid = np.array([[0, 1, 1, 1, 1, 1, 1], [0, 10, 10, 10, 90, 90, 90],
+                     [0, 10, 50, 90, 10, 50, 90]])[None]
+    (out,) = module.call(kind.function, q, k, v, pos, pos, grid, grid)
+    want = kind.reference(q, k, v, pos, pos, grid, grid)
+    assert np.abs(out - want).max() < 1e-5
+    assert np.abs(want - kind.reference(q, k, v, pos, pos, grid[:, :1].repeat(3, 1),
+                                        grid[:, :1].repeat(3, 1))).max() > 1e-3
+
+
+def test_mrope_sections_of_transformers():
+    """The sections pe reads are those transformers' rotary modules apply."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.qwen3_vl import modeling_qwen3_vl
+    config = transformers.Qwen3VLTextConfig(hidden_size=256, num_attention_heads=2,
+                                            num_key_value_heads=2, head_dim=128)
+    rotary = modeling_qwen3_vl.Qwen3VLTextRotaryEmbedding(config)
+    read = pe_config.read(config)
+    assert read.kinds[0].rope_parameters["sections"] == list(rotary.mrope_section)
+    assert read.kinds[0].rope_parameters["section_mode"] == "interleaved"
 
 
 def test_class_defaults():
@@ -390,6 +451,11 @@ BAD = [
     (_small(**GEMMA2, layer_types=["full_attention", "chunked_attention"] * 2),
      "config field 'layer_types': expected 'full_attention' or 'sliding_attention', got "
      "\"chunked_attention\""),
+    (_small(model_type="qwen2_vl_text"),
+     "config field 'rope_scaling.mrope_section': required by the M-RoPE of model type "
+     "'qwen2_vl_text'"),
+    (_small(model_type="qwen2_vl_text", rope_scaling={"type": "mrope", "mrope_section": [4, 4, 4]}),
+     "'#pe.rope' expects the sections to sum to rotary_dim/2 = 8"),
     (_small(model_type="llama4_text", layer_types=["global"] * 4),
      "config field 'layer_types': expected 'full_attention', 'sliding_attention' or "
      "'chunked_attention', got \"global\""),
