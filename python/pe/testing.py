@@ -319,6 +319,13 @@ ATTENTION_LOWERINGS = {
 }
 
 
+# Every way a `pe.rope` runs: the CPU kernel, the reference lowering, the GPU
+# kernel's schedule on the CPU.
+ROPE_LOWERINGS = {"cpu": [], "reference": ["--tile-rope=false"],
+                  "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32",
+                                   "--gpu-max-blocks=3"]}
+
+
 def check_attention(got, want, dtype: str, what: str) -> None:
     """Asserts `got` within ATTENTION_TOLERANCE[dtype] of the float64 `want`."""
     got = np.asarray(got, dtype=np.float64)

@@ -75,7 +75,7 @@ def test_refused_fuse_rope_leaves_the_model_alone():
     config = hf_models.tiny_config("hunyuan_v1_dense")
     model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
     forwards = [m.forward for m in model.modules()]
-    with pytest.raises(ValueError, match="q and k normalized after RoPE"):
+    with pytest.raises(ValueError, match="q and k normalized by a weighted norm after RoPE"):
         pe.transformers.fuse_rope(model)
     assert model.config._attn_implementation == "eager"
     assert [m.forward for m in model.modules()] == forwards

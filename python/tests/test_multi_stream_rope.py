@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 from pe import ir, reference, runner
-from pe.testing import ATTENTION_LOWERINGS, check_attention, parse_returned_constants, \
-    round_to, run_pe_opt
+from pe.testing import ATTENTION_LOWERINGS, ROPE_LOWERINGS, check_attention, \
+    parse_returned_constants, round_to, run_pe_opt
 
 # name: rope keyword arguments (reference.apply_rope / ir.rope_attr); rotary_dim 32 (16 pairs)
 # unless given.
@@ -147,11 +147,6 @@ def _rope_functions(dtype: str) -> str:
                          f" -> {xt} {{\n  %y = pe.rope {_attr(config)} %x, %p{lay} : {xt}, {pt}\n"
                          f"  return %y : {xt}\n}}")
     return "\n".join(funcs)
-
-
-ROPE_LOWERINGS = {"cpu": [], "reference": ["--tile-rope=false"],
-                  "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32",
-                                   "--gpu-max-blocks=3"]}
 
 
 @pytest.fixture(scope="module", params=sorted(ROPE_LOWERINGS))

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from pe import ir, reference, runner
-from pe.testing import ATTENTION_LOWERINGS, check_attention, round_to, run_pe_opt, \
-    parse_returned_constants
+from pe.testing import ATTENTION_LOWERINGS, ROPE_LOWERINGS, check_attention, round_to, \
+    run_pe_opt, parse_returned_constants
 
 R = 16  # rotary_dim of the rope cases (8 pairs)
 FF = [1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 8.0, 8.0]
@@ -116,11 +116,6 @@ def _rope_functions(dtype: str) -> str:
                      f"  %y = pe.rope {_attr(config)} %x, %p : {xt}, tensor<{S}xi64>\n"
                      f"  return %y : {xt}\n}}")
     return "\n".join(funcs)
-
-
-ROPE_LOWERINGS = {"cpu": [], "reference": ["--tile-rope=false"],
-                  "gpu-schedule": ["--target=gpu-on-cpu", "--gpu-block-size=32",
-                                   "--gpu-max-blocks=3"]}
 
 
 @pytest.fixture(scope="module", params=sorted(ROPE_LOWERINGS))
