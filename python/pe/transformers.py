@@ -586,6 +586,9 @@ def fuse_rope(model, name: str = NAME):
         raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
     modules = _self_attentions(model, read)
     kinds = [read.kind(module.layer_idx) for module, _ in modules]
+    if any(kind.rope_streams for kind in kinds):
+        raise ValueError(f"fuse_rope: {read.model_type} rotates by M-RoPE position streams, "
+                         "which the fused forward does not take yet")
     register(name)
     for (module, layout), kind in zip(modules, kinds):
         if getattr(layout, "rotation_invariant_norm", None) is not None and kind.rope and \

@@ -373,6 +373,22 @@ def test_mrope_families(model_type):
                                         grid[:, :1].repeat(3, 1))).max() > 1e-3
 
 
+def test_mrope_models_are_not_fused():
+    """pe.transformers.fuse_rope refuses an M-RoPE model, naming why, and leaves it alone."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import pe.transformers
+    config = transformers.Qwen3VLTextConfig(hidden_size=64, num_attention_heads=4,
+                                            num_key_value_heads=2, head_dim=128,
+                                            num_hidden_layers=1, intermediate_size=32,
+                                            vocab_size=32)
+    model = transformers.Qwen3VLTextModel(config)
+    forwards = [m.forward for m in model.modules()]
+    with pytest.raises(ValueError, match="M-RoPE position streams"):
+        pe.transformers.fuse_rope(model)
+    assert [m.forward for m in model.modules()] == forwards
+
+
 def test_mrope_sections_of_transformers():
     """The sections pe reads are those transformers' rotary modules apply."""
     pytest.importorskip("torch")
