@@ -44,7 +44,7 @@ class Case:
     """
     name: str
     ir: str
-    args: List[np.ndarray]
+    inputs: List[object]  # np.ndarray or Random (drawn when `args` is first read)
     arg_types: List[str]
     result_types: List[str]
     reference: Callable[[Sequence[np.ndarray], Optional[np.ndarray]], List[np.ndarray]]
@@ -61,6 +61,12 @@ class Case:
     flops: int = 0  # floating-point operations of the unmasked work, for timed cases
 
     @property
+    def args(self) -> List[np.ndarray]:
+        """The inputs as arrays; random ones are drawn on first use and kept."""
+        self.inputs = [a.draw() if isinstance(a, Random) else a for a in self.inputs]
+        return self.inputs
+
+    @property
     def gpu_only(self) -> bool:
         """Tensor-core kernels (warp-collective) have no run on the CPU schedule."""
         return "--tensor-cores" in self.flags
@@ -70,8 +76,36 @@ def _ttype(shape, elem: str) -> str:
     return "tensor<" + "x".join(str(d) for d in shape) + "x" + elem + ">"
 
 
-def _quantized(rng, shape, dtype: str, scale: float = 1.0) -> np.ndarray:
-    return round_to(scale * rng.standard_normal(shape), dtype)
+@dataclass
+class Random:
+    """Normal values of `shape` rounded to `dtype`, drawn from their own seed when first
+    needed: building the case list draws nothing, so a run of one case costs its inputs
+    only (the full-size list holds about 2 GB of float64 inputs)."""
+    seed: int
+    shape: tuple
+    dtype: str
+    scale: float = 1.0
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def draw(self) -> np.ndarray:
+        """Drawn in f32 and rounded there (bf16: to nearest even on the bits), then widened:
+        a [1, 8, 131072, 128] input takes seconds, not a minute."""
+        rng = np.random.default_rng(self.seed)
+        x = rng.standard_normal(self.shape, dtype=np.float32) * np.float32(self.scale)
+        if self.dtype == "bf16":
+            bits = x.view(np.uint32)
+            bits += np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))
+            bits &= np.uint32(0xFFFF0000)
+        elif self.dtype == "f16":
+            x = x.astype(np.float16)
+        return x.astype(np.float64)
+
+
+def _quantized(rng, shape, dtype: str, scale: float = 1.0) -> Random:
+    return Random(int(rng.integers(1 << 62)), tuple(shape), dtype, scale)
 
 
 def _rope_case(name, rng, shape, dtype, rope_ir, rope_ref, positions, layout="bhsd",

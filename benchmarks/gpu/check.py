@@ -1,432 +1,356 @@
 """GPU check, step 2 (on a machine with an NVIDIA GPU): run, check and time every case.
 
-    python3 benchmarks/gpu/check.py [--dir build/gpu-check] [--repeats 20]
+    python3 benchmarks/gpu/check.py --dir build/gpu-check --small-dir build/gpu-check-small \
+        --out RESULTS --budget 480
     .venv/bin/python benchmarks/gpu/check.py --backend=cpu --dir DIR   # dry run, no GPU
 
-Needs only the folder of step 1 (`prepare.py`), the repository's python/ and numpy; CuPy for
-the GPU runs; PyTorch (optional) for the side-by-side and the machine's limits. No LLVM.
+Needs the folders of step 1 (`prepare.py`, full and small sizes), the repository's python/ and
+numpy; CuPy for the GPU runs; PyTorch (optional) for the side-by-side and the machine's
+limits; `compute-sanitizer`, `ncu` and `cuobjdump` when they are on the PATH. No LLVM.
 
-Every case runs two ways: through its GPU library's C interface (`<case>.so`, host buffers,
-the launch runtime over the CUDA driver), and - where its manifest is replayable - by
-replaying the manifest's steps with CuPy on device buffers, which is what is timed: CUDA
-events around the whole function (tables, allocations and every kernel), median (min, max)
-of --repeats runs after 3 warm-ups. Results are compared with the float64 reference of
-python/pe/reference.py (bf16/f16: ulps from the correctly rounded value; f32: max |error|
-over max(1, max |reference|)), RoPE also with PyTorch as Hugging Face computes it, and
-attention with Hugging Face's RoPE followed by PyTorch's scaled_dot_product_attention
-(flash backend where it applies), timed side by side. The
-machine's limits are measured in the same run: device-to-device copy bandwidth (1 GiB) and
-the bf16 matmul rate at 8192^3. The unchanged C example runs too. Writes results.json and
-results.md (and results.png when matplotlib is there) into --dir; exits 1 if a check fails.
+Phases, in order, each case in a worker process (a crash, a CUDA fault - sticky for a
+process - or a hang costs that case only: the next worker takes the rest):
 
---backend=cpu runs the C-interface path of every case with libraries built here by
-`pe-compile --target=gpu-on-cpu` (the GPU schedule on the CPU): a dry run of this script.
+1. small: every case at small sizes, checked against the float64 reference (a minute);
+2. full: the machine's limits (copy bandwidth, bf16 matmul rate), then every case at full
+   size, checked and, where marked, timed (`measure.py`), with PyTorch beside it;
+3. sanitizer: compute-sanitizer memcheck, racecheck and synccheck over small cases of each
+   kernel family (RoPE, SIMT attention and its decode merge, both tensor-core kernels);
+4. profile: the SASS of the prefill target's kernels (cuobjdump) and one Nsight Compute
+   profile of its attention launch.
+
+Every result is appended to RESULTS/results.jsonl as it comes, and RESULTS/results.md is
+rewritten after each, so a run stopped at any point leaves what it measured; `--budget`
+seconds (0: none) stops starting work past it. Exit status 1 if a check failed.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
+import glob
 import json
 import os
 import platform
-import statistics
+import selectors
+import shutil
 import subprocess
 import sys
 import time
-import warnings
-
-import numpy as np
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
 
-import cases as case_list  # noqa: E402
-from pe import gpu_manifest as replay  # noqa: E402
-from pe import reference as ref  # noqa: E402
-from pe import runner  # noqa: E402
-from pe.testing import round_to, spacing, ulp_distance  # noqa: E402
+import report  # noqa: E402
 
-
-# ---------------------------------------------------------------------------
-# Comparison with the reference
-# ---------------------------------------------------------------------------
-
-# bf16/f16 results are computed in f32 and rounded once: an entry is within its bound when it
-# is within `limit` ulps of the correctly rounded reference, or within `limit` ulps plus the
-# f32 error before rounding (2e-6 of the scale) where the result is a cancellation.
-F32_ALLOWANCE = 2e-6
-
-
-def error(got, want, dtype: str, metric: str) -> float:
-    """The case's metric: ulps (bf16/f16) or scaled absolute error (f32)."""
-    got = (runner.to_float32(got) if dtype == "bf16" else np.asarray(got)).astype(np.float64)
-    if metric == "ulp":
-        finite = np.isfinite(want)
-        if not np.array_equal(np.isfinite(got), finite) or \
-                not np.array_equal(got[~finite], round_to(want[~finite], dtype)):
-            return float("inf")
-        g, w = got[finite], want[finite]
-        ulps = ulp_distance(g, round_to(w, dtype), dtype)
-        scale = max(1.0, float(np.abs(w).max(initial=0)))
-        within = np.abs(g - w) <= spacing(w, dtype) + F32_ALLOWANCE * scale
-        # Entries within the allowance count as at most 1 ulp.
-        return float(np.where(within, np.minimum(ulps, 1.0), ulps).max(initial=0))
-    finite = np.isfinite(want)
-    if not np.array_equal(np.isfinite(got), finite) or not np.array_equal(got[~finite], want[~finite]):
-        return float("inf")
-    scale = max(1.0, float(np.abs(want[finite]).max(initial=0)))
-    return float(np.abs(got[finite] - want[finite]).max(initial=0)) / scale
-
-
-def sampled(array, case: case_list.Case):
-    if case.sample is None or case.sample_axis is None:
-        return array
-    return np.take(array, case.sample, axis=case.sample_axis)
-
-
-def compare(case, results, want) -> dict:
-    errors = [error(sampled(g, case), w, t, case.metric)
-              for g, w, t in zip(results, want, case.result_types)]
-    worst = max(errors)
-    return {"metric": case.metric, "error": worst, "limit": case.limit,
-            "ok": bool(worst <= case.limit)}
+PROTOCOL = "@@"  # worker -> driver lines: "@@start NAME", "@@result JSON"
+SANITIZED = ["rope_llama3_qk_bf16", "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16",
+             "tc_attention_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
+             "tc_sync_attention_gqa_llama3_d128_bf16"]
+PROFILED = "tc_prefill_gqa_llama3_d128_bf16"
 
 
 # ---------------------------------------------------------------------------
-# The two ways to run a case
+# Worker: the cases of one process, one result line each
 # ---------------------------------------------------------------------------
 
-def host_array(values: np.ndarray, dtype: str) -> np.ndarray:
-    """A case input as pe.runner takes it (bf16 rounded to nearest even)."""
-    if dtype == "bf16":
-        return runner.bf16_array(values.astype(np.float32))
-    return values.astype({"f32": np.float32, "f16": np.float16,
-                          "i32": np.int32, "i64": np.int64}[dtype])
-
-
-def device_array(cp, values: np.ndarray, dtype: str):
-    """A case input on the GPU in its element type (bf16 as 16-bit patterns)."""
-    if dtype == "bf16":
-        return cp.asarray(runner.to_bf16_bits(values.astype(np.float32)))
-    return cp.asarray(host_array(values, dtype))
-
-
-def from_device(cp, array, dtype: str) -> np.ndarray:
-    host = cp.asnumpy(array)
-    return runner.from_bf16_bits(host) if dtype == "bf16" else host
-
-
-def run_library(library: str, case) -> list:
-    module = runner.load(library, os.path.splitext(library)[0] + ".interface.json")
-    return module.call(case.name, *[host_array(a, t) for a, t in zip(case.args, case.arg_types)])
-
-
-def time_gpu(cp, call, repeats: int) -> dict:
-    """Median (min, max) milliseconds of `call()` between CUDA events, after 3 warm-ups."""
-    for _ in range(3):
-        call()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-            "runs": repeats}
-
-
-# ---------------------------------------------------------------------------
-# PyTorch: Hugging Face's RoPE, and the machine's limits
-# ---------------------------------------------------------------------------
-
-def torch_rope(torch, x, positions, rope: dict):
-    """q * cos + rotate_half(q) * sin, cos/sin from float32 inv_freq cast to x's dtype (HF)."""
-    inv = torch.tensor(ref.rope_inv_freq(rope["theta"], rope["rotary_dim"], rope.get("scaling"),
-                                         int(positions.max()) + 1), dtype=torch.float32,
-                       device=x.device)
-    p = torch.as_tensor(positions, device=x.device).float()
-    freqs = torch.outer(p, inv)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    factor = ref.rope_attention_factor(rope.get("scaling"))
-    cos, sin = (emb.cos() * factor).to(x.dtype), (emb.sin() * factor).to(x.dtype)
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
-
-
-def torch_tensor(torch, values: np.ndarray, dtype: str):
-    """A case input as a CUDA tensor of its element type."""
-    if dtype == "bf16":
-        bits = runner.to_bf16_bits(values.astype(np.float32)).view(np.int16)
-        return torch.as_tensor(bits, device="cuda").view(torch.bfloat16)
-    return torch.as_tensor(host_array(values, dtype), device="cuda")
-
-
-def torch_host(torch, tensor, dtype: str) -> np.ndarray:
-    """A CUDA tensor back as the C interface returns it (bf16 as 16-bit patterns)."""
-    if dtype == "bf16":
-        return runner.from_bf16_bits(tensor.view(torch.int16).cpu().numpy().view(np.uint16))
-    return tensor.cpu().numpy()
-
-
-def torch_attention(torch, q, k, v, spec: dict):
-    """Hugging Face's attention as a function of no arguments, and the variant it runs: RoPE
-    on q and k (torch_rope, positions Skv - Sq + i and j), then scaled_dot_product_attention
-    on the flash backend with enable_gqa, else with K/V heads repeated (HF's repeat_kv),
-    else on PyTorch's own choice. The variant is picked once, by a first call. Causal
-    queries are the last Sq tokens: Sq = Skv is SDPA's is_causal, one query sees every key."""
-    sq, skv = q.shape[2], k.shape[2]
-    if spec["causal"] and sq not in (1, skv):
-        raise ValueError("causal SDPA side-by-side needs Sq = 1 or Sq = Skv")
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    causal = spec["causal"] and sq == skv
-    group = q.shape[1] // k.shape[1]
-    try:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        flash = lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)  # noqa: E731
-    except ImportError:
-        flash = None
-
-    def rotated():
-        return (torch_rope(torch, q, np.arange(sq) + (skv - sq), spec["rope"]),
-                torch_rope(torch, k, np.arange(skv), spec["rope"]))
-
-    def gqa():
-        qr, kr = rotated()
-        return sdpa(qr, kr, v, is_causal=causal, enable_gqa=True)
-
-    def repeated():
-        qr, kr = rotated()
-        return sdpa(qr, kr.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1),
-                    is_causal=causal)
-
-    def on_flash(fn):
-        def run():
-            with flash():
-                return fn()
-        return run
-
-    variants = [("default, K/V heads repeated", repeated)]
-    if flash is not None:
-        variants = [("flash, enable_gqa", on_flash(gqa)),
-                    ("flash, K/V heads repeated", on_flash(repeated)),
-                    ("default, enable_gqa", gqa)] + variants
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for label, fn in variants:
+def worker(args) -> int:
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything else printed goes to the worker log, not the protocol
+    import cases as case_list
+    import measure
+    with open(os.path.join(args.dir, "index.json")) as f:
+        index = json.load(f)
+    entries = {e["name"]: e for e in index["cases"]}
+    by_name = {c.name: c for c in case_list.cases(index["size"])}
+    cp = torch = None
+    if args.backend == "cupy":
+        import cupy as cp
+        if args.torch:
             try:
-                fn()
-                return fn, label
-            except (RuntimeError, TypeError):  # no such kernel; no enable_gqa before 2.5
-                continue
-    raise RuntimeError("no scaled_dot_product_attention variant ran")
-
-
-def machine_limits(cp, torch, repeats: int) -> dict:
-    """Device-to-device copy bandwidth (1 GiB) and the bf16 matmul rate at 8192^3."""
-    n = 1 << 30
-    src, dst = cp.empty(n, dtype=cp.uint8), cp.empty(n, dtype=cp.uint8)
-    src.fill(1)
-    stream = cp.cuda.get_current_stream().ptr
-    copy = time_gpu(cp, lambda: cp.cuda.runtime.memcpyAsync(
-        dst.data.ptr, src.data.ptr, n, cp.cuda.runtime.memcpyDeviceToDevice, stream), repeats)
-    limits = {"copy_bytes": n, "copy_GBps": 2 * n / copy["median_ms"] / 1e6, "copy": copy}
-    if torch is not None:
-        a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-        mm = time_gpu(cp, lambda: torch.matmul(a, b), max(5, repeats // 2))
-        limits.update(matmul_bf16_TFLOPs=2 * 8192 ** 3 / mm["median_ms"] / 1e9, matmul=mm)
-    return limits
+                import torch
+            except ImportError:
+                torch = None
+    for name in args.only.split(","):
+        channel.write(f"{PROTOCOL}start {name}\n")
+        try:
+            if name == "limits":
+                result = {"name": name, **measure.machine_limits(cp, torch, args.repeats)}
+            elif name == "c_example":
+                result = measure.run_c_example(args.dir)
+            else:
+                result = measure.run_case(by_name[name], entries[name], args.dir, cp, torch, args)
+        except Exception:  # noqa: BLE001 - reported; a fresh process takes the next case
+            channel.write(PROTOCOL + "result " + json.dumps(
+                {"name": name, "error": traceback.format_exc(limit=6)[-3000:]}) + "\n")
+            return 3
+        channel.write(PROTOCOL + "result " + json.dumps(result, default=float) + "\n")
+    return 0
 
 
 # ---------------------------------------------------------------------------
-# Main
+# Driver
 # ---------------------------------------------------------------------------
 
-def cpu_library(case, workdir: str) -> str:
-    src, lib = os.path.join(workdir, case.name + ".mlir"), os.path.join(workdir, case.name + ".so")
-    with open(src, "w") as f:
-        f.write(case.ir)
-    subprocess.run([runner.PE_COMPILE, "--target=gpu-on-cpu", "--emit=shared", src, "-o", lib,
-                    f"--interface={os.path.splitext(lib)[0]}.interface.json"],
-                   check=True, capture_output=True)
-    return lib
+class Run:
+    """The run's log, its results as they come, and its deadline."""
+
+    def __init__(self, args):
+        self.args = args
+        self.out = args.out or args.dir
+        os.makedirs(self.out, exist_ok=True)
+        self.start = time.time()
+        self.deadline = self.start + args.budget if args.budget else float("inf")
+        self.log_file = open(os.path.join(self.out, "check.log"), "a")
+        self.worker_log = open(os.path.join(self.out, "workers.log"), "a")
+        open(os.path.join(self.out, "results.jsonl"), "w").close()
+        self.report = {"backend": args.backend, "device": platform.machine(),
+                       "loadavg": os.getloadavg()[0], "started": time.strftime("%F %T"),
+                       "results": []}
+        self.failed = False
+
+    def log(self, line: str) -> None:
+        line = f"[{time.time() - self.start:6.1f} s] {line}"
+        print(line, flush=True)
+        self.log_file.write(line + "\n")
+        self.log_file.flush()
+
+    def left(self) -> float:
+        return self.deadline - time.time()
+
+    def add(self, phase: str, result: dict) -> None:
+        result = {"phase": phase, **result}
+        self.failed |= report.failed(result)
+        self.report["results"].append(result)
+        with open(os.path.join(self.out, "results.jsonl"), "a") as f:
+            f.write(json.dumps(result, default=float) + "\n")
+        report.write_markdown(self.report, os.path.join(self.out, "results.md"))
+        self.log(report.summary_line(result, self.report))
+
+    def finish(self) -> None:
+        self.report["seconds"] = time.time() - self.start
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump(self.report, f, indent=1, default=float)
+        report.write_markdown(self.report, os.path.join(self.out, "results.md"))
 
 
-def run_case(case, entry, args, cp, torch, workdir) -> dict:
-    out = {"name": case.name, "notes": case.notes}
-    if cp is None and case.gpu_only:
-        out["skipped"] = "GPU only"
-        return out
-    want = case.reference(case.args, case.sample)
-    library = os.path.join(args.dir, entry["library"]) if cp else cpu_library(case, workdir)
-    out["c_interface"] = compare(case, run_library(library, case), want)
-    if cp is not None and entry["replayable"]:
-        manifest = replay.load_manifest(os.path.join(args.dir, entry["manifest"]))
-        fn = replay.CupyFunction(manifest, os.path.join(args.dir, entry["binary"]), case.name)
-        inputs = [device_array(cp, a, t) for a, t in zip(case.args, case.arg_types)]
-        results = fn(*inputs)
-        out["manifest"] = compare(case, [from_device(cp, r, t) for r, t in
-                                         zip(results, case.result_types)], want)
-        if case.timed:
-            out["time"] = time_gpu(cp, lambda: fn(*inputs), args.repeats)
-            out["bytes_moved"] = case.bytes_moved
-            out["GBps"] = case.bytes_moved / out["time"]["median_ms"] / 1e6
-            if case.flops:
-                out["TFLOPs"] = case.flops / out["time"]["median_ms"] / 1e9
-    if cp is not None and torch is not None and case.torch_rope is not None:
-        x = torch.as_tensor(runner.to_bf16_bits(case.args[0].astype(np.float32)).view(np.int16),
-                            device="cuda").view(torch.bfloat16)
-        got = torch_rope(torch, x, case.args[-1], case.torch_rope)
-        host = runner.from_bf16_bits(got.view(torch.int16).cpu().numpy().view(np.uint16))
-        out["torch"] = {"error": error(sampled(host, case), want[0], "bf16", "ulp")}
-        if "time" in out:  # the same work as the case: q and k
-            k = torch.as_tensor(runner.to_bf16_bits(case.args[1].astype(np.float32))
-                                .view(np.int16), device="cuda").view(torch.bfloat16)
-            out["torch"]["time"] = time_gpu(
-                cp, lambda: (torch_rope(torch, x, case.args[-1], case.torch_rope),
-                             torch_rope(torch, k, case.args[-1], case.torch_rope)), args.repeats)
-    if cp is not None and torch is not None and case.torch_attention is not None:
-        dtype = case.arg_types[0]
-        q, k, v = (torch_tensor(torch, a, dtype) for a in case.args[:3])
-        attend, backend = torch_attention(torch, q, k, v, case.torch_attention)
-        out["torch"] = {"error": error(sampled(torch_host(torch, attend(), dtype), case),
-                                       want[0], dtype, case.metric), "metric": case.metric,
-                        "backend": backend}
-        if "time" in out:  # the same work: RoPE of q and k, then attention
-            out["torch"]["time"] = time_gpu(cp, attend, args.repeats)
-    return out
+def run_workers(run: Run, phase: str, folder: str, names, flags, per_case: float,
+                prefix=()) -> None:
+    """Runs `names` in worker processes, adding each result as it comes; a worker that
+    dies, faults or passes `per_case` seconds on one case costs that case only."""
+    names = list(names)
+    while names:
+        if run.left() <= 0:
+            for name in names:
+                run.add(phase, {"name": name, "not_run": "budget spent"})
+            return
+        cmd = list(prefix) + [sys.executable, os.path.abspath(__file__), "--worker",
+                              "--backend", run.args.backend, "--dir", folder,
+                              "--repeats", str(run.args.repeats), "--only", ",".join(names)]
+        proc = subprocess.Popen(cmd + flags, stdout=subprocess.PIPE, stderr=run.worker_log,
+                                text=True)
+        current, done = None, set()
+        for kind, payload in _lines(proc, per_case):
+            if kind == "start":
+                current = payload
+            elif kind == "result":
+                result = json.loads(payload)
+                done.add(result["name"])
+                run.add(phase, result)
+            elif current is None:  # the worker ended before its first case: so would the next
+                for name in names:
+                    run.add(phase, {"name": name, "error": payload})
+                return
+            elif current not in done:  # it ended or hung in a case: the rest go on
+                run.add(phase, {"name": current, "error": payload})
+                done.add(current)
+        names = [n for n in names if n not in done]
 
 
-def run_c_example(folder: str) -> dict:
-    proc = subprocess.run([os.path.join(folder, "rope_example")], capture_output=True, text=True)
-    return {"returncode": proc.returncode, "output": (proc.stdout + proc.stderr).strip(),
-            "ok": proc.returncode == 0}
+def _lines(proc, per_case: float):
+    """("start" | "result", payload) per protocol line, then ("end", why) if a case was
+    cut short: by a timeout (the worker is killed) or by the worker's exit."""
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+    case_deadline = time.time() + per_case
+    while True:
+        wait = case_deadline - time.time()
+        if wait <= 0 or not selector.select(timeout=wait):
+            proc.kill()
+            proc.wait()
+            yield "end", f"timed out after {per_case:.0f} s (worker killed)"
+            return
+        line = proc.stdout.readline()
+        if not line:
+            code = proc.wait()
+            yield "end", f"worker exited with status {code} (see workers.log)"
+            return
+        if line.startswith(PROTOCOL):
+            kind, _, payload = line[len(PROTOCOL):].rstrip("\n").partition(" ")
+            if kind == "start":
+                case_deadline = time.time() + per_case
+            yield kind, payload
 
 
-def write_markdown(report: dict, path: str) -> None:
-    lines = [f"# pe-mlir GPU check ({report['backend']})", "",
-             f"Device: {report['device']}. Load average at start: {report['loadavg']}.", ""]
-    limits = report.get("limits", {})
-    if limits:
-        lines += [f"Copy bandwidth (device to device, 1 GiB): {limits['copy_GBps']:.0f} GB/s"]
-        if "matmul_bf16_TFLOPs" in limits:
-            lines += [f"bf16 matmul 8192^3 (torch): {limits['matmul_bf16_TFLOPs']:.0f} TFLOP/s"]
-        lines += [""]
-    lines += ["| case | C interface | manifest | median ms (min-max) | GB/s | of copy BW | torch |",
-              "|---|---|---|---|---|---|---|"]
-    for c in report["cases"]:
-        def cell(key):
-            r = c.get(key)
-            return "-" if r is None else f"{'ok' if r['ok'] else 'FAIL'} {r['error']:.3g} ({r['metric']} <= {r['limit']:g})"
-        t = c.get("time")
-        timing = f"{t['median_ms']:.3f} ({t['min_ms']:.3f}-{t['max_ms']:.3f})" if t else "-"
-        gbps = f"{c['GBps']:.0f}" if "GBps" in c else "-"
-        frac = f"{100 * c['GBps'] / limits['copy_GBps']:.0f} %" if "GBps" in c and limits else "-"
-        if "TFLOPs" in c:  # compute-bound: the matmul rate is its limit
-            gbps += f"; {c['TFLOPs']:.0f} TFLOP/s"
-            if "matmul_bf16_TFLOPs" in limits:
-                frac += f"; {100 * c['TFLOPs'] / limits['matmul_bf16_TFLOPs']:.0f} % of matmul"
-        torch_cell = "-"
-        if "torch" in c:
-            torch_cell = f"{c['torch']['error']:.3g} {c['torch'].get('metric', 'ulp')}"
-            if "backend" in c["torch"]:
-                torch_cell += f" (SDPA {c['torch']['backend']})"
-            if "time" in c["torch"]:
-                torch_cell += f", {c['torch']['time']['median_ms']:.3f} ms"
-        if "skipped" in c:
-            lines.append(f"| {c['name']} | {c['skipped']} | - | - | - | - | - |")
+def tool(name: str):
+    found = shutil.which(name)
+    if found:
+        return found
+    roots = ["/usr/local/cuda/bin", "/usr/local/cuda/compute-sanitizer"] + \
+        sorted(glob.glob("/opt/nvidia/nsight-compute/*"), reverse=True)
+    for root in roots:
+        path = os.path.join(root, name)
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def gpu_state() -> str:
+    smi = tool("nvidia-smi")
+    if not smi:
+        return ""
+    proc = subprocess.run([smi, "--query-gpu=name,driver_version,clocks.sm,clocks.mem,"
+                           "temperature.gpu,power.draw,utilization.gpu",
+                           "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+    return proc.stdout.strip()
+
+
+def sanitizer_phase(run: Run, folder: str) -> None:
+    """memcheck, racecheck and synccheck over the small cases of SANITIZED (replay only)."""
+    sanitizer = tool("compute-sanitizer")
+    if sanitizer is None:
+        run.add("sanitizer", {"name": "compute-sanitizer", "not_run": "not on the PATH"})
+        return
+    log = os.path.join(run.out, "sanitizer.txt")
+    for check in ("memcheck", "racecheck", "synccheck"):
+        if run.left() <= 0:
+            run.add("sanitizer", {"name": check, "not_run": "budget spent"})
             continue
-        lines.append(f"| {c['name']} | {cell('c_interface')} | {cell('manifest')} | {timing} | "
-                     f"{gbps} | {frac} | {torch_cell} |")
-    if "c_example" in report:
-        lines += ["", f"C example (unchanged CPU program, GPU library): {report['c_example']['output']}"]
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        cmd = [sanitizer, "--tool", check, "--error-exitcode", "9", "--print-limit", "20",
+               sys.executable, os.path.abspath(__file__), "--worker", "--dir", folder,
+               "--only", ",".join(SANITIZED), "--replay-only", "--no-time", "--no-torch"]
+        started = time.time()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=min(90, max(run.left(), 30)))
+            text, code = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            text, code = f"{e.stdout or ''}{e.stderr or ''}\ntimed out", None
+            text = text if isinstance(text, str) else text.decode(errors="replace")
+        with open(log, "a") as f:
+            f.write(f"===== {check} ({time.time() - started:.0f} s, status {code})\n{text}\n")
+        summary = [l for l in text.splitlines() if "SUMMARY" in l]
+        ran = text.count(PROTOCOL + "result")
+        run.add("sanitizer", {"name": check, "status": code, "cases": ran,
+                              "summary": summary[-1] if summary else text.strip()[-300:],
+                              "ok": code == 0 and ran == len(SANITIZED)})
 
 
-def write_plot(report: dict, path: str) -> None:
+def profile_phase(run: Run, folder: str) -> None:
+    """The SASS of the prefill target's kernels and an Nsight Compute profile of its
+    attention launch (the kernel the full phase timed longest)."""
+    entry = {e["name"]: e for e in json.load(open(os.path.join(folder, "index.json")))["cases"]}
+    case = entry.get(PROFILED)
+    cuobjdump = tool("cuobjdump")
+    if case and cuobjdump and case["binary"].endswith(".cubin"):
+        proc = subprocess.run([cuobjdump, "--dump-sass", os.path.join(folder, case["binary"])],
+                              capture_output=True, text=True, timeout=120)
+        with open(os.path.join(run.out, "sass.txt"), "w") as f:
+            f.write(proc.stdout + proc.stderr)
+        run.add("profile", {"name": "sass", "file": "sass.txt",
+                            "instructions": proc.stdout.count("\n        /*")})
+    ncu = tool("ncu")
+    timed = [r for r in run.report["results"] if r.get("name") == PROFILED and
+             "attention_kernel" in r]
+    if ncu is None or not timed or run.left() < 60:
+        run.add("profile", {"name": "ncu", "not_run": "no ncu, no timed prefill, or no time"})
+        return
+    kernel = timed[-1]["attention_kernel"]["name"]
+    cmd = [ncu, "--clock-control", "none", "-k", kernel, "-c", "1",
+           "--section", "SpeedOfLight", "--section", "Occupancy", "--section", "LaunchStats",
+           "--section", "ComputeWorkloadAnalysis", "--section", "MemoryWorkloadAnalysis",
+           "--section", "WarpStateStats", "--section", "SchedulerStats",
+           "--section", "InstructionStats",
+           sys.executable, os.path.abspath(__file__), "--worker", "--dir", folder,
+           "--only", PROFILED, "--replay-only", "--no-time", "--no-torch", "--no-reference"]
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    timed = [c for c in report["cases"] if "GBps" in c]
-    if not timed:
-        return
-    fig, ax = plt.subplots(figsize=(7, 3))
-    ax.barh([c["name"] for c in timed], [c["GBps"] for c in timed], label="pe-mlir")
-    if "copy_GBps" in report.get("limits", {}):
-        ax.axvline(report["limits"]["copy_GBps"], color="k", ls="--", label="copy bandwidth")
-    ax.set_xlabel("GB/s (bytes read + written / median time)")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=min(180, max(run.left(), 30)))
+        text = proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired:
+        text = "timed out"
+    with open(os.path.join(run.out, "ncu.txt"), "w") as f:
+        f.write(text)
+    run.add("profile", {"name": "ncu", "kernel": kernel, "file": "ncu.txt",
+                        "ok": "Duration" in text})
+
+
+def ordered(folder: str):
+    """The cases of a prepared folder, the tensor-core kernels (the targets) first."""
+    with open(os.path.join(folder, "index.json")) as f:
+        index = json.load(f)
+    names = [c["name"] for c in index["cases"]]
+    return index, [n for n in names if n.startswith("tc_")] + \
+        [n for n in names if not n.startswith("tc_")]
+
+
+def driver(args) -> int:
+    run = Run(args)
+    phases = set(args.phases.split(","))
+    only = set(filter(None, args.only.split(",")))
+    pick = (lambda names: [n for n in names if n in only]) if only else (lambda names: names)
+    index, names = ordered(args.dir)
+    run.report.update(chip=index["chip"], size=index["size"], kernels=index["kernels"],
+                      gpu_before=gpu_state())
+    run.report["tools"] = {t: tool(t) for t in ("compute-sanitizer", "ncu", "cuobjdump")}
+    run.log(f"pe-mlir GPU check ({args.backend}): {run.report['gpu_before'] or run.report['device']}"
+            f"; tools {run.report['tools']}")
+    if args.backend == "cpu":  # the dry run: the full folder's cases on the GPU schedule
+        run_workers(run, "full", args.dir, pick(names), ["--no-torch"], 900)
+    else:
+        if "small" in phases and args.small_dir:
+            _, small = ordered(args.small_dir)
+            run_workers(run, "small", args.small_dir, pick(small), ["--no-time", "--no-torch"],
+                        45)
+        if "full" in phases:
+            # A case that hung or faulted at small size would again, at full size and cost.
+            broken = {r["name"] for r in run.report["results"] if "error" in r}
+            for name in pick(names):
+                if name in broken:
+                    run.add("full", {"name": name, "not_run": "failed at small size"})
+            run_workers(run, "full", args.dir,
+                        ["limits"] + [n for n in pick(names) if n not in broken] +
+                        ["c_example"], [], 120)
+        if "sanitizer" in phases and args.small_dir:
+            sanitizer_phase(run, args.small_dir)
+        if "profile" in phases:
+            profile_phase(run, args.dir)
+    run.report["gpu_after"] = gpu_state()
+    run.finish()
+    run.log(f"{'FAILED' if run.failed else 'all checks passed'} in "
+            f"{time.time() - run.start:.0f} s; {os.path.join(run.out, 'results.md')}")
+    return 1 if run.failed else 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dir", default=os.path.join(ROOT, "build", "gpu-check"))
+    parser.add_argument("--dir", default=os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                                                      "build", "gpu-check"))
+    parser.add_argument("--small-dir", default="", help="step 1's folder at --size small")
+    parser.add_argument("--out", default="", help="results folder (default: --dir)")
     parser.add_argument("--backend", choices=("cupy", "cpu"), default="cupy")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=0, help="seconds; 0: no limit")
+    parser.add_argument("--phases", default="small,full,sanitizer,profile")
     parser.add_argument("--only", default="", help="comma-separated case names")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--replay-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-time", dest="time", action="store_false", help=argparse.SUPPRESS)
+    parser.add_argument("--no-torch", dest="torch", action="store_false", help=argparse.SUPPRESS)
+    parser.add_argument("--no-reference", dest="reference", action="store_false",
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with open(os.path.join(args.dir, "index.json")) as f:
-        index = json.load(f)
-    cp = torch = None
-    device = platform.processor() or platform.machine()
-    if args.backend == "cupy":
-        import cupy as cp
-        props = cp.cuda.runtime.getDeviceProperties(0)
-        device = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        try:
-            import torch
-        except ImportError:
-            torch = None
-    report = {"backend": args.backend, "device": device, "size": index["size"],
-              "chip": index["chip"], "loadavg": os.getloadavg()[0], "kernels": index["kernels"],
-              "cases": []}
-    start = time.time()
-    if cp is not None:
-        report["limits"] = machine_limits(cp, torch, args.repeats)
-    entries = {e["name"]: e for e in index["cases"]}
-    only = set(filter(None, args.only.split(",")))
-    workdir = os.path.join(args.dir, "cpu-libraries")
-    os.makedirs(workdir, exist_ok=True)
-    failed = False
-    for case in case_list.cases(index["size"]):
-        if only and case.name not in only:
-            continue
-        result = run_case(case, entries[case.name], args, cp, torch, workdir)
-        checks = [result[k] for k in ("c_interface", "manifest") if k in result]
-        failed |= not all(c["ok"] for c in checks)
-        report["cases"].append(result)
-        if "skipped" in result:
-            print(f"{case.name}: skipped ({result['skipped']})", flush=True)
-            continue
-        print(f"{case.name}: " + ", ".join(f"{k} {'ok' if result[k]['ok'] else 'FAIL'} "
-                                            f"{result[k]['error']:.3g}"
-                                            for k in ("c_interface", "manifest") if k in result)
-              + (f", {result['time']['median_ms']:.3f} ms, {result['GBps']:.0f} GB/s"
-                 if "time" in result else ""), flush=True)
-    if cp is not None:
-        report["c_example"] = run_c_example(args.dir)
-        failed |= not report["c_example"]["ok"]
-    report["seconds"] = time.time() - start
-    with open(os.path.join(args.dir, "results.json"), "w") as f:
-        json.dump(report, f, indent=1, default=float)
-    write_markdown(report, os.path.join(args.dir, "results.md"))
-    write_plot(report, os.path.join(args.dir, "results.png"))
-    print(f"{'FAILED' if failed else 'all checks passed'} in {report['seconds']:.0f} s; "
-          f"{os.path.join(args.dir, 'results.md')}")
-    return 1 if failed else 0
+    return worker(args) if args.worker else driver(args)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,9 @@ class CupyFunction:
             k["name"]: (self.module.get_function(k["name"]), k["params"])
             for k in manifest["kernels"]}
 
-    def __call__(self, *arguments):
+    def __call__(self, *arguments, launch_events: list | None = None):
+        """Runs the steps on the current stream. `launch_events`, if given, receives
+        (kernel, start event, stop event) recorded around each launch, for timing."""
         cp = self.cp
         if len(arguments) != len(self.fn["arguments"]):
             raise TypeError(f"{self.fn['name']} takes {len(self.fn['arguments'])} arguments")
@@ -119,9 +121,15 @@ class CupyFunction:
                     raise RuntimeError(f"{step['report']}({values})")
             elif op == "launch":
                 kernel, params = self.kernels[step["kernel"]]
-                kernel(tuple(step["grid"]), tuple(step["block"]),
-                       tuple(kernel_arguments(params, step["args"], address)),
+                launch_args = tuple(kernel_arguments(params, step["args"], address))
+                if launch_events is not None:
+                    start, stop = cp.cuda.Event(), cp.cuda.Event()
+                    start.record()
+                kernel(tuple(step["grid"]), tuple(step["block"]), launch_args,
                        shared_mem=step.get("shared_bytes", 0))
+                if launch_events is not None:
+                    stop.record()
+                    launch_events.append((step["kernel"], start, stop))
             else:
                 raise ValueError(f"unknown manifest step {op!r}")
         return [self._result(base(view), view) for view in self.fn["returns"]]

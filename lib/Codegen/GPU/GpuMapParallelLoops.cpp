@@ -13,7 +13,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/xxhash.h"
 
@@ -45,22 +44,6 @@ static Value tripCount(ImplicitLocOpBuilder &b, Value lb, Value ub, Value step) 
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value extent = arith::MaxSIOp::create(b, arith::SubIOp::create(b, ub, lb), zero);
   return arith::CeilDivUIOp::create(b, extent, step);
-}
-
-/// Clones the memref.get_global ops that `region` uses from outside into
-/// its entry block, so that kernel outlining copies the global into the GPU
-/// module instead of passing a host address.
-static void rematerializeGlobals(Region &region) {
-  SetVector<Value> above;
-  getUsedValuesDefinedAbove(region, above);
-  OpBuilder b = OpBuilder::atBlockBegin(&region.front());
-  for (Value value : above) {
-    auto global = value.getDefiningOp<memref::GetGlobalOp>();
-    if (!global)
-      continue;
-    Value inside = b.clone(*global)->getResult(0);
-    replaceAllUsesInRegionWith(value, inside, region);
-  }
 }
 
 namespace {
@@ -217,9 +200,8 @@ struct GpuMapParallelLoopsPass
     finishLaunch(launch);
   }
 
-  /// Globals copied in, host calls deferred; a failure ends the pass.
+  /// Host calls deferred; a failure ends the pass.
   void finishLaunch(gpu::LaunchOp launch) {
-    rematerializeGlobals(launch.getBody());
     if (failed(deferCalls(launch)))
       unmappableCall = true;
   }

@@ -3,7 +3,9 @@
 // Vector constants (every constant of a tensor-core kernel) used in a
 // gpu.launch copied into it before outlining:
 // immediates in the kernel instead of kernel parameters, which a manifest
-// could not describe as values.
+// could not describe as values. And the memref.get_global ops a launch uses
+// (folded tables, ALiBi slopes): outlining then copies the global into the
+// GPU module, where a host global would pass a host address to the kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
@@ -13,7 +15,9 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::pe {
 #define GEN_PASS_DEF_PEGPUSINKCONSTANTS
@@ -21,6 +25,21 @@ namespace mlir::pe {
 } // namespace mlir::pe
 
 using namespace mlir;
+
+/// Clones the memref.get_global ops that `region` uses from outside into
+/// its entry block.
+static void rematerializeGlobals(Region &region) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, above);
+  OpBuilder b = OpBuilder::atBlockBegin(&region.front());
+  for (Value value : above) {
+    auto global = value.getDefiningOp<memref::GetGlobalOp>();
+    if (!global)
+      continue;
+    Value inside = b.clone(*global)->getResult(0);
+    replaceAllUsesInRegionWith(value, inside, region);
+  }
+}
 
 namespace {
 struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsPass> {
@@ -48,6 +67,7 @@ struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsP
           .wasInterrupted();
     };
     WalkResult result = getOperation().walk([&](gpu::LaunchOp launch) {
+      rematerializeGlobals(launch.getBody());
       auto sinks = hasNvgpuOps(launch) ? function_ref<bool(Operation *)>(isConstant)
                                        : function_ref<bool(Operation *)>(isVectorConstant);
       return failed(sinkOperationsIntoLaunchOp(launch, sinks)) ? WalkResult::interrupt()
