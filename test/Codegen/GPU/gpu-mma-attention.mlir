@@ -5,11 +5,16 @@
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
 // pe_gpu.mma_attention on the buffers, the positions (the defaults: the
-// queries are the last Sq keys) and the f32 cos/sin tables of each.
+// queries are the last Sq keys) and the f32 cos/sin tables of each. K is
+// rotated once, by a pe.rope reading the kernel's K tables, before the
+// kernel (`rotated_keys`), not again by each of the row tiles of its head.
 // CHECK-SELECT-LABEL: func.func @llama3
+// CHECK-SELECT: %[[ROTATED:.*]] = pe.rope #pe.rope<theta = 500000.0, rotary_dim = 128, {{.*}}> %arg1, %{{.*}} tables(%[[KCOS:.*]], %[[KSIN:.*]] : tensor<?x64xf32>, tensor<?x64xf32>) : tensor<1x8x?x128xbf16>, tensor<?xi64>
+// CHECK-SELECT: bufferization.to_buffer %[[KCOS]]
+// CHECK-SELECT: bufferization.to_buffer %[[ROTATED]]
 // CHECK-SELECT: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x32x?x128xbf16>
 // CHECK-SELECT: pe_gpu.mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
-// CHECK-SELECT-SAME: : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
+// CHECK-SELECT-SAME: rotated_keys default_positions : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
 // CHECK-SELECT: bufferization.to_tensor %[[OUT]]
 // Without the option, D = 128 is left to the reference lowering.
 // CHECK-SIMT-LABEL: func.func @llama3
@@ -18,8 +23,8 @@
 
 // The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
 // 16-byte aligned in address space 3; one launch of 128 threads per (row
-// tile, KV head, batch) into @pe_kernels; Q staged once, then per tile V by
-// cp.async and K rotated into shared memory, S on ldmatrix x4/x2 +
+// tile, KV head, batch) into @pe_kernels; Q staged once, then per tile V
+// and the rotated K by cp.async, S on ldmatrix x4/x2 +
 // mma.sync, quad shuffles for the row max, P V on ldmatrix x2 .trans +
 // mma.sync, and the row sums reduced by the quad at the end.
 // CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
@@ -38,7 +43,10 @@
 // whether V of the tile is in flight already (false at first, and after a
 // hidden tile).
 // CHECK-KERNEL: %[[NO:.*]] = arith.constant false
+// The default positions are computed (`default_positions`): the tile's key
+// range is t0 .. min(t0 + 32, Skv) - 1, no position is loaded.
 // CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args({{.*}}, %[[FETCHED:.*]] = %[[NO]]) -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}i1)
+// CHECK-KERNEL-NOT: memref.load {{.*}} : memref<?xi64>
 // CHECK-KERNEL: scf.if
 // CHECK-KERNEL: scf.yield {{.*}}, %false{{.*}} : f32
 // CHECK-KERNEL: } else {
@@ -52,9 +60,11 @@
 // CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL-NEXT: }
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[NEXT]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
-// CHECK-KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
+// CHECK-KERNEL-NOT: vector.store {{.*}} : memref<32x136xbf16, 3>
 // CHECK-KERNEL: nvvm.cp.async.wait.group 1
 // CHECK-KERNEL-NEXT: gpu.barrier
 // CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
@@ -98,8 +108,8 @@
 // CHECK-WGMMA: %[[QS:.*]] = memref.get_global @__pe_mma_attention_queries
 // CHECK-WGMMA: memref.extract_aligned_pointer_as_index %[[QS]]
 // CHECK-WGMMA: vector.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x65x8xbf16, 3>, vector<2xbf16>
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x33x8xbf16, 3>
 // CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<2x16x33x8xbf16, 3>
-// CHECK-WGMMA: vector.store {{.*}} : memref<16x33x8xbf16, 3>, vector<8xbf16>
 // CHECK-WGMMA: nvvm.cp.async.wait.group 1
 // CHECK-WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WGMMA-NEXT: gpu.barrier
@@ -135,6 +145,29 @@ func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
             scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)
        : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %o : tensor<1x32x?x128xbf16>
+}
+
+// -----
+
+// One row tile per KV head (16 queries x 4 heads = 64 rows): K is read by
+// one block only, so the kernel rotates it on its way into shared memory
+// (no pe.rope before, no rotated_keys).
+// CHECK-SELECT-LABEL: func.func @one_row_tile
+// CHECK-SELECT-NOT: pe.rope
+// CHECK-SELECT: pe_gpu.mma_attention
+// CHECK-SELECT-NOT: rotated_keys
+// CHECK-SELECT-SAME: -> memref<1x32x16x128xbf16>
+// CHECK-KERNEL-LABEL: func.func @one_row_tile
+// CHECK-KERNEL: gpu.launch
+// CHECK-KERNEL-NOT: to memref<32x136xbf16, 3>
+// CHECK-KERNEL: vector.store {{.*}} : memref<32x136xbf16, 3>, vector<8xbf16>
+// CHECK-KERNEL: nvvm.cp.async.wait.group 1
+func.func @one_row_tile(%q: tensor<1x32x16x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                        %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x16x128xbf16> {
+  %o = pe.attention %q, %k, %v causal
+       rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+       : tensor<1x32x16x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x16x128xbf16>
+  return %o : tensor<1x32x16x128xbf16>
 }
 
 // -----

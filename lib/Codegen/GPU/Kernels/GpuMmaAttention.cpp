@@ -25,13 +25,15 @@
 //   when causal/window masks hide it from every row of the block:
 //     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
 //                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
-//     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope)
+//     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope,
+//           or when the keys come rotated: `rotated_keys`)
 //     wait for all copies but the next tile's V
 //     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
 //     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
 //         tested only in the tiles that need it)
 //     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
 //     p = exp(s - m'), alpha = exp(m - m'), l = alpha l + rowsum p
+//                                 (as 2^(s log2 e - m' log2 e): FMA, ex2.approx)
 //     O = alpha O + P Vs[t % 2]   mma.sync, B fragments by ldmatrix.trans
 //   out = O / l                   (l summed over the quad; 0 for l = 0)
 // Decode (splits(n)): the grid also runs over n ranges of the keys, and a
@@ -84,6 +86,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -141,7 +144,8 @@ struct LaneRow {
 class MmaKernelState {
 public:
   MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
-      : b(b), op(op), rope(op.getRopeAttr()), mask{op.getCausal(), op.getWindow(), op.getChunk()} {
+      : b(b), op(op), rope(op.getRopeAttr()), rotateKeys(rope && !op.getRotatedKeys()),
+        mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
@@ -206,6 +210,8 @@ protected:
   ImplicitLocOpBuilder &b;
   pe_gpu::MmaAttentionOp op;
   RopeAttr rope;
+  /// Whether the kernel rotates the keys (not when they come rotated).
+  bool rotateKeys;
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
@@ -240,6 +246,22 @@ protected:
   Value clampBelow(Value x, Value limit) {
     return arith::MinUIOp::create(b, x, arith::SubIOp::create(b, limit, index(1)));
   }
+  /// The i64 position of query i: Skv - Sq + i for the default positions
+  /// (computed: no load), else read from q_positions.
+  Value queryPosition(Value i) {
+    if (!op.getDefaultPositions())
+      return buildPositionAt(b, op.getQPositions(), bi, i);
+    return arith::IndexCastOp::create(b, b.getI64Type(),
+                                      add(arith::SubIOp::create(b, keys, queries), i));
+  }
+
+  /// The i64 position of key j: j for the default positions, else read.
+  Value keyPosition(Value j) {
+    if (!op.getDefaultPositions())
+      return buildPositionAt(b, op.getKPositions(), bi, j);
+    return arith::IndexCastOp::create(b, b.getI64Type(), j);
+  }
+
   /// A pair of f32 values rounded to the element type, as a vector<2> and
   /// as one register of an mma.sync operand (fragmentRegister).
   Value roundPair(Value lo, Value hi) {
@@ -264,7 +286,7 @@ protected:
     Value i = arith::DivUIOp::create(b, r, index(group));
     row.i = clampBelow(i, queries);
     row.h = add(mul(kvh, group), arith::RemUIOp::create(b, r, index(group)));
-    row.qp = buildPositionAt(b, op.getQPositions(), bi, row.i);
+    row.qp = queryPosition(row.i);
     if (op.getSlopes())
       row.slope = memref::LoadOp::create(b, op.getSlopes(), ValueRange{row.h});
     row.scale = f32(op.getScale().convertToDouble());
@@ -517,8 +539,14 @@ public:
     ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
     vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
     bindEngineTiles();
-    blockBody(launch.getBlockIds().x, launch.getBlockIds().y, launch.getBlockIds().z,
-              launch.getThreadIds().x);
+    // Causal: the last row tiles see the most keys (queries in position
+    // order); the blocks are scheduled in index order, so they go first and
+    // the light ones fill the last wave.
+    Value rowTile = launch.getBlockIds().x;
+    if (op.getCausal())
+      rowTile = arith::SubIOp::create(
+          b, arith::SubIOp::create(b, launch.getGridSizeX(), index(1)), rowTile);
+    blockBody(rowTile, launch.getBlockIds().y, launch.getBlockIds().z, launch.getThreadIds().x);
   }
 
 protected:
@@ -570,7 +598,9 @@ protected:
       if (!mask.any()) {
         scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
       } else {
-        auto [hidden, partial] = tileVisibility(queryRange, tileKeyPositions(t0));
+        auto [hidden, partial] = op.getDefaultPositions()
+                                     ? defaultTileVisibility(queryRange, t0)
+                                     : tileVisibility(queryRange, tileKeyPositions(t0));
         auto ifHidden =
             scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
         b.setInsertionPointToStart(ifHidden.thenBlock());
@@ -594,12 +624,14 @@ protected:
     Value first = arith::DivUIOp::create(b, r0, index(group));
     Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
     Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
+    if (op.getDefaultPositions()) // increasing with the query
+      return {queryPosition(first), queryPosition(arith::SubIOp::create(b, last, index(1)))};
     Value lowest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MIN));
     Value highest = arith::ConstantOp::create(b, b.getI64IntegerAttr(INT64_MAX));
     auto loop = scf::ForOp::create(b, first, last, index(1), ValueRange{highest, lowest});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value qp = buildPositionAt(b, op.getQPositions(), bi, loop.getInductionVar());
+    Value qp = queryPosition(loop.getInductionVar());
     ValueRange range = loop.getRegionIterArgs();
     scf::YieldOp::create(b, ValueRange{arith::MinSIOp::create(b, range[0], qp),
                                        arith::MaxSIOp::create(b, range[1], qp)});
@@ -618,8 +650,7 @@ protected:
     SmallVector<Value> positions;
     for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
       for (int64_t e = 0; e < 2; ++e)
-        positions.push_back(
-            buildPositionAt(b, op.getKPositions(), bi, clampBelow(laneKey(t0, nb, e), keys)));
+        positions.push_back(keyPosition(clampBelow(laneKey(t0, nb, e), keys)));
     return positions;
   }
 
@@ -642,6 +673,17 @@ protected:
     Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
     Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
     return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
+  }
+
+  /// tileVisibility for the default positions: the tile's keys t0 ..
+  /// min(t0 + tileKeys, Skv) - 1 are its positions (no loads, no shuffles).
+  TileVisibility defaultTileVisibility(std::pair<Value, Value> queryRange, Value t0) {
+    Value last = arith::SubIOp::create(b, arith::MinUIOp::create(b, add(t0, tileKeys), keys),
+                                       index(1));
+    Type i64 = b.getI64Type();
+    return buildTileVisibility(b, mask, queryRange.first, queryRange.second,
+                               arith::IndexCastOp::create(b, i64, t0),
+                               arith::IndexCastOp::create(b, i64, last));
   }
 
   /// Whether causal/window masks hide the tile from every row of the block
@@ -685,10 +727,10 @@ protected:
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
       copyTile(value, vs, t0, dv, stage);
     }
-    if (!rope)
+    if (!rotateKeys)
       copyTile(key, ks, t0, d);
     copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
-    if (rope)
+    if (rotateKeys)
       stageRotatedKeys(t0);
     NVVM::CpAsyncWaitGroupOp::create(b, 1);
     sharedWritesDone();
@@ -746,7 +788,7 @@ protected:
         // Each key's i64 position where its two scores need it: the 16
         // positions of a lane held at once would take 32 registers.
         Value kp = positional || op.getSlopes()
-                       ? buildPositionAt(b, op.getKPositions(), bi, clampBelow(j, keys))
+                       ? keyPosition(clampBelow(j, keys))
                        : nullptr;
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
@@ -776,13 +818,30 @@ protected:
     return scores;
   }
 
+  /// base log2(e), once per row and tile, for expOfDifference.
+  Value log2Base(Value base) { return arith::MulFOp::create(b, base, f32(M_LOG2E)); }
+
+  /// exp(x - base) = 2^(x log2(e) - base log2(e)): one FMA and the special
+  /// function unit's ex2.approx.ftz (relative error about 2^-22; a result
+  /// below 2^-126 flushes to 0, x = -inf gives 0, NaN stays NaN), where a
+  /// polynomial exp costs some twenty instructions per score. The weights
+  /// are rounded to bf16/f16 for P V, far coarser than either error.
+  Value expOfDifference(Value x, Value baseLog2) {
+    Value exponent =
+        math::FmaOp::create(b, x, f32(M_LOG2E), arith::NegFOp::create(b, baseLog2));
+    return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                                         ValueRange{exponent})
+        .getResult(0);
+  }
+
   /// The online softmax over the tile's scores: the new state (m, l, O
   /// rescaled by alpha) and the weights p of each row.
   std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
   softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
     SmallVector<Value> next(state);
     SmallVector<SmallVector<Value>> weights(2);
-    Value alphas[2];
+    Value alphas[2], grown[2];
     for (int64_t k = 0; k < 2; ++k) {
       Value m = state[k], l = state[2 + k];
       Value tileMax = f32(-std::numeric_limits<double>::infinity());
@@ -790,24 +849,51 @@ protected:
         tileMax = buildRunningRowMax(b, tileMax, s);
       tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
       Value rowMax = buildRunningRowMax(b, m, tileMax);
-      Value base = buildExponentBase(b, rowMax);
+      Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
       Value sum = f32(0.0);
       for (Value s : scores[k]) {
-        Value p = buildExpOfDifference(b, s, base, buildExpNonPositive);
+        Value p = expOfDifference(s, baseLog2);
         weights[k].push_back(p);
         sum = arith::AddFOp::create(b, sum, p);
       }
-      alphas[k] = buildExpOfDifference(b, m, base, buildExpNonPositive);
+      // alpha = exp(m - m') is exactly 1 where the row max did not grow (m'
+      // = m; also a row without a visible key yet, where O and l are 0).
+      grown[k] = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, rowMax, m);
+      alphas[k] = arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
       next[k] = rowMax;
       next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
     }
-    // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
-    Value alpha = vector::FromElementsOp::create(
-        b, VectorType::get({4}, b.getF32Type()),
-        ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
-    for (int64_t nb = 0; nb < dv / 8; ++nb)
-      next[4 + nb] = buildRescale(b, state[4 + nb], alpha);
+    rescaleOutput(state.slice(4, dv / 8), alphas, arith::OrIOp::create(b, grown[0], grown[1]),
+                  MutableArrayRef<Value>(next).slice(4, dv / 8));
     return {next, weights};
+  }
+
+  /// O' = alpha O for the lane's accumulators, skipped (O' = O) when no row
+  /// of the warp has a new max: after the first tiles the max of a row
+  /// rarely grows, and the rescale is dv / 2 multiplies per lane and tile
+  /// (64 at Dv = 128) against 4 per score of the tile's 16. The warp takes
+  /// one branch (a vote), the lanes of a row agree.
+  void rescaleOutput(ValueRange acc, Value (&alphas)[2], Value grown,
+                     MutableArrayRef<Value> out) {
+    Value everyLane = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+    Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, grown,
+                                         NVVM::VoteSyncKind::any);
+    auto ifAny = scf::IfOp::create(b, acc.getTypes(), any, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifAny.thenBlock());
+      // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
+      Value alpha = vector::FromElementsOp::create(
+          b, VectorType::get({4}, b.getF32Type()),
+          ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+      SmallVector<Value> scaled;
+      for (Value o : acc)
+        scaled.push_back(buildRescale(b, o, alpha));
+      scf::YieldOp::create(b, scaled);
+      b.setInsertionPointToStart(ifAny.elseBlock());
+      scf::YieldOp::create(b, acc);
+    }
+    llvm::copy(ifAny.getResults(), out.begin());
   }
 
   /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of

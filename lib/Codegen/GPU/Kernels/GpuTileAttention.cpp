@@ -484,6 +484,24 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t ta
   return clamp(arith::CeilDivUIOp::create(b, keys, index(kMinMmaSplitKeys)), cap);
 }
 
+/// Whether the tensor-core kernel of `op` should read K rotated once, by a
+/// pe.rope before it (the 16-byte chunk kernel: K read and written once,
+/// with the tables the kernel would read), rather than rotate each key tile
+/// in every block that reads it: every one of the ceil(Sq G / 64) row tiles
+/// of a KV head would rotate all its keys again. Decode (one row tile)
+/// keeps the rotation in the kernel, where K is read once either way. The
+/// rotated K is rounded to the element type exactly as the kernel rounds it
+/// into shared memory, so the result is the same. A multi-stream rope keeps
+/// it too (its tables are per token, not per position).
+static bool rotatesKeysFirst(AttentionOp op, const GpuAttentionShape &shape) {
+  RopeAttr rope = op.getRopeAttr();
+  if (!rope || rope.isMultiStream() || shape.decode)
+    return false;
+  const int64_t queries = op.getQuery().getType().getDimSize(2);
+  return ShapedType::isDynamic(queries) ||
+         llvm::divideCeil(queries * shape.group(), kMmaAttentionBlockRows) > 1;
+}
+
 /// pe.attention -> pe_gpu.mma_attention on its buffers (the tables and
 /// slopes computed here, on tensors), the result read from `out`. Decode
 /// (few static queries): the keys split across blocks, then a loop per
@@ -491,6 +509,14 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t ta
 void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const GpuChip &chip) {
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   AttentionTensors t = prepareAttentionTensors(b, op);
+  std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
+  const bool rotateKeysFirst = rotatesKeysFirst(op, *shape);
+  // No positions given: the kernel computes the defaults instead of reading
+  // the tensors made of them (the tables still read those).
+  const bool defaults = !op.getQPositions() && !op.getKPositions();
+  if (rotateKeysFirst)
+    t.k = RopeOp::create(b, t.k.getType(), t.k, t.kPos, t.kCos, t.kSin, op.getRopeAttr(),
+                         Layout::bhsd);
   Value qCos = toReadOnlyBuffer(b, t.qCos), qSin = toReadOnlyBuffer(b, t.qSin);
   Value kCos = t.kCos == t.qCos ? qCos : toReadOnlyBuffer(b, t.kCos);
   Value kSin = t.kSin == t.qSin ? qSin : toReadOnlyBuffer(b, t.kSin);
@@ -508,9 +534,10 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
                               op.getWindowAttr(), op.getChunkAttr(), op.getRopeAttr(),
-                              op.getSoftcapAttr(), op.getTemperatureAttr());
+                              op.getSoftcapAttr(), op.getTemperatureAttr(),
+                              rotateKeysFirst ? b.getUnitAttr() : nullptr,
+                              defaults ? b.getUnitAttr() : nullptr);
   };
-  std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
   if (!shape->decode) {
     create(nullptr, nullptr, nullptr);
     rewriter.replaceOp(op, attentionResultFromBuffer(b, op, out));

@@ -44,6 +44,8 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects the cos/sin tables of its rope");
   if (getQCos() && !getRopeAttr())
     return emitOpError("expects a rope for its cos/sin tables");
+  if (getRotatedKeys() && !getRopeAttr())
+    return emitOpError("expects a rope for its rotated keys");
   if (pe::RopeAttr rope = getRopeAttr();
       rope && rope.getRotaryOffset() + rope.getRotaryDim() > d)
     return emitOpError("expects a rotary dim within the head dim");

@@ -32,7 +32,12 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     keys are cut into n ranges of ceil(Skv / n) and the state of each range
     is written instead of `out`: the unnormalized output into `partial_out`
     (`[B, Hq, Sq, n, Dv]`) and the row's running max and sum into
-    `partial_stats` (`[B, Hq, Sq, n, 2]`), for a merge to combine. `pe-gpu-mma-attention`
+    `partial_stats` (`[B, Hq, Sq, n, 2]`), for a merge to combine. With
+    `rotated_keys`, `key` holds rope(k) already (rotated once, before the
+    kernel) and the rope rotates the queries only. With `default_positions`,
+    the positions are pe.attention's defaults (query i at Skv - Sq + i, key j
+    at j, every batch row), which the kernel computes instead of reading.
+    `pe-gpu-mma-attention`
     builds the kernel (`gpu.launch`, `mma.sync`) after bufferization: the nvgpu ops
     it uses declare no memory effects, which buffer deallocation rejects.
   }];
@@ -55,7 +60,8 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
       F64Attr:$scale, UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
       OptionalAttr<I64Attr>:$chunk,
       OptionalAttr<PE_RopeAttr>:$rope, OptionalAttr<F64Attr>:$softcap,
-      OptionalAttr<PE_TemperatureAttr>:$temperature);
+      OptionalAttr<PE_TemperatureAttr>:$temperature, UnitAttr:$rotated_keys,
+      UnitAttr:$default_positions);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $out
     `positions` `(` $q_positions `,` $k_positions `)`
@@ -68,7 +74,8 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
        type($partial_stats) `)`)?
     `scale` `(` $scale `)` (`causal` $causal^)? (`window` `(` $window^ `)`)?
     (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)? (`softcap` `(` $softcap^ `)`)?
-    (`temperature` `(` qualified($temperature)^ `)`)? attr-dict
+    (`temperature` `(` qualified($temperature)^ `)`)? (`rotated_keys` $rotated_keys^)?
+    (`default_positions` $default_positions^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($q_positions)
     `,` type($k_positions) `->` type($out)
   }];
