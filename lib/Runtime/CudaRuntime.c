@@ -80,6 +80,11 @@
   X(cuMemAllocAsync, "cuMemAllocAsync", CUresult,                              \
     (CUdeviceptr *, size_t, CUstream))                                         \
   X(cuMemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))     \
+  X(cuCtxGetDevice, "cuCtxGetDevice", CUresult, (CUdevice *))                  \
+  X(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult,          \
+    (CUmemoryPool *, CUdevice))                                                \
+  X(cuMemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult,                  \
+    (CUmemoryPool, CUmemPool_attribute, void *))                               \
   X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", CUresult,                \
     (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,                   \
      const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,               \
@@ -291,10 +296,16 @@ PE_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                        stream, params, extra));
 }
 
+/* The stream of one call: a blocking stream (CU_STREAM_DEFAULT), so that
+ * its work starts after what the caller queued before on the legacy default
+ * stream (where PyTorch, CuPy and plain CUDA put their work unless told
+ * otherwise) and later work there waits for it. A caller that produces the
+ * inputs on a non-blocking stream of its own synchronizes that stream
+ * first. */
 PE_EXPORT void *mgpuStreamCreate(void) {
   ensureContext();
   CUstream stream = NULL;
-  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT));
   return stream;
 }
 
@@ -327,10 +338,32 @@ PE_EXPORT void mgpuSetDefaultDevice(int32_t device) { driver.defaultDevice = dev
 
 /*===--- Memory -----------------------------------------------------------===*/
 
+/* Stream-ordered allocations come from the device's default memory pool,
+ * which by default gives its memory back to the driver at every
+ * synchronization: each call would map its temporaries afresh. The pool of
+ * the first device used keeps up to PE_CUDA_POOL_KEEP_BYTES (default: all
+ * it holds) between calls, as the caching allocators of PyTorch and CuPy do;
+ * PE_CUDA_POOL_KEEP_BYTES=0 restores the driver's default. */
+static pthread_once_t poolOnce = PTHREAD_ONCE_INIT;
+
+static void keepPoolMemory(void) {
+  CUdevice device;
+  CUmemoryPool pool;
+  if (driver.cuCtxGetDevice == NULL || driver.cuDeviceGetDefaultMemPool == NULL ||
+      driver.cuMemPoolSetAttribute == NULL || driver.cuCtxGetDevice(&device) != CUDA_SUCCESS ||
+      driver.cuDeviceGetDefaultMemPool(&pool, device) != CUDA_SUCCESS)
+    return; /* an older driver: its default, a cost, not an error */
+  const char *env = getenv("PE_CUDA_POOL_KEEP_BYTES");
+  cuuint64_t keep = env != NULL ? strtoull(env, NULL, 10) : UINT64_MAX;
+  driver.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+}
+
 PE_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared) {
   if (bytes == 0)
     return NULL;
   ensureContext();
+  if (driver.cuMemAllocAsync != NULL && stream != NULL)
+    pthread_once(&poolOnce, keepPoolMemory);
   CUdeviceptr pointer = 0;
   if (isHostShared)
     CHECK(cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL));

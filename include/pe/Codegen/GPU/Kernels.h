@@ -14,6 +14,10 @@ namespace pe {
 /// kernel (pe-gpu-mma-attention): 4 warps of 16.
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
+/// Bytes to which the tensor-core attention kernel's K and V must be
+/// aligned (its 16-byte cp.async copies; checked on the host).
+inline constexpr int64_t kMmaOperandAlignment = 16;
+
 /// pe.rope -> one parallel loop over 16-byte chunks of its rows
 /// (pe-gpu-tile-rope), where the rotated half and the pass-through
 /// channels are whole chunks.

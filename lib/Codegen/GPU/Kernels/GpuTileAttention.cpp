@@ -524,6 +524,10 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
   Value q = toReadOnlyBuffer(b, t.q), k = toReadOnlyBuffer(b, t.k), v = toReadOnlyBuffer(b, t.v);
   Value qPos = toReadOnlyBuffer(b, t.qPos), kPos = toReadOnlyBuffer(b, t.kPos);
   Value mask = toReadOnlyBuffer(b, t.mask);
+  // The kernel copies K and V rows by 16-byte cp.async: a caller's view
+  // whose first element is not 16-byte aligned is reported, never faulted on.
+  for (Value buffer : {k, v})
+    buildAlignmentCheck(b, op, buffer, kMmaOperandAlignment);
   std::optional<AttentionHeads> heads = attentionHeads(op);
   SmallVector<OpFoldResult> sizes = {
       memref::getMixedSize(b, b.getLoc(), q, 0), b.getIndexAttr(heads->queryHeads),

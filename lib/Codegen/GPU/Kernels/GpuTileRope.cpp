@@ -41,21 +41,6 @@ namespace {
 /// Bytes of one GPU vector access (ld.global.v4.b32).
 constexpr int64_t kChunkBytes = 16;
 
-/// Reports at run time a buffer whose first element is not 16-byte aligned
-/// (a caller's view into a larger allocation): the chunk accesses would
-/// fault on it.
-void buildAlignmentCheck(ImplicitLocOpBuilder &b, RopeOp op, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
-  Value offset = memref::ExtractStridedMetadataOp::create(b, buffer).getOffset();
-  Value bytes = arith::ConstantIndexOp::create(b, type.getElementTypeBitWidth() / 8);
-  Value address = arith::AddIOp::create(b, base, arith::MulIOp::create(b, offset, bytes));
-  Value misalignment =
-      arith::RemUIOp::create(b, address, arith::ConstantIndexOp::create(b, kChunkBytes));
-  buildSizeCheck(b, op, PE_CHECK_GPU_ALIGNMENT, misalignment,
-                 arith::ConstantIndexOp::create(b, 0));
-}
-
 struct GpuTileRope : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -78,7 +63,7 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     Value x = toReadOnlyBuffer(b, op.getInput());
     Value cos = toReadOnlyBuffer(b, cosTable), sin = toReadOnlyBuffer(b, sinTable);
     for (Value buffer : {x, cos, sin})
-      buildAlignmentCheck(b, op, buffer);
+      buildAlignmentCheck(b, op, buffer, kChunkBytes);
     SmallVector<Value> sizes;
     for (int64_t i = 0; i < 4; ++i)
       sizes.push_back(memref::DimOp::create(b, x, i));

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
@@ -84,6 +85,19 @@ void pe::buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op,
     func::CallOp::create(tb, tloc, fn, TypeRange{}, args);
     scf::YieldOp::create(tb, tloc);
   });
+}
+
+void pe::buildAlignmentCheck(ImplicitLocOpBuilder &b, Operation *op, Value buffer,
+                             int64_t bytes) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
+  Value offset = memref::ExtractStridedMetadataOp::create(b, buffer).getOffset();
+  Value elementBytes = arith::ConstantIndexOp::create(b, type.getElementTypeBitWidth() / 8);
+  Value address = arith::AddIOp::create(b, base, arith::MulIOp::create(b, offset, elementBytes));
+  Value misalignment =
+      arith::RemUIOp::create(b, address, arith::ConstantIndexOp::create(b, bytes));
+  buildSizeCheck(b, op, PE_CHECK_GPU_ALIGNMENT, misalignment,
+                 arith::ConstantIndexOp::create(b, 0));
 }
 
 void pe::buildIndexRangeCheck(ImplicitLocOpBuilder &b, Operation *op,

@@ -69,6 +69,13 @@ FlatSymbolRefAttr declareRuntimeFunction(OpBuilder &b, Operation *op,
 void buildSizeCheck(ImplicitLocOpBuilder &b, Operation *op, pe_size_check check,
                     Value got, Value want);
 
+/// Calls pe_runtime_size_mismatch(PE_CHECK_GPU_ALIGNMENT, misalignment, 0)
+/// when the first element of `buffer` (a memref: its aligned pointer plus
+/// its offset) is not `bytes`-aligned: a caller's view into a larger
+/// allocation, which GPU vector accesses (ld.global.v4, cp.async of 16
+/// bytes) would fault on.
+void buildAlignmentCheck(ImplicitLocOpBuilder &b, Operation *op, Value buffer, int64_t bytes);
+
 /// Calls the runtime function `errorFn(value, flat index, high)` for the
 /// first entry of the integer tensor `indices` (rank 1 or 2) outside
 /// [low, high) (`high` an i64 value), on the calling thread.
