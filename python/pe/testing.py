@@ -326,6 +326,14 @@ ROPE_LOWERINGS = {"cpu": [], "reference": ["--tile-rope=false"],
                                    "--gpu-max-blocks=3"]}
 
 
+def compile_rope_module(functions_of, lowering: str, dtypes=("f32", "bf16")):
+    """{dtype: module}: the IR `functions_of(dtype)` compiled with the options of
+    ROPE_LOWERINGS[lowering], once per element type."""
+    from . import runner  # noqa: PLC0415 - pe.runner needs the built tools
+    return {dt: runner.compile(functions_of(dt), ROPE_LOWERINGS[lowering], timeout=600)
+            for dt in dtypes}
+
+
 def check_attention(got, want, dtype: str, what: str) -> None:
     """Asserts `got` within ATTENTION_TOLERANCE[dtype] of the float64 `want`."""
     got = np.asarray(got, dtype=np.float64)

@@ -29,7 +29,7 @@ import pytest
 
 from pe import ir, reference, runner
 from pe.testing import ATTENTION_LOWERINGS, ROPE_LOWERINGS, check_attention, \
-    parse_returned_constants, round_to, run_pe_opt
+    compile_rope_module, parse_returned_constants, round_to, run_pe_opt
 
 # name: rope keyword arguments (reference.apply_rope / ir.rope_attr); rotary_dim 32 (16 pairs)
 # unless given.
@@ -151,8 +151,7 @@ def _rope_functions(dtype: str) -> str:
 
 @pytest.fixture(scope="module", params=sorted(ROPE_LOWERINGS))
 def rope_module(request):
-    return {dt: runner.compile(_rope_functions(dt), ROPE_LOWERINGS[request.param], timeout=600)
-            for dt in ("f32", "bf16")}
+    return compile_rope_module(_rope_functions, request.param)
 
 
 @pytest.mark.parametrize("layout", ["bhsd", "bshd"])

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from pe import ir, reference, runner
-from pe.testing import ATTENTION_LOWERINGS, ROPE_LOWERINGS, check_attention, round_to, \
-    run_pe_opt, parse_returned_constants
+from pe.testing import ATTENTION_LOWERINGS, ROPE_LOWERINGS, check_attention, \
+    compile_rope_module, parse_returned_constants, round_to, run_pe_opt
 
 R = 16  # rotary_dim of the rope cases (8 pairs)
 FF = [1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 8.0, 8.0]
@@ -120,8 +120,7 @@ def _rope_functions(dtype: str) -> str:
 
 @pytest.fixture(scope="module", params=sorted(ROPE_LOWERINGS))
 def rope_module(request):
-    return {dt: runner.compile(_rope_functions(dt), ROPE_LOWERINGS[request.param], timeout=600)
-            for dt in ("f32", "bf16")}
+    return compile_rope_module(_rope_functions, request.param)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
