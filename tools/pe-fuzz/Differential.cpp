@@ -15,7 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
+#include <type_traits>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::pe::fuzz;
@@ -122,6 +125,31 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
   return std::move(*engine);
 }
 
+/// fn(args[0], .., args[N - 1]) for a function of N pointers returning its
+/// status.
+template <size_t... I>
+int32_t callWith(void *fn, const std::vector<void *> &args, std::index_sequence<I...>) {
+  using Fn = int32_t (*)(std::conditional_t<true, void *, decltype(I)>...);
+  return reinterpret_cast<Fn>(fn)(args[I]...);
+}
+
+/// The call of `fn` with the result slot and up to 11 inputs (attention with
+/// every optional operand: mask, positions, sinks and rope positions has 9);
+/// nothing for more.
+std::optional<int32_t> call(void *fn, const std::vector<void *> &args) {
+  switch (args.size()) {
+#define PE_CALL_CASE(N)                                                          \
+  case N:                                                                        \
+    return callWith(fn, args, std::make_index_sequence<N>());
+    PE_CALL_CASE(2) PE_CALL_CASE(3) PE_CALL_CASE(4) PE_CALL_CASE(5) PE_CALL_CASE(6)
+    PE_CALL_CASE(7) PE_CALL_CASE(8) PE_CALL_CASE(9) PE_CALL_CASE(10) PE_CALL_CASE(11)
+    PE_CALL_CASE(12)
+#undef PE_CALL_CASE
+  default:
+    return std::nullopt;
+  }
+}
+
 /// Calls the exported `pe_f(result, args...)`; returns the result's
 /// descriptor, or nothing when it returns an error status (a run-time check
 /// of the generated code failed).
@@ -135,34 +163,8 @@ std::vector<int64_t> run(ExecutionEngine &engine, std::vector<Buffer> &inputs, s
   std::vector<void *> args = {result.data()};
   for (Buffer &input : inputs)
     args.push_back(input.descriptor.data());
-  using P = void *;
-  void *fn = *symbol;
-  int32_t status = 0;
-  switch (args.size()) {
-  case 2:
-    status = reinterpret_cast<int32_t (*)(P, P)>(fn)(args[0], args[1]);
-    break;
-  case 3:
-    status = reinterpret_cast<int32_t (*)(P, P, P)>(fn)(args[0], args[1], args[2]);
-    break;
-  case 4:
-    status = reinterpret_cast<int32_t (*)(P, P, P, P)>(fn)(args[0], args[1], args[2], args[3]);
-    break;
-  case 5:
-    status = reinterpret_cast<int32_t (*)(P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3], args[4]);
-    break;
-  case 6:
-    status = reinterpret_cast<int32_t (*)(P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
-                                                     args[4], args[5]);
-    break;
-  case 7:
-    status = reinterpret_cast<int32_t (*)(P, P, P, P, P, P, P)>(fn)(args[0], args[1], args[2], args[3],
-                                                        args[4], args[5], args[6]);
-    break;
-  default:
-    return {};
-  }
-  if (status != 0)
+  std::optional<int32_t> status = call(*symbol, args);
+  if (!status || *status != 0)
     return {};
   return result;
 }

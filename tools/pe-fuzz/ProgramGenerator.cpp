@@ -118,15 +118,20 @@ private:
                         : PositionRange{INT64_MIN, INT64_MIN + 500};
     }
   }
-  /// Positions [S] or [B, S].
+  /// Positions [S] or [B, S]; with `streams` > 0, one row per position
+  /// stream of a multi-stream rope: [A, S] or [B, A, S].
   std::string positions(std::pair<int64_t, int64_t> batch, std::pair<int64_t, int64_t> seq,
-                        bool batched, PositionRange *rangeOut = nullptr) {
+                        bool batched, PositionRange *rangeOut = nullptr, int64_t streams = 0) {
     TensorSpec spec;
     bool i64 = chance(50);
     spec.element = i64 ? "i64" : "i32";
     if (batched) {
       spec.shape.push_back(batch.first);
       spec.runShape.push_back(batch.second);
+    }
+    if (streams > 0) {
+      spec.shape.push_back(streams);
+      spec.runShape.push_back(streams);
     }
     spec.shape.push_back(seq.first);
     spec.runShape.push_back(seq.second);
@@ -144,7 +149,10 @@ private:
     return *(choices.begin() + i);
   }
   /// A #pe.rope for head dim `headDim`; `rotaryOut` receives rotary_dim.
-  std::string ropeAttr(int64_t headDim, int64_t *rotaryOut = nullptr) {
+  /// With `streamsOut`, one in four ropes has sections: *streamsOut receives
+  /// their count A (0 without), the stream dim its positions need.
+  std::string ropeAttr(int64_t headDim, int64_t *rotaryOut = nullptr,
+                       int64_t *streamsOut = nullptr) {
     int64_t rotary = 2 * in.ConsumeIntegralInRange<int64_t>(std::min<int64_t>(2, headDim / 2),
                                                             headDim / 2);
     if (chance(50))
@@ -156,7 +164,22 @@ private:
                        ", rotary_dim = " + std::to_string(rotary);
     if (chance(40))
       attr += ", style = interleaved";
-    int kind = in.ConsumeIntegralInRange<int>(0, 7);
+    // Sections (C7): 2 to 4 streams (3 or 4 interleaved, up to 8 with axes)
+    // of pairs summing to r/2; vision and axes restart the frequencies, so
+    // no scaling and no freq_factors; nothing that depends on the sequence.
+    int mode = -1;
+    int64_t streams = 0;
+    if (streamsOut && chance(25)) {
+      mode = in.ConsumeIntegralInRange<int>(0, 3);
+      const int64_t low = mode == 1 ? 3 : 2, high = mode == 3 ? 8 : 4;
+      streams = in.ConsumeIntegralInRange<int64_t>(low, high);
+    }
+    if (streamsOut)
+      *streamsOut = streams;
+    const bool restarts = mode == 2 || mode == 3;
+    int kind = restarts ? 0 : in.ConsumeIntegralInRange<int>(0, 7);
+    if (streams && (kind == 3 || kind == 6)) // dynamic NTK, LongRoPE
+      kind = 0;
     std::string factor = number({"2.0", "4.0", "8.0", "0.5", "32.0"});
     std::string l0 = number({"16", "64", "4096"});
     switch (kind) {
@@ -200,7 +223,7 @@ private:
     default:
       break;
     }
-    if (chance(20)) {
+    if (!restarts && chance(20)) {
       attr += ", freq_factors = [";
       for (int64_t i = 0; i < rotary / 2; ++i)
         attr += (i ? ", " : "") + number({"1.0", "1.5", "8.0", "0.25"});
@@ -208,7 +231,24 @@ private:
     }
     if (chance(20))
       attr += ", magnitude = " + number({"0.5", "1.25"});
+    if (streams)
+      attr += sections(rotary / 2, streams, mode);
     return attr + ">";
+  }
+
+  /// `, sections = [..], section_mode = ..`: `streams` counts of pairs (some
+  /// possibly 0) summing to `pairs`.
+  std::string sections(int64_t pairs, int64_t streams, int mode) {
+    std::string list;
+    int64_t left = pairs;
+    for (int64_t j = 0; j < streams; ++j) {
+      int64_t s = j + 1 == streams ? left : in.ConsumeIntegralInRange<int64_t>(0, left);
+      left -= s;
+      list += (j ? ", " : "") + std::to_string(s);
+    }
+    static const char *const modes[] = {"contiguous", "interleaved", "vision", "axes"};
+    return ", sections = [" + list + "]" +
+           (mode > 0 || chance(50) ? std::string(", section_mode = ") + modes[mode] : "");
   }
 
   void rope() {
@@ -221,8 +261,9 @@ private:
         bshd ? std::vector<std::pair<int64_t, int64_t>>{batch, seq, {heads, heads}, {headDim, headDim}}
              : std::vector<std::pair<int64_t, int64_t>>{batch, {heads, heads}, seq, {headDim, headDim}};
     std::string x = floats(element, dims);
-    std::string p = positions(batch, seq, chance(30));
-    std::string attr = ropeAttr(headDim);
+    int64_t streams = 0;
+    std::string attr = ropeAttr(headDim, nullptr, &streams);
+    std::string p = positions(batch, seq, chance(30), nullptr, streams);
     const TensorSpec &xs = program.arguments[0], &ps = program.arguments[1];
     int chain = pick({1, 1, 2, 3});
     std::string value = x;
@@ -264,11 +305,13 @@ private:
     result.values = Values::Floats;
     resultName = fresh();
     // The attributes in the op's syntax order.
-    const bool fairseq = chance(30);
+    // fairseq spacing and freq_shift divide by dim/2 - shift, which must stay > 0.
+    const bool fairseq = dim >= 4 && chance(30);
     std::string attributes =
         (chance(30) ? " base(" + number({"100.0", "10000.0", "1.0e6"}) + ")" : "") +
         std::string(chance(50) ? " layout(concat)" : "") + (fairseq ? " spacing(fairseq)" : "") +
-        (!fairseq && chance(20) ? " freq_shift(" + number({"0.0", "1.0", "0.5"}) + ")" : "") +
+        (!fairseq && dim >= 4 && chance(20) ? " freq_shift(" + number({"0.0", "1.0", "0.5"}) + ")"
+                                             : "") +
         (chance(20) ? " scale(" + number({"1000.0", "0.5", "-2.0"}) + ")" : "") +
         (chance(30) ? " cos_first" : "") +
         (dim % 2 ? std::string(" odd(") + (chance(50) ? "sin" : "zero") + ")" : "") +
@@ -310,11 +353,12 @@ private:
   void alibiBias() {
     int64_t heads = pick({1, 2, 3, 5, 8, 12});
     auto seqQ = size(0, 16), seqK = size(0, 24);
+    // The slopes are f32 (the op's type); the bias f32 or f16.
     std::string element = chance(70) ? "f32" : "f16";
     std::string slopes = fresh();
     body += "  " + slopes + " = pe.alibi_slopes" +
             (chance(30) ? " max_bias(" + number({"4.0", "16.0"}) + ")" : "") + " : tensor<" +
-            std::to_string(heads) + "x" + element + ">\n";
+            std::to_string(heads) + "xf32>\n";
     auto batch = size(1, 2);
     bool batched = chance(30);
     std::string qp = positions(batch, seqQ, batched);
@@ -331,8 +375,8 @@ private:
     }
     resultName = fresh();
     body += "  " + resultName + " = pe.alibi_bias " + (chance(50) ? "causal" : "symmetric") +
-            " " + slopes + ", " + qp + ", " + kp + " : tensor<" + std::to_string(heads) + "x" +
-            element + ">, " + program.arguments[0].type() + ", " + program.arguments[1].type() +
+            " " + slopes + ", " + qp + ", " + kp + " : tensor<" + std::to_string(heads) +
+            "xf32>, " + program.arguments[0].type() + ", " + program.arguments[1].type() +
             " -> " + result.type() + "\n";
     program.result = result;
   }
@@ -379,6 +423,8 @@ private:
       attrs += " causal";
     if (chance(30))
       attrs += " window(" + std::to_string(pick({1, 3, 17, 64, 1 << 20})) + ")";
+    if (chance(20)) // Llama 4's chunked attention
+      attrs += " chunk(" + std::to_string(pick({1, 5, 16, 64, 1 << 20})) + ")";
     if (alibi && fuseByPass) {
       // An ALiBi bias as the mask, for pe-fuse-alibi-into-attention.
       std::string slopes = fresh(), bias = fresh(), mask = fresh();
@@ -426,7 +472,8 @@ private:
       maskPart = " mask(" + m + " : " + mask.type() + ")";
     }
     if (rope) {
-      std::string attr = ropeAttr(headDim);
+      int64_t streams = 0;
+      std::string attr = ropeAttr(headDim, nullptr, fuseByPass ? nullptr : &streams);
       if (fuseByPass) {
         // rope ops for pe-fuse-rope-into-attention.
         std::string qr = fresh(), kr = fresh();
@@ -437,12 +484,24 @@ private:
         operands = qr + ", " + kr + ", " + v;
       } else {
         attrs += " rope(" + attr + ")";
+        if (streams) {
+          // The rotation's own positions, one row per stream (M-RoPE).
+          bool batched = chance(40);
+          std::string qr = positions(batch, seqQ, batched, nullptr, streams);
+          std::string kr = positions(batch, seqK, batched, nullptr, streams);
+          attrs += " rope_positions(" + qr + ", " + kr + " : " +
+                   program.arguments.end()[-2].type() + ", " +
+                   program.arguments.end()[-1].type() + ")";
+        }
       }
     }
     if (alibi && !fuseByPass)
       attrs += " alibi(" + number({"8.0", "4.0"}) + ")";
     if (chance(15))
       attrs += " softcap(" + number({"5.0", "50.0"}) + ")";
+    if (chance(15)) // Llama 4's query temperature tuning
+      attrs += " temperature(#pe.temperature<floor_scale = " + number({"1", "8", "8192"}) +
+               ", attn_scale = " + number({"0.1", "0.5"}) + ">)";
     attrs = maskPart + positionsPart + sinksPart + attrs;
     resultName = fresh();
     body += "  " + resultName + " = pe.attention " + operands + attrs + " : " + qs.type() +
