@@ -245,7 +245,7 @@ def _absolute_cases(rng, full: bool) -> List[Case]:
 def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi=None,
                     rope_ir=None, rope_ref=None, qpos=None, kpos=None, timed=False,
                     rows=None, torch_attention=None, notes="", flags=(),
-                    separate_rope=False) -> Case:
+                    separate_rope=False, sinks=False) -> Case:
     """pe.attention of q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D] (`shape` = (B, Hq, Hkv, Sq,
     Skv, D)) with the given attributes and positions; `rows` samples the query rows that
     the reference is computed for (all when None). `separate_rope` (Sq = Skv, default
@@ -268,17 +268,22 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
         positions = (_ttype(qpos.shape, "i64"), _ttype(kpos.shape, "i64"))
         args += [qpos, kpos]
         arg_types += ["i64", "i64"]
+    sinks_type = None
+    if sinks:  # gpt-oss: one learned logit per query head, some far above the scores
+        args.append(round_to(rng.standard_normal(hq) * 2.0, "f32"))
+        arg_types.append("f32")
+        sinks_type = _ttype((hq,), "f32")
     ir = pe_ir.attention_function(
         name, qt, kt, kt, positions=positions, rotate=rotate, attend_positions=False,
         causal=causal, window=window or None, alibi=alibi or None,
-        rope=None if separate_rope else rope_ir)
+        rope=None if separate_rope else rope_ir, sinks=sinks_type)
 
     def reference(a, sample):
         picked = np.arange(sq) if sample is None else sample
         qp = np.arange(sq) + (skv - sq) if qpos is None else qpos
         return [ref.attention(a[0][:, :, picked], a[1], a[2], q_positions=qp[..., picked],
                               k_positions=kpos, causal=causal, window=window, alibi=alibi,
-                              rope=rope_ref)]
+                              rope=rope_ref, sinks=a[-1] if sinks else None)]
 
     metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
     elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
@@ -370,6 +375,18 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,
         alibi=8.0, flags=tc,
         notes="tensor cores: MQA 8/1, ALiBi, causal, Sq < Skv (row and key tails)"))
+    out.append(_attention_case(
+        "tc_attention_sinks_window_bf16", rng, "bf16", (2, 16, 2, s, s, 64), causal=True,
+        window=128, sinks=True, rope_ir="#pe.rope<theta = 150000.0, rotary_dim = 64>",
+        rope_ref={"theta": 150000.0, "rotary_dim": 64}, flags=tc,
+        notes="tensor cores: gpt-oss's attention (GQA 16/2, sliding window 128, learned "
+              "sinks, RoPE), batch 2"))
+    out.append(_attention_case(
+        "tc_decode_sinks_bf16", rng, "bf16", (1, 16, 2, 1, 2048 if full else 600, 64),
+        causal=True,
+        sinks=True, flags=tc,
+        notes="tensor cores: decode with sinks (key splits: the sink counts once, in the "
+              "first range)"))
     skv = 131072 if full else 600
     out.append(_attention_case(
         "tc_decode_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 128), causal=True,

@@ -1,7 +1,7 @@
 """The tensor-core attention kernels over the variant space, without a GPU.
 
 Each variant (every RoPE style and scaling, partial rotary, ALiBi, the mask operand, windows,
-GQA/MQA, head dims 16 to 128, Dv != D, f16 and bf16, decode) is compiled with
+attention sinks, GQA/MQA, head dims 16 to 128, Dv != D, f16 and bf16, decode) is compiled with
 `pe-compile --target=gpu --tensor-cores` for sm_80 (mma.sync) and sm_90a (warpgroup MMA). Its
 PTX must hold one attention kernel whose products are the chip's tensor-core instructions,
 and (with a CUDA toolkit) `ptxas -v` must assemble every kernel without spills, within the
@@ -62,6 +62,10 @@ VARIANTS = {
     "decode8_interleaved_d64_f16": ("f16", 2, 8, 2, 8, 64, 64,
                                     "causal rope(#pe.rope<rotary_dim = 64, "
                                     "style = interleaved>)"),
+    "sinks_window_gqa_d64": ("bf16", 1, 16, 2, "?", 64, 64,
+                             "causal window(128) rope(#pe.rope<theta = 150000.0, "
+                             "rotary_dim = 64>) sinks"),
+    "decode_sinks_d64_f16": ("f16", 2, 16, 2, 1, 64, 64, "causal sinks"),
 }
 
 
@@ -71,7 +75,10 @@ def variant_ir(name: str) -> str:
     qt, kt, vt, ot = (tensor(b, hq, sq, d), tensor(b, hkv, "?", d), tensor(b, hkv, "?", dv),
                       tensor(b, hq, sq, dv))
     params = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
-    operands = ""
+    operands, sinks = "", ""
+    if attrs.endswith(" sinks"):  # gpt-oss's: one f32 logit per query head
+        attrs = attrs[:-len(" sinks")]
+        sinks = f" sinks(%s : tensor<{hq}xf32>)"
     if attrs.endswith(" positions"):
         attrs = attrs[:-len(" positions")]
         params += ["%qp: tensor<?x?xi64>", "%kp: tensor<?x?xi64>"]
@@ -82,6 +89,9 @@ def variant_ir(name: str) -> str:
         mt = f"tensor<{b}x1x{sq}x?xf32>"
         params.append(f"%m: {mt}")
         operands = f" mask(%m : {mt})" + operands
+    if sinks:
+        params.append(f"%s: tensor<{hq}xf32>")
+        operands += sinks
     return (f"func.func @{name}({', '.join(params)}) -> {ot} {{\n"
             f"  %o = pe.attention %q, %k, %v{operands} {attrs} : {qt}, {kt}, {vt} -> {ot}\n"
             f"  return %o : {ot}\n}}\n")

@@ -2,12 +2,14 @@
 // every lowering of pe.attention: the CPU kernel (each row's state starts
 // at m = sink, l = exp(sink - m), in the first split of its keys only), the
 // reference lowering (the row max starts at the sink, the row sum at
-// exp(sink - max)), and the GPU SIMT kernel (the same start of its state);
-// the tensor-core kernel has no sinks, so pe-gpu-tile-attention keeps such
-// attention on the SIMT kernel. Numerics: python/tests/test_sinks.py.
+// exp(sink - max)), the GPU SIMT kernel (the same start of its state), and
+// the tensor-core kernel (pe_gpu.mma_attention takes the sinks; its start is
+// checked in test/Codegen/GPU/gpu-mma-attention.mlir). Numerics:
+// python/tests/test_sinks.py (and the GPU check for the tensor cores).
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention=threads=2 | FileCheck %s --check-prefix=CHECK-CPU
 // RUN: pe-opt %s --pe-lower-to-linalg | FileCheck %s --check-prefix=CHECK-LINALG
-// RUN: pe-opt %s --pe-gpu-tile-attention=tensor-cores | FileCheck %s --check-prefix=CHECK-SIMT
+// RUN: pe-opt %s --pe-gpu-tile-attention | FileCheck %s --check-prefix=CHECK-SIMT
+// RUN: pe-opt %s --pe-gpu-tile-attention=tensor-cores | FileCheck %s --check-prefix=CHECK-MMA
 
 // The kernel takes the sinks after the positions; a row's head is
 // kvh * group + r mod group.
@@ -31,6 +33,9 @@
 // CHECK-LINALG: tensor.expand_shape %arg3
 // CHECK-LINALG: math.exp
 // CHECK-LINALG: arith.addf
+
+// CHECK-MMA-LABEL: func.func @sinks
+// CHECK-MMA: pe_gpu.mma_attention {{.*}} sinks(%{{.*}} : memref<8xbf16>)
 
 // CHECK-SIMT-LABEL: func.func @sinks
 // CHECK-SIMT-NOT: pe_gpu.mma_attention

@@ -233,3 +233,26 @@ func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
        : tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16>, tensor<1x32x?x80xf16> -> tensor<1x32x?x80xf16>
   return %o : tensor<1x32x?x80xf16>
 }
+
+// -----
+
+// Attention sinks (gpt-oss: a learned logit per query head in the softmax's
+// denominator) on the tensor-core kernel: each row's state starts at its
+// head's sink, a key of value 0 (m = sink, l = exp(sink - sink)), l in the
+// first lane of the row's quad only (the lanes' sums are added at the end).
+// CHECK-SELECT-LABEL: func.func @sinks
+// CHECK-SELECT: pe_gpu.mma_attention {{.*}} slopes(%{{.*}} : memref<16xf32>) sinks(%{{.*}} : memref<16xf32>) scale
+// CHECK-KERNEL-LABEL: func.func @sinks
+// CHECK-KERNEL: gpu.launch
+// CHECK-KERNEL: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
+// CHECK-KERNEL: %[[SINK:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<16xf32>
+// CHECK-KERNEL: arith.select %{{.*}}, %[[SINK]], %{{.*}} : f32
+// CHECK-KERNEL: %[[LEAD:.*]] = arith.andi %{{.*}}, %[[FIRST]] : i1
+// CHECK-KERNEL: arith.select %[[LEAD]], %{{.*}}, %{{.*}} : f32
+// CHECK-KERNEL: scf.for
+func.func @sinks(%q: tensor<1x16x?x64xbf16>, %k: tensor<1x2x?x64xbf16>,
+                 %v: tensor<1x2x?x64xbf16>, %s: tensor<16xf32>) -> tensor<1x16x?x64xbf16> {
+  %o = pe.attention %q, %k, %v sinks(%s : tensor<16xf32>) causal window(128) alibi(8.0)
+       : tensor<1x16x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x16x?x64xbf16>
+  return %o : tensor<1x16x?x64xbf16>
+}

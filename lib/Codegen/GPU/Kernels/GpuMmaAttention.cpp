@@ -589,6 +589,8 @@ protected:
     Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
     init.append(dv / 8, zeros);
     init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
+    if (op.getSinks())
+      startWithSinks(init);
     auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -617,6 +619,26 @@ protected:
     // The last tile's prefetch lands before the block's shared memory goes.
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// Attention sinks: the head's sink logit enters each row's state as a key
+  /// of value 0 (m = sink, l = exp(sink - base(sink)), as the SIMT kernel
+  /// starts): in the first lane of the row's quad only, since the lanes' sums
+  /// are added at the end, and in the first key range only with splits, so
+  /// that the merge counts it once.
+  void startWithSinks(SmallVector<Value> &init) {
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
+    Value use = arith::ConstantOp::create(b, b.getBoolAttr(true));
+    if (splits)
+      use = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, split, index(0));
+    for (int64_t k = 0; k < 2; ++k) {
+      Value sink =
+          extendToF32(b, memref::LoadOp::create(b, op.getSinks(), ValueRange{laneRows[k].h}));
+      Value one = buildExpOfDifference(b, sink, buildExponentBase(b, sink), buildExpNonPositive);
+      init[k] = arith::SelectOp::create(b, use, sink, init[k]);
+      init[2 + k] = arith::SelectOp::create(b, arith::AndIOp::create(b, use, first), one,
+                                            init[2 + k]);
+    }
   }
 
   /// (min, max) of the positions of the block's queries (i64).

@@ -524,6 +524,7 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
   Value q = toReadOnlyBuffer(b, t.q), k = toReadOnlyBuffer(b, t.k), v = toReadOnlyBuffer(b, t.v);
   Value qPos = toReadOnlyBuffer(b, t.qPos), kPos = toReadOnlyBuffer(b, t.kPos);
   Value mask = toReadOnlyBuffer(b, t.mask);
+  Value sinks = toReadOnlyBuffer(b, op.getSinks());
   // The kernel copies K and V rows by 16-byte cp.async: a caller's view
   // whose first element is not 16-byte aligned is reported, never faulted on.
   for (Value buffer : {k, v})
@@ -534,7 +535,8 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
       memref::getMixedSize(b, b.getLoc(), q, 2), b.getIndexAttr(heads->valueDim)};
   Value out = alloc(b, sizes, op.getQuery().getType().getElementType());
   auto create = [&](Value splits, Value partialOut, Value partialStats) {
-    pe_gpu::MmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, out,
+    pe_gpu::MmaAttentionOp::create(b, q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes,
+                                   sinks, out,
                               splits, partialOut, partialStats,
                               b.getF64FloatAttr(op.getEffectiveScale()), op.getCausalAttr(),
                               op.getWindowAttr(), op.getChunkAttr(), op.getRopeAttr(),
@@ -581,9 +583,7 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
   GpuChip chip;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
-    // The tensor-core kernel has no sinks yet: such attention takes the SIMT
-    // kernel (or the reference lowering beyond its head dims).
-    if (tensorCores && !op.getSinks() && suitsTensorCores(op) &&
+    if (tensorCores && suitsTensorCores(op) &&
         SymbolTable::getNearestSymbolTable(op) &&
         largestConstantTable(op) <= kMaxConstantTableEntries) {
       replaceWithMmaAttention(op, rewriter, chip);

@@ -62,6 +62,9 @@ LogicalResult MmaAttentionOp::verify() {
   if (getSlopes() && !ShapedType::isDynamic(getSlopes().getType().getDimSize(0)) &&
       getSlopes().getType().getDimSize(0) != hq)
     return emitOpError("expects one ALiBi slope per query head");
+  if (getSinks() && !ShapedType::isDynamic(getSinks().getType().getDimSize(0)) &&
+      getSinks().getType().getDimSize(0) != hq)
+    return emitOpError("expects one attention sink per query head");
   if (!getSplits() != !getPartialOut() || !getPartialOut() != !getPartialStats())
     return emitOpError("expects partial buffers exactly with splits");
   return success();

@@ -26,8 +26,9 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     What `pe-gpu-tile-attention{tensor-cores}` leaves of a `pe.attention`
     that the tensor-core kernel computes: the operands as buffers, the
     positions (defaults made explicit), the f32 cos/sin tables of a fused
-    `rope` (`[S, r/2]` or `[B, S, r/2]`) and the ALiBi slopes of the query
-    heads, written into `out` (`[B, Hq, Sq, Dv]`). The semantics are those of
+    `rope` (`[S, r/2]` or `[B, S, r/2]`), the ALiBi slopes of the query
+    heads and the attention sinks (`[Hq]`), written into `out` (`[B, Hq, Sq,
+    Dv]`). The semantics are those of
     `pe.attention` with the same attributes. With `splits(n)` (decode), the
     keys are cut into n ranges of ceil(Skv / n) and the state of each range
     is written instead of `out`: the unnormalized output into `partial_out`
@@ -53,6 +54,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
       Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$k_cos,
       Arg<Optional<MemRefOf<[F32]>>, "", [MemRead]>:$k_sin,
       Arg<Optional<MemRefRankOf<[F32], [1]>>, "", [MemRead]>:$slopes,
+      Arg<Optional<MemRefRankOf<[F32, F16, BF16], [1]>>, "", [MemRead]>:$sinks,
       Arg<MemRefRankOf<[F16, BF16], [4]>, "", [MemWrite]>:$out,
       Optional<Index>:$splits,
       Arg<Optional<MemRefRankOf<[F32], [5]>>, "", [MemWrite]>:$partial_out,
@@ -69,6 +71,7 @@ def PEGPU_MmaAttentionOp : Op<PEGPU_Dialect, "mma_attention", [AttrSizedOperandS
     (`tables` `(` $q_cos^ `,` $q_sin `,` $k_cos `,` $k_sin `:`
        type($q_cos) `,` type($q_sin) `,` type($k_cos) `,` type($k_sin) `)`)?
     (`slopes` `(` $slopes^ `:` type($slopes) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`splits` `(` $splits^ `)`)?
     (`partials` `(` $partial_out^ `,` $partial_stats `:` type($partial_out) `,`
        type($partial_stats) `)`)?
