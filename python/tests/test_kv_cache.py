@@ -317,6 +317,8 @@ PAGED_CASES = {
     "bidirectional-interleaved": (4, 2, 32, 32, dict(rope="partial-interleaved-llama3")),
     # Llama 4's chunked attention: each query sees the keys of its chunk of 8 positions.
     "chunked-gqa-llama3": (8, 2, 32, 32, dict(causal=True, chunk=8, rope="llama3")),
+    # gpt-oss: learned sinks (an f32 logit per query head), a sliding window, RoPE.
+    "sinks-gqa-window": (8, 2, 32, 32, dict(causal=True, window=6, rope="llama3", sinks=True)),
 }
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
@@ -351,11 +353,15 @@ def _paged_function(name, layout, dtype):
     if "softcap" in attrs:
         spelled += f" softcap({attrs['softcap']})"
     fn = "paged_" + name.replace("-", "_")
+    sinks_param = sinks = ""
+    if attrs.get("sinks"):
+        st = f"tensor<{PAGED_CASES[name][0]}xf32>"
+        sinks_param, sinks = f", %s: {st}", f" sinks(%s : {st})"
     return f"""
 func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
-               %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> {out} {{
+               %lens: tensor<?xi32>, %cu: tensor<?xi64>{sinks_param}) -> {out} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x{MAX_PAGES}xi32>)
-       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) layout({layout}){spelled}
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>){sinks} layout({layout}){spelled}
        : {q}, {kc}, {vc} -> {out}
   return %o : {out}
 }}"""
@@ -381,13 +387,19 @@ def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES):
     lens = np.array([keys for _, keys in sequences], dtype=np.int32)
     cu = np.concatenate([[0], np.cumsum([queries for queries, _ in sequences])])
     q = make((int(cu[-1]), hq, d))
-    return q, kc, vc, table.astype(np.int32), lens, cu.astype(np.int64)
+    args = (q, kc, vc, table.astype(np.int32), lens, cu.astype(np.int64))
+    if PAGED_CASES[name][4].get("sinks"):  # some far above the scores, one -inf
+        sinks = (rng.standard_normal(hq) * 3.0).astype(np.float32)
+        sinks[-1] = -np.inf
+        args += (sinks,)
+    return args
 
 
-def _paged_reference(name, layout, q, kc, vc, table, lens, cu):
+def _paged_reference(name, layout, q, kc, vc, table, lens, cu, sinks=None):
     attrs = dict(PAGED_CASES[name][4])
     if "rope" in attrs:
         attrs["rope"] = _rope(attrs["rope"])[1]
+    attrs["sinks"] = sinks
     return reference.paged_attention(q, kc, vc, table, lens, cu, layout, **attrs)
 
 

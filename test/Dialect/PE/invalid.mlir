@@ -1789,6 +1789,15 @@ func.func @paged_dim(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x32xf32>, %bt: ten
 
 // -----
 
+// paged_attention: one sink per query head.
+func.func @paged_sinks(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{expects sinks [Hq] = [8] (one logit per query head), but got 'tensor<4xf32>'}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) sinks(%s : tensor<4xf32>) : tensor<?x8x64xf32>, tensor<?x16x4x64xf32>, tensor<?x16x4x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
 // paged_attention: the result is [T, Hq, Dv].
 func.func @paged_result(%q: tensor<?x8x64xf32>, %c: tensor<?x16x4x64xf32>, %v: tensor<?x16x4x32xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
   // expected-error @+1 {{expects a result [T, Hq, Dv] = [?, 8, 32], but got 'tensor<?x8x64xf32>'}}

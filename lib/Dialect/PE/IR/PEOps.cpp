@@ -834,5 +834,12 @@ LogicalResult PagedAttentionOp::verify() {
   if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
     return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
                             "queries with pe.rope first";
+  if (Value sinks = getSinks()) {
+    auto type = cast<RankedTensorType>(sinks.getType());
+    const int64_t hq = getQuery().getType().getDimSize(1);
+    if (type.getRank() != 1 || type.getDimSize(0) != hq)
+      return emitOpError() << "expects sinks [Hq] = [" << hq
+                           << "] (one logit per query head), but got " << type;
+  }
   return verifyAttentionParameters(*this, getQuery().getType().getDimSize(2));
 }

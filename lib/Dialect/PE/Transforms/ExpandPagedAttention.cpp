@@ -142,7 +142,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
                                             op.getType().getElementType());
     Value attended = AttentionOp::create(
         b, resultType, query, key, value, /*mask=*/Value(), /*q_positions=*/Value(),
-        /*k_positions=*/Value(), /*sinks=*/Value(), /*q_rope_positions=*/Value(),
+        /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
         /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
         op.getWindowAttr(), op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
         op.getSoftcapAttr(), /*temperature=*/TemperatureAttr());

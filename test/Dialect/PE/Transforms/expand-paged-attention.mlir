@@ -31,3 +31,15 @@ func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tenso
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal window(128) chunk(64) rope(#pe.rope<theta = 500000.0, rotary_dim = 64>) softcap(50.0) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x32xf32> -> tensor<?x8x32xf32>
   return %o : tensor<?x8x32xf32>
 }
+
+// -----
+
+// Attention sinks (gpt-oss) go to each sequence's pe.attention.
+// CHECK-LABEL: func.func @sinks
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} sinks(%arg6 : tensor<8xbf16>) causal window(128)
+func.func @sinks(%q: tensor<?x8x64xbf16>, %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
+                 %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>,
+                 %s: tensor<8xbf16>) -> tensor<?x8x64xbf16> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) sinks(%s : tensor<8xbf16>) causal window(128) : tensor<?x8x64xbf16>, tensor<?x16x2x64xbf16>, tensor<?x16x2x64xbf16> -> tensor<?x8x64xbf16>
+  return %o : tensor<?x8x64xbf16>
+}

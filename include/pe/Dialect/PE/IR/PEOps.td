@@ -422,8 +422,9 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
 
     Per sequence this is `pe.attention` (with those positions) of
     `rope(Q_b)` (the keys in the cache are already rotated) over the
-    sequence's keys and values, with `scale`, `causal`, `window`, `chunk`,
-    `alibi` and `softcap` as there; GQA / MQA when `Hq` is a multiple of `Hkv`. The
+    sequence's keys and values, with `sinks` (`[Hq]`, gpt-oss's), `scale`,
+    `causal`, `window`, `chunk`, `alibi` and `softcap` as there; GQA / MQA
+    when `Hq` is a multiple of `Hkv`. The
     result is packed as `query`: `[T, Hq, Dv]`. Pages `[P, page_size, Hkv,
     D|Dv]` (`layout(nhd)`, the default) or `[P, Hkv, page_size, D|Dv]`
     (`layout(hnd)`).
@@ -445,6 +446,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
   let arguments = (ins PE_FloatTensor:$query, PE_FloatTensor:$key_cache,
       PE_FloatTensor:$value_cache, PE_PositionsTensor:$block_table,
       PE_PositionsTensor:$kv_lens, PE_PositionsTensor:$cu_seqlens,
+      Optional<PE_FloatTensor>:$sinks,
       DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
@@ -456,6 +458,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     `block_table` `(` $block_table `:` type($block_table) `)`
     `kv_lens` `(` $kv_lens `:` type($kv_lens) `)`
     `cu_seqlens` `(` $cu_seqlens `:` type($cu_seqlens) `)`
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
     (`window` `(` $window^ `)`)? (`chunk` `(` $chunk^ `)`)?
     (`rope` `(` qualified($rope)^ `)`)?
