@@ -409,9 +409,9 @@ def append_kv(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
 
 
 def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
-                       page_size: int, element: str) -> str:
+                       page_size: int, element: str, sinks: bool = False) -> str:
     """The function `@paged_attention` the operator compiles (dynamic tokens, pages,
-    sequences and block-table width)."""
+    sequences and block-table width); with `sinks`, an f32 [Hq] argument `%s` last."""
     layout_part, _, rest = spec.partition(" ")
     layout = layout_part.split("=", 1)[1]
     o = _parse_spec(rest)
@@ -426,10 +426,12 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
         (f" rope({o['rope']})" if o["rope"] else "") + \
         (f" alibi({ir.format_f64(o['alibi'])})" if o["alibi"] is not None else "") + \
         (f" softcap({ir.format_f64(o['softcap'])})" if o["softcap"] is not None else "")
+    sinks_param = f", %s: tensor<{heads}xf32>" if sinks else ""
+    sinks_operand = f" sinks(%s : tensor<{heads}xf32>)" if sinks else ""
     return f"""func.func @paged_attention(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x?xi32>,
-                           %lens: tensor<?xi32>, %cu: tensor<?xi32>) -> {out} {{
+                           %lens: tensor<?xi32>, %cu: tensor<?xi32>{sinks_param}) -> {out} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
-       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>) layout({layout}){attrs}
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi32>){sinks_operand} layout({layout}){attrs}
        : {q}, {kc}, {vc} -> {out}
   return %o : {out}
 }}
@@ -437,7 +439,7 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
 
 
 def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
-                          spec) -> torch.Tensor:
+                          sinks, spec) -> torch.Tensor:
     what = "pe.paged_attention"
     for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache)):
         _check(name, t, query.dtype)
@@ -449,17 +451,24 @@ def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, c
     if query.dim() != 3 or key_cache.dim() != 4 or value_cache.dim() != 4:
         raise ValueError(f"{what}: query must be [T, Hq, D] and the caches 4-D pages, got "
                          f"{tuple(query.shape)}, {tuple(key_cache.shape)}")
+    if sinks is not None:
+        _check("sinks", sinks)
+        if not sinks.is_floating_point() or tuple(sinks.shape) != (query.shape[1],):
+            raise ValueError(f"{what}: sinks must be [{query.shape[1]}] floats (one per query "
+                             f"head), got {tuple(sinks.shape)} {sinks.dtype}")
     hnd = spec.startswith("layout=hnd")
     page_size, kv_heads = (key_cache.shape[2], key_cache.shape[1]) if hnd else \
         (key_cache.shape[1], key_cache.shape[2])
     shape = ("paged_attention", spec, query.shape[1], kv_heads, query.shape[2],
-             value_cache.shape[3], page_size, _ELEMENT[query.dtype])
+             value_cache.shape[3], page_size, _ELEMENT[query.dtype], sinks is not None)
     threads = max(1, torch.get_num_threads())
     module = _cached_kernel(shape + (threads,), lambda: runner.compile(
         paged_attention_ir(*shape[1:]), [f"--num-threads={threads}"]))
     out = query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
     tensors = [t.contiguous() for t in (query, key_cache, value_cache, block_table, kv_lens,
                                         cu_seqlens)]
+    if sinks is not None:  # f32 holds every bf16/f16 sink exactly
+        tensors.append(sinks.to(torch.float32).contiguous())
     _call_entry(module, "paged_attention_into", tensors + [out], what)
     return out
 
@@ -468,13 +477,13 @@ def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, c
 def _paged_attention_op(query: torch.Tensor, key_cache: torch.Tensor,
                         value_cache: torch.Tensor, block_table: torch.Tensor,
                         kv_lens: torch.Tensor, cu_seqlens: torch.Tensor,
-                        spec: str) -> torch.Tensor:
+                        sinks: Optional[torch.Tensor], spec: str) -> torch.Tensor:
     return _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens,
-                                 cu_seqlens, spec)
+                                 cu_seqlens, sinks, spec)
 
 
 @_paged_attention_op.register_fake
-def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, spec):
+def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks, spec):
     return query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
 
 
@@ -483,17 +492,17 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
                     cu_seqlens: torch.Tensor, *, layout: str = "nhd", causal: bool = False,
                     window: Optional[int] = None, scale: Optional[float] = None,
                     rope: Union[None, str, Mapping] = None, alibi: Optional[float] = None,
-                    softcap: Optional[float] = None,
-                    chunk: Optional[int] = None) -> torch.Tensor:
+                    softcap: Optional[float] = None, chunk: Optional[int] = None,
+                    sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
     [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
     `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
-    sequence; `rope` rotates the queries (the cache holds rotated keys). Returns
-    [T, Hq, Dv]."""
+    sequence; `rope` rotates the queries (the cache holds rotated keys); `sinks` ([Hq],
+    any float dtype) are gpt-oss's per-head logits. Returns [T, Hq, Dv]."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
     spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk)
-    args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens)
-    if _plain_call((query, key_cache, value_cache)):
+    args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks)
+    if _plain_call((query, key_cache, value_cache, sinks)):
         return _paged_attention_impl(*args, spec)
     return torch.ops.pe.paged_attention(*args, spec)

@@ -216,6 +216,28 @@ def test_paged_attention_against_reference(layout, dtype):
         pt.paged_attention(q, kc, vc, bad, lens, cu, layout=layout, causal=True)
 
 
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_paged_attention_sinks(layout):
+    """gpt-oss's sinks (bf16, as its checkpoints hold them) through the direct call and the
+    dispatched operator, against the reference; a wrong shape is an error."""
+    q, kc, vc, table, lens, cu = _paged_batch(layout, torch.bfloat16)
+    sinks = torch.linspace(-2.0, 4.0, 8).to(torch.bfloat16)
+    out = pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, causal=True,
+                             rope=ROPE, window=12, sinks=sinks)
+    want = reference.paged_attention(_f64(q), _f64(kc), _f64(vc), table.numpy(), lens.numpy(),
+                                     cu.numpy(), layout, causal=True, rope=ROPE, window=12,
+                                     sinks=_f64(sinks))
+    assert np.abs(_f64(out) - want).max() <= 2 ** -7 * max(1.0, np.abs(want).max())
+    without = pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, causal=True,
+                                 rope=ROPE, window=12)
+    assert not torch.equal(out, without)
+    spec = f"layout={layout} " + pt._spec(True, 12, None, ROPE, None, None, None)
+    dispatched = torch.ops.pe.paged_attention(q, kc, vc, table, lens, cu, sinks, spec)
+    torch.testing.assert_close(out, dispatched, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"sinks must be \[8\] floats"):
+        pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, sinks=torch.zeros(3))
+
+
 def test_kv_cache_ops_trace_under_torch_compile():
     """The fake implementations let torch.compile capture a decode step (append in place,
     then paged attention) in one graph."""
