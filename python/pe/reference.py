@@ -710,7 +710,8 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
                     layout: str = "nhd", scale=None, causal: bool = False,
                     window: Optional[int] = None, rope: Optional[Mapping] = None,
                     alibi: Optional[float] = None, softcap: Optional[float] = None,
-                    chunk: Optional[int] = None, sinks=None):
+                    chunk: Optional[int] = None, sinks=None,
+                    temperature: Optional[Tuple[int, float]] = None):
     """`pe.paged_attention`, float64: for sequence ``b`` the packed query rows
     ``cu_seqlens[b] .. cu_seqlens[b+1]-1`` of ``q [T, Hq, D]`` are the last ``Sq`` of its
     ``L = kv_lens[b]`` tokens; its keys and values are gathered from the pages of
@@ -735,7 +736,7 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
         v = gather_pages(value_cache, block_table[b], length, layout)[None]
         o = attention(rows, k, v, scale=scale, causal=causal, window=window, alibi=alibi,
                       softcap=softcap, q_positions=positions, k_positions=np.arange(length),
-                      chunk=chunk, sinks=sinks)
+                      chunk=chunk, sinks=sinks, temperature=temperature)
         out[start:stop] = o[0].transpose(1, 0, 2)
     return out
 

@@ -426,6 +426,10 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
         (f" rope({o['rope']})" if o["rope"] else "") + \
         (f" alibi({ir.format_f64(o['alibi'])})" if o["alibi"] is not None else "") + \
         (f" softcap({ir.format_f64(o['softcap'])})" if o["softcap"] is not None else "")
+    if o["temperature"] is not None:
+        floor, scale = o["temperature"]
+        attrs += (f" temperature(#pe.temperature<floor_scale = {floor}, "
+                  f"attn_scale = {ir.format_f64(scale)}>)")
     sinks_param = f", %s: tensor<{heads}xf32>" if sinks else ""
     sinks_operand = f" sinks(%s : tensor<{heads}xf32>)" if sinks else ""
     return f"""func.func @paged_attention(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x?xi32>,
@@ -493,15 +497,18 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
                     window: Optional[int] = None, scale: Optional[float] = None,
                     rope: Union[None, str, Mapping] = None, alibi: Optional[float] = None,
                     softcap: Optional[float] = None, chunk: Optional[int] = None,
-                    sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
+                    sinks: Optional[torch.Tensor] = None,
+                    temperature: Optional[Tuple[int, float]] = None) -> torch.Tensor:
     """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
     [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
     `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
     sequence; `rope` rotates the queries (the cache holds rotated keys); `sinks` ([Hq],
-    any float dtype) are gpt-oss's per-head logits. Returns [T, Hq, Dv]."""
+    any float dtype) are gpt-oss's per-head logits; `temperature` (floor_scale,
+    attn_scale) Llama 4's query temperature. Returns [T, Hq, Dv]."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
-    spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk)
+    spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk,
+                                        temperature)
     args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks)
     if _plain_call((query, key_cache, value_cache, sinks)):
         return _paged_attention_impl(*args, spec)

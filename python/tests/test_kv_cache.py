@@ -319,6 +319,8 @@ PAGED_CASES = {
     "chunked-gqa-llama3": (8, 2, 32, 32, dict(causal=True, chunk=8, rope="llama3")),
     # gpt-oss: learned sinks (an f32 logit per query head), a sliding window, RoPE.
     "sinks-gqa-window": (8, 2, 32, 32, dict(causal=True, window=6, rope="llama3", sinks=True)),
+    # Llama 4's NoPE layers: chunked, no rotation, query temperature at the query positions.
+    "temperature-chunked": (8, 2, 32, 32, dict(causal=True, chunk=8, temperature=(4, 0.25))),
 }
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
@@ -352,6 +354,9 @@ def _paged_function(name, layout, dtype):
         spelled += f" alibi({attrs['alibi']})"
     if "softcap" in attrs:
         spelled += f" softcap({attrs['softcap']})"
+    if "temperature" in attrs:
+        floor, scale = attrs["temperature"]
+        spelled += f" temperature(#pe.temperature<floor_scale = {floor}, attn_scale = {scale}>)"
     fn = "paged_" + name.replace("-", "_")
     sinks_param = sinks = ""
     if attrs.get("sinks"):

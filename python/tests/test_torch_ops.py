@@ -238,6 +238,18 @@ def test_paged_attention_sinks(layout):
         pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, sinks=torch.zeros(3))
 
 
+def test_paged_attention_chunk_and_temperature():
+    """Llama 4's NoPE layers on a paged cache: chunked attention and the query temperature
+    at each sequence's query positions, against the reference."""
+    q, kc, vc, table, lens, cu = _paged_batch("hnd", torch.float32)
+    out = pt.paged_attention(q, kc, vc, table, lens, cu, layout="hnd", causal=True, chunk=4,
+                             temperature=(3, 0.5))
+    want = reference.paged_attention(_f64(q), _f64(kc), _f64(vc), table.numpy(), lens.numpy(),
+                                     cu.numpy(), "hnd", causal=True, chunk=4,
+                                     temperature=(3, 0.5))
+    assert np.abs(_f64(out) - want).max() <= 2e-5 * max(1.0, np.abs(want).max())
+
+
 def test_kv_cache_ops_trace_under_torch_compile():
     """The fake implementations let torch.compile capture a decode step (append in place,
     then paged attention) in one graph."""

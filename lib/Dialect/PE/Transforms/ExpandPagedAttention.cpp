@@ -145,7 +145,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
         /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
         op.getWindowAttr(), op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
-        op.getSoftcapAttr(), /*temperature=*/TemperatureAttr());
+        op.getSoftcapAttr(), op.getTemperatureAttr());
     // [1, Hq, Sq, Dv] -> [Sq, Hq, Dv] rows of the packed result.
     Value collapsed = tensor::CollapseShapeOp::create(
         b, attended, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});

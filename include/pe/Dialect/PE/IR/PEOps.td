@@ -423,8 +423,9 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     Per sequence this is `pe.attention` (with those positions) of
     `rope(Q_b)` (the keys in the cache are already rotated) over the
     sequence's keys and values, with `sinks` (`[Hq]`, gpt-oss's), `scale`,
-    `causal`, `window`, `chunk`, `alibi` and `softcap` as there; GQA / MQA
-    when `Hq` is a multiple of `Hkv`. The
+    `causal`, `window`, `chunk`, `alibi`, `softcap` and `temperature` (at the
+    query positions `L_b - Sq_b + i`) as there; GQA / MQA when `Hq` is a
+    multiple of `Hkv`. The
     result is packed as `query`: `[T, Hq, Dv]`. Pages `[P, page_size, Hkv,
     D|Dv]` (`layout(nhd)`, the default) or `[P, Hkv, page_size, D|Dv]`
     (`layout(hnd)`).
@@ -451,7 +452,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
       OptionalAttr<PE_RopeAttr>:$rope,
-      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap);
+      OptionalAttr<F64Attr>:$alibi, OptionalAttr<F64Attr>:$softcap,
+      OptionalAttr<PE_TemperatureAttr>:$temperature);
   let results = (outs PE_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache
@@ -462,7 +464,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
     (`window` `(` $window^ `)`)? (`chunk` `(` $chunk^ `)`)?
     (`rope` `(` qualified($rope)^ `)`)?
-    (`alibi` `(` $alibi^ `)`)? (`softcap` `(` $softcap^ `)`)? attr-dict
+    (`alibi` `(` $alibi^ `)`)? (`softcap` `(` $softcap^ `)`)?
+    (`temperature` `(` qualified($temperature)^ `)`)? attr-dict
     `:` type($query) `,` type($key_cache) `,` type($value_cache) `->` type($result)
   }];
   let extraClassDeclaration = [{
