@@ -37,7 +37,7 @@ func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tenso
 // Attention sinks (gpt-oss) and the query temperature (Llama 4) go to each
 // sequence's pe.attention, whose default positions are L - Sq + i.
 // CHECK-LABEL: func.func @sinks
-// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} sinks(%arg6 : tensor<8xbf16>) causal window(128) temperature(#pe.temperature<floor_scale = 8192, attn_scale = 1.000000e-01>)
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} sinks(%arg6 : tensor<8xbf16>) causal window(128) temperature(#pe.temperature<floor_scale = 8192, attn_scale = 0.1>)
 func.func @sinks(%q: tensor<?x8x64xbf16>, %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
                  %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>,
                  %s: tensor<8xbf16>) -> tensor<?x8x64xbf16> {
