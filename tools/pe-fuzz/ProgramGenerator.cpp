@@ -381,6 +381,41 @@ private:
     program.result = result;
   }
 
+  /// An ALiBi bias as the mask operand of pe.attention (the form
+  /// pe-fuse-alibi-into-attention fuses): pe.alibi_bias of the query heads at
+  /// the given positions (arguments 3 and 4), expanded to [1, Hq, Sq, Skv].
+  std::string alibiBiasMask(int64_t hq, int64_t seqQ, int64_t seqK, const std::string &qp,
+                            const std::string &kp) {
+    std::string slopes = fresh(), bias = fresh(), mask = fresh();
+    std::string hqText = std::to_string(hq);
+    TensorSpec biasSpec;
+    biasSpec.element = "f32";
+    biasSpec.shape = {hq, seqQ, seqK};
+    TensorSpec maskSpec = biasSpec;
+    maskSpec.shape.insert(maskSpec.shape.begin(), 1);
+    body += "  " + slopes + " = pe.alibi_slopes : tensor<" + hqText + "xf32>\n";
+    body += "  " + bias + " = pe.alibi_bias causal " + slopes + ", " + qp + ", " + kp +
+            " : tensor<" + hqText + "xf32>, " + program.arguments[3].type() + ", " +
+            program.arguments[4].type() + " -> " + biasSpec.type() + "\n";
+    std::string sizes[2];
+    for (int i = 0; i < 2; ++i) {
+      int64_t d = biasSpec.shape[1 + i];
+      if (d >= 0) {
+        sizes[i] = std::to_string(d);
+        continue;
+      }
+      std::string index = fresh();
+      sizes[i] = fresh();
+      body += "  " + index + " = arith.constant " + std::to_string(1 + i) + " : index\n";
+      body += "  " + sizes[i] + " = tensor.dim " + bias + ", " + index + " : " +
+              biasSpec.type() + "\n";
+    }
+    body += "  " + mask + " = tensor.expand_shape " + bias +
+            " [[0, 1], [2], [3]] output_shape [1, " + hqText + ", " + sizes[0] + ", " +
+            sizes[1] + "] : " + biasSpec.type() + " into " + maskSpec.type() + "\n";
+    return " mask(" + mask + " : " + maskSpec.type() + ")";
+  }
+
   void attention() {
     std::string element = floatElement();
     int64_t kvHeads = pick({1, 2, 4}), group = pick({1, 2, 3, 4});
@@ -426,35 +461,7 @@ private:
     if (chance(20)) // Llama 4's chunked attention
       attrs += " chunk(" + std::to_string(pick({1, 5, 16, 64, 1 << 20})) + ")";
     if (alibi && fuseByPass) {
-      // An ALiBi bias as the mask, for pe-fuse-alibi-into-attention.
-      std::string slopes = fresh(), bias = fresh(), mask = fresh();
-      std::string hqText = std::to_string(hq.first);
-      TensorSpec biasSpec;
-      biasSpec.element = "f32";
-      biasSpec.shape = {hq.first, seqQ.first, seqK.first};
-      TensorSpec maskSpec = biasSpec;
-      maskSpec.shape.insert(maskSpec.shape.begin(), 1);
-      body += "  " + slopes + " = pe.alibi_slopes : tensor<" + hqText + "xf32>\n";
-      body += "  " + bias + " = pe.alibi_bias causal " + slopes + ", " + qp + ", " + kp +
-              " : tensor<" + hqText + "xf32>, " + program.arguments[3].type() + ", " +
-              program.arguments[4].type() + " -> " + biasSpec.type() + "\n";
-      std::string sizes[2];
-      for (int i = 0; i < 2; ++i) {
-        int64_t d = biasSpec.shape[1 + i];
-        if (d >= 0) {
-          sizes[i] = std::to_string(d);
-          continue;
-        }
-        std::string index = fresh();
-        sizes[i] = fresh();
-        body += "  " + index + " = arith.constant " + std::to_string(1 + i) + " : index\n";
-        body += "  " + sizes[i] + " = tensor.dim " + bias + ", " + index + " : " +
-                biasSpec.type() + "\n";
-      }
-      body += "  " + mask + " = tensor.expand_shape " + bias +
-              " [[0, 1], [2], [3]] output_shape [1, " + hqText + ", " + sizes[0] + ", " +
-              sizes[1] + "] : " + biasSpec.type() + " into " + maskSpec.type() + "\n";
-      maskPart = " mask(" + mask + " : " + maskSpec.type() + ")";
+      maskPart = alibiBiasMask(hq.first, seqQ.first, seqK.first, qp, kp);
     } else if (chance(20)) {
       TensorSpec mask;
       mask.element = chance(70) ? "f32" : element;
