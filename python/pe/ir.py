@@ -128,9 +128,11 @@ def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
                     window: Optional[int] = None, chunk: Optional[int] = None,
                     rope: Optional[str] = None,
                     alibi: Optional[float] = None, softcap: Optional[float] = None,
-                    temperature: Optional[Tuple[int, float]] = None) -> str:
+                    temperature: Optional[Tuple[int, float]] = None,
+                    rope_positions: str = "") -> str:
     """The optional attributes of `pe.attention`, in the op's syntax and order (each with a
-    leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``."""
+    leading space): ``attention_attrs(causal=True, window=4096)`` -> ``' causal window(4096)'``.
+    ``rope_positions`` is the text of the op's rope positions, placed after ``rope``."""
     text = ""
     if scale is not None:
         text += f" scale({format_f64(scale)})"
@@ -142,6 +144,7 @@ def attention_attrs(*, scale: Optional[float] = None, causal: bool = False,
         text += f" chunk({int(chunk)})"
     if rope is not None:
         text += f" rope({rope})"
+    text += rope_positions
     if alibi is not None:
         text += f" alibi({format_f64(alibi)})"
     if softcap is not None:
@@ -162,7 +165,7 @@ def _dims(type_text: str) -> list:
 def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] = None,
                        positions=None, mask: Optional[str] = None, rotate: Optional[str] = None,
                        alibi_bias: Optional[str] = None, attend_positions: bool = True,
-                       sinks: Optional[str] = None, **attrs) -> str:
+                       sinks: Optional[str] = None, rope_positions=None, **attrs) -> str:
     """A `func.func @name` around one `pe.attention`, its operands the function's arguments.
 
     ``q``, ``k``, ``v`` (and ``out``, default ``q``'s type) are tensor types. ``positions`` is
@@ -174,8 +177,9 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
     query heads at ``%p``, the form `pe-fuse-alibi-into-attention` fuses. With
     ``attend_positions=False`` the attention keeps its default positions (``%p`` feeds the
     rotation only). ``sinks`` is the type of an argument ``%sinks`` ([Hq] attention sinks).
-    ``attrs`` are those of :func:`attention_attrs`. Arguments: q, k, v, the positions, the
-    mask, the sinks."""
+    ``rope_positions`` is a pair of types (``%qrp``, ``%krp``): the position streams of a
+    multi-stream RoPE ([A, S] or [B, A, S]). ``attrs`` are those of :func:`attention_attrs`.
+    Arguments: q, k, v, the positions, the rope positions, the mask, the sinks."""
     out = out or q
     params = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     body, operands = [], ""
@@ -188,6 +192,11 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
         qp, kp = positions
         params += [f"%qp: {qp}", f"%kp: {kp}"]
         operands += f" q_positions(%qp : {qp}) k_positions(%kp : {kp})"
+    streams = ""
+    if rope_positions is not None:
+        qrp, krp = rope_positions
+        params += [f"%qrp: {qrp}", f"%krp: {krp}"]
+        streams = f" rope_positions(%qrp, %krp : {qrp}, {krp})"
     if (rotate or alibi_bias) and not shared:
         raise ValueError("rotate and alibi_bias need one positions argument")
     q_in, k_in = "%q", "%k"
@@ -211,7 +220,8 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
     if sinks is not None:
         params.append(f"%sinks: {sinks}")
         operands += f" sinks(%sinks : {sinks})"
-    body.append(f"%o = pe.attention {q_in}, {k_in}, %v{operands}{attention_attrs(**attrs)} : "
+    body.append(f"%o = pe.attention {q_in}, {k_in}, %v{operands}"
+                f"{attention_attrs(**attrs, rope_positions=streams)} : "
                 f"{q}, {k}, {v} -> {out}")
     lines = "\n".join("  " + line for line in body)
     return (f"func.func @{name}({', '.join(params)}) -> {out} {{\n{lines}\n"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import threading
 from typing import Dict, Mapping, Optional, Tuple, Union
 
@@ -86,16 +87,19 @@ def _parse_spec(spec: str) -> dict:
 
 
 def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
-                 element: str, masked: bool, sinks: bool = False) -> str:
-    """The function `@attention` the operator compiles for `spec` (with `sinks`, an f32
-    [Hq] argument after the mask)."""
+                 element: str, masked: bool, sinks: bool = False, streams: int = 0) -> str:
+    """The function `@attention` the operator compiles for `spec` (with `streams`, the q
+    and k rope positions [B, streams, S] after the positions; with `sinks`, an f32 [Hq]
+    argument after the mask)."""
     options = _parse_spec(spec)
     t = lambda h, d: f"tensor<?x{h}x?x{d}x{element}>"  # noqa: E731
     q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim), t(kv_heads, value_dim), \
         t(heads, value_dim)
     pos = "tensor<?x?xi64>"
+    streamed = f"tensor<?x{streams}x?xi64>"
     return ir.attention_function(
         "attention", q, k, v, out=o, positions=(pos, pos),
+        rope_positions=(streamed, streamed) if streams else None,
         mask="tensor<?x1x?x?xf32>" if masked else None,
         sinks=f"tensor<{heads}xf32>" if sinks else None, scale=options["scale"],
         causal=options["causal"], window=options["window"], rope=options["rope"],
@@ -120,12 +124,13 @@ def _threads(query, key, value) -> int:
     return 1 if work < SERIAL_WORK else threads
 
 
-def _kernel(spec: str, query, key, value, masked: bool, sinks: bool = False) -> runner.Module:
+def _kernel(spec: str, query, key, value, masked: bool, sinks: bool = False,
+            streams: int = 0) -> runner.Module:
     """The kernel for these options and sizes, compiled on first use; it runs on
     as many threads as PyTorch's intra-op pool has (torch.get_num_threads()),
     on one for small calls (SERIAL_WORK)."""
     shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
-             _ELEMENT[query.dtype], masked, sinks)
+             _ELEMENT[query.dtype], masked, sinks, streams)
     threads = _threads(query, key, value)
     with _LOCK:
         if (shape, threads) not in _KERNELS:
@@ -176,7 +181,8 @@ def _descriptor(tensor: torch.Tensor, ttype: runner.TensorType, where: str):
 def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                     q_positions: torch.Tensor, k_positions: torch.Tensor,
                     mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
-                    spec: str) -> torch.Tensor:
+                    spec: str, q_rope_positions: Optional[torch.Tensor] = None,
+                    k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The operator's CPU implementation: checks, then the kernel's call."""
     for name, t in (("query", query), ("key", key), ("value", value)):
         _check(name, t, query.dtype)
@@ -192,10 +198,12 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
             raise ValueError(f"pe.attention: sinks must be [{query.shape[1]}] (one per query "
                              f"head), got {tuple(sinks.shape)}")
     _check_shapes(query, key, value, q_positions, k_positions, mask)
-    inputs = [t.contiguous() for t in (query, key, value, q_positions, k_positions)]
-    inputs += [t.contiguous() for t in (mask, sinks) if t is not None]
+    streams = _check_rope_positions(spec, query, key, q_rope_positions, k_rope_positions)
+    inputs = [t.contiguous() for t in (query, key, value, q_positions, k_positions,
+                                       q_rope_positions, k_rope_positions, mask, sinks)
+              if t is not None]
     out = query.new_empty(query.shape[:3] + (value.shape[3],))
-    module = _kernel(spec, query, key, value, mask is not None, sinks is not None)
+    module = _kernel(spec, query, key, value, mask is not None, sinks is not None, streams)
     entry = module.entries["attention_into"]
     assert len(entry.arguments) == len(inputs) + 1, entry
     descriptors = [_descriptor(t, tt, f"pe.attention: argument {i}")
@@ -204,12 +212,35 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     return out
 
 
+def _check_rope_positions(spec: str, query, key, q_rope, k_rope) -> int:
+    """The position streams of the spec's rope (0: one stream), with the q and k rope
+    positions checked against them: int64 [B, A, Sq] and [B, A, Skv], given exactly
+    when the rope has sections."""
+    rope = _parse_spec(spec)["rope"] or ""
+    match = re.search(r"sections = \[([0-9, ]*)\]", rope)
+    streams = len(match.group(1).split(",")) if match else 0
+    if (q_rope is None) != (k_rope is None) or (q_rope is not None) != bool(streams):
+        raise ValueError("pe.attention: q_rope_positions and k_rope_positions are given "
+                         "exactly when the rope has sections (multi-stream RoPE)")
+    for name, p, n in (("q_rope_positions", q_rope, query.shape[2]),
+                       ("k_rope_positions", k_rope, key.shape[2])):
+        if p is None:
+            continue
+        _check(name, p, torch.int64)
+        if tuple(p.shape) != (query.shape[0], streams, n):
+            raise ValueError(f"pe.attention: {name} must be [{query.shape[0]}, {streams}, "
+                             f"{n}], got {tuple(p.shape)}")
+    return streams
+
+
 @torch.library.custom_op("pe::attention", mutates_args=())
 def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                   q_positions: torch.Tensor, k_positions: torch.Tensor,
                   mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
-                  spec: str) -> torch.Tensor:
-    return _attention_impl(query, key, value, q_positions, k_positions, mask, sinks, spec)
+                  spec: str, q_rope_positions: Optional[torch.Tensor] = None,
+                  k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
+    return _attention_impl(query, key, value, q_positions, k_positions, mask, sinks, spec,
+                           q_rope_positions, k_rope_positions)
 
 
 def _plain_call(tensors) -> bool:
@@ -225,7 +256,8 @@ def _plain_call(tensors) -> bool:
 
 
 @_attention_op.register_fake
-def _(query, key, value, q_positions, k_positions, mask, sinks, spec):
+def _(query, key, value, q_positions, k_positions, mask, sinks, spec, q_rope_positions=None,
+      k_rope_positions=None):
     return query.new_empty(query.shape[:3] + (value.shape[3],))
 
 
@@ -264,7 +296,9 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               scale: Optional[float] = None, rope: Union[None, str, Mapping] = None,
               alibi: Optional[float] = None, softcap: Optional[float] = None,
               sinks: Optional[torch.Tensor] = None, chunk: Optional[int] = None,
-              temperature: Optional[Tuple[int, float]] = None) -> torch.Tensor:
+              temperature: Optional[Tuple[int, float]] = None,
+              q_rope_positions: Optional[torch.Tensor] = None,
+              k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.attention` on torch tensors (semantics: docs/dialect.md).
 
     Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
@@ -274,7 +308,9 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     scores at c tanh(s / c) (Gemma 2); `sinks` [Hq] are attention sinks (one
     logit per query head in the softmax's denominator, gpt-oss; any float
     dtype, used as float32); `chunk` is chunked attention (Llama 4) and
-    `temperature` (floor_scale, attn_scale) Llama 4's query temperature.
+    `temperature` (floor_scale, attn_scale) Llama 4's query temperature. A rope with
+    sections (M-RoPE) rotates by `q_rope_positions` [B, A, Sq] and `k_rope_positions`
+    [B, A, Skv] (int64, one stream per section) while the positions place the masks.
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
@@ -283,9 +319,11 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     spec = _spec(causal, window, scale, rope, alibi, softcap, chunk, temperature)
     if sinks is not None:
         sinks = sinks.detach().to(torch.float32)
+    streams = [None if p is None else torch.as_tensor(p, dtype=torch.int64).contiguous()
+               for p in (q_rope_positions, k_rope_positions)]
     if _plain_call((query, key, value, mask, sinks)):
-        return _attention_impl(query, key, value, qp, kp, mask, sinks, spec)
-    return torch.ops.pe.attention(query, key, value, qp, kp, mask, sinks, spec)
+        return _attention_impl(query, key, value, qp, kp, mask, sinks, spec, *streams)
+    return torch.ops.pe.attention(query, key, value, qp, kp, mask, sinks, spec, *streams)
 
 
 # ---------------------------------------------------------------------------

@@ -286,57 +286,62 @@ def register(name: str = NAME) -> None:
     _refuse_other_models({name, "paged|" + name})
 
 
-def _key_positions(self, past_key_values, positions, keys: int) -> torch.Tensor:
-    """The positions of the `keys` keys attention reads: kept on the cache
-    layer beside the keys (so that copies of a cache carry them), cut where
-    the cache was cropped, the newest kept where a sliding-window layer
+def _key_positions(self, past_key_values, positions, keys: int,
+                   name: str = "_pe_positions") -> torch.Tensor:
+    """The positions of the `keys` keys attention reads ([B, S], or the rope
+    streams [B, A, S]: along the last dim): kept on the cache layer beside the
+    keys as its attribute `name` (so that copies of a cache carry them), cut
+    where the cache was cropped, the newest kept where a sliding-window layer
     dropped old keys; a static cache's by slot."""
     if past_key_values is None:
         return positions
     layer = past_key_values.layers[self.layer_idx]
     if "Static" in type(layer).__name__:
-        return _static_key_positions(self, layer, positions, keys)
-    stored = getattr(layer, "_pe_positions", None)
-    past = keys - positions.shape[1]
+        return _static_key_positions(self, layer, positions, keys, name)
+    stored = getattr(layer, name, None)
+    past = keys - positions.shape[-1]
     if stored is None or past <= 0:
-        stored = positions[:, :0]
-    elif stored.shape[1] > past and not _drops_old_keys(layer):
-        stored = stored[:, :past]  # cropped (assisted decoding)
-    merged = torch.cat([stored, positions], dim=1)
-    if merged.shape[1] < keys:
+        stored = positions[..., :0]
+    elif stored.shape[-1] > past and not _drops_old_keys(layer):
+        stored = stored[..., :past]  # cropped (assisted decoding)
+    merged = torch.cat([stored, positions], dim=-1)
+    if merged.shape[-1] < keys:
         raise RuntimeError(f"pe fused RoPE: the cache of layer {self.layer_idx} holds {keys} "
-                           f"keys but the positions of only {merged.shape[1]}; it was filled "
+                           f"keys but the positions of only {merged.shape[-1]}; it was filled "
                            f"without pe.transformers.fuse_rope")
-    layer._pe_positions = merged[:, merged.shape[1] - keys:]
-    return layer._pe_positions
+    setattr(layer, name, merged[..., merged.shape[-1] - keys:])
+    return getattr(layer, name)
 
 
-def _static_key_positions(self, layer, positions, keys: int) -> torch.Tensor:
+def _static_key_positions(self, layer, positions, keys: int, name: str) -> torch.Tensor:
     """A static layer (plain, or sliding: it rolls its slots once full) keeps
-    the positions of its keys in a shadow layer of its own class, updated
-    with the positions (as float64, exact below 2^53) right after the keys:
-    the shadow moves them exactly as the layer moves its keys. Empty slots
-    hold position 0; transformers' mask hides them."""
+    the positions of its keys in a shadow layer of its own class (attribute
+    `name` + "_shadow"), updated with the positions (as float64, exact below
+    2^53; rope streams as its heads) right after the keys: the shadow moves
+    them exactly as the layer moves its keys. Empty slots hold position 0;
+    transformers' mask hides them."""
     from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
     if type(layer) not in (StaticLayer, StaticSlidingWindowLayer):
         raise NotImplementedError(f"pe fused RoPE: cache layers of type "
                                   f"{type(layer).__name__} are not supported")
     sliding = type(layer) is StaticSlidingWindowLayer
     filled = layer.cumulative_length_int if sliding else int(layer.cumulative_length)
-    S = positions.shape[1]
-    shadow = getattr(layer, "_pe_shadow", None)
+    S = positions.shape[-1]
+    shadow = getattr(layer, name + "_shadow", None)
     if shadow is None or filled == S:  # a new or reset cache
         shadow = (StaticSlidingWindowLayer(max_cache_len=layer.max_cache_len,
                                            sliding_window=layer.max_cache_len)
                   if sliding else StaticLayer(max_cache_len=layer.max_cache_len))
-        layer._pe_shadow = shadow
-    p = positions.to(torch.float64)[:, None, :, None]
+        setattr(layer, name + "_shadow", shadow)
+    streams = positions if positions.dim() == 3 else positions[:, None]
+    p = streams.to(torch.float64)[..., None]
     slots, _ = shadow.update(p, p)
     shadow_filled = shadow.cumulative_length_int if sliding else int(shadow.cumulative_length)
     if shadow_filled != filled or slots.shape[2] != keys:
         raise RuntimeError(f"pe fused RoPE: static cache layer {self.layer_idx} holds keys "
                            f"stored without pe.transformers.fuse_rope")
-    return slots[:, 0, :, 0].to(torch.int64).contiguous()
+    slots = slots[..., 0].to(torch.int64)
+    return (slots if positions.dim() == 3 else slots[:, 0]).contiguous()
 
 
 def _drops_old_keys(layer) -> bool:
@@ -455,17 +460,39 @@ def _fused_forward(self, hidden_states, position_embeddings=None, attention_mask
         # Llama 4's decoder layers keep position_ids from their attention: the
         # layer's call had them (_remember_positions).
         kwargs["position_ids"] = getattr(self, "_pe_position_ids", None)
-    positions = _query_positions(kwargs, *shape)
-    if self._pe_kind.temperature is not None:
+    streams = _rope_streams(self, shape) if self._pe_kind.rope_streams else None
+    if self._pe_kind.temperature is not None or (
+            streams is not None and kwargs.get("position_ids") is None):
         # Llama 4 tunes its queries by their place in the cache (its layers with the
-        # tuning rotate nothing, so these positions serve the masks as well).
+        # tuning rotate nothing, so these positions serve the masks as well); M-RoPE
+        # models mask in token order where no text positions are given.
         past = cache.get_seq_length(self.layer_idx) if cache is not None else 0
         positions = (past + torch.arange(shape[-1])).expand(*shape).contiguous()
+    else:
+        positions = _query_positions(kwargs, *shape)
     if cache is not None:
         k, v = cache.update(k, v, self.layer_idx)
-    out = _attend(self, q, k, v, positions, cache, attention_mask, kwargs)
+    rope_positions = None if streams is None else (streams, _key_positions(
+        self, cache, streams, k.shape[2], "_pe_rope_positions"))
+    out = _attend(self, q, k, v, positions, cache, attention_mask, kwargs, rope_positions)
     out = out.transpose(1, 2).reshape(*shape, -1).contiguous()
     return self._pe_layout.output_projection(self, out), None
+
+
+def _rope_streams(self, shape) -> torch.Tensor:
+    """The M-RoPE position streams [B, A, S] (int64) of this call: those the
+    model's rotary embedding was called with (`_remember_streams`)."""
+    streams = getattr(self, "_pe_streams", {}).get("positions")
+    A = self._pe_kind.rope_streams
+    if streams is None:
+        raise ValueError("pe fused M-RoPE: the model's rotary embedding was not called "
+                         "before the attention; no position streams to rotate by")
+    if streams.dim() == 2:
+        streams = streams[None].expand(A, *streams.shape)
+    if tuple(streams.shape) != (A, *shape):
+        raise ValueError(f"pe fused M-RoPE: position streams of shape {tuple(streams.shape)} "
+                         f"for {A} sections and queries {tuple(shape)}")
+    return streams.to(torch.int64).transpose(0, 1).contiguous()
 
 
 def _query_positions(kwargs, B: int, S: int) -> torch.Tensor:
@@ -476,18 +503,22 @@ def _query_positions(kwargs, B: int, S: int) -> torch.Tensor:
     return positions.to(torch.int64).expand(B, S).contiguous()
 
 
-def _attend(self, q, k, v, positions, cache, attention_mask, kwargs) -> torch.Tensor:
+def _attend(self, q, k, v, positions, cache, attention_mask, kwargs,
+            rope_positions=None) -> torch.Tensor:
     """pe.attention of un-rotated q and k (all of the cache's keys) with the
-    layer's RoPE, window, scale and soft-cap: [B, Hq, S, Dv]."""
+    layer's RoPE (by `rope_positions`, the q and k streams, for M-RoPE), window,
+    scale and soft-cap: [B, Hq, S, Dv]."""
     k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
     chunk = self._pe_kind.chunk if mask is None else None  # else the mask holds it
     sinks = getattr(self, "sinks", None) if self._pe_kind.sinks else None
+    q_rope, k_rope = rope_positions or (None, None)
     return pe_torch.attention(q.contiguous(), k.contiguous(), v.contiguous(), positions,
                               k_positions, mask=mask, causal=causal, window=window,
                               scale=self.scaling, rope=self._pe_kind.rope_attr,
                               softcap=self._pe_kind.softcap, chunk=chunk,
-                              temperature=self._pe_kind.temperature, sinks=sinks)
+                              temperature=self._pe_kind.temperature, sinks=sinks,
+                              q_rope_positions=q_rope, k_rope_positions=k_rope)
 
 
 class _LatentLayout:
@@ -568,6 +599,32 @@ def _self_attentions(model, read) -> list:
     return found
 
 
+def _remember_streams(holder):
+    """A forward pre-hook of a text rotary embedding (called as
+    `rotary_emb(x, position_ids)` before the layers) that keeps the position
+    streams of the call in `holder`."""
+    def hook(rotary, args, kwargs):
+        holder["positions"] = args[1] if len(args) > 1 else kwargs.get("position_ids")
+    return hook
+
+
+def _hook_rotary_streams(model, modules) -> None:
+    """Each M-RoPE attention module of `modules` reads the position streams of
+    the text rotary embeddings of `model` (all but the vision towers')."""
+    holder = getattr(model, "_pe_streams", None)
+    if holder is None:
+        holder = model._pe_streams = {}
+        rotaries = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")
+                    and "Vision" not in type(m).__name__]
+        if not rotaries:
+            raise ValueError(f"fuse_rope: {type(model).__name__} rotates by M-RoPE position "
+                             "streams but has no text rotary embedding to read them from")
+        for rotary in rotaries:
+            rotary.register_forward_pre_hook(_remember_streams(holder), with_kwargs=True)
+    for module in modules:
+        module._pe_streams = holder
+
+
 def _remember_positions(attention):
     """A forward pre-hook of the layer around `attention` that keeps the
     position_ids of the layer's call on the attention module."""
@@ -586,9 +643,9 @@ def fuse_rope(model, name: str = NAME):
         raise ValueError(f"fuse_rope: {read.model_type} models do not use RoPE")
     modules = _self_attentions(model, read)
     kinds = [read.kind(module.layer_idx) for module, _ in modules]
-    if any(kind.rope_streams for kind in kinds):
-        raise ValueError(f"fuse_rope: {read.model_type} rotates by M-RoPE position streams, "
-                         "which the fused forward does not take yet")
+    streamed = [module for (module, _), kind in zip(modules, kinds) if kind.rope_streams]
+    if any(isinstance(layout, _LatentLayout) for (_, layout) in modules) and streamed:
+        raise ValueError(f"fuse_rope: {read.model_type} has latent attention with M-RoPE")
     register(name)
     for (module, layout), kind in zip(modules, kinds):
         if getattr(layout, "rotation_invariant_norm", None) is not None and kind.rope and \
@@ -596,6 +653,8 @@ def fuse_rope(model, name: str = NAME):
                                                 kind.rope.get("magnitude", 1.0)) != 1.0:
             raise ValueError(f"fuse_rope: layer {module.layer_idx} normalizes q and k after a "
                              "rotation of magnitude != 1, which the norm does not commute with")
+    if streamed:
+        _hook_rotary_streams(model, streamed)
     parents = {id(child): parent for parent in model.modules() for child in parent.children()}
     for (module, layout), kind in zip(modules, kinds):
         module._pe_kind, module._pe_layout = kind, layout

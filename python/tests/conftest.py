@@ -59,6 +59,7 @@ LAYERS = {
     "test_hf_integration.py": "integration",
     "test_hf_models.py": "integration",
     "test_hf_models_fused.py": "integration",
+    "test_fused_mrope.py": "integration",
 }
 
 SANITIZED_LAYERS = {"frontend", "raising", "driver"}

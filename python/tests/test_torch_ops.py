@@ -147,6 +147,44 @@ def test_torch_compile_traces_through():
         assert out.shape == (2, 8, 7, 64)
 
 
+MROPE = {"theta": 1000000.0, "rotary_dim": 64, "sections": [8, 12, 12]}
+
+
+def _rope_streams(B=2, S=11, seed=3):
+    return torch.randint(0, 50, (B, 3, S), generator=torch.Generator().manual_seed(seed))
+
+
+def test_multi_stream_rope_direct_and_dispatched():
+    """M-RoPE: q and k rotated by their own position streams inside the kernel,
+    the positions placing the causal mask; the direct call and the operator
+    (a tensor asking for a gradient) agree with the float64 reference."""
+    q, k, v = _qkv()
+    qr, kr = _rope_streams(S=7, seed=4), _rope_streams()
+    out = pt.attention(q, k, v, causal=True, rope=MROPE, q_rope_positions=qr,
+                       k_rope_positions=kr)
+    want = reference.attention(_f64(q), _f64(k), _f64(v), causal=True, rope=MROPE,
+                               q_rope_positions=qr.numpy(), k_rope_positions=kr.numpy())
+    assert np.abs(out.numpy() - want).max() < 2e-5
+    one = reference.attention(_f64(q), _f64(k), _f64(v), causal=True, rope=MROPE,
+                              q_rope_positions=qr[:, :1].expand(2, 3, 7).numpy(),
+                              k_rope_positions=kr[:, :1].expand(2, 3, 11).numpy())
+    assert np.abs(one - want).max() > 1e-2  # the streams matter
+    dispatched = pt.attention(q.clone().requires_grad_(), k, v, causal=True, rope=MROPE,
+                              q_rope_positions=qr, k_rope_positions=kr)
+    torch.testing.assert_close(dispatched.detach(), out, rtol=0, atol=0)
+
+
+def test_multi_stream_rope_errors():
+    q, k, v = _qkv()
+    qr, kr = _rope_streams(S=7), _rope_streams()
+    with pytest.raises(ValueError, match="exactly when the rope has sections"):
+        pt.attention(q, k, v, rope=MROPE)
+    with pytest.raises(ValueError, match="exactly when the rope has sections"):
+        pt.attention(q, k, v, rope=ROPE, q_rope_positions=qr, k_rope_positions=kr)
+    with pytest.raises(ValueError, match=r"k_rope_positions must be \[2, 3, 11\]"):
+        pt.attention(q, k, v, rope=MROPE, q_rope_positions=qr, k_rope_positions=kr[:, :2])
+
+
 # ---------------------------------------------------------------------------
 # torch.ops.pe.append_kv and torch.ops.pe.paged_attention
 # ---------------------------------------------------------------------------
