@@ -501,7 +501,8 @@ def add_bf16_kernels(row, ir, name, args, repeat, prefill):
     this host runs (forced by its options) timed beside it as fused_KERNEL."""
     runs, prefill_kernel, decode_kernel = bf16_kernels()
     row["kernel"] = prefill_kernel if prefill else decode_kernel
-    row["limit"] = BF16_LIMIT[row["kernel"]]
+    if prefill:  # decode is a fraction of the read bandwidth, whatever it computes with
+        row["limit"] = BF16_LIMIT[row["kernel"]]
     for kernel in runs:
         if kernel != row["kernel"] and (prefill or kernel != "amx"):
             mod = compile_pe(ir, [THREADS, *BF16_KERNELS[kernel]])
@@ -1233,7 +1234,8 @@ def bf16_note(rows):
     parts = ["bf16: pe-compile chooses the kernel for the target (--amx=auto: AMX tiles for "
              "prefill where the CPU has AMX; --bf16-dot=auto: dot products where the CPU has "
              "them and, on this host, they outrun f32 FMAs by its measured rates); each "
-             "fraction is of the limit of the chosen kernel's instructions"]
+             "prefill fraction is of the limit of the chosen kernel's instructions, each "
+             "decode fraction of the read bandwidth"]
     for row in rows:
         if "kernel" not in row:
             continue

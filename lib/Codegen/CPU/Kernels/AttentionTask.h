@@ -176,8 +176,8 @@ protected:
   /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys; over a
   /// paged cache it prefetches the rows of K and V ahead.
   void packKeys(Value k0, Value kCount);
-  /// How many keys ahead the kernels prefetch K and V: a tile, but at most 4
-  /// pages of an nhd cache (see the .cpp).
+  /// How many keys ahead the kernels prefetch K and V: 4 KiB of a head's
+  /// rows, at most a tile (see the .cpp).
   int64_t prefetchDistance() const;
   /// Prefetches the cache lines of key k0 + j + prefetchDistance() (clamped
   /// to the last key) of `operand` (K or V) into every cache level.
