@@ -89,6 +89,11 @@ void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
 void pe_runtime_query_count_out_of_range(int64_t queries, int64_t sequence,
                                          int64_t keys);
 
+/* Called by generated code for a sequence of pe.paged_attention with more
+ * keys than its soft mask has key columns: raises PE_ERROR_SIZE. */
+void pe_runtime_mask_columns_out_of_range(int64_t keys, int64_t sequence,
+                                          int64_t columns);
+
 /* Called by generated code for a pe.gather_pages sequence outside the block
  * table's rows [0, rows): raises PE_ERROR_SLOT ("pe.gather_pages: sequence S
  * is outside the block table's N rows"; `unused` keeps the signature of the
@@ -131,6 +136,7 @@ enum pe_size_check {
   PE_CHECK_PAGED_CACHES,              /* pe.paged_attention: value vs key pages */
   PE_CHECK_PAGED_RESULT,              /* pe.paged_attention: tokens vs result */
   PE_CHECK_ATTENTION_ROPE_POSITIONS,  /* pe.attention: rope_positions vs tokens */
+  PE_CHECK_PAGED_MASK,                /* pe.paged_attention: mask rows vs tokens */
 };
 
 /* Called by generated code when the sizes of check `check` differ: raises

@@ -161,6 +161,20 @@ void _mlir_ciface_pe_runtime_query_count_out_of_range(int64_t queries,
   pe_runtime_query_count_out_of_range(queries, sequence, keys);
 }
 
+void pe_runtime_mask_columns_out_of_range(int64_t keys, int64_t sequence,
+                                          int64_t columns) {
+  pe_runtime_raise(PE_ERROR_SIZE,
+                   "pe.paged_attention: sequence %" PRId64 " has %" PRId64
+                   " keys but the mask only %" PRId64 " key columns",
+                   sequence, keys, columns);
+}
+
+void _mlir_ciface_pe_runtime_mask_columns_out_of_range(int64_t keys,
+                                                       int64_t sequence,
+                                                       int64_t columns) {
+  pe_runtime_mask_columns_out_of_range(keys, sequence, columns);
+}
+
 void pe_runtime_sequence_out_of_range(int64_t sequence, int64_t unused,
                                       int64_t rows) {
   (void)unused;
@@ -236,6 +250,8 @@ static const char *describe(int64_t check) {
     return "pe.paged_attention: the value cache's pages differ from the key cache's";
   case PE_CHECK_PAGED_RESULT:
     return "pe.paged_attention: the result's rows differ from the query's";
+  case PE_CHECK_PAGED_MASK:
+    return "pe.paged_attention: the mask's rows differ from the query's";
   case PE_CHECK_ATTENTION_ROPE_POSITIONS:
     return "pe.attention: rope_positions differ in length or batch from the queries or keys";
   case PE_CHECK_DESTINATION_SHAPE:

@@ -711,13 +711,14 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
                     window: Optional[int] = None, rope: Optional[Mapping] = None,
                     alibi: Optional[float] = None, softcap: Optional[float] = None,
                     chunk: Optional[int] = None, sinks=None,
-                    temperature: Optional[Tuple[int, float]] = None):
+                    temperature: Optional[Tuple[int, float]] = None, mask=None):
     """`pe.paged_attention`, float64: for sequence ``b`` the packed query rows
     ``cu_seqlens[b] .. cu_seqlens[b+1]-1`` of ``q [T, Hq, D]`` are the last ``Sq`` of its
     ``L = kv_lens[b]`` tokens; its keys and values are gathered from the pages of
     ``block_table[b]`` (already rotated: ``rope`` rotates the queries only, at positions
-    ``L - Sq + i``) and attended as `attention` (``sinks``: one logit per query head).
-    Returns ``[T, Hq, Dv]``."""
+    ``L - Sq + i``) and attended as `attention` (``sinks``: one logit per query head;
+    ``mask [T, Hq|1, K]``: each query row's additive mask over the sequence's keys, its
+    first ``L`` columns read). Returns ``[T, Hq, Dv]``."""
     q = np.asarray(q, dtype=np.float64)
     cu = np.asarray(cu_seqlens)
     out = np.zeros((q.shape[0], q.shape[1], np.asarray(value_cache).shape[3]))
@@ -734,7 +735,15 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
             rows = apply_rope(rows, positions, layout="bhsd", **rope)
         k = gather_pages(key_cache, block_table[b], length, layout)[None]
         v = gather_pages(value_cache, block_table[b], length, layout)[None]
-        o = attention(rows, k, v, scale=scale, causal=causal, window=window, alibi=alibi,
+        rows_mask = None
+        if mask is not None:
+            if np.shape(mask)[2] < length:
+                raise ValueError(f"paged_attention: sequence {b} has {length} keys but the "
+                                 f"mask only {np.shape(mask)[2]} key columns")
+            rows_mask = np.asarray(mask, np.float64)[start:stop, :, :length]
+            rows_mask = rows_mask.transpose(1, 0, 2)[None]
+        o = attention(rows, k, v, mask=rows_mask, scale=scale, causal=causal, window=window,
+                      alibi=alibi,
                       softcap=softcap, q_positions=positions, k_positions=np.arange(length),
                       chunk=chunk, sinks=sinks, temperature=temperature)
         out[start:stop] = o[0].transpose(1, 0, 2)

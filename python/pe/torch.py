@@ -447,9 +447,11 @@ def append_kv(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
 
 
 def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
-                       page_size: int, element: str, sinks: bool = False) -> str:
+                       page_size: int, element: str, sinks: bool = False,
+                       mask_heads: int = 0) -> str:
     """The function `@paged_attention` the operator compiles (dynamic tokens, pages,
-    sequences and block-table width); with `sinks`, an f32 [Hq] argument `%s` last."""
+    sequences and block-table width); with `mask_heads` (1 or Hq), an f32 [T, mask_heads,
+    K] soft mask `%m`, then with `sinks` an f32 [Hq] argument `%s`, last."""
     layout_part, _, rest = spec.partition(" ")
     layout = layout_part.split("=", 1)[1]
     o = _parse_spec(rest)
@@ -468,8 +470,11 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
         floor, scale = o["temperature"]
         attrs += (f" temperature(#pe.temperature<floor_scale = {floor}, "
                   f"attn_scale = {ir.format_f64(scale)}>)")
-    sinks_param = f", %s: tensor<{heads}xf32>" if sinks else ""
-    sinks_operand = f" sinks(%s : tensor<{heads}xf32>)" if sinks else ""
+    mask = f"tensor<?x{mask_heads}x?xf32>"
+    sinks_param = (f", %m: {mask}" if mask_heads else "") + \
+        (f", %s: tensor<{heads}xf32>" if sinks else "")
+    sinks_operand = (f" mask(%m : {mask})" if mask_heads else "") + \
+        (f" sinks(%s : tensor<{heads}xf32>)" if sinks else "")
     return f"""func.func @paged_attention(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x?xi32>,
                            %lens: tensor<?xi32>, %cu: tensor<?xi32>{sinks_param}) -> {out} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
@@ -481,7 +486,7 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
 
 
 def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
-                          sinks, spec) -> torch.Tensor:
+                          sinks, spec, mask=None) -> torch.Tensor:
     what = "pe.paged_attention"
     for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache)):
         _check(name, t, query.dtype)
@@ -498,17 +503,26 @@ def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, c
         if not sinks.is_floating_point() or tuple(sinks.shape) != (query.shape[1],):
             raise ValueError(f"{what}: sinks must be [{query.shape[1]}] floats (one per query "
                              f"head), got {tuple(sinks.shape)} {sinks.dtype}")
+    if mask is not None:
+        _check("mask", mask, torch.float32)
+        if mask.dim() != 3 or mask.shape[0] != query.shape[0] or \
+                mask.shape[1] not in (1, query.shape[1]):
+            raise ValueError(f"{what}: mask must be [{query.shape[0]}, {query.shape[1]} or 1, "
+                             f"K] (a row over the keys per query), got {tuple(mask.shape)}")
     hnd = spec.startswith("layout=hnd")
     page_size, kv_heads = (key_cache.shape[2], key_cache.shape[1]) if hnd else \
         (key_cache.shape[1], key_cache.shape[2])
     shape = ("paged_attention", spec, query.shape[1], kv_heads, query.shape[2],
-             value_cache.shape[3], page_size, _ELEMENT[query.dtype], sinks is not None)
+             value_cache.shape[3], page_size, _ELEMENT[query.dtype], sinks is not None,
+             0 if mask is None else mask.shape[1])
     threads = max(1, torch.get_num_threads())
     module = _cached_kernel(shape + (threads,), lambda: runner.compile(
         paged_attention_ir(*shape[1:]), [f"--num-threads={threads}"]))
     out = query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
     tensors = [t.contiguous() for t in (query, key_cache, value_cache, block_table, kv_lens,
                                         cu_seqlens)]
+    if mask is not None:
+        tensors.append(mask.contiguous())
     if sinks is not None:  # f32 holds every bf16/f16 sink exactly
         tensors.append(sinks.to(torch.float32).contiguous())
     _call_entry(module, "paged_attention_into", tensors + [out], what)
@@ -519,13 +533,14 @@ def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, c
 def _paged_attention_op(query: torch.Tensor, key_cache: torch.Tensor,
                         value_cache: torch.Tensor, block_table: torch.Tensor,
                         kv_lens: torch.Tensor, cu_seqlens: torch.Tensor,
-                        sinks: Optional[torch.Tensor], spec: str) -> torch.Tensor:
+                        sinks: Optional[torch.Tensor], spec: str,
+                        mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     return _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens,
-                                 cu_seqlens, sinks, spec)
+                                 cu_seqlens, sinks, spec, mask)
 
 
 @_paged_attention_op.register_fake
-def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks, spec):
+def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks, spec, mask=None):
     return query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
 
 
@@ -536,18 +551,21 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
                     rope: Union[None, str, Mapping] = None, alibi: Optional[float] = None,
                     softcap: Optional[float] = None, chunk: Optional[int] = None,
                     sinks: Optional[torch.Tensor] = None,
-                    temperature: Optional[Tuple[int, float]] = None) -> torch.Tensor:
+                    temperature: Optional[Tuple[int, float]] = None,
+                    mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
     [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
     `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
     sequence; `rope` rotates the queries (the cache holds rotated keys); `sinks` ([Hq],
     any float dtype) are gpt-oss's per-head logits; `temperature` (floor_scale,
-    attn_scale) Llama 4's query temperature. Returns [T, Hq, Dv]."""
+    attn_scale) Llama 4's query temperature; `mask` (float32 [T, Hq or 1, K], additive,
+    -inf hides a key) each query row's soft mask over its sequence's first K >= L keys.
+    Returns [T, Hq, Dv]."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
     spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk,
                                         temperature)
     args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks)
-    if _plain_call((query, key_cache, value_cache, sinks)):
-        return _paged_attention_impl(*args, spec)
-    return torch.ops.pe.paged_attention(*args, spec)
+    if _plain_call((query, key_cache, value_cache, sinks, mask)):
+        return _paged_attention_impl(*args, spec, mask)
+    return torch.ops.pe.paged_attention(*args, spec, mask)

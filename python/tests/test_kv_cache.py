@@ -321,7 +321,13 @@ PAGED_CASES = {
     "sinks-gqa-window": (8, 2, 32, 32, dict(causal=True, window=6, rope="llama3", sinks=True)),
     # Llama 4's NoPE layers: chunked, no rotation, query temperature at the query positions.
     "temperature-chunked": (8, 2, 32, 32, dict(causal=True, chunk=8, temperature=(4, 0.25))),
+    # Soft masks, a row per query over its sequence's keys: per head, and one for all
+    # heads beside a window.
+    "mask-gqa-llama3": (8, 2, 32, 32, dict(causal=True, rope="llama3", mask=8)),
+    "mask-shared-window": (4, 2, 16, 16, dict(causal=True, window=6, mask=1)),
 }
+# Key columns of the soft masks: more than any sequence's keys (24).
+MASK_COLUMNS = 26
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
@@ -359,9 +365,12 @@ def _paged_function(name, layout, dtype):
         spelled += f" temperature(#pe.temperature<floor_scale = {floor}, attn_scale = {scale}>)"
     fn = "paged_" + name.replace("-", "_")
     sinks_param = sinks = ""
+    if attrs.get("mask"):
+        mt = f"tensor<?x{attrs['mask']}x?xf32>"
+        sinks_param, sinks = f", %m: {mt}", f" mask(%m : {mt})"
     if attrs.get("sinks"):
         st = f"tensor<{PAGED_CASES[name][0]}xf32>"
-        sinks_param, sinks = f", %s: {st}", f" sinks(%s : {st})"
+        sinks_param, sinks = sinks_param + f", %s: {st}", sinks + f" sinks(%s : {st})"
     return f"""
 func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
                %lens: tensor<?xi32>, %cu: tensor<?xi64>{sinks_param}) -> {out} {{
@@ -393,6 +402,8 @@ def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES):
     cu = np.concatenate([[0], np.cumsum([queries for queries, _ in sequences])])
     q = make((int(cu[-1]), hq, d))
     args = (q, kc, vc, table.astype(np.int32), lens, cu.astype(np.int64))
+    if PAGED_CASES[name][4].get("mask"):
+        args += (_soft_mask(PAGED_CASES[name][4]["mask"], sequences, rng),)
     if PAGED_CASES[name][4].get("sinks"):  # some far above the scores, one -inf
         sinks = (rng.standard_normal(hq) * 3.0).astype(np.float32)
         sinks[-1] = -np.inf
@@ -400,11 +411,28 @@ def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES):
     return args
 
 
-def _paged_reference(name, layout, q, kc, vc, table, lens, cu, sinks=None):
+def _soft_mask(heads, sequences, rng):
+    """A soft mask [T, heads, MASK_COLUMNS]: each query row hides a fifth of its
+    sequence's keys (never its own), biases the others, and holds NaN in the
+    columns past its sequence's keys, which must not be read."""
+    rows = []
+    for queries, keys in sequences:
+        mask = rng.standard_normal((queries, heads, MASK_COLUMNS)).astype(np.float32)
+        hidden = rng.random((queries, heads, keys)) < 0.2
+        for i in range(queries):
+            hidden[i, :, keys - queries + i] = False
+        mask[:, :, :keys][hidden] = -np.inf
+        mask[:, :, keys:] = np.nan
+        rows.append(mask)
+    return np.concatenate(rows)
+
+
+def _paged_reference(name, layout, q, kc, vc, table, lens, cu, *extra):
     attrs = dict(PAGED_CASES[name][4])
     if "rope" in attrs:
         attrs["rope"] = _rope(attrs["rope"])[1]
-    attrs["sinks"] = sinks
+    attrs["mask"] = extra[0] if attrs.get("mask") else None
+    attrs["sinks"] = extra[-1] if attrs.get("sinks") else None
     return reference.paged_attention(q, kc, vc, table, lens, cu, layout, **attrs)
 
 
@@ -454,6 +482,21 @@ def test_paged_attention_bad_inputs_are_errors(paged_module, bad, message):
     cast = [a.astype(NUMPY[dtype]) for a in (q, kc, vc)]
     with pytest.raises(runner.KernelError, match=re.escape(message)):
         compiled.call("paged_mqa_window", *cast, table, lens, cu)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("columns", "sequence 5 has 24 keys but the mask only 23 key columns"),
+    ("rows", "the mask's rows differ from the query's: got 16, expected 17"),
+])
+def test_paged_soft_mask_bad_sizes_are_errors(paged_module, bad, message):
+    layout, dtype, compiled = paged_module
+    rng = np.random.default_rng(37)
+    q, kc, vc, table, lens, cu, mask = _paged_inputs("mask-shared-window", layout, dtype, rng)
+    mask = mask[:, :, :23] if bad == "columns" else mask[:-1]
+    cast = [a.astype(NUMPY[dtype]) for a in (q, kc, vc)]
+    with pytest.raises(runner.KernelError, match=re.escape(message)):
+        compiled.call("paged_mask_shared_window", *cast, table, lens, cu,
+                      np.ascontiguousarray(mask))
 
 
 def test_pages_beyond_a_sequence_are_not_read(paged_module):

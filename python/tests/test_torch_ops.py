@@ -276,6 +276,30 @@ def test_paged_attention_sinks(layout):
         pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, sinks=torch.zeros(3))
 
 
+@pytest.mark.parametrize("heads", [8, 1])
+def test_paged_attention_soft_mask(heads):
+    """A soft mask [T, Hq|1, K] (K above every sequence's keys; the columns past a
+    sequence's keys are NaN and never read) through the direct call and the operator,
+    against the reference; a mask with too few rows is an error."""
+    q, kc, vc, table, lens, cu = _paged_batch("nhd")
+    g = torch.Generator().manual_seed(5)
+    mask = torch.randn(q.shape[0], heads, 20, generator=g)
+    mask[:, :, 18:] = float("nan")
+    mask[0, :, 3] = float("-inf")
+    out = pt.paged_attention(q, kc, vc, table, lens, cu, causal=True, rope=ROPE, mask=mask)
+    want = reference.paged_attention(_f64(q), _f64(kc), _f64(vc), table.numpy(), lens.numpy(),
+                                     cu.numpy(), "nhd", causal=True, rope=ROPE,
+                                     mask=mask.numpy())
+    assert np.abs(_f64(out) - want).max() < 2e-5
+    unmasked = pt.paged_attention(q, kc, vc, table, lens, cu, causal=True, rope=ROPE)
+    assert (out - unmasked).abs().max() > 1e-2
+    spec = "layout=nhd " + pt._spec(True, None, None, ROPE, None, None, None)
+    dispatched = torch.ops.pe.paged_attention(q, kc, vc, table, lens, cu, None, spec, mask)
+    torch.testing.assert_close(out, dispatched, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"mask must be \[6, 8 or 1, K\]"):
+        pt.paged_attention(q, kc, vc, table, lens, cu, mask=mask[1:])
+
+
 def test_paged_attention_chunk_and_temperature():
     """Llama 4's NoPE layers on a paged cache: chunked attention and the query temperature
     at each sequence's query positions, against the reference."""

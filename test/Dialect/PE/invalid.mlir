@@ -2052,3 +2052,29 @@ func.func @temperature_floor(%q: tensor<1x2x4x16xf32>) {
   %o = pe.attention %q, %q, %q temperature(#pe.temperature<floor_scale = 0, attn_scale = 0.1>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x4x16xf32>
   return
 }
+
+// -----
+
+// paged_attention: a soft mask is [T, Hq|1, K].
+func.func @paged_mask_rank(%q: tensor<?x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %m: tensor<?x64xf32>) {
+  // expected-error @+1 {{expects a mask of shape [?, 8|1, K] (a row of K >= L_b key columns per query), but got 'tensor<?x64xf32>'}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) mask(%m : tensor<?x64xf32>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the mask's heads are Hq or 1, its rows the query's.
+func.func @paged_mask_heads(%q: tensor<5x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %m: tensor<5x2x64xf32>) {
+  // expected-error @+1 {{expects a mask of shape [5, 8|1, K] (a row of K >= L_b key columns per query), but got 'tensor<5x2x64xf32>'}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) mask(%m : tensor<5x2x64xf32>) : tensor<5x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<5x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @paged_mask_rows(%q: tensor<5x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %m: tensor<4x1x64xf32>) {
+  // expected-error @+1 {{expects a mask of shape [5, 8|1, K] (a row of K >= L_b key columns per query), but got 'tensor<4x1x64xf32>'}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) mask(%m : tensor<4x1x64xf32>) : tensor<5x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<5x8x64xf32>
+  return
+}

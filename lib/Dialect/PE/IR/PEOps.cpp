@@ -834,12 +834,22 @@ LogicalResult PagedAttentionOp::verify() {
   if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
     return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
                             "queries with pe.rope first";
+  RankedTensorType q = getQuery().getType();
+  const int64_t tokens = q.getDimSize(0), hq = q.getDimSize(1);
   if (Value sinks = getSinks()) {
     auto type = cast<RankedTensorType>(sinks.getType());
-    const int64_t hq = getQuery().getType().getDimSize(1);
     if (type.getRank() != 1 || type.getDimSize(0) != hq)
       return emitOpError() << "expects sinks [Hq] = [" << hq
                            << "] (one logit per query head), but got " << type;
   }
-  return verifyAttentionParameters(*this, getQuery().getType().getDimSize(2));
+  if (Value mask = getMask()) {
+    // The key columns are checked against each sequence's keys at run time.
+    auto type = cast<RankedTensorType>(mask.getType());
+    if (type.getRank() != 3 || !compatible(type.getDimSize(0), tokens) ||
+        (type.getDimSize(1) != 1 && type.getDimSize(1) != hq))
+      return emitOpError() << "expects a mask of shape [" << dimStr(tokens) << ", " << hq
+                           << "|1, K] (a row of K >= L_b key columns per query), but got "
+                           << type;
+  }
+  return verifyAttentionParameters(*this, q.getDimSize(2));
 }

@@ -95,6 +95,9 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
                    extractIndex(b, cu, indexConstant(b, 0)), indexConstant(b, 0));
     buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
                    dimValue(b, op.getQuery(), 0));
+    Value mask = op.getMask();
+    if (mask)
+      buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
     Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
     Value pages = dimValue(b, op.getKeyCache(), 0);
     forEach(b, batch, [&](ImplicitLocOpBuilder &n, Value seq) {
@@ -110,6 +113,12 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
                                cmp(n, arith::CmpIPredicate::sgt, queries, keys));
       buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, badQueries),
                       kQueryCountOutOfRangeFn, queries, seq, keys);
+      if (mask) {
+        Value columns = dimValue(n, mask, 2);
+        Value fewColumns = cmp(n, arith::CmpIPredicate::sgt, keys, columns);
+        buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, fewColumns),
+                        kMaskColumnsOutOfRangeFn, keys, seq, columns);
+      }
       buildPageChecks(n, op, table, seq, keys, pageSize, pages, goodLength);
     });
   }
@@ -140,8 +149,9 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     Value value = gather(b, op, op.getValueCache(), seq, keys);
     auto resultType = RankedTensorType::get({1, hq, ShapedType::kDynamic, dv},
                                             op.getType().getElementType());
+    Value mask = op.getMask() ? maskRows(b, op.getMask(), first, queries, keys) : Value();
     Value attended = AttentionOp::create(
-        b, resultType, query, key, value, /*mask=*/Value(), /*q_positions=*/Value(),
+        b, resultType, query, key, value, mask, /*q_positions=*/Value(),
         /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
         /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
         op.getWindowAttr(), op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
@@ -176,6 +186,18 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         type.getElementType());
     return tensor::ExpandShapeOp::create(
         b, expanded, heads, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  }
+
+  /// The sequence's rows [first, first + queries) and key columns [0, keys)
+  /// of the packed [T, H, K] mask, as pe.attention's [1, H, Sq, L].
+  static Value maskRows(ImplicitLocOpBuilder &b, Value mask, Value first, Value queries,
+                        Value keys) {
+    const int64_t heads = cast<RankedTensorType>(mask.getType()).getDimSize(1);
+    Value rows = tensor::ExtractSliceOp::create(
+        b, mask, ArrayRef<OpFoldResult>{first, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{queries, b.getIndexAttr(heads), keys},
+        ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+    return toHeadMajor(b, rows);
   }
 
   /// The i64 positions L - Sq + i of the sequence's queries.

@@ -407,7 +407,7 @@ def PE_AppendKvOp : PE_Op<"append_kv", [
   }];
 }
 
-def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
+def PE_PagedAttentionOp : PE_Op<"paged_attention", [AttrSizedOperandSegments]> {
   let summary = "attention of ragged query batches over a paged KV cache";
   let description = [{
     The attention of serving engines: sequence `b` of a batch owns the
@@ -425,7 +425,12 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     sequence's keys and values, with `sinks` (`[Hq]`, gpt-oss's), `scale`,
     `causal`, `window`, `chunk`, `alibi`, `softcap` and `temperature` (at the
     query positions `L_b - Sq_b + i`) as there; GQA / MQA when `Hq` is a
-    multiple of `Hkv`. The
+    multiple of `Hkv`. A soft `mask` (`[T, Hq|1, K]`, additive, `-inf` hides
+    a key) gives each packed query row its own row over the sequence's keys:
+    column `j < L_b` is added to the score of key `j` (the columns from `L_b`
+    on are not read), so sequence `b` attends with the mask `mask[cu_seqlens[b]
+    .. cu_seqlens[b + 1] - 1, :, 0 .. L_b - 1]` (FlashInfer's boolean
+    `custom_mask` is 0 / `-inf`). The
     result is packed as `query`: `[T, Hq, Dv]`. Pages `[P, page_size, Hkv,
     D|Dv]` (`layout(nhd)`, the default) or `[P, Hkv, page_size, D|Dv]`
     (`layout(hnd)`).
@@ -433,7 +438,8 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     Run-time errors, before anything is computed: `cu_seqlens` not starting
     at 0, not ending at `T` or giving a sequence more queries than keys; a
     length outside `[0, M * page_size]` (`M` = the block table's columns); a
-    page that a sequence reads outside `[0, P)`.
+    page that a sequence reads outside `[0, P)`; a mask of fewer rows than `T`
+    or fewer key columns than a sequence has keys.
 
     ```mlir
     %o = pe.paged_attention %q, %k_cache, %v_cache
@@ -447,7 +453,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
   let arguments = (ins PE_FloatTensor:$query, PE_FloatTensor:$key_cache,
       PE_FloatTensor:$value_cache, PE_PositionsTensor:$block_table,
       PE_PositionsTensor:$kv_lens, PE_PositionsTensor:$cu_seqlens,
-      Optional<PE_FloatTensor>:$sinks,
+      Optional<PE_FloatTensor>:$mask, Optional<PE_FloatTensor>:$sinks,
       DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
@@ -460,6 +466,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention"> {
     `block_table` `(` $block_table `:` type($block_table) `)`
     `kv_lens` `(` $kv_lens `:` type($kv_lens) `)`
     `cu_seqlens` `(` $cu_seqlens `:` type($cu_seqlens) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
     (`window` `(` $window^ `)`)? (`chunk` `(` $chunk^ `)`)?

@@ -35,6 +35,7 @@ inline constexpr char kKvLengthOutOfRangeFn[] = "pe_runtime_kv_length_out_of_ran
 inline constexpr char kQueryCountOutOfRangeFn[] =
     "pe_runtime_query_count_out_of_range";
 inline constexpr char kSequenceOutOfRangeFn[] = "pe_runtime_sequence_out_of_range";
+inline constexpr char kMaskColumnsOutOfRangeFn[] = "pe_runtime_mask_columns_out_of_range";
 
 /// The runtime function for dynamic sizes that differ:
 /// void pe_runtime_size_mismatch(int64_t check, int64_t got, int64_t expected),
