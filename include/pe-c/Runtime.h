@@ -89,6 +89,12 @@ void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
 void pe_runtime_query_count_out_of_range(int64_t queries, int64_t sequence,
                                          int64_t keys);
 
+/* The same two checks of a pe.gather_pages (its messages name it). */
+void pe_runtime_gather_page_out_of_range(int64_t page, int64_t sequence,
+                                         int64_t pages);
+void pe_runtime_gather_length_out_of_range(int64_t length, int64_t sequence,
+                                           int64_t capacity);
+
 /* Called by generated code for a sequence of pe.paged_attention with more
  * keys than its soft mask has key columns: raises PE_ERROR_SIZE. */
 void pe_runtime_mask_columns_out_of_range(int64_t keys, int64_t sequence,

@@ -118,12 +118,38 @@ void _mlir_ciface_pe_runtime_slot_out_of_range(int64_t slot, int64_t index,
   pe_runtime_slot_out_of_range(slot, index, capacity);
 }
 
+/* The paged-cache errors of `op` (pe.paged_attention, pe.gather_pages). */
+static void page_out_of_range(const char *op, int64_t page, int64_t sequence,
+                              int64_t pages) {
+  pe_runtime_raise(PE_ERROR_SLOT,
+                   "%s: page %" PRId64 " (sequence %" PRId64
+                   ") is out of range for a cache of %" PRId64 " pages",
+                   op, page, sequence, pages);
+}
+
+static void kv_length_out_of_range(const char *op, int64_t length,
+                                   int64_t sequence, int64_t capacity) {
+  pe_runtime_raise(PE_ERROR_SIZE,
+                   "%s: sequence %" PRId64 " has %" PRId64
+                   " keys, outside [0, %" PRId64
+                   "] (its block table's pages times the page size)",
+                   op, sequence, length, capacity);
+}
+
 void pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
                                   int64_t pages) {
-  pe_runtime_raise(PE_ERROR_SLOT,
-                   "pe.paged_attention: page %" PRId64 " (sequence %" PRId64
-                   ") is out of range for a cache of %" PRId64 " pages",
-                   page, sequence, pages);
+  page_out_of_range("pe.paged_attention", page, sequence, pages);
+}
+
+void pe_runtime_gather_page_out_of_range(int64_t page, int64_t sequence,
+                                         int64_t pages) {
+  page_out_of_range("pe.gather_pages", page, sequence, pages);
+}
+
+void _mlir_ciface_pe_runtime_gather_page_out_of_range(int64_t page,
+                                                      int64_t sequence,
+                                                      int64_t pages) {
+  pe_runtime_gather_page_out_of_range(page, sequence, pages);
 }
 
 void _mlir_ciface_pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
@@ -133,11 +159,18 @@ void _mlir_ciface_pe_runtime_page_out_of_range(int64_t page, int64_t sequence,
 
 void pe_runtime_kv_length_out_of_range(int64_t length, int64_t sequence,
                                        int64_t capacity) {
-  pe_runtime_raise(PE_ERROR_SIZE,
-                   "pe.paged_attention: sequence %" PRId64 " has %" PRId64
-                   " keys, outside [0, %" PRId64
-                   "] (its block table's pages times the page size)",
-                   sequence, length, capacity);
+  kv_length_out_of_range("pe.paged_attention", length, sequence, capacity);
+}
+
+void pe_runtime_gather_length_out_of_range(int64_t length, int64_t sequence,
+                                           int64_t capacity) {
+  kv_length_out_of_range("pe.gather_pages", length, sequence, capacity);
+}
+
+void _mlir_ciface_pe_runtime_gather_length_out_of_range(int64_t length,
+                                                        int64_t sequence,
+                                                        int64_t capacity) {
+  pe_runtime_gather_length_out_of_range(length, sequence, capacity);
 }
 
 void _mlir_ciface_pe_runtime_kv_length_out_of_range(int64_t length,

@@ -626,8 +626,9 @@ def test_gather_pages_against_reference_and_bad_inputs(layout):
     for seq, length, message in [
             (2, 4, "pe.gather_pages: sequence 2 is outside the block table's 2 rows"),
             (-1, 4, "pe.gather_pages: sequence -1 is outside the block table's 2 rows"),
-            (0, 13, "sequence 0 has 13 keys, outside [0, 12]"),
-            (1, 12, "page 7 (sequence 1) is out of range for a cache of 5 pages")]:
+            (0, 13, "pe.gather_pages: sequence 0 has 13 keys, outside [0, 12]"),
+            (1, 12, "pe.gather_pages: page 7 (sequence 1) is out of range for a cache of 5 "
+             "pages")]:
         with pytest.raises(runner.KernelError, match=re.escape(message)):
             compiled.call("gather", cache, bad, np.array([seq]), np.array([length]))
     # Pages past the length are not read.

@@ -12,8 +12,8 @@
 // CHECK-LABEL: func.func @in_place
 // CHECK-SAME: (%{{.*}}: tensor<1x8x?x64xf32>, %[[KC:.*]]: tensor<?x16x2x64xf32>, %[[VC:.*]]: tensor<?x16x2x64xf32>, %[[BT:.*]]: tensor<?x32xi32>, %[[B:.*]]: index, %[[N:.*]]: index)
 // CHECK: call @pe_runtime_sequence_out_of_range
-// CHECK: call @pe_runtime_kv_length_out_of_range
-// CHECK: call @pe_runtime_page_out_of_range
+// CHECK: call @pe_runtime_gather_length_out_of_range
+// CHECK: call @pe_runtime_gather_page_out_of_range
 // CHECK-DAG: %[[T:.*]] = bufferization.to_buffer %[[BT]] read_only : tensor<?x32xi32> to memref<?x32xi32>
 // CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>
 // CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %[[VC]] read_only : tensor<?x16x2x64xf32> to memref<?x16x2x64xf32>

@@ -11,10 +11,10 @@
 // CHECK: func.call @pe_runtime_sequence_out_of_range
 // CHECK: scf.if
 // CHECK: arith.muli %{{.*}}, %c16
-// CHECK: func.call @pe_runtime_kv_length_out_of_range
+// CHECK: func.call @pe_runtime_gather_length_out_of_range
 // CHECK: scf.for
 // CHECK: tensor.extract %[[BT]]
-// CHECK: func.call @pe_runtime_page_out_of_range
+// CHECK: func.call @pe_runtime_gather_page_out_of_range
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[N]], %c16
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] {{.*}} -> (tensor<1x2x?x64xf32>)
 // CHECK: tensor.extract %[[BT]]

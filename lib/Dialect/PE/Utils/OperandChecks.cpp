@@ -346,7 +346,9 @@ Value pe::buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table
   Value capacity = arith::MulIOp::create(b, dimValue(b, table, 1), pageSize);
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value bad = outside(b, length, zero, capacity, arith::CmpIPredicate::sgt);
-  buildPagedCheck(b, op, bad, kKvLengthOutOfRangeFn, length, seq, capacity);
+  buildPagedCheck(b, op, bad,
+                  isa<GatherPagesOp>(op) ? kGatherLengthOutOfRangeFn : kKvLengthOutOfRangeFn,
+                  length, seq, capacity);
   return arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1));
 }
 
@@ -363,7 +365,10 @@ void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Va
                        Value page = extractIndex(n, table, ValueRange{seq, column});
                        Value bad = outside(n, page, arith::ConstantIndexOp::create(n, 0),
                                            pages, arith::CmpIPredicate::sge);
-                       buildPagedCheck(n, op, bad, kPageOutOfRangeFn, page, seq, pages);
+                       buildPagedCheck(n, op, bad,
+                                       isa<GatherPagesOp>(op) ? kGatherPageOutOfRangeFn
+                                                              : kPageOutOfRangeFn,
+                                       page, seq, pages);
                        scf::YieldOp::create(n);
                      });
 }

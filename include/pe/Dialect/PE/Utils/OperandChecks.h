@@ -35,6 +35,9 @@ inline constexpr char kKvLengthOutOfRangeFn[] = "pe_runtime_kv_length_out_of_ran
 inline constexpr char kQueryCountOutOfRangeFn[] =
     "pe_runtime_query_count_out_of_range";
 inline constexpr char kSequenceOutOfRangeFn[] = "pe_runtime_sequence_out_of_range";
+/// The page and length checks of pe.gather_pages, whose messages name it.
+inline constexpr char kGatherPageOutOfRangeFn[] = "pe_runtime_gather_page_out_of_range";
+inline constexpr char kGatherLengthOutOfRangeFn[] = "pe_runtime_gather_length_out_of_range";
 inline constexpr char kMaskColumnsOutOfRangeFn[] = "pe_runtime_mask_columns_out_of_range";
 
 /// The runtime function for dynamic sizes that differ:
