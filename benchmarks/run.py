@@ -25,6 +25,10 @@ built it.
 ISA family (e.g. x86-64-v3 for AVX2 kernels on an AVX-512 machine) and
 probes the FMA peak with that CPU's vectors: a stated tuning, reported as
 such.
+The KV-cache cases (paged decode, append, chunked prefill) time the same work
+on dense tensors beside the paged form; the append is timed from Python and, in
+its own row, from a C program (benchmarks/c/append_timer.c, linked with the
+library pe-compile writes), whose per-call time has no Python in it.
 The compile time of a 32-layer model (and 1, 8, 16 layers) is measured too,
 and, with transformers installed, a model's forward with each attention
 implementation (eager, SDPA, pe, pe with RoPE fused).
@@ -50,6 +54,7 @@ import ctypes
 import json
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -985,18 +990,12 @@ def into_dynamic(mod, name, out_shape, *args):
     return lambda: mod.call(name, *args, out=out)
 
 
-def append_case(repeat):
-    """8 new tokens (one per request) rotated (llama3 RoPE) and written with their
-    values into a paged cache in place: bytes written against the copy bandwidth."""
-    hkv, d, tokens = 8, 128, 8
-    rng = np.random.default_rng(6)
-    pages = 4096
-    kc = np.zeros((pages, PAGE_SIZE, hkv, d), np.float32)
-    vc = np.zeros_like(kc)
-    k = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
-    v = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
-    slots = rng.permutation(pages * PAGE_SIZE)[:tokens].astype(np.int64)
-    positions = rng.integers(0, 32768, tokens).astype(np.int64)
+APPEND_PAGES, APPEND_HEADS, APPEND_DIM, APPEND_TOKENS = 4096, 8, 128, 8
+
+
+def append_ir(pages, hkv, d):
+    """`@append`: rows rotated (llama3 RoPE) and written with their values into a paged
+    cache of `pages` pages in place."""
     rope = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
             "original_max_position_embeddings = 8192>>")
     c = f"tensor<{pages}x{PAGE_SIZE}x{hkv}x{d}xf32>"
@@ -1007,10 +1006,56 @@ def append_case(repeat):
            positions(%pos : tensor<?xi64>) layout(nhd) rope({rope}) : {rows}, {rows} -> {c}, {c}
   return %a, %b : {c}, {c}
 }}"""
-    row = {"case": f"append {tokens} tokens with RoPE into a paged cache, Hkv={hkv} D={d} f32",
+    return ir
+
+
+def append_case(repeat):
+    """8 new tokens (one per request) rotated and written with their values into a paged
+    cache in place, called from Python: bytes read and written against the copy
+    bandwidth."""
+    pages, hkv, d, tokens = APPEND_PAGES, APPEND_HEADS, APPEND_DIM, APPEND_TOKENS
+    rng = np.random.default_rng(6)
+    kc = np.zeros((pages, PAGE_SIZE, hkv, d), np.float32)
+    vc = np.zeros_like(kc)
+    k = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
+    v = rng.standard_normal((tokens, hkv, d)).astype(np.float32)
+    slots = rng.permutation(pages * PAGE_SIZE)[:tokens].astype(np.int64)
+    positions = rng.integers(0, 32768, tokens).astype(np.int64)
+    row = {"case": f"append {tokens} tokens with RoPE into a paged cache, Hkv={hkv} D={d} f32 "
+                   "(Python call)",
            "kind": "bandwidth", "limit": "copy_gbs", "bytes": 2 * 2 * k.size * 4}
-    mod = compile_pe(ir, ["--num-threads=1"])
+    mod = compile_pe(append_ir(pages, hkv, d), ["--num-threads=1"])
     row["fused"] = timeit(lambda: mod.call("append", k, v, kc, vc, slots, positions), repeat)
+    return row
+
+
+def append_c_case(repeat):
+    """The same append called by a C program (benchmarks/c/append_timer.c, linked with
+    the library pe-compile writes), each call to slots of its own: the time per call
+    without Python's."""
+    pages, hkv, d, tokens = APPEND_PAGES, APPEND_HEADS, APPEND_DIM, APPEND_TOKENS
+    row = {"case": f"append {tokens} tokens with RoPE into a paged cache, Hkv={hkv} D={d} f32 "
+                   "(C call)",
+           "kind": "bandwidth", "limit": "copy_gbs", "bytes": 2 * 2 * tokens * hkv * d * 4}
+    cc = next((c for c in ("cc", "clang-22", "gcc") if shutil.which(c)), None)
+    if cc is None:
+        row["fused_skipped"] = "skipped: no C compiler"
+        return row
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "append.mlir")
+        with open(src, "w") as f:
+            f.write(append_ir(pages, hkv, d))
+        subprocess.run([runner.PE_COMPILE, src, "--emit=shared", "--num-threads=1",
+                        "--prefix=bench_", f"--header={tmp}/bench.h", "-o",
+                        f"{tmp}/libbench.so", *TARGET_ARGS], check=True)
+        exe = os.path.join(tmp, "append_timer")
+        subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Werror", f"-I{tmp}", os.path.join(here, "c",
+                        "append_timer.c"), f"-L{tmp}", "-lbench", f"-Wl,-rpath,{tmp}",
+                        "-o", exe], check=True)
+        out = subprocess.run([exe, str(pages), str(PAGE_SIZE), str(hkv), str(d), str(tokens)],
+                             check=True, capture_output=True, text=True).stdout
+    row["fused"] = json.loads(out)
     return row
 
 
@@ -1069,6 +1114,8 @@ def run_case(kind, s, hkv, repeat):
         row = paged_decode_case(repeat, torch, "f32", "hnd")
     elif kind == "append":
         row = append_case(repeat)
+    elif kind == "append-c":
+        row = append_c_case(repeat)
     elif kind == "chunked-prefill":
         row = chunked_prefill_case(repeat, torch)
     elif kind == "model":
@@ -1334,7 +1381,7 @@ def main():
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("decode-bf16", decode_skv[-1], 0)]
     cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("paged-decode-hnd", 0, 0),
-              ("append", 0, 0),
+              ("append", 0, 0), ("append-c", 0, 0),
               ("chunked-prefill", 0, 0)]
     cases += [("compile", 0, 0)]
     try:
