@@ -225,6 +225,31 @@ def _sequence_pages(rows: torch.Tensor, cu: torch.Tensor, page_size: int) -> tor
     return table
 
 
+def _window_pages(pages, new_rows, read, sentinel, cu_k):
+    """A sliding-window group's keys (or values) of each sequence as whole pages of
+    their own, and the block table over them: transformers keeps such a group's rows
+    in a ring that the new rows may overwrite, and lists in `read` the cached rows of
+    each sequence (its last W - 1, in position order) and a `sentinel` entry per new
+    row; here, as in its own paged path, the cached rows are copied and the new rows
+    (`new_rows` [T, H, D], in order) take the sentinels' places."""
+    page_size = pages.shape[1]
+    flat = pages.reshape(-1, *pages.shape[2:])
+    fresh = read == sentinel
+    rows = flat.index_select(0, torch.where(fresh, torch.zeros_like(read), read))
+    rows[fresh] = new_rows
+    lengths = (cu_k[1:] - cu_k[:-1]).tolist()
+    counts = [-(-n // page_size) for n in lengths]
+    table = torch.zeros((len(lengths), max(counts + [1])), dtype=torch.int32)
+    index, first = [], 0
+    for b, (n, count) in enumerate(zip(lengths, counts)):
+        mine = torch.arange(int(cu_k[b]), int(cu_k[b]) + n)
+        index.append(torch.cat([mine, mine.new_zeros(count * page_size - n)]))
+        table[b, :count] = torch.arange(first, first + count, dtype=torch.int32)
+        first += count
+    index = torch.cat(index) if index else torch.zeros(0, dtype=torch.int64)
+    return rows.index_select(0, index).view(-1, page_size, *rows.shape[1:]), table
+
+
 def paged_attention_forward(module, query, key, value, attention_mask, cache=None,
                             cu_seq_lens_q=None, cu_seq_lens_k=None, scaling=None,
                             dropout=0.0, sliding_window=None, softcap=None, **kwargs):
@@ -233,7 +258,9 @@ def paged_attention_forward(module, query, key, value, attention_mask, cache=Non
     keys and values [1, Hkv, T, D] (RoPE applied); they are written into the
     layer's paged cache at `write_index` (`pe.append_kv`), then each sequence's
     queries attend causally to its cached keys (`read_index`, `cu_seq_lens_k`)
-    with `pe.paged_attention` reading the pages in place. Returns [1, T, Hq, D]."""
+    with `pe.paged_attention` reading the pages in place. A sliding-window group
+    (a ring of rows) is read from whole pages of its own instead (`_window_pages`);
+    attention sinks (`s_aux`, gpt-oss) join each row's softmax. Returns [1, T, Hq, D]."""
     if cache is None or cu_seq_lens_q is None or cu_seq_lens_k is None:
         raise ValueError("paged|pe attention is called by transformers' continuous "
                          "batching, with its paged cache and sequence lengths")
@@ -242,34 +269,41 @@ def paged_attention_forward(module, query, key, value, attention_mask, cache=Non
             raise ValueError(f"paged|pe attention needs the call's {name}")
     _check_call(dropout, softcap, {k: v for k, v in kwargs.items()
                                    if k not in ("max_seqlen_q", "max_seqlen_k")})
-    if kwargs.get("s_aux") is not None:
-        raise NotImplementedError("paged|pe attention does not implement attention sinks "
-                                  "(s_aux) yet; attn_implementation=\"pe\" does")
-    window = getattr(module, "sliding_window", None) or None
+    # The call's window (Mistral passes it, gpt-oss's layers keep it), and the cache
+    # group's kind: a sliding-window group keeps a ring of rows.
+    window = sliding_window or None
+    ring = cache.sliding_windows[module.layer_idx] != 1
     if isinstance(cu_seq_lens_k, dict):
-        cu_seq_lens_k = cu_seq_lens_k["sliding_attention" if window else "full_attention"]
+        cu_seq_lens_k = cu_seq_lens_k["sliding_attention" if ring else "full_attention"]
     group, layer = cache.layer_index_to_group_indices[module.layer_idx]
-    if cache.sliding_windows[module.layer_idx] != 1:
-        raise NotImplementedError("paged|pe attention does not read sliding-window cache "
-                                  "groups (their rows are a ring buffer)")
     page_size, heads, dim = cache.block_size, cache.num_key_value_heads, cache.head_dim
     key_pages = cache.key_cache[layer].view(-1, page_size, heads, dim)
     value_pages = cache.value_cache[layer].view(-1, page_size, heads, value.shape[-1])
     tokens = int(cu_seq_lens_q[-1])
     write = kwargs["write_index"][group][:tokens].to(torch.int64)
-    pe_torch.append_kv(key[0, :, :tokens].transpose(0, 1).contiguous(),
-                       value[0, :, :tokens].transpose(0, 1).contiguous(),
-                       key_pages, value_pages, write, layout="nhd")
-    # Without cache reads (whole prompts only) each sequence's keys are its new ones.
+    new_keys = key[0, :, :tokens].transpose(0, 1).contiguous()
+    new_values = value[0, :, :tokens].transpose(0, 1).contiguous()
     read = kwargs["read_index"][group]
-    rows, cu_k = (read, cu_seq_lens_k) if read.numel() else (write, cu_seq_lens_q)
-    cu_k = cu_k.to(torch.int64)
-    table = _sequence_pages(rows, cu_k, page_size)
+    if ring:  # read before the new rows overwrite the ring
+        cu_k = cu_seq_lens_k.to(torch.int64)
+        read = read[:int(cu_k[-1])].to(torch.int64)
+        if read.numel() == 0:  # whole prompts: the keys are the new rows
+            cu_k = cu_seq_lens_q.to(torch.int64)
+            read = torch.full((tokens,), cache.sentinel_index, dtype=torch.int64)
+        k_pages, table = _window_pages(key_pages, new_keys, read, cache.sentinel_index, cu_k)
+        v_pages, _ = _window_pages(value_pages, new_values, read, cache.sentinel_index, cu_k)
+    pe_torch.append_kv(new_keys, new_values, key_pages, value_pages, write, layout="nhd")
+    if not ring:
+        # Without cache reads (whole prompts only) each sequence's keys are its new ones.
+        rows, cu_k = (read, cu_seq_lens_k) if read.numel() else (write, cu_seq_lens_q)
+        cu_k = cu_k.to(torch.int64)
+        table = _sequence_pages(rows, cu_k, page_size)
+        k_pages, v_pages = key_pages, value_pages
     lengths = (cu_k[1:] - cu_k[:-1]).to(torch.int32)
     q = query[0, :, :tokens].transpose(0, 1).contiguous()
-    out = pe_torch.paged_attention(q, key_pages, value_pages, table, lengths,
+    out = pe_torch.paged_attention(q, k_pages, v_pages, table, lengths,
                                    cu_seq_lens_q.to(torch.int32), layout="nhd", causal=True,
-                                   window=window, scale=scaling)
+                                   window=window, scale=scaling, sinks=kwargs.get("s_aux"))
     result = query.new_zeros((1, query.shape[2], query.shape[1], value.shape[-1]))
     result[0, :tokens] = out
     return result, None
