@@ -647,12 +647,12 @@ def _hook_rotary_streams(model, modules) -> None:
     the text rotary embeddings of `model` (all but the vision towers')."""
     holder = getattr(model, "_pe_streams", None)
     if holder is None:
-        holder = model._pe_streams = {}
         rotaries = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")
                     and "Vision" not in type(m).__name__]
         if not rotaries:
             raise ValueError(f"fuse_rope: {type(model).__name__} rotates by M-RoPE position "
                              "streams but has no text rotary embedding to read them from")
+        holder = model._pe_streams = {}
         for rotary in rotaries:
             rotary.register_forward_pre_hook(_remember_streams(holder), with_kwargs=True)
     for module in modules:

@@ -373,9 +373,11 @@ def test_mrope_families(model_type):
                                         grid[:, :1].repeat(3, 1))).max() > 1e-3
 
 
-def test_mrope_models_are_not_fused():
-    """pe.transformers.fuse_rope refuses an M-RoPE model, naming why, and leaves it alone."""
-    pytest.importorskip("torch")
+def test_mrope_model_without_its_rotary_embedding_is_refused():
+    """pe.transformers.fuse_rope reads an M-RoPE model's position streams from its text
+    rotary embedding; a model without one is refused, naming why, and left alone
+    (the fused M-RoPE families: test_fused_mrope.py)."""
+    torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     import pe.transformers
     config = transformers.Qwen3VLTextConfig(hidden_size=64, num_attention_heads=4,
@@ -383,10 +385,12 @@ def test_mrope_models_are_not_fused():
                                             num_hidden_layers=1, intermediate_size=32,
                                             vocab_size=32)
     model = transformers.Qwen3VLTextModel(config)
+    model.rotary_emb = torch.nn.Identity()
     forwards = [m.forward for m in model.modules()]
-    with pytest.raises(ValueError, match="M-RoPE position streams"):
+    with pytest.raises(ValueError, match="M-RoPE position streams but has no text rotary"):
         pe.transformers.fuse_rope(model)
     assert [m.forward for m in model.modules()] == forwards
+    assert not hasattr(model, "_pe_streams")
 
 
 def test_mrope_sections_of_transformers():

@@ -35,15 +35,20 @@ def _generate(model, implementation, prompts, new_tokens):
     return {r.request_id: (r.generated_tokens, np.array(r.logprobs)) for r in out.values()}
 
 
-def _assert_same(got, want):
+# Prompt lengths 1 to 30 (prefilled in chunks of at most 16 batch tokens).
+PROMPTS = [[1, 2, 3, 4, 5], [7, 8, 9], list(range(10, 40)), [3], list(range(50, 67))]
+
+
+def _assert_same_as(model, implementation):
+    """generate_batch with paged|pe gives `implementation`'s tokens and log
+    probabilities."""
+    pe.transformers.register()
+    want = _generate(model, implementation, PROMPTS, 12)
+    got = _generate(model, pe.transformers.PAGED_NAME, PROMPTS, 12)
     assert got.keys() == want.keys()
     for request, (tokens, logprobs) in want.items():
         assert got[request][0] == tokens, request
         assert np.abs(got[request][1] - logprobs).max() <= 1e-5, request
-
-
-# Prompt lengths 1 to 30 (prefilled in chunks of at most 16 batch tokens).
-PROMPTS = [[1, 2, 3, 4, 5], [7, 8, 9], list(range(10, 40)), [3], list(range(50, 67))]
 
 
 @pytest.mark.parametrize("heads, kv_heads", [(4, 2), (4, 4), (8, 1)])
@@ -53,10 +58,7 @@ def test_generate_batch_matches_transformers_paged_sdpa(heads, kv_heads):
                          num_hidden_layers=2, num_attention_heads=heads,
                          num_key_value_heads=kv_heads, max_position_embeddings=256)
     model = LlamaForCausalLM(config).eval()
-    pe.transformers.register()
-    want = _generate(model, "paged|sdpa", PROMPTS, 12)
-    got = _generate(model, pe.transformers.PAGED_NAME, PROMPTS, 12)
-    _assert_same(got, want)
+    _assert_same_as(model, "paged|sdpa")
 
 
 def test_sliding_window_ring_groups():
@@ -69,10 +71,7 @@ def test_sliding_window_ring_groups():
                            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                            max_position_embeddings=256, sliding_window=6)
     model = MistralForCausalLM(config).eval()
-    pe.transformers.register()
-    want = _generate(model, "paged|sdpa", PROMPTS, 12)
-    got = _generate(model, pe.transformers.PAGED_NAME, PROMPTS, 12)
-    _assert_same(got, want)
+    _assert_same_as(model, "paged|sdpa")
 
 
 def test_attention_sinks_and_window_groups():
@@ -89,10 +88,7 @@ def test_attention_sinks_and_window_groups():
     with torch.no_grad():
         for layer in model.model.layers:
             layer.self_attn.sinks.normal_(0.0, 2.0)  # far from 0, so that they matter
-    pe.transformers.register()
-    want = _generate(model, "paged|eager", PROMPTS, 12)
-    got = _generate(model, pe.transformers.PAGED_NAME, PROMPTS, 12)
-    _assert_same(got, want)
+    _assert_same_as(model, "paged|eager")
 
 
 def test_window_pages_form_what_transformers_reads():
