@@ -24,6 +24,7 @@ PTX by `pe-compile --target=gpu`, docs/gpu.md).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import threading
@@ -212,13 +213,20 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _spec_streams(spec: str) -> int:
+    """The position streams of the spec's rope: its sections, 0 for one stream (read
+    once per spec, not per call)."""
+    rope = _parse_spec(spec)["rope"] or ""
+    match = re.search(r"sections = \[([0-9, ]*)\]", rope)
+    return len(match.group(1).split(",")) if match else 0
+
+
 def _check_rope_positions(spec: str, query, key, q_rope, k_rope) -> int:
     """The position streams of the spec's rope (0: one stream), with the q and k rope
     positions checked against them: int64 [B, A, Sq] and [B, A, Skv], given exactly
     when the rope has sections."""
-    rope = _parse_spec(spec)["rope"] or ""
-    match = re.search(r"sections = \[([0-9, ]*)\]", rope)
-    streams = len(match.group(1).split(",")) if match else 0
+    streams = _spec_streams(spec)
     if (q_rope is None) != (k_rope is None) or (q_rope is not None) != bool(streams):
         raise ValueError("pe.attention: q_rope_positions and k_rope_positions are given "
                          "exactly when the rope has sections (multi-stream RoPE)")
