@@ -932,20 +932,24 @@ def paged_ir(name, hq, hkv, d, dtype, extra="", layout="nhd"):
 }}"""
 
 
-def paged_decode_case(repeat, torch, dtype="f32", layout="nhd"):
-    """One decode step of 8 requests of 1k..32k keys over a paged cache, beside the
-    same sequences as dense tensors (one pe.attention call each) and PyTorch's SDPA
-    over the gathered pages (nhd)."""
+def paged_decode_case(repeat, torch, dtype="f32", layout="nhd", lengths=PAGED_LENGTHS):
+    """One decode step of 8 requests of 1k..32k keys (or of `lengths`) over a paged
+    cache, beside the same sequences as dense tensors (one pe.attention call each, or
+    one batched call where every length is the same) and PyTorch's SDPA over the
+    gathered pages (nhd, 1k..32k)."""
     hq, hkv, d = 32, 8, 128
     rng = np.random.default_rng(4)
-    lengths = np.array(PAGED_LENGTHS, np.int32)
+    many = list(lengths) != PAGED_LENGTHS
+    lengths = np.array(lengths, np.int32)
     kc, vc, table, dense = paged_cache(lengths, hkv, d, rng, dtype, layout)
     q = rng.standard_normal((len(lengths), hq, d)).astype(np.float32)
     if dtype == "bf16":
         q = runner.bf16_array(q)
     cu = np.arange(len(lengths) + 1, dtype=np.int32)
     element_bytes = 2 if dtype == "bf16" else 4
-    row = {"case": f"paged decode ({layout}), 8 requests of 1k..32k keys (page {PAGE_SIZE}), "
+    requests = (f"{len(lengths)} requests of {lengths[0]} keys" if many
+                else "8 requests of 1k..32k keys")
+    row = {"case": f"paged decode ({layout}), {requests} (page {PAGE_SIZE}), "
                    f"Hq={hq} Hkv={hkv} D={d} {dtype}",
            "kind": "bandwidth", "bytes": 2 * int(lengths.sum()) * hkv * d * element_bytes}
     mod = compile_pe(paged_ir("paged", hq, hkv, d, dtype, layout=layout), [THREADS])
@@ -959,7 +963,17 @@ def paged_decode_case(repeat, torch, dtype="f32", layout="nhd"):
     def dense_step():
         for (k, v), qq, out in zip(dense, queries, outs):
             dense_mod.call("decode", qq, k, v, out=out)
+    if many:  # every length the same: one batched dense call
+        bt = f"tensor<?x{hkv}x{lengths[0]}x{d}x{dtype}>"
+        dense_mod = compile_pe(attention_function(
+            "decode", f"tensor<?x{hq}x1x{d}x{dtype}>", bt, bt, causal=True), [THREADS])
+        kb = np.ascontiguousarray(np.concatenate([k for k, _ in dense]))
+        vb = np.ascontiguousarray(np.concatenate([v for _, v in dense]))
+        dense_step = into_dynamic(dense_mod, "decode", (len(lengths), hq, 1, d),
+                                  np.ascontiguousarray(q[:, :, None]), kb, vb)
     row["dense"] = timeit(dense_step, repeat)
+    if many:
+        return row
     if dtype == "f32" and layout == "nhd":
         add_ggml_decode_steps(row, queries, dense, repeat)
     if torch is not None and dtype == "f32" and layout == "nhd":
@@ -1112,6 +1126,10 @@ def run_case(kind, s, hkv, repeat):
         row = paged_decode_case(repeat, torch, "bf16")
     elif kind == "paged-decode-hnd":
         row = paged_decode_case(repeat, torch, "f32", "hnd")
+    elif kind == "paged-decode-many":
+        row = paged_decode_case(repeat, torch, "f32", "nhd", [256] * 64)
+    elif kind == "paged-decode-many-hnd":
+        row = paged_decode_case(repeat, torch, "f32", "hnd", [256] * 64)
     elif kind == "append":
         row = append_case(repeat)
     elif kind == "append-c":
@@ -1381,6 +1399,7 @@ def main():
     cases += [("decode", s, 0) for s in decode_skv]
     cases += [("decode-bf16", decode_skv[-1], 0)]
     cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("paged-decode-hnd", 0, 0),
+              ("paged-decode-many", 0, 0), ("paged-decode-many-hnd", 0, 0),
               ("append", 0, 0), ("append-c", 0, 0),
               ("chunked-prefill", 0, 0)]
     cases += [("compile", 0, 0)]

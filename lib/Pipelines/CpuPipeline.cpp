@@ -47,6 +47,11 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
       options.targetTriple, options.targetCpu, options.targetFeatures,
       options.sveVectorBits}));
   addFoldsAndFusions(pm, options.fuse);
+  // Decode steps of a paged batch: one balanced kernel for the whole batch;
+  // other batches loop over their sequences.
+  if (options.tileAttention)
+    pm.addPass(createPETilePagedDecode(
+        PETilePagedDecodeOptions{options.threads, options.attentionBlockKeys, options.bf16Dot}));
   pm.addPass(createPEExpandPagedAttention());
   // Attention and RoPE as hand-scheduled loop nests on buffers; every other
   // pe op -> linalg on tensors, fused elementwise chains.

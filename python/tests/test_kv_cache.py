@@ -306,6 +306,10 @@ def test_gpu_schedule_on_the_cpu(layout, dtype):
 # (queries, keys) per sequence: decode, a prefill chunk against its cache, a whole
 # prompt, a sequence without queries, a one-token sequence, a full block table.
 SEQUENCES = [(1, 19), (5, 13), (7, 7), (0, 4), (1, 1), (3, 24)]
+# A decode step: one query per sequence, which the CPU pipeline runs as one batched
+# kernel whose threads share the key blocks of the batch (with 12-key tiles, the
+# third sequence's are split between the two threads and combined).
+DECODE_SEQUENCES = [(1, 19), (1, 1), (1, 24), (1, 4), (1, 13), (1, 7)]
 PAGED_PAGE, PAGED_PAGES, MAX_PAGES = 4, 40, 6
 
 # name: (Hq, Hkv, D, Dv, attributes)
@@ -329,7 +333,7 @@ PAGED_CASES = {
 # Key columns of the soft masks: more than any sequence's keys (24).
 MASK_COLUMNS = 26
 PAGED_LOWERINGS = {
-    "kernels": ["--num-threads=2"],
+    "kernels": ["--num-threads=2", "--attention-block-keys=8"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
     **({"kernels-x86-64-v3": ["--num-threads=2", *AVX2]} if AVX2 else {}),
 }
@@ -440,13 +444,14 @@ def test_paged_attention_against_reference(paged_module):
     layout, dtype, compiled = paged_module
     rng = np.random.default_rng(23)
     for name in PAGED_CASES:
-        args = _paged_inputs(name, layout, dtype, rng)
-        cast = [a.astype(NUMPY[dtype]) if i < 3 else a for i, a in enumerate(args)]
-        (got,) = compiled.call("paged_" + name.replace("-", "_"), *cast)
-        want = _paged_reference(name, layout, *args)
-        err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
-        tolerance = {"f32": 1e-5, "bf16": 1.6e-2}[dtype]
-        assert err <= tolerance, f"{layout} {dtype} {name}: relative error {err:.3g}"
+        for batch, sequences in (("mixed", SEQUENCES), ("decode", DECODE_SEQUENCES)):
+            args = _paged_inputs(name, layout, dtype, rng, sequences)
+            cast = [a.astype(NUMPY[dtype]) if i < 3 else a for i, a in enumerate(args)]
+            (got,) = compiled.call("paged_" + name.replace("-", "_"), *cast)
+            want = _paged_reference(name, layout, *args)
+            err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+            tolerance = {"f32": 1e-5, "bf16": 1.6e-2}[dtype]
+            assert err <= tolerance, f"{layout} {dtype} {name} {batch}: relative error {err:.3g}"
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -233,7 +233,8 @@ def PETileAttention : Pass<"pe-tile-attention"> {
            "Threads the tasks run on (decides key splitting for decode)">,
     Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
            "Keys per streamed K/V tile, rounded up to a multiple of the "
-           "micro-tile's keys (of 96 with amx); 0: 96, fewer where the task's "
+           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96, fewer "
+           "where the task's "
            "scratch would not fit half the target's L2">,
     Option<"rows", "rows", "int64_t", /*default=*/"0",
            "Query rows (queries x heads of a group) per task, rounded up to "
@@ -250,6 +251,49 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     "::mlir::amx::AMXDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def PETilePagedDecode : Pass<"pe-tile-paged-decode"> {
+  let summary = "Lower decode steps of pe.paged_attention to one batched, load-balanced kernel (CPU)";
+  let description = [{
+    Runs before `pe-expand-paged-attention`. A `pe.paged_attention` without
+    a mask operand whose one-query decode plan is `pe-tile-attention`'s
+    decode kernel becomes
+
+      checks (pe.paged_attention's, on the calling thread)
+      scf.if (every sequence has exactly one query)
+        -> the batched decode kernel over the whole batch
+      else
+        -> the op itself, which pe-expand-paged-attention expands
+
+    The batched kernel reads the pages in place (block table row b holds
+    sequence b's pages, kv_lens[b] its keys; query position kv_lens[b] - 1).
+    The query is rotated by the op's rope first (a pe.rope of the [T, Hq, 1,
+    D] queries). Its work is balanced across threads whatever the lengths:
+    the key blocks of every (sequence, KV head) are laid out in one list of
+    U units and thread w of n takes units [w U / n, (w + 1) U / n); a
+    (sequence, KV head) that one thread holds whole is written directly, the
+    pieces of one shared by threads are (O, m, l) partials that a second
+    loop combines (O = sum_s exp(m_s - M) O_s / sum_s exp(m_s - M) l_s).
+    A batch of many short sequences runs in one parallel region instead of
+    one per sequence; a batch of long and short ones keeps every thread
+    streaming the same number of keys.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the batch is split over">,
+    Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
+           "Keys per streamed K/V tile (pe-tile-attention's block-keys)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "bf16 scores on bf16 dot products (pe-tile-attention's bf16-dot)">,
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",

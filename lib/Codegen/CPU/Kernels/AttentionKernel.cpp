@@ -62,11 +62,12 @@ std::pair<Value, TileMasking> classifyTile(KernelBuilder &g, const AttentionPlan
   return {visibility.hidden, masking};
 }
 
-/// Combines the key-split partials of task (bi, kvh, query block) into the
-/// output: O = sum_s w_s O_s / sum_s w_s l_s, w_s = exp(m_s - base),
+/// Combines the key-split partials of task (bi, kvh, query block), at
+/// slots slot0 + s stride for s < nsplit, into the output:
+/// O = sum_s w_s O_s / sum_s w_s l_s, w_s = exp(m_s - base),
 /// base = max_s m_s (0 for a row without a visible key).
 void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &buf,
-             Value partials, Value slot0, Value nsplit, Value bi, Value kvh,
+             Value partials, Value slot0, Value stride, Value nsplit, Value bi, Value kvh,
              Value q0, Value qCount) {
   g.loop(0, qCount, 1, [&](Value i) {
     g.loop(0, g.index(p.group), 1, [&](Value hg) {
@@ -75,7 +76,7 @@ void combine(KernelBuilder &g, const AttentionPlan &p, const AttentionBuffers &b
       Value mAt = g.add(g.index(p.valueDim * p.rows), r);
       Value lAt = g.add(g.index((p.valueDim + 1) * p.rows), r);
       auto partial = [&](Value s, Value at) {
-        return g.load(partials, {g.add(slot0, s), at});
+        return g.load(partials, {g.add(slot0, g.mul(s, stride)), at});
       };
       auto sumOverSplits = [&](Value init, function_ref<Value(Value, Value)> step) {
         return g.loop(g.index(0), nsplit, g.index(1), {init},
@@ -150,6 +151,52 @@ static bool headsInner(const AttentionPlan &p, const AttentionBuffers &buf) {
          p.kvHeads > 1 && stateBytes <= kMaxStateBytes;
 }
 
+/// Task (bi, taskHead, queries [q0, q0 + qCount)) over key blocks
+/// [kbBegin, kbEnd) of its `skv` keys: the KV head taskHead, or with `inner`
+/// every KV head in turn inside each key tile; the sinks join where
+/// `firstSplit` (i1). Then `finish(kvh)` for each KV head, whose state the
+/// task holds at that point.
+static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &task,
+                    bool inner, Value bi, Value taskHead, Value q0, Value qCount,
+                    Value firstSplit, Value kbBegin, Value kbEnd, Value skv,
+                    function_ref<void(Value)> finish) {
+  // body(kvh) for the task's KV head, or for each of them in turn.
+  auto forHeads = [&](function_ref<void(Value)> body) {
+    if (!inner) {
+      task.setTask(bi, taskHead, q0, qCount);
+      return body(taskHead);
+    }
+    g.loop(0, g.index(p.kvHeads), 1, [&](Value h) {
+      task.selectHead(h);
+      task.setTask(bi, h, q0, qCount);
+      body(h);
+    });
+  };
+  forHeads([&](Value) { task.initialize(firstSplit); });
+  // The queries' position range (the same for every head).
+  Value qMin, qMax;
+  if (!inner) {
+    std::tie(qMin, qMax) = task.packQueries();
+  } else {
+    SmallVector<Value> range = g.loop(
+        g.index(0), g.index(p.kvHeads), g.index(1), {g.i64Constant(0), g.i64Constant(0)},
+        [&](Value h, ValueRange) -> SmallVector<Value> {
+          task.selectHead(h);
+          task.setTask(bi, h, q0, qCount);
+          auto [lo, hi] = task.packQueries();
+          return {lo, hi};
+        });
+    qMin = range[0];
+    qMax = range[1];
+    task.setTask(bi, g.index(0), q0, qCount);
+  }
+  streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, qMin, qMax,
+                  [&](Value k0, Value kCount, const TileMasking &m) {
+                    forHeads([&](Value) { task.processTile(k0, kCount, m); });
+                  });
+  forHeads(finish);
+}
+
 void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
                                     const AttentionBuffers &buf) {
   ImplicitLocOpBuilder &b = g.b;
@@ -201,61 +248,132 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
     Value qCount = g.min(g.index(p.queriesPerTask), g.sub(sq, q0));
     if (p.threads > 1)
       task->allocate(heldHeads);
-    // body(kvh) for the task's KV head, or for each of them in turn.
-    auto forHeads = [&](function_ref<void(Value)> body) {
-      if (!inner) {
-        task->setTask(bi, ivs[1], q0, qCount);
-        return body(ivs[1]);
-      }
-      g.loop(0, g.index(p.kvHeads), 1, [&](Value h) {
-        task->selectHead(h);
-        task->setTask(bi, h, q0, qCount);
-        body(h);
-      });
-    };
-    // The sinks join the softmax once per row: in the first split of its keys.
-    Value firstSplit = g.cmp(IntPredicate::eq, s, g.index(0));
-    forHeads([&](Value) { task->initialize(firstSplit); });
-    // The queries' position range (the same for every head).
-    Value qMin, qMax;
-    if (!inner) {
-      std::tie(qMin, qMax) = task->packQueries();
-    } else {
-      SmallVector<Value> range = g.loop(
-          g.index(0), g.index(p.kvHeads), g.index(1),
-          {g.i64Constant(0), g.i64Constant(0)}, [&](Value h, ValueRange) -> SmallVector<Value> {
-            task->selectHead(h);
-            task->setTask(bi, h, q0, qCount);
-            auto [lo, hi] = task->packQueries();
-            return {lo, hi};
-          });
-      qMin = range[0];
-      qMax = range[1];
-      task->setTask(bi, g.index(0), q0, qCount);
-    }
     Value kbBegin = g.mul(s, perSplit);
     Value kbEnd = g.min(keyBlocks, g.add(kbBegin, perSplit));
-    streamKeyBlocks(g, p, *task, kbBegin, kbEnd, skv, qMin, qMax, [&](Value k0, Value kCount,
-                                                                     const TileMasking &m) {
-      forHeads([&](Value) { task->processTile(k0, kCount, m); });
-    });
-    forHeads([&](Value kvh) {
-      Value slot = g.add(g.mul(taskIndex(bi, kvh, qb), nsplit), s);
-      auto branch = scf::IfOp::create(b, split, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(branch.thenBlock()->getTerminator());
-      task->writePartials(partials, slot);
-      b.setInsertionPoint(branch.elseBlock()->getTerminator());
-      task->writeOutput();
-    });
+    // The sinks join the softmax once per row: in the first split of its keys.
+    Value firstSplit = g.cmp(IntPredicate::eq, s, g.index(0));
+    runTask(g, p, *task, inner, bi, ivs[1], q0, qCount, firstSplit, kbBegin, kbEnd, skv,
+            [&](Value kvh) {
+              Value slot = g.add(g.mul(taskIndex(bi, kvh, qb), nsplit), s);
+              auto branch = scf::IfOp::create(b, split, /*withElseRegion=*/true);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(branch.thenBlock()->getTerminator());
+              task->writePartials(partials, slot);
+              b.setInsertionPoint(branch.elseBlock()->getTerminator());
+              task->writeOutput();
+            });
   });
 
   g.ifThen(split, [&] {
     g.parallel(p.threads, {batch, g.index(p.kvHeads), queryBlocks}, [&](ValueRange ivs) {
       Value bi = ivs[0], kvh = ivs[1], qb = ivs[2];
       Value q0 = g.mul(qb, g.index(p.queriesPerTask));
-      combine(g, p, buf, partials, g.mul(taskIndex(bi, kvh, qb), nsplit), nsplit, bi,
-              kvh, q0, g.min(g.index(p.queriesPerTask), g.sub(sq, q0)));
+      combine(g, p, buf, partials, g.mul(taskIndex(bi, kvh, qb), nsplit), g.index(1), nsplit,
+              bi, kvh, q0, g.min(g.index(p.queriesPerTask), g.sub(sq, q0)));
+    });
+  });
+}
+
+// The batched decode kernel. Unit u is one key block of one (sequence, task
+// head) segment; segments are laid out in order, segment (bi, th) at units
+// [start[bi] + th nb, start[bi] + (th + 1) nb), nb = ceil(L_bi / Bk). Worker w
+// of n takes units [floor(w U / n), floor((w + 1) U / n)), so every worker
+// streams the same number of key blocks whatever the lengths. A segment that
+// one worker holds whole is written as output; the pieces of a segment shared
+// by workers w0 .. w1 are partials at slots (segment + w) heldHeads + head:
+// (segment, w) -> segment + w is one-to-one, since the workers of a later
+// segment are never before those of an earlier one.
+void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p,
+                                        const AttentionBuffers &buf) {
+  ImplicitLocOpBuilder &b = g.b;
+  const bool inner = headsInner(p, buf);
+  const int64_t taskHeads = inner ? 1 : p.kvHeads, heldHeads = inner ? p.kvHeads : 1;
+  const int64_t workers = p.threads;
+  Value batch = memref::DimOp::create(b, buf.q, 0);
+  Value zero = g.index(0), one = g.index(1);
+  auto blocksOf = [&](Value skv) { return g.ceilDiv(skv, g.index(p.keysPerTile)); };
+
+  // start[bi]: the first unit of sequence bi; start[B]: every unit.
+  Value starts = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getIndexType()),
+      ValueRange{g.add(batch, one)});
+  auto addSequence = [&](Value bi, ValueRange acc) -> SmallVector<Value> {
+    g.store(acc[0], starts, {bi});
+    return {g.add(acc[0], g.mul(blocksOf(keyCountOf(g, buf, bi)), g.index(taskHeads)))};
+  };
+  Value units = g.loop(zero, batch, one, {zero}, addSequence)[0];
+  g.store(units, starts, {batch});
+  auto rangeEdge = [&](Value w) {
+    return arith::DivUIOp::create(b, g.mul(w, units), g.index(workers)).getResult();
+  };
+  // The first unit of segment (bi, th) and its key blocks.
+  auto segment = [&](Value bi, Value th) {
+    Value skv = keyCountOf(g, buf, bi);
+    Value blocks = blocksOf(skv);
+    return std::tuple{g.add(g.load(starts, {bi}), g.mul(th, blocks)), blocks, skv};
+  };
+  auto slotOf = [&](Value bi, Value th, Value w, Value kvh) {
+    Value seg = g.add(g.mul(bi, g.index(taskHeads)), th);
+    return g.add(g.mul(g.add(seg, w), g.index(heldHeads)), inner ? kvh : zero);
+  };
+  Value slots = g.mul(g.add(g.mul(batch, g.index(taskHeads)), g.index(workers)),
+                      g.index(heldHeads));
+  Value partials = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic, (p.valueDim + 2) * p.rows}, g.f32()),
+      ValueRange{workers > 1 ? slots : zero});
+
+  std::unique_ptr<AttentionTask> task = createTask(g, p, buf);
+  if (p.threads == 1)
+    task->allocate(heldHeads);
+  g.parallel(p.threads, {g.index(workers)}, [&](ValueRange ivs) {
+    Value w = ivs[0];
+    Value begin = rangeEdge(w), end = rangeEdge(g.add(w, one));
+    if (p.threads > 1)
+      task->allocate(heldHeads);
+    g.loop(0, batch, 1, [&](Value bi) {
+      Value meets = arith::AndIOp::create(
+          b, g.cmp(IntPredicate::ult, g.load(starts, {bi}), end),
+          g.cmp(IntPredicate::ugt, g.load(starts, {g.add(bi, one)}), begin));
+      g.ifThen(meets, [&] {
+        g.loop(0, g.index(taskHeads), 1, [&](Value th) {
+          auto [first, blocks, skv] = segment(bi, th);
+          Value last = g.add(first, blocks);
+          Value lo = g.max(first, begin), hi = g.min(last, end);
+          g.ifThen(g.cmp(IntPredicate::ult, lo, hi), [&] {
+            Value head = g.cmp(IntPredicate::eq, lo, first);
+            Value whole = arith::AndIOp::create(b, head, g.cmp(IntPredicate::eq, hi, last));
+            task->setSizes(one, skv);
+            runTask(g, p, *task, inner, bi, th, zero, one, head, g.sub(lo, first),
+                    g.sub(hi, first), skv, [&](Value kvh) {
+                      g.ifThenElse(whole, [&] { task->writeOutput(); },
+                                   [&] { task->writePartials(partials, slotOf(bi, th, w, kvh)); });
+                    });
+          });
+        });
+      });
+    });
+  });
+  if (workers == 1)
+    return;
+
+  // Each (sequence, KV head) whose segment more than one worker shares.
+  g.parallel(p.threads, {batch, g.index(p.kvHeads)}, [&](ValueRange ivs) {
+    Value bi = ivs[0], kvh = ivs[1];
+    Value th = inner ? zero : kvh;
+    auto [first, blocks, skv] = segment(bi, th);
+    Value last = g.add(first, blocks);
+    // The workers that meet [first, last): w0 and how many.
+    auto meet = [&](Value w, ValueRange acc) -> SmallVector<Value> {
+      Value meets =
+          arith::AndIOp::create(b, g.cmp(IntPredicate::ult, rangeEdge(w), last),
+                                g.cmp(IntPredicate::ugt, rangeEdge(g.add(w, one)), first));
+      Value firstMeet = arith::AndIOp::create(b, meets, g.cmp(IntPredicate::eq, acc[1], zero));
+      return {g.select(firstMeet, w, acc[0]), g.add(acc[1], g.select(meets, one, zero))};
+    };
+    SmallVector<Value> shared = g.loop(zero, g.index(workers), one, {zero, zero}, meet);
+    g.ifThen(g.cmp(IntPredicate::ugt, shared[1], one), [&] {
+      combine(g, p, buf, partials, slotOf(bi, th, shared[0], kvh), g.index(heldHeads),
+              shared[1], bi, kvh, zero, one);
     });
   });
 }

@@ -64,10 +64,13 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
 }
 
 /// The tile of keys the task streams, from the target's L2 (CpuSchedule.h):
-/// a multiple of the micro-tile's keys and of 2 (bf16 pairs); AMX takes
-/// whole 16-key score tiles and 32-key P V steps (multiples of 96).
+/// a multiple of the micro-tile's keys and of 2 (bf16 pairs); the decode
+/// kernel, which has no micro-tile, of 2; AMX takes whole 16-key score tiles
+/// and 32-key P V steps (multiples of 96).
 int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
-  int64_t multiple = std::lcm<int64_t>(p.keysPerMicroTile, 2);
+  int64_t multiple = p.kind == AttentionKernelKind::Decode
+                         ? 2
+                         : std::lcm<int64_t>(p.keysPerMicroTile, 2);
   if (p.kind == AttentionKernelKind::Amx)
     multiple = std::lcm<int64_t>(multiple, 96);
   // Scratch per key: K and S^T; per task: Q, O and the row statistics.

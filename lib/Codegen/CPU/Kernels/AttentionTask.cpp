@@ -282,9 +282,13 @@ void AttentionTask::storeQueryRows(Value r0) {
   }
 }
 
-Value mlir::pe::keyCountOf(KernelBuilder &g, const AttentionBuffers &buf) {
+Value mlir::pe::keyCountOf(KernelBuilder &g, const AttentionBuffers &buf, Value bi) {
   if (buf.keyCount)
     return buf.keyCount;
+  if (buf.kvLens) {
+    assert(bi && "a paged batch has a key count per batch row");
+    return arith::IndexCastOp::create(g.b, g.b.getIndexType(), g.load(buf.kvLens, {bi}));
+  }
   return memref::DimOp::create(g.b, buf.k, 2);
 }
 
@@ -300,11 +304,16 @@ SmallVector<Value> mlir::pe::kvIndex(KernelBuilder &g, const AttentionBuffers &b
                                                : g.index(cache.getDimSize(pageDim));
   Value column = arith::DivUIOp::create(g.b, key, pageSize);
   Value row = arith::RemUIOp::create(g.b, key, pageSize);
+  Value sequence = buf.sequence ? buf.sequence : bi;
   Value page = arith::IndexCastOp::create(g.b, g.b.getIndexType(),
-                                          g.load(buf.pageTable, {buf.sequence, column}));
+                                          g.load(buf.pageTable, {sequence, column}));
   if (nhd)
     return {page, row, kvh, c};
   return {page, kvh, row, c};
+}
+
+Value AttentionTask::keyPositionAt(Value key) {
+  return buf.kPos ? buildPositionAt(g.b, buf.kPos, bi, key) : g.toI64(key);
 }
 
 std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
@@ -313,7 +322,7 @@ std::pair<Value, Value> AttentionTask::keyPositions(Value k0, Value kCount) {
       {g.i64Constant(std::numeric_limits<int64_t>::max()),
        g.i64Constant(std::numeric_limits<int64_t>::min())},
       [&](Value j, ValueRange minMax) -> SmallVector<Value> {
-        Value position = buildPositionAt(g.b, buf.kPos, bi, g.add(k0, j));
+        Value position = keyPositionAt(g.add(k0, j));
         g.store(position, keyPositionTile, {j});
         return {g.min(minMax[0], position), g.max(minMax[1], position)};
       });
@@ -325,7 +334,7 @@ std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, V
   SmallVector<Value> range = g.loop(
       g.index(0), kCount, g.index(1), {kCount, g.index(-1)},
       [&](Value j, ValueRange firstLast) -> SmallVector<Value> {
-        Value position = buildPositionAt(g.b, buf.kPos, bi, g.add(k0, j));
+        Value position = keyPositionAt(g.add(k0, j));
         Value hidden =
             buildTileVisibility(g.b, p.positionMask, qMin, qMax, position, position).hidden;
         return {g.select(hidden, firstLast[0], g.min(firstLast[0], j)),

@@ -33,16 +33,22 @@ struct AttentionBuffers {
   /// `sequence` of `pageTable`. Null, and `layout` dense, for [B, Hkv, S, D]
   /// keys and values.
   Value pageTable, sequence, keyCount;
+  /// A batch of paged sequences instead (pe-tile-paged-decode): batch row bi
+  /// reads row bi of `pageTable` and its keys [0, kvLens[bi]); `sequence` and
+  /// `keyCount` are null.
+  Value kvLens;
   CacheLayout layout = CacheLayout::dense;
 };
 
-/// The number of keys of a call: keyCount for a paged cache, else Skv.
-Value keyCountOf(KernelBuilder &g, const AttentionBuffers &buf);
+/// The number of keys of a call: keyCount for a paged cache, else Skv; for
+/// a batch of paged sequences, those of batch row `bi`.
+Value keyCountOf(KernelBuilder &g, const AttentionBuffers &buf, Value bi = nullptr);
 
 /// The indices of channel `c` of key (or value) row `key` of batch row `bi`
 /// and KV head `kvh` in buf.k or buf.v: [bi, kvh, key, c] for dense
 /// operands, for a paged cache row key mod page_size of page
-/// pageTable[sequence, key / page_size].
+/// pageTable[sequence, key / page_size] (sequence bi for a batch of paged
+/// sequences).
 SmallVector<Value> kvIndex(KernelBuilder &g, const AttentionBuffers &buf, Value bi,
                            Value kvh, Value key, Value c);
 
@@ -156,6 +162,9 @@ protected:
   void accumulateWeightedValues(Value kCount, function_ref<Value(Value, Value)> value,
                                 bool skipZeroWeights);
 
+  /// The i64 position of key `key`: from kPos, or the key's index where the
+  /// call has no key positions (a paged batch: keys 0 .. L-1).
+  Value keyPositionAt(Value key);
   /// Channel `c` of key (or value) row `key` of the task in buf.k or buf.v.
   SmallVector<Value> kvAt(Value key, Value c) { return kvIndex(g, buf, bi, kvh, key, c); }
   /// Where element (channel d, row r) of Q lives.
@@ -241,6 +250,22 @@ inline constexpr char kEnableAmxFn[] = "pe_runtime_enable_amx";
 /// keys when there are fewer tasks than 2 x threads, then the combine.
 void buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
                           const AttentionBuffers &buf);
+
+/// The body of a decode kernel over a batch of paged sequences of their own
+/// lengths (buf.kvLens, one query each): the (sequence, KV head, key block)
+/// units in one list, cut into `threads` equal ranges, one per thread; a
+/// range's piece of a (sequence, KV head) writes its output, or a partial
+/// that a second loop combines where ranges share it.
+void buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p,
+                              const AttentionBuffers &buf);
+
+/// The kernel function of plan `p` on `buf` (batched: its body is
+/// buildBatchedDecodeKernel's) in `symbolTable`: an existing kernel of the same
+/// type and body, or a new private one; and the arguments to call it with.
+func::FuncOp getOrBuildAttentionKernel(Operation *symbolTable, Location loc,
+                                       const AttentionPlan &p, const AttentionBuffers &buf,
+                                       bool batched = false);
+SmallVector<Value> attentionKernelArguments(const AttentionBuffers &buf);
 
 } // namespace mlir::pe
 

@@ -43,19 +43,24 @@ namespace {
 /// Kernel functions are named after this (uniqued by the symbol table).
 constexpr char kKernelName[] = "pe_attention_kernel";
 
+} // namespace
+
 /// The buffers the kernel is called with, in its argument order: q, k, v,
-/// positions, then the page table, sequence and key count of a paged cache,
-/// the mask, the tables, the slopes and the sinks where present, then the
-/// output.
-SmallVector<Value> kernelArguments(const AttentionBuffers &buf) {
-  SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos, buf.kPos};
-  for (Value optional : {buf.pageTable, buf.sequence, buf.keyCount, buf.mask, buf.qCos,
-                         buf.qSin, buf.kCos, buf.kSin, buf.slopes, buf.sinks})
+/// the query positions, then where present the key positions, the page
+/// table, sequence and key count of a paged cache (the key counts of a paged
+/// batch), the mask, the tables, the slopes and the sinks, then the output.
+SmallVector<Value> mlir::pe::attentionKernelArguments(const AttentionBuffers &buf) {
+  SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos};
+  for (Value optional : {buf.kPos, buf.pageTable, buf.sequence, buf.keyCount, buf.kvLens,
+                         buf.mask, buf.qCos, buf.qSin, buf.kCos, buf.kSin, buf.slopes,
+                         buf.sinks})
     if (optional)
       args.push_back(optional);
   args.push_back(buf.out);
   return args;
 }
+
+namespace {
 
 /// The same buffers as the arguments of the kernel's entry block.
 AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
@@ -66,13 +71,17 @@ AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
   inner.k = *arg++;
   inner.v = *arg++;
   inner.qPos = *arg++;
-  inner.kPos = *arg++;
+  if (outer.kPos)
+    inner.kPos = *arg++;
   inner.layout = outer.layout;
-  if (outer.pageTable) {
+  if (outer.pageTable)
     inner.pageTable = *arg++;
+  if (outer.sequence) {
     inner.sequence = *arg++;
     inner.keyCount = *arg++;
   }
+  if (outer.kvLens)
+    inner.kvLens = *arg++;
   if (outer.mask) {
     inner.mask = *arg++;
     inner.maskFlat = memref::CollapseShapeOp::create(
@@ -92,11 +101,12 @@ AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
   return inner;
 }
 
-/// A detached private function holding the kernel of plan `p` for `buf`.
-func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc,
-                                 const AttentionPlan &p, const AttentionBuffers &buf) {
+/// A detached private function holding the kernel of plan `p` for `buf`
+/// (with `batched`, the decode kernel of a paged batch).
+func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc, const AttentionPlan &p,
+                                 const AttentionBuffers &buf, bool batched) {
   OpBuilder builder(ctx);
-  SmallVector<Value> args = kernelArguments(buf);
+  SmallVector<Value> args = attentionKernelArguments(buf);
   auto kernel = func::FuncOp::create(
       builder, loc, kKernelName, FunctionType::get(ctx, ValueRange(args).getTypes(), {}));
   kernel.setPrivate();
@@ -108,7 +118,10 @@ func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc,
   auto ret = func::ReturnOp::create(b);
   b.setInsertionPoint(ret);
   KernelBuilder g{b, p.lanes};
-  buildAttentionKernel(g, p, bindArguments(b, entry, buf));
+  if (batched)
+    buildBatchedDecodeKernel(g, p, bindArguments(b, entry, buf));
+  else
+    buildAttentionKernel(g, p, bindArguments(b, entry, buf));
   // Soft-capping's tanh as upstream's rational approximation (a few ulp,
   // vector code) rather than a libm call per lane.
   if (p.softcap) {
@@ -209,11 +222,10 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     if (plan->kind == AttentionKernelKind::Amx)
       declareEnableAmx(rewriter, symbolTable, op.getLoc());
     auto kernelOf = [&](const AttentionPlan &p, const AttentionBuffers &buffers) {
-      return shareKernel(symbolTable,
-                         buildKernelFunction(op.getContext(), op.getLoc(), p, buffers));
+      return getOrBuildAttentionKernel(symbolTable, op.getLoc(), p, buffers);
     };
     auto callOn = [&](func::FuncOp fn, const AttentionBuffers &buffers) {
-      func::CallOp::create(b, fn, kernelArguments(buffers));
+      func::CallOp::create(b, fn, attentionKernelArguments(buffers));
     };
     // Prefill over nhd pages reads a copy: in place, every query task of a
     // head would re-read a D-wide piece of each key row, whose other heads'
@@ -373,6 +385,13 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
 };
 
 } // namespace
+
+func::FuncOp mlir::pe::getOrBuildAttentionKernel(Operation *symbolTable, Location loc,
+                                                 const AttentionPlan &p,
+                                                 const AttentionBuffers &buf, bool batched) {
+  return shareKernel(symbolTable,
+                     buildKernelFunction(symbolTable->getContext(), loc, p, buf, batched));
+}
 
 void mlir::pe::populateTileAttentionPatterns(RewritePatternSet &patterns,
                                              const TileAttentionOptions &options) {

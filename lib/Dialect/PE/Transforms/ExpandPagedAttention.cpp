@@ -37,28 +37,13 @@ Value toI64(ImplicitLocOpBuilder &b, Value index) {
   return arith::IndexCastOp::create(b, b.getI64Type(), index);
 }
 
-Value cmp(ImplicitLocOpBuilder &b, arith::CmpIPredicate p, Value x, Value y) {
-  return arith::CmpIOp::create(b, p, x, y);
-}
-
-/// A loop 0 .. n-1 without results.
-void forEach(ImplicitLocOpBuilder &b, Value n,
-             function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
-  scf::ForOp::create(b, indexConstant(b, 0), n, indexConstant(b, 1), ValueRange{},
-                     [&](OpBuilder &nb, Location nloc, Value iv, ValueRange) {
-                       ImplicitLocOpBuilder n(nloc, nb);
-                       body(n, iv);
-                       scf::YieldOp::create(n);
-                     });
-}
-
 struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(PagedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    checkOperands(b, op);
+    buildPagedAttentionChecks(b, op);
     Value q = op.getQuery();
     RankedTensorType type = op.getType();
     const int64_t hq = type.getDimSize(1), dv = type.getDimSize(2);
@@ -79,48 +64,6 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
       result = tensor::CastOp::create(b, type, result);
     rewriter.replaceOp(op, result);
     return success();
-  }
-
-  /// The run-time checks, on the calling thread before anything is read:
-  /// sizes, cu_seqlens, lengths, and every page a sequence reads.
-  static void checkOperands(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
-    Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
-    Value batch = dimValue(b, table, 0);
-    buildSameSizeCheck(b, op, PE_CHECK_PAGED_BATCH, lens, 0, table, 0);
-    buildSizeCheck(b, op, PE_CHECK_PAGED_BATCH, dimValue(b, cu, 0),
-                   arith::AddIOp::create(b, batch, indexConstant(b, 1)));
-    buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
-                       op.getKeyCache(), 0);
-    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
-                   extractIndex(b, cu, indexConstant(b, 0)), indexConstant(b, 0));
-    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
-                   dimValue(b, op.getQuery(), 0));
-    Value mask = op.getMask();
-    if (mask)
-      buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
-    Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
-    Value pages = dimValue(b, op.getKeyCache(), 0);
-    forEach(b, batch, [&](ImplicitLocOpBuilder &n, Value seq) {
-      Value keys = extractIndex(n, lens, seq);
-      Value queries = arith::SubIOp::create(
-          n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, indexConstant(n, 1))}),
-          extractIndex(n, cu, seq));
-      // Each check only where the ones before it passed, so that a sequence
-      // reports one error also where checks do not stop (GPU check kernels).
-      Value goodLength = buildKvLengthCheck(n, op, table, seq, keys, pageSize);
-      Value badQueries =
-          arith::OrIOp::create(n, cmp(n, arith::CmpIPredicate::slt, queries, indexConstant(n, 0)),
-                               cmp(n, arith::CmpIPredicate::sgt, queries, keys));
-      buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, badQueries),
-                      kQueryCountOutOfRangeFn, queries, seq, keys);
-      if (mask) {
-        Value columns = dimValue(n, mask, 2);
-        Value fewColumns = cmp(n, arith::CmpIPredicate::sgt, keys, columns);
-        buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, fewColumns),
-                        kMaskColumnsOutOfRangeFn, keys, seq, columns);
-      }
-      buildPageChecks(n, op, table, seq, keys, pageSize, pages, goodLength);
-    });
   }
 
   /// `out` with the rows of sequence `seq` computed.

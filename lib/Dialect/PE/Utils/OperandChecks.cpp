@@ -373,6 +373,52 @@ void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Va
                      });
 }
 
+void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
+  Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
+  Value batch = dimValue(b, table, 0);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  buildSameSizeCheck(b, op, PE_CHECK_PAGED_BATCH, lens, 0, table, 0);
+  buildSizeCheck(b, op, PE_CHECK_PAGED_BATCH, dimValue(b, cu, 0),
+                 arith::AddIOp::create(b, batch, one));
+  buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
+                     op.getKeyCache(), 0);
+  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
+                 extractIndex(b, cu, zero), zero);
+  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
+                 dimValue(b, op.getQuery(), 0));
+  Value mask = op.getMask();
+  if (mask)
+    buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
+  Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
+  Value pages = dimValue(b, op.getKeyCache(), 0);
+  scf::ForOp::create(b, zero, batch, one, ValueRange{}, [&](OpBuilder &nb, Location nloc,
+                                                           Value seq, ValueRange) {
+    ImplicitLocOpBuilder n(nloc, nb);
+    Value keys = extractIndex(n, lens, seq);
+    Value queries = arith::SubIOp::create(
+        n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, one)}),
+        extractIndex(n, cu, seq));
+    // Each check only where the ones before it passed, so that a sequence
+    // reports one error also where checks do not stop (GPU check kernels).
+    Value goodLength = buildKvLengthCheck(n, op, table, seq, keys, pageSize);
+    Value badQueries =
+        arith::OrIOp::create(n, arith::CmpIOp::create(n, arith::CmpIPredicate::slt, queries, zero),
+                             arith::CmpIOp::create(n, arith::CmpIPredicate::sgt, queries, keys));
+    buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, badQueries),
+                    kQueryCountOutOfRangeFn, queries, seq, keys);
+    if (mask) {
+      Value columns = dimValue(n, mask, 2);
+      Value fewColumns = arith::CmpIOp::create(n, arith::CmpIPredicate::sgt, keys, columns);
+      buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, fewColumns),
+                      kMaskColumnsOutOfRangeFn, keys, seq, columns);
+    }
+    buildPageChecks(n, op, table, seq, keys, pageSize, pages, goodLength);
+    scf::YieldOp::create(n);
+  });
+}
+
+
 void pe::checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op) {
   Value table = op.getBlockTable(), seq = op.getSequence();
   Value rows = dimValue(b, table, 0);

@@ -117,6 +117,11 @@ Value buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table,
 void buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value seq,
                      Value length, Value pageSize, Value pages, Value valid);
 
+/// The run-time checks of pe.paged_attention `op`, on the calling thread
+/// before anything is read: sizes, cu_seqlens, each sequence's key and query
+/// counts (and mask columns), and every page a sequence reads.
+void buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op);
+
 /// The run-time checks of pe.gather_pages `op` (sequence, length, pages),
 /// before anything is read.
 void checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op);

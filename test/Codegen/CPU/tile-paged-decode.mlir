@@ -1,0 +1,91 @@
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-paged-decode=threads=2 -split-input-file | FileCheck %s
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-paged-decode -split-input-file | FileCheck %s --check-prefix=ONE-THREAD
+// Numerics: python/tests/test_kv_cache.py (DECODE_SEQUENCES, every case, both
+// layouts, f32 and bf16, with tiles small enough that threads share a sequence).
+
+// A decode step of a paged batch: pe.paged_attention's checks first, then
+// when cu_seqlens is 0, 1, ..., B one kernel call for the whole batch (its
+// queries [T, Hq, 1, D] rotated at kv_lens[b] - 1), else the op itself for
+// pe-expand-paged-attention. The kernel reads the caches, the block table
+// and kv_lens in place: a prefix sum of the (sequence, key tile) units, one
+// parallel iteration per thread over its equal share of them, then a second
+// parallel loop combining the sequences that two threads share.
+// CHECK-LABEL: func.func @decode
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x8x64xf32>, %[[KC:[^:]*]]: tensor<?x16x2x64xf32>, %[[VC:[^:]*]]: tensor<?x16x2x32xf32>, %[[BT:[^:]*]]: tensor<?x32xi32>, %[[LENS:[^:]*]]: tensor<?xi32>, %[[CU:[^:]*]]: tensor<?xi64>, %[[S:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[Q4:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2], [3]] output_shape [%{{.*}}, 8, 1, 64] : tensor<?x8x64xf32> into tensor<?x8x1x64xf32>
+// CHECK: call @pe_runtime_size_mismatch
+// CHECK: call @pe_runtime_kv_length_out_of_range
+// CHECK: call @pe_runtime_query_count_out_of_range
+// CHECK: call @pe_runtime_page_out_of_range
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK: %[[ONE:.*]] = scf.for %[[B:.*]] = %{{.*}} iter_args(%[[ALL:.*]] = %[[SAME]]) -> (i1) {
+// CHECK:   %[[START:.*]] = tensor.extract %[[CU]][%[[B]]] : tensor<?xi64>
+// CHECK:   %[[STARTI:.*]] = arith.index_cast %[[START]] : i64 to index
+// CHECK:   %[[SINGLE:.*]] = arith.cmpi eq, %[[STARTI]], %[[B]] : index
+// CHECK:   arith.andi %[[ALL]], %[[SINGLE]] : i1
+// CHECK: %[[R:.*]] = scf.if %[[ONE]] -> (tensor<?x8x32xf32>) {
+// CHECK:   %[[POS:.*]] = tensor.generate
+// CHECK:     tensor.extract %[[LENS]]
+// CHECK:     arith.subi
+// CHECK:   } : tensor<?x1xi64>
+// CHECK:   %[[ROT:.*]] = pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64> %[[Q4]], %[[POS]] : tensor<?x8x1x64xf32>, tensor<?x1xi64>
+// CHECK:   %[[QB:.*]] = bufferization.to_buffer %[[ROT]] read_only
+// CHECK:   %[[KB:.*]] = bufferization.to_buffer %[[KC]] read_only
+// CHECK:   %[[VB:.*]] = bufferization.to_buffer %[[VC]] read_only
+// CHECK:   %[[PB:.*]] = bufferization.to_buffer %[[POS]] read_only
+// CHECK:   %[[TB:.*]] = bufferization.to_buffer %[[BT]] read_only
+// CHECK:   %[[LB:.*]] = bufferization.to_buffer %[[LENS]] read_only
+// CHECK:   %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only
+// CHECK:   %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x8x1x32xf32>
+// CHECK:   call @[[KERNEL:pe_attention_kernel[_0-9]*]](%[[QB]], %[[KB]], %[[VB]], %[[PB]], %[[TB]], %[[LB]], %[[SB]], %[[OUT]])
+// CHECK:   %[[T:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK:   %[[ROWS:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0], [1, 2], [3]] : tensor<?x8x1x32xf32> into tensor<?x8x32xf32>
+// CHECK:   scf.yield %[[ROWS]]
+// CHECK: } else {
+// CHECK:   %[[SEQ:.*]] = pe.paged_attention %[[Q]], %[[KC]], %[[VC]] block_table(%[[BT]] : tensor<?x32xi32>) kv_lens(%[[LENS]] : tensor<?xi32>) cu_seqlens(%[[CU]] : tensor<?xi64>) sinks(%[[S]] : tensor<8xf32>) causal window(128) rope(
+// CHECK:   scf.yield %[[SEQ]]
+// CHECK: return %[[R]]
+// CHECK: func.func private @[[KERNEL]](%{{.*}}: memref<?x8x1x64xf32>, %[[KK:[^:]*]]: memref<?x16x2x64xf32>, %{{.*}}: memref<?x16x2x32xf32>, %{{.*}}: memref<?x1xi64>, %[[TT:[^:]*]]: memref<?x32xi32>, %[[LL:[^:]*]]: memref<?xi32>, %{{.*}}: memref<8xf32>, %{{.*}}: memref<?x8x1x32xf32>)
+// CHECK: %[[STARTS:.*]] = memref.alloc(%{{.*}}) : memref<?xindex>
+// CHECK: %[[UNITS:.*]] = scf.for %[[SB2:.*]] = %{{.*}} iter_args(%[[U:.*]] = %{{.*}}) -> (index) {
+// CHECK:   memref.store %[[U]], %[[STARTS]][%[[SB2]]]
+// CHECK:   memref.load %[[LL]][%[[SB2]]] : memref<?xi32>
+// CHECK:   arith.ceildivui
+// CHECK: memref.alloc(%{{.*}}) : memref<?x544xf32>
+// CHECK: scf.parallel (%[[W:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// CHECK:   %[[LO:.*]] = arith.muli %[[W]], %[[UNITS]] : index
+// CHECK:   arith.divui %[[LO]], %c2
+// CHECK:   scf.for %[[SEQB:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:     memref.load %[[TT]][%[[SEQB]], %{{.*}}] : memref<?x32xi32>
+// CHECK:     memref.prefetch %[[KK]]
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %c2{{.*}}) step
+// ONE-THREAD-LABEL: func.func private @pe_attention_kernel
+// ONE-THREAD-NOT: scf.parallel
+// ONE-THREAD: return
+func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x32xf32>,
+                  %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>, %s: tensor<8xf32>) -> tensor<?x8x32xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) sinks(%s : tensor<8xf32>) causal window(128) rope(#pe.rope<theta = 500000.0, rotary_dim = 64>) softcap(50.0) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x32xf32> -> tensor<?x8x32xf32>
+  return %o : tensor<?x8x32xf32>
+}
+
+// -----
+
+// The batched kernel reads no soft mask, and an MQA group of 32 query heads is
+// more rows than the decode kernel holds: both keep the op for the expansion.
+// CHECK-LABEL: func.func @mask
+// CHECK-NOT: scf.if {{.*}} -> (tensor
+// CHECK-NOT: pe_attention_kernel
+// CHECK: pe.paged_attention
+// CHECK-LABEL: func.func @mqa32
+// CHECK-NOT: pe_attention_kernel
+// CHECK: pe.paged_attention
+func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
+                %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>, %m: tensor<?x1x?xf32>) -> tensor<?x8x64xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) mask(%m : tensor<?x1x?xf32>) causal : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}
+func.func @mqa32(%q: tensor<?x32x64xf32>, %kc: tensor<?x16x1x64xf32>, %vc: tensor<?x16x1x64xf32>,
+                 %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x32x64xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal : tensor<?x32x64xf32>, tensor<?x16x1x64xf32>, tensor<?x16x1x64xf32> -> tensor<?x32x64xf32>
+  return %o : tensor<?x32x64xf32>
+}
