@@ -113,7 +113,12 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   pm.addPass(createLowerAffinePass());
   // Before scf-to-cf: the OpenMP conversion wraps loop bodies in
   // memref.alloca_scope, which finalize-memref-to-llvm must see first.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // aligned_alloc rather than malloc and a rounded pointer: LLVM knows each
+  // buffer is a fresh allocation, so it can tell buffers apart (keeps loop
+  // accumulators in registers instead of a store per iteration).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   if (threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
@@ -122,7 +127,7 @@ void pe::addCpuLowering(OpPassManager &pm, int64_t threads, bool amx) {
   // x86vector ops (avx512.dot = vdpbf16ps) become their LLVM intrinsics.
   vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -14,7 +14,7 @@
 // CHECK: return %[[Y]], %[[COPY]], %[[COPY2]], %[[X]]
 // Each result is its own allocation after bufferization:
 // CHECK-LLVM-LABEL: llvm.func @twice
-// CHECK-LLVM-COUNT-4: llvm.call @malloc
+// CHECK-LLVM-COUNT-4: llvm.call @aligned_alloc
 // CHECK-LLVM: llvm.return
 func.func @twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %y = arith.addf %x, %x : tensor<4xf32>

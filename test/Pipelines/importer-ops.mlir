@@ -9,7 +9,7 @@
 // CHECK-CPU-LABEL: llvm.func @masked_softmax
 // CHECK-CPU-NOT: vector<{{[0-9]+}}xi1>, !llvm.ptr
 // CHECK-CPU-NOT: !llvm.ptr -> vector<{{[0-9]+}}xi1>
-// CHECK-CPU: llvm.load {{.*}} : !llvm.ptr -> vector<8xi8>
+// CHECK-CPU: llvm.load {{.*}} : !llvm.ptr -> vector<16xi8>
 // CHECK-CPU: llvm.icmp "ne"
 // CHECK-CPU: llvm.intr.exp
 // CHECK-CPU-LABEL: llvm.func @_mlir_ciface_masked_softmax

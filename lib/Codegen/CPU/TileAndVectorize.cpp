@@ -26,6 +26,43 @@ namespace mlir::pe {
 using namespace mlir;
 
 namespace {
+
+/// `op` over one loop where it is elementwise (every loop parallel, every
+/// operand indexed by the identity or a scalar) on static shapes: a fill or
+/// map of a contiguous [.., 33] tensor is then one stream of whole vectors and
+/// a single masked tail, not a masked tail per row (which LLVM unrolls into
+/// one block of thousands of masked stores that instruction selection takes
+/// seconds on).
+linalg::LinalgOp collapseElementwise(RewriterBase &rewriter, linalg::LinalgOp op) {
+  const int64_t loops = op.getNumLoops();
+  if (loops < 2 || op.getNumParallelLoops() != loops || !op.hasPureTensorSemantics() ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return op;
+  if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isIdentity() || map.getNumResults() == 0;
+      }))
+    return op;
+  rewriter.setInsertionPoint(op);
+  if (isa<linalg::FillOp>(op)) {
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generic))
+      return op;
+    op = *generic;
+  }
+  if (!isa<linalg::GenericOp>(op))
+    return op;
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < loops; ++d)
+    all[0].push_back(d);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(op, all, rewriter);
+  if (failed(collapsed))
+    return op;
+  rewriter.replaceOp(op, collapsed->results);
+  return collapsed->collapsedOp;
+}
+
 struct TileAndVectorizePass
     : pe::impl::PETileAndVectorizeBase<TileAndVectorizePass> {
   using Base::Base;
@@ -57,6 +94,7 @@ struct TileAndVectorizePass
 
     IRRewriter rewriter(ctx);
     for (linalg::LinalgOp op : ops) {
+      op = collapseElementwise(rewriter, op);
       // One vector along the innermost loop, one element along the others.
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t inner = ranges.back();

@@ -60,7 +60,10 @@ def PETileAndVectorize : Pass<"pe-tile-and-vectorize", "func::FuncOp"> {
     Every linalg op is tiled with scf.for loops so that each tile covers
     `vector-width` elements of its innermost loop and one element of every
     other loop, then vectorized (masked where the innermost extent is dynamic
-    or not a multiple of the width). Unit dimensions are cast away so that the
+    or not a multiple of the width). An elementwise op on static shapes
+    (identity or scalar operands only) is first collapsed to one loop over
+    its elements, so a partial vector is masked once per op, not once per
+    row. Unit dimensions are cast away so that the
     innermost computation is on 1-D vectors. The default width is one vector
     register of f32 of the module's target (`llvm.target`, else the host):
     `vector<16xf32>` with AVX-512, `vector<8xf32>` with AVX2,
