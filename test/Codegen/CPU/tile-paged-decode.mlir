@@ -70,22 +70,32 @@ func.func @decode(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tenso
 
 // -----
 
-// The batched kernel reads no soft mask, and an MQA group of 32 query heads is
-// more rows than the decode kernel holds: both keep the op for the expansion.
-// CHECK-LABEL: func.func @mask
-// CHECK-NOT: scf.if {{.*}} -> (tensor
-// CHECK-NOT: pe_attention_kernel
-// CHECK: pe.paged_attention
+// An MQA group of 32 query heads is more rows than the decode kernel holds:
+// the op stays for the expansion.
 // CHECK-LABEL: func.func @mqa32
 // CHECK-NOT: pe_attention_kernel
 // CHECK: pe.paged_attention
-func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
-                %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>, %m: tensor<?x1x?xf32>) -> tensor<?x8x64xf32> {
-  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) mask(%m : tensor<?x1x?xf32>) causal : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
-  return %o : tensor<?x8x64xf32>
-}
 func.func @mqa32(%q: tensor<?x32x64xf32>, %kc: tensor<?x16x1x64xf32>, %vc: tensor<?x16x1x64xf32>,
                  %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x32x64xf32> {
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal : tensor<?x32x64xf32>, tensor<?x16x1x64xf32>, tensor<?x16x1x64xf32> -> tensor<?x32x64xf32>
   return %o : tensor<?x32x64xf32>
+}
+
+// A soft mask [T, H|1, K] is read as [T, H|1, 1, K] (row b: sequence b's
+// query); the kernel's rows are K columns long.
+// CHECK-LABEL: func.func @mask
+// CHECK-SAME: %[[M:[^:]*]]: tensor<?x1x?xf32>)
+// CHECK: scf.if %{{.*}} -> (tensor<?x8x64xf32>) {
+// CHECK: %[[M4:.*]] = tensor.expand_shape %[[M]] {{\[\[}}0], [1, 2], [3]] output_shape [%{{.*}}, 1, 1, %{{.*}}] : tensor<?x1x?xf32> into tensor<?x1x1x?xf32>
+// CHECK: %[[MB:.*]] = bufferization.to_buffer %[[M4]] read_only
+// CHECK: call @[[KERNEL:pe_attention_kernel[_0-9]*]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MB]], %{{.*}})
+// CHECK: } else {
+// CHECK: pe.paged_attention {{.*}} mask(%[[M]] : tensor<?x1x?xf32>)
+// CHECK: func.func private @[[KERNEL]](
+// CHECK-SAME: %[[MK:[^:]*]]: memref<?x1x1x?xf32>
+// CHECK: memref.dim %[[MK]], %c3
+func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
+                %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>, %m: tensor<?x1x?xf32>) -> tensor<?x8x64xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) mask(%m : tensor<?x1x?xf32>) causal : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
 }

@@ -263,9 +263,8 @@ def PETileAttention : Pass<"pe-tile-attention"> {
 def PETilePagedDecode : Pass<"pe-tile-paged-decode"> {
   let summary = "Lower decode steps of pe.paged_attention to one batched, load-balanced kernel (CPU)";
   let description = [{
-    Runs before `pe-expand-paged-attention`. A `pe.paged_attention` without
-    a mask operand whose one-query decode plan is `pe-tile-attention`'s
-    decode kernel becomes
+    Runs before `pe-expand-paged-attention`. A `pe.paged_attention` whose
+    one-query decode plan is `pe-tile-attention`'s decode kernel becomes
 
       checks (pe.paged_attention's, on the calling thread)
       scf.if (every sequence has exactly one query)
@@ -276,7 +275,8 @@ def PETilePagedDecode : Pass<"pe-tile-paged-decode"> {
     The batched kernel reads the pages in place (block table row b holds
     sequence b's pages, kv_lens[b] its keys; query position kv_lens[b] - 1).
     The query is rotated by the op's rope first (a pe.rope of the [T, Hq, 1,
-    D] queries). Its work is balanced across threads whatever the lengths:
+    D] queries); a soft mask [T, H|1, K] is read as [T, H|1, 1, K], row b
+    over sequence b's first kv_lens[b] columns. Its work is balanced across threads whatever the lengths:
     the key blocks of every (sequence, KV head) are laid out in one list of
     U units and thread w of n takes units [w U / n, (w + 1) U / n); a
     (sequence, KV head) that one thread holds whole is written directly, the

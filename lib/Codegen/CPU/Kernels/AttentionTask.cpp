@@ -115,13 +115,15 @@ std::pair<Value, Value> AttentionTask::packQueries() {
           if (p.alibiMaxBias)
             g.store(g.load(buf.slopes, {h}), rowSlopes, {r});
           if (p.hasMask) {
-            // Offset of row (b, h, qi) of the mask [B|1, Hq|1, Sq, Skv].
+            // Offset of row (b, h, qi) of the mask [B|1, Hq|1, Sq, K].
             auto maskType = cast<MemRefType>(buf.mask.getType());
             Value bm = maskType.getDimSize(0) == 1 ? g.index(0) : bi;
             Value hm = maskType.getDimSize(1) == 1 ? g.index(0) : h;
             Value heads = g.index(maskType.getDimSize(1) == 1 ? 1 : p.queryHeads);
+            // Rows of K columns: Skv, or a paged batch's mask columns.
+            Value columns = memref::DimOp::create(g.b, buf.mask, 3);
             Value row = g.add(g.mul(g.add(g.mul(bm, heads), hm), sq), qi);
-            g.store(g.toI64(g.mul(row, skv)), rowMaskOffsets, {r});
+            g.store(g.toI64(g.mul(row, columns)), rowMaskOffsets, {r});
           }
           if (vectorQueries())
             return;

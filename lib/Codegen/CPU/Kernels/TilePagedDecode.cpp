@@ -42,6 +42,7 @@ namespace {
 std::optional<AttentionPlan> planBatchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op,
                                                Value query,
                                                const TileAttentionOptions &options) {
+  RankedTensorType qType = cast<RankedTensorType>(query.getType());
   auto stand = [&](Value cache) {
     auto type = cast<RankedTensorType>(cache.getType());
     const int64_t heads = type.getDimSize(op.getHeadsDim());
@@ -49,21 +50,28 @@ std::optional<AttentionPlan> planBatchedDecode(ImplicitLocOpBuilder &b, PagedAtt
                                    type.getElementType());
   };
   Value key = stand(op.getKeyCache()), value = stand(op.getValueCache());
-  RankedTensorType qType = cast<RankedTensorType>(query.getType());
+  // A mask: only its presence matters to the plan.
+  Value mask;
+  if (Value m = op.getMask()) {
+    auto type = cast<RankedTensorType>(m.getType());
+    mask = tensor::EmptyOp::create(b, ArrayRef<int64_t>{1, type.getDimSize(1), 1, 1},
+                                   type.getElementType());
+  }
   auto resultType =
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1), 1,
                              op.getType().getDimSize(2)},
                             op.getType().getElementType());
   auto proto = AttentionOp::create(
-      b, resultType, query, key, value, /*mask=*/Value(), /*q_positions=*/Value(),
+      b, resultType, query, key, value, mask, /*q_positions=*/Value(),
       /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
       /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
       op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(), op.getSoftcapAttr(),
       op.getTemperatureAttr());
   std::optional<AttentionPlan> plan = planAttention(proto, options, /*queries=*/1);
   proto.erase();
-  key.getDefiningOp()->erase();
-  value.getDefiningOp()->erase();
+  for (Value stand : {key, value, mask})
+    if (stand)
+      stand.getDefiningOp()->erase();
   if (!plan || plan->kind != AttentionKernelKind::Decode)
     return std::nullopt;
   return plan;
@@ -114,6 +122,16 @@ Value batchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value query,
   Value slopes;
   if (std::optional<APFloat> alibi = op.getAlibi())
     slopes = buildAlibiSlopes(b, plan.queryHeads, alibi->convertToDouble());
+  // A mask [T, H|1, K] as [T, H|1, 1, K]: row b is sequence b's query, its
+  // keys the first kv_lens[b] of K columns.
+  Value mask = op.getMask();
+  if (mask) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    auto rows = RankedTensorType::get(
+        {type.getDimSize(0), type.getDimSize(1), 1, type.getDimSize(2)}, type.getElementType());
+    mask = tensor::ExpandShapeOp::create(b, rows, mask,
+                                         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  }
   AttentionBuffers buf;
   buf.layout = op.getLayout();
   buf.q = toReadOnlyBuffer(b, query);
@@ -124,6 +142,7 @@ Value batchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value query,
   buf.kvLens = toReadOnlyBuffer(b, op.getKvLens());
   buf.slopes = toReadOnlyBuffer(b, slopes);
   buf.sinks = toReadOnlyBuffer(b, op.getSinks());
+  buf.mask = toReadOnlyBuffer(b, mask);
   auto outType = MemRefType::get({ShapedType::kDynamic, plan.queryHeads, 1, plan.valueDim},
                                  plan.element);
   buf.out = memref::AllocOp::create(b, outType, ValueRange{batch});
@@ -145,7 +164,7 @@ Value batchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value query,
 /// Rewrites `op` as checks, then the batched kernel or the op itself;
 /// leaves it alone where the decode kernel does not apply.
 void tileDecode(PagedAttentionOp op, const TileAttentionOptions &options) {
-  if (op.getMask() || (op.getRopeAttr() && op.getRopeAttr().isMultiStream()))
+  if (op.getRopeAttr() && op.getRopeAttr().isMultiStream())
     return;
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);
