@@ -454,6 +454,31 @@ def test_paged_attention_against_reference(paged_module):
             assert err <= tolerance, f"{layout} {dtype} {name} {batch}: relative error {err:.3g}"
 
 
+# Decode batches with fewer key tiles than threads (4 threads, 8-key tiles): some
+# threads hold no tile, the others share a sequence's tiles; and one sequence alone.
+SHORT_DECODE_BATCHES = {
+    "one-sequence": [(1, 24)],
+    "two-tiles": [(1, 16)],  # nhd: the third thread's empty range lies inside the tiles
+    "two-short": [(1, 1), (1, 9)],
+    "decode": DECODE_SEQUENCES,
+}
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_paged_decode_with_more_threads_than_tiles(layout):
+    names = ["gqa-causal-llama3", "sinks-gqa-window", "mask-gqa-llama3"]
+    compiled = runner.compile("\n".join(_paged_function(n, layout, "f32") for n in names),
+                              ["--num-threads=4", "--attention-block-keys=8"])
+    rng = np.random.default_rng(29)
+    for name in names:
+        for batch, sequences in SHORT_DECODE_BATCHES.items():
+            args = _paged_inputs(name, layout, "f32", rng, sequences)
+            (got,) = compiled.call("paged_" + name.replace("-", "_"), *args)
+            want = _paged_reference(name, layout, *args)
+            err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+            assert err <= 1e-5, f"{layout} {name} {batch}: relative error {err:.3g}"
+
+
 @pytest.mark.parametrize("bad, message", [
     ("lens", "sequence 1 has 25 keys, outside [0, 24]"),
     ("negative-length", "sequence 2 has -1 keys, outside [0, 24]"),

@@ -27,6 +27,26 @@ using namespace mlir;
 
 namespace {
 
+/// Whether a tensor is contiguous in the buffer it will live in: anything
+/// but a slice, or a slice [1, .., 1, n, full, .., full] with unit strides.
+bool isContiguous(Value tensor) {
+  auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return true;
+  ArrayRef<int64_t> sizes = slice.getStaticSizes(), strides = slice.getStaticStrides();
+  ArrayRef<int64_t> full = slice.getSourceType().getShape();
+  if (sizes.size() != full.size() || llvm::any_of(strides, [](int64_t s) { return s != 1; }))
+    return false;
+  // The first dim that is not 1; every later one whole.
+  size_t d = 0;
+  while (d < sizes.size() && sizes[d] == 1)
+    ++d;
+  for (size_t i = d + 1; i < sizes.size(); ++i)
+    if (ShapedType::isDynamic(sizes[i]) || sizes[i] != full[i])
+      return false;
+  return true;
+}
+
 /// `op` over one loop where it is elementwise (every loop parallel, every
 /// operand indexed by the identity or a scalar) on static shapes: a fill or
 /// map of a contiguous [.., 33] tensor is then one stream of whole vectors and
@@ -35,8 +55,14 @@ namespace {
 /// seconds on).
 linalg::LinalgOp collapseElementwise(RewriterBase &rewriter, linalg::LinalgOp op) {
   const int64_t loops = op.getNumLoops();
+  // linalg.index would have to be delinearized per element (vector i64
+  // divisions): such ops keep their loops.
   if (loops < 2 || op.getNumParallelLoops() != loops || !op.hasPureTensorSemantics() ||
-      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+      op.hasIndexSemantics() || llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return op;
+  // Inside pe-distribute-over-threads' loops the operands are slices: one
+  // that is not contiguous would be copied to be collapsed.
+  if (!llvm::all_of(op->getOperands(), isContiguous))
     return op;
   if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
         return map.isIdentity() || map.getNumResults() == 0;

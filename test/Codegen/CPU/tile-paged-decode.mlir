@@ -8,8 +8,9 @@
 // queries [T, Hq, 1, D] rotated at kv_lens[b] - 1), else the op itself for
 // pe-expand-paged-attention. The kernel reads the caches, the block table
 // and kv_lens in place: a prefix sum of the (sequence, key tile) units, one
-// parallel iteration per thread over its equal share of them, then a second
-// parallel loop combining the sequences that two threads share.
+// parallel iteration per thread (at most one per unit) over its equal share
+// of them, then a second parallel loop combining the sequences that two
+// threads share.
 // CHECK-LABEL: func.func @decode
 // CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x8x64xf32>, %[[KC:[^:]*]]: tensor<?x16x2x64xf32>, %[[VC:[^:]*]]: tensor<?x16x2x32xf32>, %[[BT:[^:]*]]: tensor<?x32xi32>, %[[LENS:[^:]*]]: tensor<?xi32>, %[[CU:[^:]*]]: tensor<?xi64>, %[[S:[^:]*]]: tensor<8xf32>)
 // CHECK: %[[Q4:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2], [3]] output_shape [%{{.*}}, 8, 1, 64] : tensor<?x8x64xf32> into tensor<?x8x1x64xf32>
@@ -51,10 +52,11 @@
 // CHECK:   memref.store %[[U]], %[[STARTS]][%[[SB2]]]
 // CHECK:   memref.load %[[LL]][%[[SB2]]] : memref<?xi32>
 // CHECK:   arith.ceildivui
+// CHECK: %[[WORKERS:.*]] = arith.minsi %c2, %[[UNITS]] : index
 // CHECK: memref.alloc(%{{.*}}) : memref<?x544xf32>
-// CHECK: scf.parallel (%[[W:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// CHECK: scf.parallel (%[[W:.*]]) = (%{{.*}}) to (%[[WORKERS]]) step
 // CHECK:   %[[LO:.*]] = arith.muli %[[W]], %[[UNITS]] : index
-// CHECK:   arith.divui %[[LO]], %c2
+// CHECK:   arith.divui %[[LO]], %[[WORKERS]]
 // CHECK:   scf.for %[[SEQB:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:     memref.load %[[TT]][%[[SEQB]], %{{.*}}] : memref<?x32xi32>
 // CHECK:     memref.prefetch %[[KK]]

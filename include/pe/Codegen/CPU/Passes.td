@@ -278,7 +278,8 @@ def PETilePagedDecode : Pass<"pe-tile-paged-decode"> {
     D] queries); a soft mask [T, H|1, K] is read as [T, H|1, 1, K], row b
     over sequence b's first kv_lens[b] columns. Its work is balanced across threads whatever the lengths:
     the key blocks of every (sequence, KV head) are laid out in one list of
-    U units and thread w of n takes units [w U / n, (w + 1) U / n); a
+    U units and thread w of n = min(threads, U) takes units
+    [w U / n, (w + 1) U / n); a
     (sequence, KV head) that one thread holds whole is written directly, the
     pieces of one shared by threads are (O, m, l) partials that a second
     loop combines (O = sum_s exp(m_s - M) O_s / sum_s exp(m_s - M) l_s).

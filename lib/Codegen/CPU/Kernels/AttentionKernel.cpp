@@ -277,10 +277,11 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
 // The batched decode kernel. Unit u is one key block of one (sequence, task
 // head) segment; segments are laid out in order, segment (bi, th) at units
 // [start[bi] + th nb, start[bi] + (th + 1) nb), nb = ceil(L_bi / Bk). Worker w
-// of n takes units [floor(w U / n), floor((w + 1) U / n)), so every worker
-// streams the same number of key blocks whatever the lengths. A segment that
-// one worker holds whole is written as output; the pieces of a segment shared
-// by workers w0 .. w1 are partials at slots (segment + w) heldHeads + head:
+// of n = min(threads, U) takes units [floor(w U / n), floor((w + 1) U / n)),
+// at least one, so every worker streams the same number of key blocks
+// whatever the lengths. A segment that one worker holds whole is written as
+// output; the pieces of a segment shared by workers w0 .. w1 (consecutive:
+// no range is empty) are partials at slots (segment + w) heldHeads + head:
 // (segment, w) -> segment + w is one-to-one, since the workers of a later
 // segment are never before those of an earlier one.
 void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p,
@@ -288,7 +289,7 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
   ImplicitLocOpBuilder &b = g.b;
   const bool inner = headsInner(p, buf);
   const int64_t taskHeads = inner ? 1 : p.kvHeads, heldHeads = inner ? p.kvHeads : 1;
-  const int64_t workers = p.threads;
+  const int64_t threads = p.threads;
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value zero = g.index(0), one = g.index(1);
   auto blocksOf = [&](Value skv) { return g.ceilDiv(skv, g.index(p.keysPerTile)); };
@@ -303,8 +304,9 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
   };
   Value units = g.loop(zero, batch, one, {zero}, addSequence)[0];
   g.store(units, starts, {batch});
+  Value workers = g.min(g.index(threads), units);
   auto rangeEdge = [&](Value w) {
-    return arith::DivUIOp::create(b, g.mul(w, units), g.index(workers)).getResult();
+    return arith::DivUIOp::create(b, g.mul(w, units), workers).getResult();
   };
   // The first unit of segment (bi, th) and its key blocks.
   auto segment = [&](Value bi, Value th) {
@@ -316,16 +318,16 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
     Value seg = g.add(g.mul(bi, g.index(taskHeads)), th);
     return g.add(g.mul(g.add(seg, w), g.index(heldHeads)), inner ? kvh : zero);
   };
-  Value slots = g.mul(g.add(g.mul(batch, g.index(taskHeads)), g.index(workers)),
+  Value slots = g.mul(g.add(g.mul(batch, g.index(taskHeads)), g.index(threads)),
                       g.index(heldHeads));
   Value partials = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic, (p.valueDim + 2) * p.rows}, g.f32()),
-      ValueRange{workers > 1 ? slots : zero});
+      ValueRange{threads > 1 ? slots : zero});
 
   std::unique_ptr<AttentionTask> task = createTask(g, p, buf);
   if (p.threads == 1)
     task->allocate(heldHeads);
-  g.parallel(p.threads, {g.index(workers)}, [&](ValueRange ivs) {
+  g.parallel(p.threads, {workers}, [&](ValueRange ivs) {
     Value w = ivs[0];
     Value begin = rangeEdge(w), end = rangeEdge(g.add(w, one));
     if (p.threads > 1)
@@ -353,7 +355,7 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
       });
     });
   });
-  if (workers == 1)
+  if (threads == 1)
     return;
 
   // Each (sequence, KV head) whose segment more than one worker shares.
@@ -363,14 +365,15 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
     auto [first, blocks, skv] = segment(bi, th);
     Value last = g.add(first, blocks);
     // The workers that meet [first, last): w0 and how many.
+    // Worker w wrote a piece of the segment where max(its begin, first) <
+    // min(its end, last), as in the loop above (an empty range meets nothing).
     auto meet = [&](Value w, ValueRange acc) -> SmallVector<Value> {
-      Value meets =
-          arith::AndIOp::create(b, g.cmp(IntPredicate::ult, rangeEdge(w), last),
-                                g.cmp(IntPredicate::ugt, rangeEdge(g.add(w, one)), first));
+      Value meets = g.cmp(IntPredicate::ult, g.max(rangeEdge(w), first),
+                          g.min(rangeEdge(g.add(w, one)), last));
       Value firstMeet = arith::AndIOp::create(b, meets, g.cmp(IntPredicate::eq, acc[1], zero));
       return {g.select(firstMeet, w, acc[0]), g.add(acc[1], g.select(meets, one, zero))};
     };
-    SmallVector<Value> shared = g.loop(zero, g.index(workers), one, {zero, zero}, meet);
+    SmallVector<Value> shared = g.loop(zero, workers, one, {zero, zero}, meet);
     g.ifThen(g.cmp(IntPredicate::ugt, shared[1], one), [&] {
       combine(g, p, buf, partials, slotOf(bi, th, shared[0], kvh), g.index(heldHeads),
               shared[1], bi, kvh, zero, one);

@@ -186,7 +186,9 @@ void tileDecode(PagedAttentionOp op, const TileAttentionOptions &options) {
   b.setInsertionPointToStart(branch.thenBlock());
   scf::YieldOp::create(b, batchedDecode(b, op, query, *plan));
   b.setInsertionPointToStart(branch.elseBlock());
-  scf::YieldOp::create(b, b.clone(*op)->getResults());
+  Operation *sequential = b.clone(*op);
+  sequential->setAttr(kOperandsCheckedAttr, b.getUnitAttr());
+  scf::YieldOp::create(b, sequential->getResults());
   op->replaceAllUsesWith(branch.getResults());
   op.erase();
 }
