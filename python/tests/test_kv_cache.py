@@ -479,6 +479,19 @@ def test_paged_decode_with_more_threads_than_tiles(layout):
             assert err <= 1e-5, f"{layout} {name} {batch}: relative error {err:.3g}"
 
 
+def test_paged_decode_batch_checks_its_pages(paged_module):
+    """A decode batch (one query per sequence) takes the batched kernel's branch, which
+    checks the block table before reading it, as the per-sequence loop does."""
+    layout, dtype, compiled = paged_module
+    args = list(_paged_inputs("gqa-causal-llama3", layout, "f32", np.random.default_rng(31),
+                              DECODE_SEQUENCES))
+    args = [a.astype(NUMPY[dtype]) if i < 3 else a for i, a in enumerate(args)]
+    args[3][2, 1] = PAGED_PAGES
+    with pytest.raises(runner.KernelError,
+                       match=re.escape(f"page {PAGED_PAGES} (sequence 2) is out of range")):
+        compiled.call("paged_gqa_causal_llama3", *args)
+
+
 @pytest.mark.parametrize("bad, message", [
     ("lens", "sequence 1 has 25 keys, outside [0, 24]"),
     ("negative-length", "sequence 2 has -1 keys, outside [0, 24]"),

@@ -77,17 +77,22 @@ std::optional<AttentionPlan> planBatchedDecode(ImplicitLocOpBuilder &b, PagedAtt
   return plan;
 }
 
-/// i1: every sequence of the batch has exactly one query (cu_seqlens is
-/// 0, 1, ..., B; its first and last entries are checked already).
+/// i1: every sequence of the batch has exactly one query: T = B rows and
+/// cu_seqlens 0, 1, ..., B. Read before the checks (which run in the branch
+/// taken), so it reads cu_seqlens only within its size.
 Value everySequenceOneQuery(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
   Value cu = op.getCuSeqlens();
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value batch = dimValue(b, op.getBlockTable(), 0);
-  Value sameCount = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                          dimValue(b, op.getQuery(), 0), batch);
+  Value entries = dimValue(b, cu, 0);
+  Value sameCount = arith::AndIOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, dimValue(b, op.getQuery(), 0), batch),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, entries,
+                            arith::AddIOp::create(b, batch, one)));
   auto loop = scf::ForOp::create(
-      b, zero, batch, one, ValueRange{sameCount},
+      b, zero, arith::MinSIOp::create(b, batch, entries), one, ValueRange{sameCount},
       [&](OpBuilder &nb, Location nloc, Value seq, ValueRange all) {
         ImplicitLocOpBuilder n(nloc, nb);
         Value single = arith::CmpIOp::create(n, arith::CmpIPredicate::eq,
@@ -161,7 +166,7 @@ Value batchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value query,
   return rows;
 }
 
-/// Rewrites `op` as checks, then the batched kernel or the op itself;
+/// Rewrites `op` as the batched kernel (after the op's checks) or the op itself;
 /// leaves it alone where the decode kernel does not apply.
 void tileDecode(PagedAttentionOp op, const TileAttentionOptions &options) {
   if (op.getRopeAttr() && op.getRopeAttr().isMultiStream())
@@ -180,15 +185,14 @@ void tileDecode(PagedAttentionOp op, const TileAttentionOptions &options) {
     query.getDefiningOp()->erase();
     return;
   }
-  buildPagedAttentionChecks(b, op);
   auto branch = scf::IfOp::create(b, op.getType(), everySequenceOneQuery(b, op),
                                   /*withElseRegion=*/true);
+  // The checks of each branch: here, and the expansion's in the op's.
   b.setInsertionPointToStart(branch.thenBlock());
+  buildPagedAttentionChecks(b, op);
   scf::YieldOp::create(b, batchedDecode(b, op, query, *plan));
   b.setInsertionPointToStart(branch.elseBlock());
-  Operation *sequential = b.clone(*op);
-  sequential->setAttr(kOperandsCheckedAttr, b.getUnitAttr());
-  scf::YieldOp::create(b, sequential->getResults());
+  scf::YieldOp::create(b, b.clone(*op)->getResults());
   op->replaceAllUsesWith(branch.getResults());
   op.erase();
 }

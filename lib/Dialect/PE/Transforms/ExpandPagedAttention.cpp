@@ -43,8 +43,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
   LogicalResult matchAndRewrite(PagedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    if (!op->hasAttr(kOperandsCheckedAttr))
-      buildPagedAttentionChecks(b, op);
+    buildPagedAttentionChecks(b, op);
     Value q = op.getQuery();
     RankedTensorType type = op.getType();
     const int64_t hq = type.getDimSize(1), dv = type.getDimSize(2);

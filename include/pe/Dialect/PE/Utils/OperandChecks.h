@@ -122,10 +122,6 @@ void buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value 
 /// counts (and mask columns), and every page a sequence reads.
 void buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op);
 
-/// A unit attribute on a pe.paged_attention whose checks were already built
-/// before it (pe-tile-paged-decode's fallback): the expansion skips them.
-inline constexpr char kOperandsCheckedAttr[] = "pe.operands_checked";
-
 /// The run-time checks of pe.gather_pages `op` (sequence, length, pages),
 /// before anything is read.
 void checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op);
