@@ -355,7 +355,72 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         torch_attention={"rope": llama3_ref, "causal": True},
         flags=simt,
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
-    return out + _tensor_core_cases(rng, full)
+    return out + _paged_cases(rng, full) + _tensor_core_cases(rng, full)
+
+
+def _paged_cases(rng, full: bool) -> List[Case]:
+    """pe.paged_attention (the SIMT paged kernel, its splits over the block table's
+    capacity): a decode batch of 8 requests of 1k..32k keys (small: 1..90), page 16, GQA
+    32/8 (4/2 small), D = 128, llama3 on the queries, bf16, nhd pages in a random order;
+    and a ragged batch of prefill chunks and decode rows in f32, hnd, with a window."""
+    llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
+    hq, hkv = (32, 8) if full else (4, 2)
+    out = [_paged_case(
+        "paged_decode_gqa_llama3_d128_bf16", rng, "bf16", "nhd", hq, hkv,
+        [(1, n) for n in ([1024, 2048, 4096, 8192, 16384, 32768, 3000, 12000] if full
+                          else [1, 17, 40, 33, 64, 5, 90, 24])],
+        "causal rope(" + LLAMA3_IR + ")", dict(causal=True, rope=llama3_ref), timed=True,
+        notes="decode of 8 requests, KV 1k..32k, page 16: GB/s of the K/V read")]
+    out.append(_paged_case(
+        "paged_ragged_window_f32", rng, "f32", "hnd", hq, hkv,
+        [(64, 700), (1, 513), (0, 40), (200, 200), (1, 1)] if full
+        else [(5, 40), (1, 33), (0, 4), (9, 9), (1, 1)],
+        "causal window(256) rope(" + LLAMA3_IR + ")",
+        dict(causal=True, window=256, rope=llama3_ref),
+        notes="ragged: prefill chunks against their caches, decode rows, an empty sequence; "
+              "window 256"))
+    return out
+
+
+def _paged_case(name, rng, dtype, layout, hq, hkv, sequences, attrs_ir, attrs_ref,
+                timed=False, notes="") -> Case:
+    """pe.paged_attention of `sequences` [(queries, keys)] over pages of 16 keys (D = 128),
+    the pages of all sequences shuffled in one cache; block-table columns past a sequence's
+    pages hold -1 (never read)."""
+    page, d = 16, 128
+    counts = [-(-keys // page) for _, keys in sequences]
+    columns = max(counts)
+    order = rng.permutation(sum(counts))
+    table = np.full((len(sequences), columns), -1, dtype=np.int32)
+    start = 0
+    for b, n in enumerate(counts):
+        table[b, :n] = order[start:start + n]
+        start += n
+    lens = np.array([keys for _, keys in sequences], dtype=np.int32)
+    cu = np.concatenate([[0], np.cumsum([q for q, _ in sequences])]).astype(np.int32)
+    tokens = int(cu[-1])
+    cache = (sum(counts), page, hkv, d) if layout == "nhd" else (sum(counts), hkv, page, d)
+    q = _quantized(rng, (tokens, hq, d), dtype)
+    kc, vc = _quantized(rng, cache, dtype), _quantized(rng, cache, dtype)
+    qt, ct, rt = _ttype(q.shape, dtype), _ttype(cache, dtype), _ttype((tokens, hq, d), dtype)
+    bt, lt, cut = _ttype(table.shape, "i32"), _ttype(lens.shape, "i32"), _ttype(cu.shape, "i32")
+    ir = (f"func.func @{name}(%q: {qt}, %kc: {ct}, %vc: {ct}, %bt: {bt}, %lens: {lt}, "
+          f"%cu: {cut}) -> {rt} {{\n"
+          f"  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : {bt}) "
+          f"kv_lens(%lens : {lt}) cu_seqlens(%cu : {cut}) layout({layout}) {attrs_ir}\n"
+          f"       : {qt}, {ct}, {ct} -> {rt}\n"
+          f"  return %o : {rt}\n}}\n")
+
+    def reference(a, sample):
+        return [ref.paged_attention(a[0], a[1], a[2], a[3], a[4], a[5], layout, **attrs_ref)]
+
+    elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    keys = int(lens.sum())
+    return Case(name, ir, [q, kc, vc, table, lens, cu], [dtype] * 3 + ["i32"] * 3, [dtype],
+                reference, "scaled", 1e-5 if dtype == "f32" else 1.6e-2,
+                bytes_moved=2 * keys * hkv * d * elem_bytes, timed=timed,
+                flops=4 * hq * d * sum(q * k for q, k in sequences),
+                notes=notes + "; within 1e-5 (f32) and 1.6e-2 (bf16) of the largest output")
 
 
 def _tensor_core_cases(rng, full: bool) -> List[Case]:

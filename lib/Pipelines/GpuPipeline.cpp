@@ -96,11 +96,12 @@ llvm::Error pe::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options,
                            bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
-  pm.addPass(pe::createPEExpandPagedAttention(
-      pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
         tensorCores, options.chip, options.multiprocessors}));
+  // The paged attention that the GPU kernel did not take is refused.
+  pm.addPass(pe::createPEExpandPagedAttention(
+      pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));
   if (options.tileRope)
     pm.addPass(pe::createPEGpuTileRope());
   pm.addPass(pe::createPELowerToLinalg());

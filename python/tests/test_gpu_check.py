@@ -44,19 +44,22 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_attention_mha_window_yarn_f16", "tc_attention_mqa_alibi_bf16",
             "tc_prefill_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
-            "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16"} <= names
+            "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
+            "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32"} <= names
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     assert total < 64 << 20
     for case in index["cases"]:
         for key in ("binary", "manifest", "library"):
             assert os.path.getsize(os.path.join(out, case[key])) > 0
-    # Static shapes: the RoPE, table, sinusoidal, ALiBi and attention functions replay.
+    # Static shapes: the RoPE, table, sinusoidal, ALiBi, attention and paged attention
+    # functions replay (the paged op's checks read cu_seqlens in a check kernel).
     replayable = {c["name"] for c in index["cases"] if c["replayable"]}
     assert {"rope_llama3_qk_bf16", "rope_far_f32", "alibi_bias_f32", "attention_alibi_f32",
             "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16", "learned_bf16",
             "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16",
             "tc_decode_gqa_llama3_d128_bf16", "tc_sync_attention_gqa_llama3_d128_bf16",
-            "tc_sync_prefill_gqa_llama3_d128_bf16"} <= replayable
+            "tc_sync_prefill_gqa_llama3_d128_bf16", "paged_decode_gqa_llama3_d128_bf16",
+            "paged_ragged_window_f32"} <= replayable
     # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync, the
     # others (--tensor-cores=false for bf16/f16 attention) on no tensor core.
     assert index["chip"] == "sm_90a"

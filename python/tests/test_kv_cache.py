@@ -37,11 +37,17 @@ ROPES.update({"interleaved": ("none", DIM, "interleaved"),
 LOW_PRECISION_ROPES = ("none", "llama3", "yarn", "interleaved", "partial-half", "no-rope")
 
 
+# Rotations of heads wider than DIM (the paged attention cases of head dim 128).
+WIDE_ROPES = {"llama3-d128": ("llama3", 128, "half"),
+              "yarn-d128-interleaved-96": ("yarn", 96, "interleaved")}
+
+
 def _rope(name):
     """The IR attribute and the reference's keyword arguments of ROPES[name]."""
-    if ROPES[name] is None:
+    spec = ROPES[name] if name in ROPES else WIDE_ROPES[name]
+    if spec is None:
         return None, None
-    variant, r, style = ROPES[name]
+    variant, r, style = spec
     theta, scaling = VARIANTS[variant](r)
     return rope_attr(theta, r, style, scaling), dict(theta=theta, rotary_dim=r,
                                                       scaling=scaling, style=style)
@@ -330,25 +336,43 @@ PAGED_CASES = {
     "mask-gqa-llama3": (8, 2, 32, 32, dict(causal=True, rope="llama3", mask=8)),
     "mask-shared-window": (4, 2, 16, 16, dict(causal=True, window=6, mask=1)),
 }
-# Key columns of the soft masks: more than any sequence's keys (24).
+# Head dim 128 (the GPU kernel streams the query's channels instead of holding them):
+# run on the GPU schedule only, the CPU kernels' D = 128 paths having their own tests.
+WIDE_PAGED_CASES = {
+    "d128-gqa-llama3": (8, 2, 128, 128, dict(causal=True, rope="llama3-d128")),
+    "d128-window-alibi-yarn": (4, 1, 128, 64, dict(causal=True, window=20, alibi=8.0,
+                                                  rope="yarn-d128-interleaved-96")),
+    "d128-softcap-sinks": (4, 2, 128, 128, dict(causal=True, softcap=20.0, sinks=True)),
+}
+
+
+def _paged_case(name):
+    return PAGED_CASES[name] if name in PAGED_CASES else WIDE_PAGED_CASES[name]
+
+
+# Key columns of the soft masks: more than any sequence's keys (24; or 2 more than the
+# longest sequence's).
 MASK_COLUMNS = 26
 PAGED_LOWERINGS = {
     "kernels": ["--num-threads=2", "--attention-block-keys=8"],
     "reference": ["--fuse=false", "--tile-attention=false", "--tile-rope=false"],
     **({"kernels-x86-64-v3": ["--num-threads=2", *AVX2]} if AVX2 else {}),
+    # The GPU kernel run on the CPU: 3 blocks of 32 threads, so that every
+    # grid-stride loop iterates.
+    "gpu-on-cpu": ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"],
 }
 
 
-def _paged_types(name, layout, dtype):
-    hq, hkv, d, dv, _ = PAGED_CASES[name]
-    page = (PAGED_PAGE, hkv) if layout == "nhd" else (hkv, PAGED_PAGE)
+def _paged_types(name, layout, dtype, page_size=PAGED_PAGE):
+    hq, hkv, d, dv, _ = _paged_case(name)
+    page = (page_size, hkv) if layout == "nhd" else (hkv, page_size)
     return (f"tensor<?x{hq}x{d}x{dtype}>", f"tensor<?x{page[0]}x{page[1]}x{d}x{dtype}>",
             f"tensor<?x{page[0]}x{page[1]}x{dv}x{dtype}>", f"tensor<?x{hq}x{dv}x{dtype}>")
 
 
-def _paged_function(name, layout, dtype):
-    attrs = PAGED_CASES[name][4]
-    q, kc, vc, out = _paged_types(name, layout, dtype)
+def _paged_function(name, layout, dtype, page_size=PAGED_PAGE):
+    attrs = _paged_case(name)[4]
+    q, kc, vc, out = _paged_types(name, layout, dtype, page_size)
     spelled = ""
     if "scale" in attrs:
         spelled += f" scale({attrs['scale']})"
@@ -373,7 +397,7 @@ def _paged_function(name, layout, dtype):
         mt = f"tensor<?x{attrs['mask']}x?xf32>"
         sinks_param, sinks = f", %m: {mt}", f" mask(%m : {mt})"
     if attrs.get("sinks"):
-        st = f"tensor<{PAGED_CASES[name][0]}xf32>"
+        st = f"tensor<{_paged_case(name)[0]}xf32>"
         sinks_param, sinks = sinks_param + f", %s: {st}", sinks + f" sinks(%s : {st})"
     return f"""
 func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
@@ -395,33 +419,35 @@ def paged_module(request):
     return layout, dtype, runner.compile(ir, PAGED_LOWERINGS[lowering])
 
 
-def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES):
-    hq, hkv, d, dv, _ = PAGED_CASES[name]
-    page = (PAGED_PAGE, hkv) if layout == "nhd" else (hkv, PAGED_PAGE)
+def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES, page_size=PAGED_PAGE,
+                  pages=PAGED_PAGES):
+    hq, hkv, d, dv, _ = _paged_case(name)
+    page = (page_size, hkv) if layout == "nhd" else (hkv, page_size)
     make = lambda shape: round_to(rng.standard_normal(shape), dtype)  # noqa: E731
-    kc, vc = make((PAGED_PAGES, *page, d)), make((PAGED_PAGES, *page, dv))
-    pool = rng.permutation(PAGED_PAGES)
+    kc, vc = make((pages, *page, d)), make((pages, *page, dv))
+    pool = rng.permutation(pages)
     table = pool[:len(sequences) * MAX_PAGES].reshape(len(sequences), MAX_PAGES)
     lens = np.array([keys for _, keys in sequences], dtype=np.int32)
     cu = np.concatenate([[0], np.cumsum([queries for queries, _ in sequences])])
     q = make((int(cu[-1]), hq, d))
     args = (q, kc, vc, table.astype(np.int32), lens, cu.astype(np.int64))
-    if PAGED_CASES[name][4].get("mask"):
-        args += (_soft_mask(PAGED_CASES[name][4]["mask"], sequences, rng),)
-    if PAGED_CASES[name][4].get("sinks"):  # some far above the scores, one -inf
+    if _paged_case(name)[4].get("mask"):
+        columns = max(MASK_COLUMNS, max(keys for _, keys in sequences) + 2)
+        args += (_soft_mask(_paged_case(name)[4]["mask"], sequences, rng, columns),)
+    if _paged_case(name)[4].get("sinks"):  # some far above the scores, one -inf
         sinks = (rng.standard_normal(hq) * 3.0).astype(np.float32)
         sinks[-1] = -np.inf
         args += (sinks,)
     return args
 
 
-def _soft_mask(heads, sequences, rng):
-    """A soft mask [T, heads, MASK_COLUMNS]: each query row hides a fifth of its
+def _soft_mask(heads, sequences, rng, columns=MASK_COLUMNS):
+    """A soft mask [T, heads, columns]: each query row hides a fifth of its
     sequence's keys (never its own), biases the others, and holds NaN in the
     columns past its sequence's keys, which must not be read."""
     rows = []
     for queries, keys in sequences:
-        mask = rng.standard_normal((queries, heads, MASK_COLUMNS)).astype(np.float32)
+        mask = rng.standard_normal((queries, heads, columns)).astype(np.float32)
         hidden = rng.random((queries, heads, keys)) < 0.2
         for i in range(queries):
             hidden[i, :, keys - queries + i] = False
@@ -432,7 +458,7 @@ def _soft_mask(heads, sequences, rng):
 
 
 def _paged_reference(name, layout, q, kc, vc, table, lens, cu, *extra):
-    attrs = dict(PAGED_CASES[name][4])
+    attrs = dict(_paged_case(name)[4])
     if "rope" in attrs:
         attrs["rope"] = _rope(attrs["rope"])[1]
     attrs["mask"] = extra[0] if attrs.get("mask") else None
@@ -622,12 +648,38 @@ func.func @step(%q: {rows(hq)}, %k: {rows(hkv)}, %v: {rows(hkv)},
     assert done == total
 
 
-def test_gpu_pipeline_refuses_paged_attention():
-    """pe-gpu-pipeline cannot run the loop over the sequences yet: a diagnostic, not a
-    library that would fail on a GPU."""
+# The GPU kernel splits the keys of the block table's capacity (6 pages of 16 keys) into
+# ranges of 32: sequences that end inside, at and before a split's range, decode and
+# prefill chunks in one batch.
+GPU_SPLIT_PAGE = 16
+GPU_SPLIT_SEQUENCES = [(1, 95), (1, 40), (3, 33), (1, 1), (0, 5), (2, 64), (1, 96), (4, 31)]
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_gpu_kernel_merges_key_splits(layout):
+    """The GPU schedule on the CPU with keys split across threads (3 splits of 32 keys)
+    and merged: every case, and heads of 128 channels, against the float64 reference."""
+    names = [*PAGED_CASES, *WIDE_PAGED_CASES]
+    ir = "\n".join(_paged_function(n, layout, "f32", GPU_SPLIT_PAGE) for n in names)
+    compiled = runner.compile(ir, PAGED_LOWERINGS["gpu-on-cpu"])
+    rng = np.random.default_rng(41)
+    sequences = GPU_SPLIT_SEQUENCES
+    for name in names:
+        args = _paged_inputs(name, layout, "f32", rng, sequences, GPU_SPLIT_PAGE,
+                             pages=len(sequences) * MAX_PAGES)
+        (got,) = compiled.call("paged_" + name.replace("-", "_"), *args)
+        want = _paged_reference(name, layout, *args)
+        err = np.abs(got.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+        assert err <= 1e-5, f"{layout} {name}: relative error {err:.3g}"
+
+
+def test_gpu_pipeline_refuses_what_its_kernel_does_not_take():
+    """A paged attention of head dim 320 (above the kernel's 256): a diagnostic, not a
+    library whose loop over the sequences would run in one GPU thread."""
+    ir = _paged_function("mqa-window", "nhd", "f32").replace("x32xf32>", "x320xf32>")
     with pytest.raises(RuntimeError, match="'pe.paged_attention' op is not supported by "
-                                           "pe-gpu-pipeline yet"):
-        runner.compile(_paged_function("mqa-window", "nhd", "f32"), ["--target=gpu-on-cpu"])
+                                           "pe-gpu-pipeline with these operands"):
+        runner.compile(ir, ["--target=gpu-on-cpu"])
 
 
 # ---------------------------------------------------------------------------

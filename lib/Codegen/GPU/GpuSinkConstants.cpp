@@ -3,7 +3,8 @@
 // Vector constants (every constant of a tensor-core kernel) used in a
 // gpu.launch copied into it before outlining:
 // immediates in the kernel instead of kernel parameters, which a manifest
-// could not describe as values. And the memref.get_global ops a launch uses
+// could not describe as values; the constant indices of memref.dim ops. And
+// the memref.get_global ops a launch uses
 // (folded tables, ALiBi slopes): outlining then copies the global into the
 // GPU module, where a host global would pass a host address to the kernel.
 //
@@ -41,6 +42,19 @@ static void rematerializeGlobals(Region &region) {
   }
 }
 
+/// Clones the constant index of every memref.dim in `region` defined
+/// outside it next to the dim: as a kernel parameter, the dim would become
+/// a dynamic lookup in a local-memory copy of the sizes.
+static void rematerializeDimIndices(Region &region) {
+  region.walk([&](memref::DimOp dim) {
+    Operation *index = dim.getIndex().getDefiningOp();
+    if (!index || !isa<arith::ConstantOp>(index) || region.isAncestor(index->getParentRegion()))
+      return;
+    OpBuilder b(dim);
+    dim.getIndexMutable().assign(b.clone(*index)->getResult(0));
+  });
+}
+
 namespace {
 struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsPass> {
   void runOnOperation() override {
@@ -68,6 +82,7 @@ struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsP
     };
     WalkResult result = getOperation().walk([&](gpu::LaunchOp launch) {
       rematerializeGlobals(launch.getBody());
+      rematerializeDimIndices(launch.getBody());
       auto sinks = hasNvgpuOps(launch) ? function_ref<bool(Operation *)>(isConstant)
                                        : function_ref<bool(Operation *)>(isVectorConstant);
       return failed(sinkOperationsIntoLaunchOp(launch, sinks)) ? WalkResult::interrupt()

@@ -27,3 +27,22 @@ func.func @slopes(%out: memref<8xf32>, %zeros: memref<4xf32>) {
   }
   return
 }
+
+// The constant index of a memref.dim inside a launch is copied next to it:
+// as a kernel parameter, the dim would read a local-memory copy of the
+// sizes at a dynamic index.
+// CHECK-LABEL: func.func @dim_index
+// CHECK: gpu.launch
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: memref.dim %{{.*}}, %[[ONE]] : memref<?x?xi32>
+func.func @dim_index(%table: memref<?x?xi32>, %out: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %columns = memref.dim %table, %c1 : memref<?x?xi32>
+    memref.store %columns, %out[%c0] : memref<1xindex>
+    gpu.terminator
+  }
+  return
+}

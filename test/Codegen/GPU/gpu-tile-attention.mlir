@@ -146,3 +146,76 @@ func.func @decode_splits(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x?x64xf32>,
        : tensor<1x8x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }
+
+// -----
+
+// A paged attention (hnd cache of 4-key pages, GQA 8/2, Dv = 16 in chunks of
+// 8, RoPE on the queries): the op's checks first, tables of the rows'
+// positions (each row's sequence by bisection of cu_seqlens), then one grid
+// over (row, head, chunk, split) that reads the block table row of its
+// sequence per key (page j / 4, slot j mod 4 at [page, kv head, slot]) and
+// either writes its output (one split) or its partial state, merged by a
+// second loop only when there are several splits. No loop over the
+// sequences, no gathered copy of the pages.
+// CHECK-LABEL: func.func @paged
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x8x32xf32>, %[[KC:.*]]: tensor<?x4x2x32xf32>, %[[VC:.*]]: tensor<?x4x2x16xf32>, %[[BT:.*]]: tensor<?x6xi32>, %[[LENS:.*]]: tensor<?xi32>, %[[CU:.*]]: tensor<?xi64>)
+// CHECK: scf.for
+// CHECK: call @pe_runtime_kv_length_out_of_range
+// CHECK: call @pe_runtime_page_out_of_range
+// CHECK: tensor.generate
+// CHECK: scf.while
+// CHECK: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only
+// CHECK: %[[V:.*]] = bufferization.to_buffer %[[VC]] read_only
+// CHECK: %[[TABLE:.*]] = bufferization.to_buffer %[[BT]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x8x16xf32>
+// CHECK: %[[CAP:.*]] = arith.minui %{{.*}}, %c128
+// CHECK: %[[SPLITS:.*]] = arith.minui %{{.*}}, %[[CAP]]
+// CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %[[SPLITS]], %c1
+// CHECK: %[[HELD:.*]] = arith.select %[[DIRECT]], %c0{{.*}}, %[[SPLITS]]
+// CHECK: %[[POUT:.*]] = memref.alloc(%{{.*}}, %[[HELD]]) : memref<?x8x?x16xf32>
+// CHECK: %[[PSTATS:.*]] = memref.alloc(%{{.*}}, %[[HELD]]) : memref<?x8x?x2xf32>
+// CHECK: scf.parallel (%[[T:.*]], %[[H:.*]], %[[C:.*]], %[[S:.*]]) = ({{.*}}) to (%{{.*}}, %c8, %c2{{.*}}, %[[SPLITS]])
+// CHECK: %[[BISECT:.*]]:2 = scf.while ({{.*}}) : (i64, i64) -> (i64, i64)
+// CHECK: %[[SEQ:.*]] = arith.index_cast %[[BISECT]]#0 : i64 to index
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: %[[COLUMN:.*]] = arith.divui %[[J]], %[[PAGE:.*]] : index
+// CHECK: %[[ENTRY:.*]] = memref.load %[[TABLE]][%[[SEQ]], %[[COLUMN]]] : memref<?x6xi32>
+// CHECK: %[[PAGEIDX:.*]] = arith.index_cast %[[ENTRY]] : i32 to index
+// CHECK: %[[SLOT:.*]] = arith.remui %[[J]], %[[PAGE]] : index
+// CHECK: vector.load %[[K]][%[[PAGEIDX]], %{{.*}}, %[[SLOT]], %{{.*}}] : memref<?x4x2x32xf32>
+// CHECK: vector.load %[[V]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x4x2x16xf32>
+// CHECK: scf.if %[[DIRECT]] {
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[T]], %[[H]], %{{.*}}] : memref<?x8x16xf32>
+// CHECK: } else {
+// CHECK: vector.store %{{.*}}, %[[POUT]][%[[T]], %[[H]], %[[S]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[PSTATS]][%[[T]], %[[H]], %[[S]], %c0
+// CHECK: scf.if %[[DIRECT]] {
+// CHECK-NEXT: } else {
+// CHECK: scf.parallel
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]]
+// CHECK: memref.load %[[PSTATS]]
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: pe.gather_pages
+// CHECK-NOT: pe.attention
+func.func @paged(%q: tensor<?x8x32xf32>, %kc: tensor<?x4x2x32xf32>, %vc: tensor<?x4x2x16xf32>,
+                 %bt: tensor<?x6xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x8x16xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x6xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) layout(hnd) causal
+       rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
+       : tensor<?x8x32xf32>, tensor<?x4x2x32xf32>, tensor<?x4x2x16xf32> -> tensor<?x8x16xf32>
+  return %o : tensor<?x8x16xf32>
+}
+
+// -----
+
+// Heads of more than 256 channels are left alone (pe-gpu-pipeline refuses
+// them with a diagnostic).
+// CHECK-LABEL: func.func @paged_too_wide
+// CHECK: pe.paged_attention
+func.func @paged_too_wide(%q: tensor<?x4x320xf32>, %kc: tensor<?x4x1x320xf32>, %vc: tensor<?x4x1x320xf32>,
+                          %bt: tensor<?x6xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x4x320xf32> {
+  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x6xi32>)
+       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal
+       : tensor<?x4x320xf32>, tensor<?x4x1x320xf32>, tensor<?x4x1x320xf32> -> tensor<?x4x320xf32>
+  return %o : tensor<?x4x320xf32>
+}

@@ -30,6 +30,12 @@ void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCores,
                                       const GpuChip &chip);
 
+/// pe.paged_attention -> one parallel loop over (packed query row, query
+/// head, value chunk, key split) reading the pages in place, then a loop
+/// merging the splits (pe-gpu-tile-attention); static heads and head dims
+/// up to 256. The splits fill the multiprocessors of `chip`.
+void populateGpuTilePagedAttentionPatterns(RewritePatternSet &patterns, const GpuChip &chip);
+
 } // namespace pe
 } // namespace mlir
 

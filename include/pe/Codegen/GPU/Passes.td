@@ -232,6 +232,20 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     fit a thread's registers) and dynamic head dims are left to
     pe-lower-to-linalg.
 
+    Every `pe.paged_attention` with static head counts and head dims up
+    to 256 becomes the same thread over a paged cache (above 64 channels
+    the thread reads its query's channels again for every key instead of
+    holding them in registers): one `scf.parallel`
+    over (packed query row t, query head, value chunk, key split); the
+    thread finds its sequence b by bisecting `cu_seqlens`, rotates its query
+    at position `kv_lens[b] - cu_seqlens[b + 1] + t` (tables of the rows'
+    positions), and reads its sequence's keys (stored rotated) and values
+    in place through the block table. The keys split into ranges of the
+    block table's capacity (at least 32 keys, as many as the chip needs
+    threads; ranges past a sequence's keys are empty), merged by a second
+    loop when there is more than one. Decode, ragged and chunked prefill
+    run the same grid. The op's run-time checks come first.
+
     With `tensor-cores` (sm_80 and newer), a bf16/f16 attention with head
     dims that are multiples of 16 up to 128 becomes `pe_gpu.mma_attention`
     on its buffers instead, the tensor-core kernel that pe-gpu-mma-attention

@@ -176,8 +176,9 @@ struct ExpandPagedAttentionPass
       return signalPassFailure();
     if (gpu) {
       WalkResult refused = getOperation()->walk([](PagedAttentionOp op) {
-        op.emitOpError() << "is not supported by pe-gpu-pipeline yet (its loop "
-                            "over the sequences runs on the host); compile it "
+        op.emitOpError() << "is not supported by pe-gpu-pipeline with these "
+                            "operands: its GPU kernel (pe-gpu-tile-attention) takes "
+                            "static head counts and head dims up to 256; compile it "
                             "for the CPU";
         return WalkResult::interrupt();
       });

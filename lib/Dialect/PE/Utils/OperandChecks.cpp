@@ -373,6 +373,35 @@ void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Va
                      });
 }
 
+/// The checks of sequence `seq` of paged attention `op`: its key count,
+/// its query count, its mask columns, its pages. Each only where the ones
+/// before it passed, so that a sequence reports one error also where
+/// checks do not stop (GPU check kernels).
+static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value seq) {
+  Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
+  Value pages = dimValue(b, op.getKeyCache(), 0);
+  Value keys = extractIndex(b, lens, seq);
+  Value queries = arith::SubIOp::create(
+      b, extractIndex(b, cu, ValueRange{arith::AddIOp::create(b, seq, one)}),
+      extractIndex(b, cu, seq));
+  Value goodLength = buildKvLengthCheck(b, op, table, seq, keys, pageSize);
+  Value badQueries =
+      arith::OrIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, queries, zero),
+                           arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, queries, keys));
+  buildPagedCheck(b, op, arith::AndIOp::create(b, goodLength, badQueries),
+                  kQueryCountOutOfRangeFn, queries, seq, keys);
+  if (Value mask = op.getMask()) {
+    Value columns = dimValue(b, mask, 2);
+    Value fewColumns = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, keys, columns);
+    buildPagedCheck(b, op, arith::AndIOp::create(b, goodLength, fewColumns),
+                    kMaskColumnsOutOfRangeFn, keys, seq, columns);
+  }
+  buildPageChecks(b, op, table, seq, keys, pageSize, pages, goodLength);
+}
+
 void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
   Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
   Value batch = dimValue(b, table, 0);
@@ -383,37 +412,38 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
                  arith::AddIOp::create(b, batch, one));
   buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
                      op.getKeyCache(), 0);
-  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START,
-                 extractIndex(b, cu, zero), zero);
-  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, extractIndex(b, cu, batch),
-                 dimValue(b, op.getQuery(), 0));
-  Value mask = op.getMask();
-  if (mask)
+  // No sequence, no query rows (cu_seqlens, one entry then, is not read).
+  Value tokens = dimValue(b, op.getQuery(), 0);
+  Value empty = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, batch, zero);
+  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END,
+                 arith::SelectOp::create(b, empty, zero, tokens), tokens);
+  if (Value mask = op.getMask())
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
-  Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
-  Value pages = dimValue(b, op.getKeyCache(), 0);
+  // Device data is read inside the loop only (one GPU thread, whose reports
+  // are deferred, where the host would read values back): cu_seqlens' first
+  // entry with the first sequence, its last with the last (where the first
+  // is right), and each sequence's checks where both ends are.
   scf::ForOp::create(b, zero, batch, one, ValueRange{}, [&](OpBuilder &nb, Location nloc,
                                                            Value seq, ValueRange) {
     ImplicitLocOpBuilder n(nloc, nb);
-    Value keys = extractIndex(n, lens, seq);
-    Value queries = arith::SubIOp::create(
-        n, extractIndex(n, cu, ValueRange{arith::AddIOp::create(n, seq, one)}),
-        extractIndex(n, cu, seq));
-    // Each check only where the ones before it passed, so that a sequence
-    // reports one error also where checks do not stop (GPU check kernels).
-    Value goodLength = buildKvLengthCheck(n, op, table, seq, keys, pageSize);
-    Value badQueries =
-        arith::OrIOp::create(n, arith::CmpIOp::create(n, arith::CmpIPredicate::slt, queries, zero),
-                             arith::CmpIOp::create(n, arith::CmpIPredicate::sgt, queries, keys));
-    buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, badQueries),
-                    kQueryCountOutOfRangeFn, queries, seq, keys);
-    if (mask) {
-      Value columns = dimValue(n, mask, 2);
-      Value fewColumns = arith::CmpIOp::create(n, arith::CmpIPredicate::sgt, keys, columns);
-      buildPagedCheck(n, op, arith::AndIOp::create(n, goodLength, fewColumns),
-                      kMaskColumnsOutOfRangeFn, keys, seq, columns);
-    }
-    buildPageChecks(n, op, table, seq, keys, pageSize, pages, goodLength);
+    auto inside = [&](Value cond, function_ref<void()> body) {
+      scf::IfOp::create(n, cond, [&](OpBuilder &, Location) {
+        body();
+        scf::YieldOp::create(n);
+      });
+    };
+    auto equal = [&](Value x, Value y) {
+      return arith::CmpIOp::create(n, arith::CmpIPredicate::eq, x, y);
+    };
+    Value start = extractIndex(n, cu, zero), end = extractIndex(n, cu, batch);
+    Value startOk = equal(start, zero);
+    inside(equal(seq, zero), [&] {
+      buildSizeCheck(n, op, PE_CHECK_PAGED_QUERY_START, start, zero);
+    });
+    inside(arith::AndIOp::create(n, startOk, equal(seq, arith::SubIOp::create(n, batch, one))),
+           [&] { buildSizeCheck(n, op, PE_CHECK_PAGED_QUERY_END, end, tokens); });
+    inside(arith::AndIOp::create(n, startOk, equal(end, tokens)),
+           [&] { buildSequenceChecks(n, op, seq); });
     scf::YieldOp::create(n);
   });
 }

@@ -77,10 +77,11 @@ def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
     compute every sequence, reading the pages in place. Runs on a module (it declares the runtime
     functions of the checks).
 
-    With `gpu`, the op is refused with a diagnostic instead: the loop over
-    the sequences reads `cu_seqlens`, `kv_lens` and the block table on the
-    host and launches kernels per sequence, which `pe-gpu-pipeline` cannot
-    schedule yet (it would outline the loop into a kernel).
+    With `gpu` (pe-gpu-pipeline, after pe-gpu-tile-attention, whose paged
+    kernel takes static heads and head dims up to 256), an op left is refused
+    with a diagnostic instead: the loop over the sequences reads
+    `cu_seqlens`, `kv_lens` and the block table on the host, which the GPU
+    pipeline would outline into one thread.
   }];
   let options = [
     Option<"gpu", "gpu", "bool", /*default=*/"false",

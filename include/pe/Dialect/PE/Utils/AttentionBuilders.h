@@ -49,7 +49,9 @@ struct PositionMask {
   std::optional<int64_t> window;
   std::optional<int64_t> chunk;
 
-  static PositionMask of(AttentionOp op) {
+  /// Of a pe.attention or pe.paged_attention.
+  template <typename AttentionLikeOp>
+  static PositionMask of(AttentionLikeOp op) {
     return {op.getCausal(), op.getWindow(), op.getChunk()};
   }
   /// Whether any key can be hidden by position.
