@@ -305,7 +305,7 @@ def _sampled_rows(rng, s: int, full: bool) -> np.ndarray:
 
 def _attention_cases(rng, full: bool) -> List[Case]:
     """Fused attention (pe-gpu-tile-attention, D = 64) over the variants, decode with its key
-    splits, and a D = 128 case (the reference lowering on the GPU), all with
+    splits, and a D = 128 case (the channels stepped, not held), all with
     --tensor-cores=false: the SIMT kernel, which the CPU schedule runs too."""
     out = []
     simt = ["--tensor-cores=false"]
@@ -338,7 +338,8 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         causal=True, rope_ir=LLAMA3_IR, rope_ref={"theta": 500000.0, "rotary_dim": 128,
                                                   "scaling": LLAMA3},
         flags=simt,
-        notes="D = 128: the reference lowering (a D = 128 row exceeds a thread's registers)"))
+        notes="D = 128: the SIMT kernel stepping through the channels (a D = 128 row "
+              "exceeds a thread's registers)"))
     skv = 32768 if full else 40
     out.append(_attention_case(
         "decode_gqa_llama3_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 64), causal=True,

@@ -16,10 +16,12 @@
 // CHECK-SELECT: pe_gpu.mma_attention %{{.*}}, %{{.*}}, %{{.*}} into %[[OUT]] positions(%{{.*}}, %{{.*}}) tables(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>, memref<?x64xf32>) scale(0.088388347648318433) causal rope(#pe.rope<theta = 500000.0, rotary_dim = 128
 // CHECK-SELECT-SAME: rotated_keys default_positions : memref<1x32x?x128xbf16>, memref<1x8x?x128xbf16>, memref<1x8x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x32x?x128xbf16>
 // CHECK-SELECT: bufferization.to_tensor %[[OUT]]
-// Without the option, D = 128 is left to the reference lowering.
+// Without the option, D = 128 takes the SIMT kernel (its channels stepped
+// in loops).
 // CHECK-SIMT-LABEL: func.func @llama3
 // CHECK-SIMT-NOT: pe_gpu.mma_attention
-// CHECK-SIMT: pe.attention
+// CHECK-SIMT-NOT: pe.attention
+// CHECK-SIMT: scf.parallel
 
 // The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
 // 16-byte aligned in address space 3; one launch of 128 threads per (row
@@ -178,7 +180,7 @@ func.func @one_row_tile(%q: tensor<1x32x16x128xbf16>, %k: tensor<1x8x?x128xbf16>
 // empty batch divides by no 0; the partial states in f32 buffers
 // [B, Hq, Sq, n, Dv] and [B, Hq, Sq, n, 2]), then one loop per (row, value
 // chunk) merging the splits; head dims that are not multiples of 16
-// (D = 72) the reference lowering.
+// (D = 72) the SIMT kernel.
 // CHECK-SELECT-LABEL: func.func @others
 // CHECK-SELECT-NOT: pe_gpu.mma_attention
 // CHECK-SELECT: scf.parallel
@@ -191,8 +193,9 @@ func.func @one_row_tile(%q: tensor<1x32x16x128xbf16>, %k: tensor<1x8x?x128xbf16>
 // CHECK-SELECT: scf.for %{{.*}} = %c0{{.*}} to %[[SPLITS]]
 // CHECK-SELECT: memref.load %[[PS]]
 // CHECK-SELECT: vector.load %[[PO]]
-// CHECK-SELECT: pe.attention
+// CHECK-SELECT: scf.parallel
 // CHECK-SELECT-NOT: pe_gpu.mma_attention
+// CHECK-SELECT-NOT: pe.attention
 func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor<1x4x?x64xf32>,
                   %qd: tensor<1x4x1x64xbf16>, %kd: tensor<1x4x?x64xbf16>, %vd: tensor<1x4x?x64xbf16>,
                   %qw: tensor<1x4x?x72xbf16>, %kw: tensor<1x4x?x72xbf16>, %vw: tensor<1x4x?x72xbf16>)

@@ -93,16 +93,33 @@ func.func @broadcast_mask(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>, %v
 
 // -----
 
-// A D = 128 query row does not fit a thread's registers: the reference
-// lowering.
+// A D = 128 query row does not fit a thread's registers: the thread steps
+// through the channels in loops (the rotated pairs, 8 at a time), reading
+// the query again for every key.
 // CHECK-LABEL: func.func @wide_head
-// CHECK: pe.attention
-// CHECK-NOT: scf.parallel
+// CHECK-NOT: pe.attention
+// CHECK: scf.parallel
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: scf.for %[[P:.*]] = %c0{{.*}} to %c64{{.*}} step %c8{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// CHECK: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[P]]] : memref<1x32x?x128xf32>, vector<8xf32>
 func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
                      %v: tensor<1x8x?x128xf32>) -> tensor<1x32x?x128xf32> {
-  %o = pe.attention %q, %k, %v causal
+  %o = pe.attention %q, %k, %v causal rope(#pe.rope<rotary_dim = 128>)
        : tensor<1x32x?x128xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x32x?x128xf32>
   return %o : tensor<1x32x?x128xf32>
+}
+
+// -----
+
+// Heads of more than 256 channels: the reference lowering.
+// CHECK-LABEL: func.func @wider_head
+// CHECK: pe.attention
+// CHECK-NOT: scf.parallel
+func.func @wider_head(%q: tensor<1x4x?x320xf32>, %k: tensor<1x4x?x320xf32>,
+                      %v: tensor<1x4x?x320xf32>) -> tensor<1x4x?x320xf32> {
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x4x?x320xf32>, tensor<1x4x?x320xf32>, tensor<1x4x?x320xf32> -> tensor<1x4x?x320xf32>
+  return %o : tensor<1x4x?x320xf32>
 }
 
 // -----

@@ -210,7 +210,7 @@ def PEGpuTileRope : Pass<"pe-gpu-tile-rope"> {
 def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
   let summary = "Lower pe.attention to a fused flash-attention loop without scores in memory (GPU)";
   let description = [{
-    Every `pe.attention` with static head counts and head dims D, Dv <= 64
+    Every `pe.attention` with static head counts and head dims D, Dv <= 256
     becomes one `scf.parallel` over (batch, query head, query, chunk of up
     to 8 value channels), innermost the chunk, one GPU thread per
     iteration: the thread rotates its query row (rope(q), f32
@@ -228,9 +228,10 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     thread per (row, chunk, split), and merges the splits' (max, sum,
     output) in a second loop. Computed in f32 for every element type,
     rounded once. This is the path without tensor cores (every
-    element type, every chip); wider heads (a D = 128 query row does not
-    fit a thread's registers) and dynamic head dims are left to
-    pe-lower-to-linalg.
+    element type, every chip). Above 64 channels (a D = 128 query row does
+    not fit a thread's registers) the dot product steps through the
+    channels in loops, reading the query again for every key; wider heads
+    and dynamic head dims are left to pe-lower-to-linalg.
 
     Every `pe.paged_attention` with static head counts and head dims up
     to 256 becomes the same thread over a paged cache (above 64 channels

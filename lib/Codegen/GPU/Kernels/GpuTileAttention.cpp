@@ -8,8 +8,8 @@
 // memory. The threads of one query row (its chunks) and of one KV group
 // repeat the key rotation and the dot product; the tensor-core kernel
 // (pe_gpu.mma_attention, for f16/bf16) shares them across a block. The
-// query row lives in registers, which bounds the head dim (kMaxHeadDim).
-// Decode splits the keys across threads and merges the splits' states in
+// query row lives in registers up to kMaxHeadDim channels; wider heads, up
+// to kMaxStreamedHeadDim, step through the channels. Decode splits the keys across threads and merges the splits' states in
 // a second loop.
 //
 //===----------------------------------------------------------------------===//
@@ -66,7 +66,8 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
     return std::nullopt;
   GpuAttentionShape s;
   s.heads = *heads;
-  if (!anyHeadDim && (s.heads.headDim > kMaxHeadDim || s.heads.valueDim > kMaxHeadDim))
+  if (!anyHeadDim && (s.heads.headDim > kMaxStreamedHeadDim ||
+                      s.heads.valueDim > kMaxStreamedHeadDim))
     return std::nullopt;
   s.chunk = GpuAttentionShape::chunkOf(s.heads.valueDim);
   s.element = op.getQuery().getType().getElementType();
