@@ -99,7 +99,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
         tensorCores, options.chip, options.multiprocessors}));
-  // The paged attention that the GPU kernel did not take is refused.
+  // Paged attention without pe-gpu-tile-attention is refused.
   pm.addPass(pe::createPEExpandPagedAttention(
       pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));
   if (options.tileRope)

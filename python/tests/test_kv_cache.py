@@ -37,9 +37,13 @@ ROPES.update({"interleaved": ("none", DIM, "interleaved"),
 LOW_PRECISION_ROPES = ("none", "llama3", "yarn", "interleaved", "partial-half", "no-rope")
 
 
-# Rotations of heads wider than DIM (the paged attention cases of head dim 128).
+# Rotations of heads wider than DIM (the paged attention cases of head dim 128), and
+# dynamic NTK scaled above 16 positions: sequences of the same batch on both sides.
+EXTRA_VARIANTS = {"dynamic_ntk_L16": lambda r: (10000.0, {"type": "dynamic_ntk", "factor": 2.0,
+                                                          "max_position_embeddings": 16})}
 WIDE_ROPES = {"llama3-d128": ("llama3", 128, "half"),
-              "yarn-d128-interleaved-96": ("yarn", 96, "interleaved")}
+              "yarn-d128-interleaved-96": ("yarn", 96, "interleaved"),
+              "dynamic-ntk-L16": ("dynamic_ntk_L16", DIM, "half")}
 
 
 def _rope(name):
@@ -48,7 +52,7 @@ def _rope(name):
     if spec is None:
         return None, None
     variant, r, style = spec
-    theta, scaling = VARIANTS[variant](r)
+    theta, scaling = {**VARIANTS, **EXTRA_VARIANTS}[variant](r)
     return rope_attr(theta, r, style, scaling), dict(theta=theta, rotary_dim=r,
                                                       scaling=scaling, style=style)
 
@@ -335,7 +339,11 @@ PAGED_CASES = {
     # heads beside a window.
     "mask-gqa-llama3": (8, 2, 32, 32, dict(causal=True, rope="llama3", mask=8)),
     "mask-shared-window": (4, 2, 16, 16, dict(causal=True, window=6, mask=1)),
+    # Each sequence rotated at its own length: scaled above 16 keys, not below.
+    "dynamic-ntk-gqa": (8, 2, 32, 32, dict(causal=True, rope="dynamic-ntk-L16")),
 }
+# The GPU kernel refuses frequencies that depend on each sequence's length.
+GPU_REFUSED = {"dynamic-ntk-gqa"}
 # Head dim 128 (the GPU kernel streams the query's channels instead of holding them):
 # run on the GPU schedule only, the CPU kernels' D = 128 paths having their own tests.
 WIDE_PAGED_CASES = {
@@ -415,7 +423,8 @@ func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
                 ids=lambda p: "-".join(p))
 def paged_module(request):
     layout, dtype, lowering = request.param
-    ir = "\n".join(_paged_function(n, layout, dtype) for n in PAGED_CASES)
+    names = [n for n in PAGED_CASES if lowering != "gpu-on-cpu" or n not in GPU_REFUSED]
+    ir = "\n".join(_paged_function(n, layout, dtype) for n in names)
     return layout, dtype, runner.compile(ir, PAGED_LOWERINGS[lowering])
 
 
@@ -470,6 +479,8 @@ def test_paged_attention_against_reference(paged_module):
     layout, dtype, compiled = paged_module
     rng = np.random.default_rng(23)
     for name in PAGED_CASES:
+        if "paged_" + name.replace("-", "_") not in compiled.functions:
+            continue  # refused by the GPU kernel (test_gpu_pipeline_refuses_...)
         for batch, sequences in (("mixed", SEQUENCES), ("decode", DECODE_SEQUENCES)):
             args = _paged_inputs(name, layout, dtype, rng, sequences)
             cast = [a.astype(NUMPY[dtype]) if i < 3 else a for i, a in enumerate(args)]
@@ -527,6 +538,9 @@ def test_paged_decode_batch_checks_its_pages(paged_module):
     ("cu-start", "cu_seqlens does not start at 0: got 1, expected 0"),
     ("cu-end", "cu_seqlens does not end at the number of query rows: got 16, expected 17"),
     ("batch", "kv_lens or cu_seqlens do not match the block table's sequences"),
+    ("empty-batch-start", "cu_seqlens does not start at 0: got 5, expected 0"),
+    ("empty-batch-rows", "cu_seqlens does not end at the number of query rows: got 0, "
+                         "expected 17"),
 ])
 def test_paged_attention_bad_inputs_are_errors(paged_module, bad, message):
     layout, dtype, compiled = paged_module
@@ -548,6 +562,10 @@ def test_paged_attention_bad_inputs_are_errors(paged_module, bad, message):
         cu = np.concatenate([cu[:-1], [cu[-1] - 1]])
     elif bad == "batch":
         lens = lens[:-1]
+    elif bad.startswith("empty-batch"):  # no sequences: cu_seqlens must be [0], no rows
+        table, lens = table[:0], lens[:0]
+        cu = np.array([5 if bad == "empty-batch-start" else 0], dtype=cu.dtype)
+        q = q if bad == "empty-batch-rows" else q[:0]
     cast = [a.astype(NUMPY[dtype]) for a in (q, kc, vc)]
     with pytest.raises(runner.KernelError, match=re.escape(message)):
         compiled.call("paged_mqa_window", *cast, table, lens, cu)
@@ -659,7 +677,7 @@ GPU_SPLIT_SEQUENCES = [(1, 95), (1, 40), (3, 33), (1, 1), (0, 5), (2, 64), (1, 9
 def test_gpu_kernel_merges_key_splits(layout):
     """The GPU schedule on the CPU with keys split across threads (3 splits of 32 keys)
     and merged: every case, and heads of 128 channels, against the float64 reference."""
-    names = [*PAGED_CASES, *WIDE_PAGED_CASES]
+    names = [n for n in [*PAGED_CASES, *WIDE_PAGED_CASES] if n not in GPU_REFUSED]
     ir = "\n".join(_paged_function(n, layout, "f32", GPU_SPLIT_PAGE) for n in names)
     compiled = runner.compile(ir, PAGED_LOWERINGS["gpu-on-cpu"])
     rng = np.random.default_rng(41)
@@ -673,13 +691,26 @@ def test_gpu_kernel_merges_key_splits(layout):
         assert err <= 1e-5, f"{layout} {name}: relative error {err:.3g}"
 
 
-def test_gpu_pipeline_refuses_what_its_kernel_does_not_take():
-    """A paged attention of head dim 320 (above the kernel's 256): a diagnostic, not a
-    library whose loop over the sequences would run in one GPU thread."""
-    ir = _paged_function("mqa-window", "nhd", "f32").replace("x32xf32>", "x320xf32>")
-    with pytest.raises(RuntimeError, match="'pe.paged_attention' op is not supported by "
-                                           "pe-gpu-pipeline with these operands"):
-        runner.compile(ir, ["--target=gpu-on-cpu"])
+@pytest.mark.parametrize("case, reason", [
+    ("wide", "its head dims exceed 256"),
+    ("dynamic-ntk", "its rope's frequencies depend on each sequence's length"),
+    ("untiled", None),
+])
+def test_gpu_pipeline_refuses_what_its_kernel_does_not_take(case, reason):
+    """A paged attention of head dim 320 (above the kernel's 256), one whose rotation
+    depends on each sequence's length (the kernel's one table of row positions would
+    give every sequence the batch's longest), and any without the kernel: a diagnostic
+    naming why, not a library whose loop over the sequences would run in one GPU
+    thread."""
+    name = "dynamic-ntk-gqa" if case == "dynamic-ntk" else "mqa-window"
+    ir = _paged_function(name, "nhd", "f32")
+    if case == "wide":
+        ir = ir.replace("x32xf32>", "x320xf32>")
+    flags = ["--target=gpu-on-cpu", *(["--tile-attention=false"] if case == "untiled" else [])]
+    message = ("is not supported by pe-gpu-pipeline without pe-gpu-tile-attention"
+               if reason is None else f"is not supported by the GPU kernel: {reason}")
+    with pytest.raises(RuntimeError, match=re.escape(f"'pe.paged_attention' op {message}")):
+        runner.compile(ir, flags)
 
 
 # ---------------------------------------------------------------------------

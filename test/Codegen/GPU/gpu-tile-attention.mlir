@@ -222,17 +222,3 @@ func.func @paged(%q: tensor<?x8x32xf32>, %kc: tensor<?x4x2x32xf32>, %vc: tensor<
        : tensor<?x8x32xf32>, tensor<?x4x2x32xf32>, tensor<?x4x2x16xf32> -> tensor<?x8x16xf32>
   return %o : tensor<?x8x16xf32>
 }
-
-// -----
-
-// Heads of more than 256 channels are left alone (pe-gpu-pipeline refuses
-// them with a diagnostic).
-// CHECK-LABEL: func.func @paged_too_wide
-// CHECK: pe.paged_attention
-func.func @paged_too_wide(%q: tensor<?x4x320xf32>, %kc: tensor<?x4x1x320xf32>, %vc: tensor<?x4x1x320xf32>,
-                          %bt: tensor<?x6xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x4x320xf32> {
-  %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x6xi32>)
-       kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal
-       : tensor<?x4x320xf32>, tensor<?x4x1x320xf32>, tensor<?x4x1x320xf32> -> tensor<?x4x320xf32>
-  return %o : tensor<?x4x320xf32>
-}

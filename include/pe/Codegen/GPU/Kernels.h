@@ -4,9 +4,12 @@
 
 #include "pe/Target/GpuChip.h"
 
+#include "mlir/Support/LLVM.h"
+
 #include <cstdint>
 
 namespace mlir {
+class Operation;
 class RewritePatternSet;
 namespace pe {
 
@@ -33,8 +36,12 @@ void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCo
 /// pe.paged_attention -> one parallel loop over (packed query row, query
 /// head, value chunk, key split) reading the pages in place, then a loop
 /// merging the splits (pe-gpu-tile-attention); static heads and head dims
-/// up to 256. The splits fill the multiprocessors of `chip`.
+/// up to 256, frequencies that do not depend on the sequence's length. The splits fill the multiprocessors of `chip`.
 void populateGpuTilePagedAttentionPatterns(RewritePatternSet &patterns, const GpuChip &chip);
+
+/// An error on each pe.paged_attention under `root` (those the paged
+/// kernel did not take), naming why; failure if there was one.
+LogicalResult refuseUntiledPagedAttention(Operation *root);
 
 } // namespace pe
 } // namespace mlir

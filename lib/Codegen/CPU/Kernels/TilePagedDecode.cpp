@@ -12,6 +12,7 @@
 #include "pe/Dialect/PE/Utils/KernelUtils.h"
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
+#include "pe/Math/PositionalMath.h"
 
 #include "AttentionTask.h"
 
@@ -169,7 +170,10 @@ Value batchedDecode(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value query,
 /// Rewrites `op` as the batched kernel (after the op's checks) or the op itself;
 /// leaves it alone where the decode kernel does not apply.
 void tileDecode(PagedAttentionOp op, const TileAttentionOptions &options) {
-  if (op.getRopeAttr() && op.getRopeAttr().isMultiStream())
+  // The batch's queries are rotated as one tensor: frequencies that depend
+  // on the sequence's length (each sequence's own) stay with the expansion.
+  if (RopeAttr rope = op.getRopeAttr();
+      rope && (rope.isMultiStream() || formula::dependsOnSequenceLength(rope.getConfig())))
     return;
   OpBuilder builder(op);
   ImplicitLocOpBuilder b(op.getLoc(), builder);

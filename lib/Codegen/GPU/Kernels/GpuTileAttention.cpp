@@ -1,6 +1,7 @@
 //===- GpuTileAttention.cpp - pe-gpu-tile-attention -----------------------===//
 //
-// pe.attention for the GPU. Without tensor cores: one parallel loop over
+// pe.attention for the GPU (pe.paged_attention: GpuTilePagedAttention.cpp,
+// the same pass). Without tensor cores: one parallel loop over
 // (batch b, query head h, query i, chunk c of the value channels), mapped
 // one iteration per thread, chunk innermost (decode: then the key split),
 // each thread one simt::AttentionThread (SimtAttention.h) over the keys of
@@ -313,6 +314,9 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
     populateGpuTileAttentionPatterns(patterns, tensorCores, *described);
     populateGpuTilePagedAttentionPatterns(patterns, *described);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // Paged attention has no reference lowering on the GPU.
+    if (failed(refuseUntiledPagedAttention(getOperation())))
+      signalPassFailure();
   }
 };
 

@@ -26,6 +26,7 @@
 #include "pe/Dialect/PE/Utils/OperandChecks.h"
 #include "pe/Dialect/PE/Utils/RopeBuilders.h"
 #include "pe/Dialect/PE/Utils/ValueUtils.h"
+#include "pe/Math/PositionalMath.h"
 #include "pe-c/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,22 +42,44 @@ using namespace mlir::pe::simt;
 
 namespace {
 
+/// The heads of `op` (dynamic sizes as such).
+AttentionHeads pagedHeads(PagedAttentionOp op) {
+  RankedTensorType q = op.getQuery().getType();
+  AttentionHeads heads;
+  heads.queryHeads = q.getDimSize(1);
+  heads.kvHeads = op.getKeyCache().getType().getDimSize(op.getHeadsDim());
+  heads.headDim = q.getDimSize(2);
+  heads.valueDim = op.getValueCache().getType().getDimSize(3);
+  return heads;
+}
+
+/// Why the paged kernel does not take `op`, or std::nullopt when it does.
+std::optional<std::string> pagedKernelRefusal(PagedAttentionOp op) {
+  AttentionHeads h = pagedHeads(op);
+  for (int64_t dim : {h.queryHeads, h.kvHeads, h.headDim, h.valueDim})
+    if (ShapedType::isDynamic(dim) || dim < 1)
+      return std::string("its head counts and head dims must be static");
+  if (h.headDim > kMaxStreamedHeadDim || h.valueDim > kMaxStreamedHeadDim)
+    return "its head dims exceed " + std::to_string(kMaxStreamedHeadDim);
+  // One table of the rows' positions serves every sequence: frequencies that
+  // depend on the sequence's length would take the batch's longest.
+  if (RopeAttr rope = op.getRopeAttr(); rope && formula::dependsOnSequenceLength(rope.getConfig()))
+    return std::string("its rope's frequencies depend on each sequence's length (dynamic "
+                       "NTK or dynamic LongRoPE)");
+  if (!SymbolTable::getNearestSymbolTable(op))
+    return std::string("it is not inside a symbol table");
+  return std::nullopt;
+}
+
 /// What the paged kernel is specialized on: static heads and head dims up
 /// to kMaxStreamedHeadDim, keys stored rotated.
 std::optional<GpuAttentionShape> pagedShapeOf(PagedAttentionOp op) {
-  RankedTensorType q = op.getQuery().getType();
-  GpuAttentionShape s;
-  s.heads.queryHeads = q.getDimSize(1);
-  s.heads.kvHeads = op.getKeyCache().getType().getDimSize(op.getHeadsDim());
-  s.heads.headDim = q.getDimSize(2);
-  s.heads.valueDim = op.getValueCache().getType().getDimSize(3);
-  for (int64_t dim : {s.heads.queryHeads, s.heads.kvHeads, s.heads.headDim, s.heads.valueDim})
-    if (ShapedType::isDynamic(dim) || dim < 1)
-      return std::nullopt;
-  if (s.heads.headDim > kMaxStreamedHeadDim || s.heads.valueDim > kMaxStreamedHeadDim)
+  if (pagedKernelRefusal(op))
     return std::nullopt;
+  GpuAttentionShape s;
+  s.heads = pagedHeads(op);
   s.chunk = GpuAttentionShape::chunkOf(s.heads.valueDim);
-  s.element = q.getElementType();
+  s.element = op.getQuery().getType().getElementType();
   s.scale = op.getEffectiveScale();
   s.positionMask = PositionMask::of(op);
   s.alibi = op.getAlibi().has_value();
@@ -142,9 +165,7 @@ struct GpuTilePagedAttention : OpRewritePattern<PagedAttentionOp> {
   LogicalResult matchAndRewrite(PagedAttentionOp op, PatternRewriter &rewriter) const override {
     std::optional<GpuAttentionShape> shape = pagedShapeOf(op);
     if (!shape)
-      return rewriter.notifyMatchFailure(op, "dynamic or too wide heads");
-    if (!SymbolTable::getNearestSymbolTable(op))
-      return rewriter.notifyMatchFailure(op, "not inside a symbol table");
+      return rewriter.notifyMatchFailure(op, "not a shape of the paged kernel");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     buildPagedAttentionChecks(b, op);
     const int64_t hq = shape->heads.queryHeads, dv = shape->heads.valueDim;
@@ -252,4 +273,14 @@ struct GpuTilePagedAttention : OpRewritePattern<PagedAttentionOp> {
 void mlir::pe::populateGpuTilePagedAttentionPatterns(RewritePatternSet &patterns,
                                                      const GpuChip &chip) {
   patterns.add<GpuTilePagedAttention>(patterns.getContext(), chip);
+}
+
+LogicalResult mlir::pe::refuseUntiledPagedAttention(Operation *root) {
+  WalkResult refused = root->walk([](PagedAttentionOp op) {
+    std::optional<std::string> why = pagedKernelRefusal(op);
+    op.emitOpError() << "is not supported by the GPU kernel: "
+                     << why.value_or("it was not rewritten") << "; compile it for the CPU";
+    return WalkResult::interrupt();
+  });
+  return failure(refused.wasInterrupted());
 }

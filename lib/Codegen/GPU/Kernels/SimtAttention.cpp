@@ -56,8 +56,8 @@ SmallVector<Value> AttentionThread::streamKeys(Value k0, Value k1, Value withSin
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
-    Value score = keyScore(query, j, qp, slope, rowScale);
     SmallVector<Value> at = keyAt(j);
+    Value score = keyScore(query, j, at, qp, slope, rowScale);
     at.push_back(e0);
     Value value = loadValueChunk(buf.v, at, s.element);
     scf::YieldOp::create(b, softmaxStep(loop.getRegionIterArgs(), score, /*weight=*/nullptr,
@@ -308,8 +308,9 @@ Value AttentionThread::dotRotated(const Row &q, const Row &k) {
 /// The score of key j for the thread's query: rowScale (q' . rope(k)),
 /// soft-capped, then ALiBi, the mask operand, and -inf where the position
 /// masks hide the key.
-Value AttentionThread::keyScore(const Row &query, Value j, Value qp, Value slope, Value rowScale) {
-  Row key{buf.k, keyAt(j), buf.kCos, buf.kSin, j};
+Value AttentionThread::keyScore(const Row &query, Value j, ArrayRef<Value> keyRow, Value qp,
+                                Value slope, Value rowScale) {
+  Row key{buf.k, SmallVector<Value>(keyRow), buf.kCos, buf.kSin, j};
   Value dot = dotRotated(query, key);
   Value score = arith::MulFOp::create(b, dot, rowScale);
   if (s.softcap)
@@ -383,7 +384,9 @@ std::pair<Value, Value> simt::keySplits(ImplicitLocOpBuilder &b, Value keys, Val
   Value target = arith::ConstantIndexOp::create(b, targetThreads);
   Value maxSplits = arith::ConstantIndexOp::create(b, kMaxSplits);
   Value minKeys = arith::ConstantIndexOp::create(b, kMinSplitKeys);
-  Value cap = clamp(ceilDiv(target, threads), maxSplits);
+  // No rows (threads = 0): divide by 1, not 0.
+  Value divisor = arith::MaxUIOp::create(b, threads, arith::ConstantIndexOp::create(b, 1));
+  Value cap = clamp(ceilDiv(target, divisor), maxSplits);
   Value splits = clamp(ceilDiv(keys, minKeys), cap);
   return {splits, ceilDiv(keys, splits)};
 }

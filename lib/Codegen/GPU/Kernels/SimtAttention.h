@@ -159,7 +159,9 @@ private:
   Value loadChannels(const Row &row, Value c, int64_t n);
   SmallVector<Piece> rotatedPieces(const Row &row, Value pair, int64_t lanes);
   Value dotRotated(const Row &q, const Row &k);
-  Value keyScore(const Row &query, Value j, Value qp, Value slope, Value rowScale);
+  /// The score of key j (at `keyRow` in K, keyAt(j)).
+  Value keyScore(const Row &query, Value j, ArrayRef<Value> keyRow, Value qp, Value slope,
+                 Value rowScale);
   Value maskEntry(Value j);
   SmallVector<Value> initialState();
   Value loadValueChunk(Value buffer, ValueRange at, Type element);

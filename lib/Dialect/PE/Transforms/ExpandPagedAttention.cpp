@@ -176,10 +176,9 @@ struct ExpandPagedAttentionPass
       return signalPassFailure();
     if (gpu) {
       WalkResult refused = getOperation()->walk([](PagedAttentionOp op) {
-        op.emitOpError() << "is not supported by pe-gpu-pipeline with these "
-                            "operands: its GPU kernel (pe-gpu-tile-attention) takes "
-                            "static head counts and head dims up to 256; compile it "
-                            "for the CPU";
+        op.emitOpError() << "is not supported by pe-gpu-pipeline without "
+                            "pe-gpu-tile-attention (tile-attention=false), whose "
+                            "kernel computes it; compile it for the CPU";
         return WalkResult::interrupt();
       });
       if (refused.wasInterrupted())

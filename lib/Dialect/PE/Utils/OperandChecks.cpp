@@ -412,11 +412,16 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
                  arith::AddIOp::create(b, batch, one));
   buildSameSizeCheck(b, op, PE_CHECK_PAGED_CACHES, op.getValueCache(), 0,
                      op.getKeyCache(), 0);
-  // No sequence, no query rows (cu_seqlens, one entry then, is not read).
+  // No sequence: cu_seqlens = [0] and no query rows, read here (the loop
+  // below reads them otherwise).
   Value tokens = dimValue(b, op.getQuery(), 0);
   Value empty = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, batch, zero);
-  buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END,
-                 arith::SelectOp::create(b, empty, zero, tokens), tokens);
+  scf::IfOp::create(b, empty, [&](OpBuilder &, Location) {
+    Value start = extractIndex(b, cu, zero);
+    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_START, start, zero);
+    buildSizeCheck(b, op, PE_CHECK_PAGED_QUERY_END, start, tokens);
+    scf::YieldOp::create(b);
+  });
   if (Value mask = op.getMask())
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
   // Device data is read inside the loop only (one GPU thread, whose reports

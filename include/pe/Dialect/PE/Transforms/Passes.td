@@ -78,8 +78,8 @@ def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
     functions of the checks).
 
     With `gpu` (pe-gpu-pipeline, after pe-gpu-tile-attention, whose paged
-    kernel takes static heads and head dims up to 256), an op left is refused
-    with a diagnostic instead: the loop over the sequences reads
+    kernel computes the op or refuses it), an op left (tile-attention=false)
+    is refused with a diagnostic instead: the loop over the sequences reads
     `cu_seqlens`, `kv_lens` and the block table on the host, which the GPU
     pipeline would outline into one thread.
   }];
