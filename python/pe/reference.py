@@ -642,8 +642,9 @@ def append_kv(key, value, key_cache, value_cache, slots, layout: str = "dense",
     slots ``[T]`` (slot ``s`` is row ``s % page_size`` of page ``s // page_size``).
     A slot of -1 skips its token; any other slot outside ``[0, capacity)`` raises
     IndexError. With ``rope`` (keyword arguments of `apply_rope`: theta, rotary_dim,
-    scaling, style) each key row is rotated by its position first. Tokens are written in
-    order (a repeated slot keeps the later token).
+    scaling, style, sections) each key row is rotated by its position first (a
+    multi-stream rope: positions ``[A, T]`` for pages, ``[A, S]`` or ``[B, A, S]`` dense).
+    Tokens are written in order (a repeated slot keeps the later token).
     """
     if layout not in CACHE_LAYOUTS:
         raise ValueError(f"layout must be one of {CACHE_LAYOUTS}, got {layout!r}")
@@ -674,7 +675,9 @@ def append_kv(key, value, key_cache, value_cache, slots, layout: str = "dense",
                     v_out[b, :, slot] = value[b, :, s]
         return k_out, v_out
     if rope is not None:  # [T, H, D] as a batch of T one-token sequences
-        pos = np.asarray(positions).reshape(-1, 1)
+        pos = np.asarray(positions)
+        # [T] -> [T, 1]; a multi-stream rope's [A, T] -> [T, A, 1]
+        pos = pos.T[:, :, None] if rope.get("sections") is not None else pos.reshape(-1, 1)
         key = apply_rope(key[:, None], pos, layout="bshd", **rope)[:, 0]
     page_size = k_out.shape[1 if layout == "nhd" else 2]
     for t, slot in enumerate(flat):

@@ -350,6 +350,12 @@ def _cache_spec(layout: str, rope: Union[None, str, Mapping]) -> str:
     return f"layout={layout} rope={rope or '-'}"
 
 
+def _rope_streams(rope: Optional[str]) -> int:
+    """The position streams of a multi-stream rope attribute (its sections), else 0."""
+    found = re.search(r"sections = \[([^\]]*)\]", rope or "")
+    return len(found.group(1).split(",")) if found else 0
+
+
 def append_kv_ir(spec: str, heads: int, dim: int, value_dim: int, page_size: int,
                  element: str) -> str:
     """The function `@append_kv` the operator compiles: dynamic batch, tokens, cache
@@ -357,20 +363,23 @@ def append_kv_ir(spec: str, heads: int, dim: int, value_dim: int, page_size: int
     head, _, rope = spec.partition(" rope=")
     layout = head.split("=", 1)[1]
     rope = None if rope == "-" else rope
+    streams = _rope_streams(rope)
     if layout == "dense":
         rows = lambda d: f"tensor<?x{heads}x?x{d}x{element}>"  # noqa: E731
         cache = rows
         index = "tensor<?x?xi64>"
+        pos = f"tensor<?x{streams}x?xi64>" if streams else index
     else:
         rows = lambda d: f"tensor<?x{heads}x{d}x{element}>"  # noqa: E731
         page = (page_size, heads) if layout == "nhd" else (heads, page_size)
         cache = lambda d: f"tensor<?x{page[0]}x{page[1]}x{d}x{element}>"  # noqa: E731
         index = "tensor<?xi64>"
+        pos = f"tensor<{streams}x?xi64>" if streams else index
     k, v, kc, vc = rows(dim), rows(value_dim), cache(dim), cache(value_dim)
-    positions = f" positions(%pos : {index})" if rope else ""
+    positions = f" positions(%pos : {pos})" if rope else ""
     rotation = f" rope({rope})" if rope else ""
     return f"""func.func @append_kv(%k: {k}, %v: {v}, %kc: {kc} {{pe.in_place}},
-                     %vc: {vc} {{pe.in_place}}, %slots: {index}, %pos: {index})
+                     %vc: {vc} {{pe.in_place}}, %slots: {index}, %pos: {pos})
     -> ({kc}, {vc}) {{
   %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {index}){positions} layout({layout}){rotation}
            : {k}, {v} -> {kc}, {vc}
@@ -409,9 +418,14 @@ def _append_kv_impl(key, value, key_cache, value_cache, slots, positions, spec) 
     if key.dim() != (3 if paged else 4) or key_cache.dim() != 4:
         raise ValueError(f"{what}: key {tuple(key.shape)} and key_cache "
                          f"{tuple(key_cache.shape)} do not fit the layout ({spec})")
+    streams = _rope_streams(spec.partition(" rope=")[2])
     if positions is None:
         positions = slots
     _check("positions", positions, torch.int64)
+    if streams and positions.dim() != slots.dim() + 1:
+        raise ValueError(f"{what}: a multi-stream rope takes positions [A, ...] with the "
+                         f"slots' shape after A = {streams} streams, got "
+                         f"{tuple(positions.shape)} for slots {tuple(slots.shape)}")
     heads, dim, value_dim = key.shape[1], key.shape[-1], value.shape[-1]
     page_size = key_cache.shape[2 if "layout=hnd" in spec else 1] if paged else 0
     shape = ("append_kv", spec, heads, dim, value_dim, page_size, _ELEMENT[key.dtype])
@@ -419,7 +433,8 @@ def _append_kv_impl(key, value, key_cache, value_cache, slots, positions, spec) 
                                                            ["--num-threads=1"]))
     if not paged and slots.dim() == 1:  # [S] shared by the batch
         slots = slots.expand(key.shape[0], -1)
-        positions = positions.expand(key.shape[0], -1) if positions.dim() == 1 else positions
+    if not paged and positions.dim() == (2 if streams else 1):  # shared by the batch
+        positions = positions.expand(key.shape[0], *positions.shape)
     tensors = [key.contiguous(), value.contiguous(), key_cache, value_cache,
                slots.contiguous(), positions.contiguous()]
     _call_entry(module, "append_kv", tensors, what)
@@ -445,7 +460,8 @@ def append_kv(key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor,
     place (semantics: docs/dialect.md). Paged (`nhd`, `hnd`): key [T, Hkv, D], value
     [T, Hkv, Dv], slots [T] (vLLM's slot_mapping, -1 skips a token); dense: key
     [B, Hkv, S, D], caches [B, Hkv, Smax, D], slots [S] or [B, S]. With `rope` the keys
-    are rotated by `positions` (int64, the slots' shape) as they are written."""
+    are rotated by `positions` (int64, the slots' shape; a multi-stream rope's
+    [A, T] paged, [A, S] or [B, A, S] dense) as they are written."""
     spec = _cache_spec(layout, rope)
     if (rope is None) != (positions is None):
         raise ValueError("pe.append_kv: positions are given exactly when rope is")

@@ -309,6 +309,74 @@ def test_gpu_schedule_on_the_cpu(layout, dtype):
     assert err <= TOLERANCE[dtype], f"relative error {err:.3g}"
 
 
+# Multi-stream ropes of DIM channels (16 pairs): Qwen2-VL's M-RoPE, Qwen3-VL's
+# interleaved M-RoPE, ggml's 2-D vision rope.
+MULTI_STREAM_ROPES = {
+    "mrope": dict(theta=1000000.0, sections=[4, 6, 6]),
+    "imrope": dict(theta=5000000.0, sections=[8, 4, 4], section_mode="interleaved"),
+    "vision": dict(theta=10000.0, sections=[8, 8], section_mode="vision"),
+}
+
+
+def _multi_stream_function(name, layout, dtype):
+    k, v, kc, vc, slots = _types(layout, dtype)
+    streams = len(MULTI_STREAM_ROPES[name]["sections"])
+    pos = (f"tensor<{streams}x?xi64>" if layout != "dense"
+           else f"tensor<{BATCH}x{streams}x?xi64>")
+    attr = rope_attr(rotary_dim=DIM, **MULTI_STREAM_ROPES[name])
+    return f"""
+func.func @append_{name}(%k: {k}, %v: {v}, %kc: {kc} {{pe.in_place}}, %vc: {vc} {{pe.in_place}},
+                 %slots: {slots}, %pos: {pos}) -> ({kc}, {vc}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {slots}) positions(%pos : {pos})
+           layout({layout}) rope({attr}) : {k}, {v} -> {kc}, {vc}
+  return %a, %b : {kc}, {vc}
+}}"""
+
+
+@pytest.mark.parametrize("layout", ["dense", "nhd", "hnd"])
+@pytest.mark.parametrize("dtype, lowering", [("f32", "host"), ("bf16", "host"),
+                                             ("f32", "gpu-on-cpu")])
+def test_append_with_multi_stream_rope(layout, dtype, lowering):
+    """Each new key rotated by its own position streams ([A, T] for pages, [B, A, S]
+    dense; streams that differ, so that rotating by one stream alone is wrong) and
+    written with its value, against the float64 reference; also on the GPU schedule.
+    Rotating every stream by the first stream's positions moves the keys by more than 10
+    tolerances (asserted, so the check can fail)."""
+    flags = (["--num-threads=1"] if lowering == "host" else
+             ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"])
+    compiled = runner.compile("\n".join(_multi_stream_function(n, layout, dtype)
+                                        for n in MULTI_STREAM_ROPES), flags)
+    rng = np.random.default_rng(43)
+    for name, rope in MULTI_STREAM_ROPES.items():
+        k, v, kc, vc, slots, _ = _inputs(layout, dtype, 5, rng)
+        streams = len(rope["sections"])
+        shape = (streams, 5) if layout != "dense" else (BATCH, streams, 5)
+        pos = rng.integers(0, 4000, size=shape).astype(np.int64)
+        ref_rope = dict(rope, rotary_dim=DIM)
+        got_k, got_v = _run(compiled, f"append_{name}", dtype, k, v, kc, vc, slots, pos, True)
+        want_k, want_v = reference.append_kv(k, v, kc, vc, slots, layout, pos, ref_rope)
+        np.testing.assert_array_equal(got_v, want_v, err_msg=name)
+        scale = max(1.0, np.abs(want_k).max())
+        err = np.abs(got_k - want_k).max() / scale
+        assert err <= TOLERANCE[dtype], f"{layout} {dtype} {name}: relative error {err:.3g}"
+        one_stream = np.repeat(pos[..., :1, :], streams, axis=-2)
+        wrong_k, _ = reference.append_kv(k, v, kc, vc, slots, layout, one_stream, ref_rope)
+        assert np.abs(wrong_k - want_k).max() / scale > 10 * TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("layout", ["nhd", "dense"])
+def test_multi_stream_positions_that_differ_are_errors(layout):
+    compiled = runner.compile(_multi_stream_function("mrope", layout, "f32"),
+                              ["--num-threads=1"])
+    rng = np.random.default_rng(47)
+    k, v, kc, vc, slots, _ = _inputs(layout, "f32", 4, rng)
+    shape = (3, 3) if layout != "dense" else (BATCH, 3, 3)
+    pos = rng.integers(0, 100, size=shape).astype(np.int64)
+    with pytest.raises(runner.KernelError, match="the positions do not match the slots"):
+        compiled.call("append_mrope", k.astype(np.float32), v.astype(np.float32),
+                      kc.astype(np.float32), vc.astype(np.float32), slots, pos)
+
+
 # ---------------------------------------------------------------------------
 # pe.paged_attention
 # ---------------------------------------------------------------------------

@@ -237,6 +237,29 @@ def test_append_kv_dense_cache():
     np.testing.assert_array_equal(_f64(vc), want_v)
 
 
+@pytest.mark.parametrize("layout", ["nhd", "dense"])
+def test_append_kv_multi_stream_rope(layout):
+    """M-RoPE keys: positions [A, T] (paged) or [A, S] shared by a dense batch."""
+    rope = dict(theta=1000000.0, rotary_dim=32, sections=[4, 6, 6])
+    g = torch.Generator().manual_seed(7)
+    if layout == "dense":
+        k, v = torch.randn(2, 2, 3, 32, generator=g), torch.randn(2, 2, 3, 32, generator=g)
+        kc, vc = torch.zeros(2, 2, 16, 32), torch.zeros(2, 2, 16, 32)
+        slots = torch.tensor([4, 5, 6])
+    else:
+        k, v = torch.randn(3, 2, 32, generator=g), torch.randn(3, 2, 32, generator=g)
+        kc, vc = torch.zeros(24, 4, 2, 32), torch.zeros(24, 4, 2, 32)
+        slots = torch.tensor([5, -1, 70])
+    positions = torch.tensor([[7, 8, 9], [3, 30, 300], [1, 2, 2000]])
+    want_k, want_v = reference.append_kv(_f64(k), _f64(v), _f64(kc), _f64(vc), slots.numpy(),
+                                         layout, positions.numpy(), rope)
+    pt.append_kv(k, v, kc, vc, slots, positions, layout=layout, rope=rope)
+    np.testing.assert_allclose(_f64(kc), want_k, atol=2e-6, rtol=0)
+    np.testing.assert_array_equal(_f64(vc), want_v)
+    with pytest.raises(ValueError, match="a multi-stream rope takes positions"):
+        pt.append_kv(k, v, kc, vc, slots, positions[0], layout=layout, rope=rope)
+
+
 @pytest.mark.parametrize("layout", ["nhd", "hnd"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_paged_attention_against_reference(layout, dtype):

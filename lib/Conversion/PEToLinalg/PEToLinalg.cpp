@@ -751,12 +751,8 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
     Value values = tokenRows(b, op, adaptor.getValue());
     if (RopeAttr rope = op.getRopeAttr()) {
       Value positions = adaptor.getPositions();
-      if (op.isPaged()) // [T] -> [T, 1]: one position per (batch = token) row
-        positions = tensor::ExpandShapeOp::create(
-            b, RankedTensorType::get(
-                   {cast<RankedTensorType>(positions.getType()).getDimSize(0), 1},
-                   cast<RankedTensorType>(positions.getType()).getElementType()),
-            positions, SmallVector<ReassociationIndices>{{0, 1}});
+      if (op.isPaged())
+        positions = tokenPositions(b, positions, rope.isMultiStream());
       auto [cos, sin] = buildRopeTables(b, rope, positions, b.getF32Type());
       keys = buildRotation(b, keys, cos, sin, rope, rowLayout(op));
     }
@@ -765,6 +761,27 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
     rewriter.replaceOp(op, {castTo(b, newKeys, op.getNewKeyCache().getType()),
                             castTo(b, newValues, op.getNewValueCache().getType())});
     return success();
+  }
+
+  /// A paged append's positions as a batch of one-token rows: [T] -> [T, 1],
+  /// a multi-stream rope's [A, T] -> [T, A, 1].
+  static Value tokenPositions(ImplicitLocOpBuilder &b, Value positions, bool multiStream) {
+    auto type = cast<RankedTensorType>(positions.getType());
+    if (!multiStream)
+      return tensor::ExpandShapeOp::create(
+          b, RankedTensorType::get({type.getDimSize(0), 1}, type.getElementType()),
+          positions, SmallVector<ReassociationIndices>{{0, 1}});
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, b.getLoc(), positions, 1),
+                                       b.getIndexAttr(type.getDimSize(0))};
+    Value init = tensor::EmptyOp::create(b, sizes, type.getElementType());
+    Value byToken = linalg::TransposeOp::create(b, positions, init, ArrayRef<int64_t>{1, 0})
+                        .getResult()[0];
+    auto transposed = cast<RankedTensorType>(byToken.getType());
+    return tensor::ExpandShapeOp::create(
+        b,
+        RankedTensorType::get({transposed.getDimSize(0), transposed.getDimSize(1), 1},
+                              type.getElementType()),
+        byToken, SmallVector<ReassociationIndices>{{0}, {1, 2}});
   }
 
   /// The layout of the 4-D token rows (tokenRows) as pe.rope sees them.
@@ -819,9 +836,21 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
       if (slotRank == 2)
         buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, 0, k, 0);
     }
-    if (Value positions = a.getPositions())
+    Value positions = a.getPositions();
+    if (!positions)
+      return;
+    if (!op.getRopeAttr().isMultiStream()) {
       for (int64_t d = 0; d < slotRank; ++d)
         buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, d, slots, d);
+      return;
+    }
+    // [A, T], [A, S] or [B, A, S]: the tokens against the slots', a batch
+    // against the keys'.
+    const int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, rank - 1, slots,
+                       slotRank - 1);
+    if (rank == 3)
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, 0, k, 0);
   }
 
   /// Writes the rows of every token whose slot is in [0, capacity) (the

@@ -2023,9 +2023,26 @@ func.func @attention_rope_positions_batch(%q: tensor<2x2x4x16xf32>, %qp: tensor<
 
 // -----
 
-func.func @append_multi_stream(%k: tensor<1x2x4x16xf32>, %c: tensor<1x2x8x16xf32>, %s: tensor<4xi64>, %p: tensor<3x4xi64>) {
-  // expected-error @+1 {{'pe.append_kv' op does not take a multi-stream rope (sections): rotate the new keys with pe.rope and append them without rope}}
-  %nk, %nv = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%p : tensor<3x4xi64>) rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+// A multi-stream rope: one position per stream and token.
+func.func @append_multi_stream_streams(%k: tensor<1x2x4x16xf32>, %c: tensor<1x2x8x16xf32>, %s: tensor<4xi64>, %p: tensor<2x4xi64>) {
+  // expected-error @+1 {{'pe.append_kv' op expects positions to hold A = 3 position streams (dimension 0, one per section), but got 2}}
+  %nk, %nv = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%p : tensor<2x4xi64>) rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @append_multi_stream_paged(%k: tensor<4x2x16xf32>, %c: tensor<3x4x2x16xf32>, %s: tensor<4xi64>, %p: tensor<4xi64>) {
+  // expected-error @+1 {{'pe.append_kv' op expects positions of shape [A, T] for a multi-stream rope and a paged cache, but got rank 1}}
+  %nk, %nv = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%p : tensor<4xi64>) layout(nhd) rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<4x2x16xf32>, tensor<4x2x16xf32> -> tensor<3x4x2x16xf32>, tensor<3x4x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @append_multi_stream_tokens(%k: tensor<4x2x16xf32>, %c: tensor<3x4x2x16xf32>, %s: tensor<4xi64>, %p: tensor<3x5xi64>) {
+  // expected-error @+1 {{'pe.append_kv' op expects positions to have T = 4 entries per stream, but got 5}}
+  %nk, %nv = pe.append_kv %k, %k into %c, %c slots(%s : tensor<4xi64>) positions(%p : tensor<3x5xi64>) layout(nhd) rope(#pe.rope<rotary_dim = 16, sections = [2, 3, 3]>) : tensor<4x2x16xf32>, tensor<4x2x16xf32> -> tensor<3x4x2x16xf32>, tensor<3x4x2x16xf32>
   return
 }
 

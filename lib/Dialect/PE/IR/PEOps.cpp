@@ -698,14 +698,23 @@ LogicalResult AppendKvOp::verify() {
   if (bool(getRope()) != bool(getPositions()))
     return emitOpError() << (getRope() ? "expects positions with rope"
                                        : "expects positions only with rope");
-  if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
-    return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
-                            "new keys with pe.rope and append them without rope";
-  if (RopeAttr rope = getRopeAttr())
-    if (failed(verifyRotaryDimFits(*this, rope, keys->dim)) ||
-        failed(verifyTokenIndices(*this, "positions",
-                                  getPositions().getType(), *keys)))
+  if (RopeAttr rope = getRopeAttr()) {
+    if (failed(verifyRotaryDimFits(*this, rope, keys->dim)))
       return failure();
+    // A multi-stream rope's positions: [A, T] (paged), [A, S] or [B, A, S].
+    if (rope.isMultiStream()) {
+      if (isPaged() && getPositions().getType().getRank() != 2)
+        return emitOpError() << "expects positions of shape [A, T] for a multi-stream rope "
+                                "and a paged cache, but got rank "
+                             << getPositions().getType().getRank();
+      if (failed(verifyRopePositions(*this, "positions", getPositions().getType(), rope,
+                                     keys->batch, keys->tokens, isPaged() ? "T" : "S")))
+        return failure();
+    } else if (failed(verifyTokenIndices(*this, "positions", getPositions().getType(),
+                                         *keys))) {
+      return failure();
+    }
+  }
 
   // Constant slots are checked here; others at run time.
   DenseIntElementsAttr constant;
