@@ -714,14 +714,16 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
                     window: Optional[int] = None, rope: Optional[Mapping] = None,
                     alibi: Optional[float] = None, softcap: Optional[float] = None,
                     chunk: Optional[int] = None, sinks=None,
-                    temperature: Optional[Tuple[int, float]] = None, mask=None):
+                    temperature: Optional[Tuple[int, float]] = None, mask=None,
+                    rope_positions=None):
     """`pe.paged_attention`, float64: for sequence ``b`` the packed query rows
     ``cu_seqlens[b] .. cu_seqlens[b+1]-1`` of ``q [T, Hq, D]`` are the last ``Sq`` of its
     ``L = kv_lens[b]`` tokens; its keys and values are gathered from the pages of
     ``block_table[b]`` (already rotated: ``rope`` rotates the queries only, at positions
     ``L - Sq + i``) and attended as `attention` (``sinks``: one logit per query head;
     ``mask [T, Hq|1, K]``: each query row's additive mask over the sequence's keys, its
-    first ``L`` columns read). Returns ``[T, Hq, Dv]``."""
+    first ``L`` columns read; ``rope_positions [A, T]``: a multi-stream ``rope`` rotates
+    each query row by its column of streams instead). Returns ``[T, Hq, Dv]``."""
     q = np.asarray(q, dtype=np.float64)
     cu = np.asarray(cu_seqlens)
     out = np.zeros((q.shape[0], q.shape[1], np.asarray(value_cache).shape[3]))
@@ -735,7 +737,12 @@ def paged_attention(q, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
         rows = q[start:stop].transpose(1, 0, 2)[None]  # [1, Hq, Sq, D]
         positions = np.arange(length - (stop - start), length)
         if rope is not None:
-            rows = apply_rope(rows, positions, layout="bhsd", **rope)
+            streams = rope.get("sections") is not None
+            if streams != (rope_positions is not None):
+                raise ValueError("rope_positions go with a multi-stream rope (sections), "
+                                 "and only")
+            rotate_at = np.asarray(rope_positions)[:, start:stop] if streams else positions
+            rows = apply_rope(rows, rotate_at, layout="bhsd", **rope)
         k = gather_pages(key_cache, block_table[b], length, layout)[None]
         v = gather_pages(value_cache, block_table[b], length, layout)[None]
         rows_mask = None

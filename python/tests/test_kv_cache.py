@@ -409,6 +409,9 @@ PAGED_CASES = {
     "mask-shared-window": (4, 2, 16, 16, dict(causal=True, window=6, mask=1)),
     # Each sequence rotated at its own length: scaled above 16 keys, not below.
     "dynamic-ntk-gqa": (8, 2, 32, 32, dict(causal=True, rope="dynamic-ntk-L16")),
+    # Qwen2-VL / Qwen3-VL: the queries rotated by their rows' M-RoPE streams.
+    "mrope-gqa": (8, 2, 32, 32, dict(causal=True, streams="mrope")),
+    "imrope-window": (4, 2, 32, 32, dict(causal=True, window=6, streams="imrope")),
 }
 # The GPU kernel refuses frequencies that depend on each sequence's length.
 GPU_REFUSED = {"dynamic-ntk-gqa"}
@@ -475,6 +478,11 @@ def _paged_function(name, layout, dtype, page_size=PAGED_PAGE):
     if attrs.get("sinks"):
         st = f"tensor<{_paged_case(name)[0]}xf32>"
         sinks_param, sinks = sinks_param + f", %s: {st}", sinks + f" sinks(%s : {st})"
+    if "streams" in attrs:  # a multi-stream rope: each row's streams [A, T]
+        pt = f"tensor<{len(MULTI_STREAM_ROPES[attrs['streams']]['sections'])}x?xi64>"
+        sinks_param, sinks = sinks_param + f", %rp: {pt}", sinks + f" rope_positions(%rp : {pt})"
+        rope = rope_attr(rotary_dim=_paged_case(name)[2], **MULTI_STREAM_ROPES[attrs["streams"]])
+        spelled += f" rope({rope})"  # the last attribute of these cases
     return f"""
 func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
                %lens: tensor<?xi32>, %cu: tensor<?xi64>{sinks_param}) -> {out} {{
@@ -515,6 +523,9 @@ def _paged_inputs(name, layout, dtype, rng, sequences=SEQUENCES, page_size=PAGED
         sinks = (rng.standard_normal(hq) * 3.0).astype(np.float32)
         sinks[-1] = -np.inf
         args += (sinks,)
+    if "streams" in _paged_case(name)[4]:  # streams that differ from the positions
+        count = len(MULTI_STREAM_ROPES[_paged_case(name)[4]["streams"]]["sections"])
+        args += (rng.integers(0, 3000, size=(count, int(cu[-1]))).astype(np.int64),)
     return args
 
 
@@ -538,8 +549,12 @@ def _paged_reference(name, layout, q, kc, vc, table, lens, cu, *extra):
     attrs = dict(_paged_case(name)[4])
     if "rope" in attrs:
         attrs["rope"] = _rope(attrs["rope"])[1]
-    attrs["mask"] = extra[0] if attrs.get("mask") else None
-    attrs["sinks"] = extra[-1] if attrs.get("sinks") else None
+    extra = list(extra)  # in the function's order: mask, sinks, rope positions
+    attrs["mask"] = extra.pop(0) if attrs.get("mask") else None
+    attrs["sinks"] = extra.pop(0) if attrs.get("sinks") else None
+    if "streams" in attrs:
+        attrs["rope"] = dict(MULTI_STREAM_ROPES[attrs.pop("streams")], rotary_dim=q.shape[2])
+        attrs["rope_positions"] = extra.pop(0)
     return reference.paged_attention(q, kc, vc, table, lens, cu, layout, **attrs)
 
 

@@ -2049,8 +2049,24 @@ func.func @append_multi_stream_tokens(%k: tensor<4x2x16xf32>, %c: tensor<3x4x2x1
 // -----
 
 func.func @paged_multi_stream(%q: tensor<?x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) {
-  // expected-error @+1 {{'pe.paged_attention' op does not take a multi-stream rope (sections): rotate the queries with pe.rope first}}
-  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) causal rope(#pe.rope<rotary_dim = 64, sections = [16, 8, 8]>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  // expected-error @+1 {{'pe.paged_attention' op expects rope_positions with a multi-stream rope (sections)}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) rope(#pe.rope<rotary_dim = 64, sections = [8, 12, 12]>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @paged_rope_positions_without_streams(%q: tensor<?x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %p: tensor<3x?xi64>) {
+  // expected-error @+1 {{'pe.paged_attention' op expects rope_positions only with a multi-stream rope (sections)}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) rope_positions(%p : tensor<3x?xi64>) rope(#pe.rope<rotary_dim = 64>) : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @paged_rope_streams(%q: tensor<5x8x64xf32>, %c: tensor<?x16x2x64xf32>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>, %p: tensor<2x5xi64>) {
+  // expected-error @+1 {{'pe.paged_attention' op expects rope_positions to hold A = 3 position streams (dimension 0, one per section), but got 2}}
+  %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) rope_positions(%p : tensor<2x5xi64>) rope(#pe.rope<rotary_dim = 64, sections = [8, 12, 12]>) : tensor<5x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<5x8x64xf32>
   return
 }
 

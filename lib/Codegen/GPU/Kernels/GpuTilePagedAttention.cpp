@@ -234,9 +234,12 @@ struct GpuTilePagedAttention : OpRewritePattern<PagedAttentionOp> {
     // Every tensor first, then the buffers (no tensor may be computed after
     // another's to_buffer: it could reuse that tensor's buffer).
     Value qCos, qSin, slopes;
+    // Tables [T, r/2]: of the rows' positions, or of their streams [A, T].
     if (RopeAttr rope = op.getRopeAttr())
-      std::tie(qCos, qSin) =
-          buildRopeTables(b, rope, buildQueryPositions(b, op, tokens), b.getF32Type());
+      std::tie(qCos, qSin) = buildRopeTables(
+          b, rope,
+          rope.isMultiStream() ? op.getRopePositions() : buildQueryPositions(b, op, tokens),
+          b.getF32Type());
     if (std::optional<APFloat> alibi = op.getAlibi())
       slopes = buildAlibiSlopes(b, op.getQuery().getType().getDimSize(1),
                                 alibi->convertToDouble());

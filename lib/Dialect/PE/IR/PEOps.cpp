@@ -840,11 +840,23 @@ LogicalResult PagedAttentionOp::verify() {
   if (failed(verifyPagedAttentionShapes(*this)) ||
       failed(verifyPagedAttentionIndices(*this)))
     return failure();
-  if (RopeAttr rope = getRopeAttr(); rope && rope.isMultiStream())
-    return emitOpError() << "does not take a multi-stream rope (sections): rotate the "
-                            "queries with pe.rope first";
   RankedTensorType q = getQuery().getType();
   const int64_t tokens = q.getDimSize(0), hq = q.getDimSize(1);
+  // A multi-stream rope rotates each query row by its streams, [A, T].
+  const bool multiStream = getRopeAttr() && getRopeAttr().isMultiStream();
+  if (multiStream != bool(getRopePositions()))
+    return emitOpError() << (multiStream
+                                 ? "expects rope_positions with a multi-stream rope (sections)"
+                                 : "expects rope_positions only with a multi-stream rope "
+                                   "(sections)");
+  if (multiStream) {
+    if (getRopePositions().getType().getRank() != 2)
+      return emitOpError() << "expects rope_positions of shape [A, T], but got rank "
+                           << getRopePositions().getType().getRank();
+    if (failed(verifyRopePositions(*this, "rope_positions", getRopePositions().getType(),
+                                   getRopeAttr(), 1, tokens, "T")))
+      return failure();
+  }
   if (Value sinks = getSinks()) {
     auto type = cast<RankedTensorType>(sinks.getType());
     if (type.getRank() != 1 || type.getDimSize(0) != hq)

@@ -85,9 +85,13 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         ArrayRef<OpFoldResult>{queries, b.getIndexAttr(hq), b.getIndexAttr(d)},
         ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
     Value query = toHeadMajor(b, rows);
-    if (RopeAttr rope = op.getRopeAttr())
-      query = RopeOp::create(b, query, queryPositions(b, queries, keys), rope,
-                             Layout::bhsd);
+    if (RopeAttr rope = op.getRopeAttr()) {
+      // A multi-stream rope: the rows' streams [A, Sq] of rope_positions.
+      Value positions = rope.isMultiStream()
+                            ? streamColumns(b, op.getRopePositions(), first, queries)
+                            : queryPositions(b, queries, keys);
+      query = RopeOp::create(b, query, positions, rope, Layout::bhsd);
+    }
     Value key = gather(b, op, op.getKeyCache(), seq, keys);
     Value value = gather(b, op, op.getValueCache(), seq, keys);
     auto resultType = RankedTensorType::get({1, hq, ShapedType::kDynamic, dv},
@@ -141,6 +145,16 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
         ArrayRef<OpFoldResult>{queries, b.getIndexAttr(heads), keys},
         ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
     return toHeadMajor(b, rows);
+  }
+
+  /// Columns [first, first + count) of the streams `positions` [A, T].
+  static Value streamColumns(ImplicitLocOpBuilder &b, Value positions, Value first,
+                             Value count) {
+    const int64_t streams = cast<RankedTensorType>(positions.getType()).getDimSize(0);
+    return tensor::ExtractSliceOp::create(
+        b, positions, ArrayRef<OpFoldResult>{b.getIndexAttr(0), first},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(streams), count},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
 
   /// The i64 positions L - Sq + i of the sequence's queries.

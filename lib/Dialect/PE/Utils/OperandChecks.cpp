@@ -424,6 +424,9 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
   });
   if (Value mask = op.getMask())
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_MASK, mask, 0, op.getQuery(), 0);
+  if (Value ropePositions = op.getRopePositions())
+    buildSameSizeCheck(b, op, PE_CHECK_PAGED_ROPE_POSITIONS, ropePositions, 1, op.getQuery(),
+                       0);
   // Device data is read inside the loop only (one GPU thread, whose reports
   // are deferred, where the host would read values back): cu_seqlens' first
   // entry with the first sequence, its last with the last (where the first

@@ -454,6 +454,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention", [AttrSizedOperandSegments]> {
       PE_FloatTensor:$value_cache, PE_PositionsTensor:$block_table,
       PE_PositionsTensor:$kv_lens, PE_PositionsTensor:$cu_seqlens,
       Optional<PE_FloatTensor>:$mask, Optional<PE_FloatTensor>:$sinks,
+      Optional<PE_PositionsTensor>:$rope_positions,
       DefaultValuedAttr<PE_CacheLayout, "::mlir::pe::CacheLayout::nhd">:$layout,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
@@ -468,6 +469,7 @@ def PE_PagedAttentionOp : PE_Op<"paged_attention", [AttrSizedOperandSegments]> {
     `cu_seqlens` `(` $cu_seqlens `:` type($cu_seqlens) `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`rope_positions` `(` $rope_positions^ `:` type($rope_positions) `)`)?
     (`layout` `(` $layout^ `)`)? (`scale` `(` $scale^ `)`)? (`causal` $causal^)?
     (`window` `(` $window^ `)`)? (`chunk` `(` $chunk^ `)`)?
     (`rope` `(` qualified($rope)^ `)`)?
