@@ -64,8 +64,10 @@ void pe::buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) 
     tiles.bf16Dot = options.bf16Dot;
     pm.addPass(createPETileAttention(tiles));
   }
-  if (options.tileRope)
+  if (options.tileRope) {
     pm.addPass(createPETileRope(PETileRopeOptions{options.threads}));
+    pm.addPass(createPETileAppendKv());
+  }
   pm.addPass(createPELowerToLinalg());
   addLinalgFusion(pm);
 

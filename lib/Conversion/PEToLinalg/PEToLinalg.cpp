@@ -742,17 +742,16 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value keyCache = adaptor.getKeyCache(), valueCache = adaptor.getValueCache();
     Value slots = adaptor.getSlots();
-    checkSizes(b, op, adaptor);
-    Value capacity = buildCapacity(b, op, keyCache);
-    // Slot -1 skips a token; every other slot is in [0, capacity).
-    buildIndexRangeCheck(b, op, kSlotOutOfRangeFn, slots, -1, capacity);
+    Value capacity =
+        buildAppendKvChecks(b, op, adaptor.getKey(), adaptor.getValue(), keyCache, valueCache,
+                            slots, adaptor.getPositions());
 
     Value keys = tokenRows(b, op, adaptor.getKey());
     Value values = tokenRows(b, op, adaptor.getValue());
     if (RopeAttr rope = op.getRopeAttr()) {
       Value positions = adaptor.getPositions();
       if (op.isPaged())
-        positions = tokenPositions(b, positions, rope.isMultiStream());
+        positions = buildAppendTokenPositions(b, positions, rope.isMultiStream());
       auto [cos, sin] = buildRopeTables(b, rope, positions, b.getF32Type());
       keys = buildRotation(b, keys, cos, sin, rope, rowLayout(op));
     }
@@ -761,27 +760,6 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
     rewriter.replaceOp(op, {castTo(b, newKeys, op.getNewKeyCache().getType()),
                             castTo(b, newValues, op.getNewValueCache().getType())});
     return success();
-  }
-
-  /// A paged append's positions as a batch of one-token rows: [T] -> [T, 1],
-  /// a multi-stream rope's [A, T] -> [T, A, 1].
-  static Value tokenPositions(ImplicitLocOpBuilder &b, Value positions, bool multiStream) {
-    auto type = cast<RankedTensorType>(positions.getType());
-    if (!multiStream)
-      return tensor::ExpandShapeOp::create(
-          b, RankedTensorType::get({type.getDimSize(0), 1}, type.getElementType()),
-          positions, SmallVector<ReassociationIndices>{{0, 1}});
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, b.getLoc(), positions, 1),
-                                       b.getIndexAttr(type.getDimSize(0))};
-    Value init = tensor::EmptyOp::create(b, sizes, type.getElementType());
-    Value byToken = linalg::TransposeOp::create(b, positions, init, ArrayRef<int64_t>{1, 0})
-                        .getResult()[0];
-    auto transposed = cast<RankedTensorType>(byToken.getType());
-    return tensor::ExpandShapeOp::create(
-        b,
-        RankedTensorType::get({transposed.getDimSize(0), transposed.getDimSize(1), 1},
-                              type.getElementType()),
-        byToken, SmallVector<ReassociationIndices>{{0}, {1, 2}});
   }
 
   /// The layout of the 4-D token rows (tokenRows) as pe.rope sees them.
@@ -806,51 +784,6 @@ struct LowerAppendKv : OpConversionPattern<AppendKvOp> {
             : SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}};
     return tensor::ExpandShapeOp::create(
         b, RankedTensorType::get(shape, type.getElementType()), rows, groups);
-  }
-
-  /// Slots per cache, as i64: Smax, or pages * page_size.
-  static Value buildCapacity(ImplicitLocOpBuilder &b, AppendKvOp op, Value cache) {
-    auto dim = [&](int64_t d) {
-      return b.createOrFold<arith::IndexCastOp>(b.getI64Type(),
-                                                dimValue(b, cache, d));
-    };
-    if (!op.isPaged())
-      return dim(2);
-    return b.createOrFold<arith::MulIOp>(
-        dim(0), dim(op.getLayout() == CacheLayout::nhd ? 1 : 2));
-  }
-
-  /// The sizes the verifier could not compare (dynamic ones).
-  static void checkSizes(ImplicitLocOpBuilder &b, AppendKvOp op, OpAdaptor a) {
-    Value k = a.getKey(), v = a.getValue(), slots = a.getSlots();
-    Value kc = a.getKeyCache(), vc = a.getValueCache();
-    const int64_t tokenDim = op.isPaged() ? 0 : 2;
-    const int64_t slotRank = cast<RankedTensorType>(slots.getType()).getRank();
-    buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, tokenDim, k, tokenDim);
-    buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, slotRank - 1, k, tokenDim);
-    buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 0, kc, 0);
-    if (!op.isPaged()) {
-      buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, 0, k, 0);
-      buildSameSizeCheck(b, op, PE_CHECK_APPEND_BATCH, k, 0, kc, 0);
-      buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 2, kc, 2);
-      if (slotRank == 2)
-        buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, 0, k, 0);
-    }
-    Value positions = a.getPositions();
-    if (!positions)
-      return;
-    if (!op.getRopeAttr().isMultiStream()) {
-      for (int64_t d = 0; d < slotRank; ++d)
-        buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, d, slots, d);
-      return;
-    }
-    // [A, T], [A, S] or [B, A, S]: the tokens against the slots', a batch
-    // against the keys'.
-    const int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
-    buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, rank - 1, slots,
-                       slotRank - 1);
-    if (rank == 3)
-      buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, 0, k, 0);
   }
 
   /// Writes the rows of every token whose slot is in [0, capacity) (the

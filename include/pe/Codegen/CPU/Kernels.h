@@ -39,6 +39,11 @@ void populateTileAttentionPatterns(RewritePatternSet &patterns,
 void populateTileRopePatterns(RewritePatternSet &patterns, const CpuTarget &target,
                               int64_t threads);
 
+/// pe.append_kv -> one loop over its tokens that rotates each key row in
+/// registers as it writes it into its slot (pe-tile-append-kv), where the
+/// rows are whole vectors of the target's f32 lanes.
+void populateTileAppendKvPatterns(RewritePatternSet &patterns, const CpuTarget &target);
+
 } // namespace pe
 } // namespace mlir
 

@@ -328,4 +328,26 @@ def PETileRope : Pass<"pe-tile-rope"> {
   ];
 }
 
+def PETileAppendKv : Pass<"pe-tile-append-kv"> {
+  let summary = "Lower pe.append_kv to a vector loop that rotates each key as it writes it (CPU)";
+  let description = [{
+    Every `pe.append_kv` whose rows are whole vectors (the rotated half and
+    the pass-through channels too; one position stream) becomes one loop
+    over its tokens: each key row is read once, rotated in registers with
+    its position's cos/sin row (the rows of the tokens' positions computed
+    once, before the loop) and written into its slot; each value row is
+    copied. Slots are checked first (-1 skips a token; any other slot
+    outside the cache is a run-time error). The caches stay tensors written
+    with `vector.transfer_write`, so bufferization updates them in place.
+    Other appends are left to pe-lower-to-linalg, which rotates the new keys
+    into a temporary before it copies them.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // PE_CODEGEN_CPU_PASSES_TD

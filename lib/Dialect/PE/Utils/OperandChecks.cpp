@@ -476,3 +476,79 @@ void pe::checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op) {
         scf::YieldOp::create(t);
       });
 }
+
+//===----------------------------------------------------------------------===//
+// KV-cache append
+//===----------------------------------------------------------------------===//
+
+/// Slots per cache, as i64: Smax, or pages * page_size.
+static Value appendCapacity(ImplicitLocOpBuilder &b, AppendKvOp op, Value cache) {
+  auto dim = [&](int64_t d) {
+    return b.createOrFold<arith::IndexCastOp>(b.getI64Type(), dimValue(b, cache, d));
+  };
+  if (!op.isPaged())
+    return dim(2);
+  return b.createOrFold<arith::MulIOp>(dim(0),
+                                       dim(op.getLayout() == CacheLayout::nhd ? 1 : 2));
+}
+
+/// The sizes of an append the verifier could not compare (dynamic ones).
+static void checkAppendSizes(ImplicitLocOpBuilder &b, AppendKvOp op, Value k, Value v,
+                             Value kc, Value vc, Value slots, Value positions) {
+  const int64_t tokenDim = op.isPaged() ? 0 : 2;
+  const int64_t slotRank = cast<RankedTensorType>(slots.getType()).getRank();
+  buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, tokenDim, k, tokenDim);
+  buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, slotRank - 1, k, tokenDim);
+  buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 0, kc, 0);
+  if (!op.isPaged()) {
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_VALUES, v, 0, k, 0);
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_BATCH, k, 0, kc, 0);
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_CACHES, vc, 2, kc, 2);
+    if (slotRank == 2)
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_SLOTS, slots, 0, k, 0);
+  }
+  if (!positions)
+    return;
+  if (!op.getRopeAttr().isMultiStream()) {
+    for (int64_t d = 0; d < slotRank; ++d)
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, d, slots, d);
+    return;
+  }
+  // [A, T], [A, S] or [B, A, S]: the tokens against the slots', a batch
+  // against the keys'.
+  const int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
+  buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, rank - 1, slots,
+                     slotRank - 1);
+  if (rank == 3)
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, 0, k, 0);
+}
+
+Value pe::buildAppendKvChecks(ImplicitLocOpBuilder &b, AppendKvOp op, Value key, Value value,
+                              Value keyCache, Value valueCache, Value slots,
+                              Value positions) {
+  checkAppendSizes(b, op, key, value, keyCache, valueCache, slots, positions);
+  Value capacity = appendCapacity(b, op, keyCache);
+  // Slot -1 skips a token; every other slot is in [0, capacity).
+  buildIndexRangeCheck(b, op, kSlotOutOfRangeFn, slots, -1, capacity);
+  return capacity;
+}
+
+Value pe::buildAppendTokenPositions(ImplicitLocOpBuilder &b, Value positions,
+                                    bool multiStream) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  if (!multiStream)
+    return tensor::ExpandShapeOp::create(
+        b, RankedTensorType::get({type.getDimSize(0), 1}, type.getElementType()), positions,
+        SmallVector<ReassociationIndices>{{0, 1}});
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, b.getLoc(), positions, 1),
+                                     b.getIndexAttr(type.getDimSize(0))};
+  Value init = tensor::EmptyOp::create(b, sizes, type.getElementType());
+  Value byToken =
+      linalg::TransposeOp::create(b, positions, init, ArrayRef<int64_t>{1, 0}).getResult()[0];
+  auto transposed = cast<RankedTensorType>(byToken.getType());
+  return tensor::ExpandShapeOp::create(
+      b,
+      RankedTensorType::get({transposed.getDimSize(0), transposed.getDimSize(1), 1},
+                            type.getElementType()),
+      byToken, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+}

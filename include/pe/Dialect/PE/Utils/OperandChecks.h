@@ -171,6 +171,17 @@ void checkAttentionResult(ImplicitLocOpBuilder &b, AttentionOp op,
 /// static dims of op's result and cast to its type.
 Value attentionResultFromBuffer(ImplicitLocOpBuilder &b, AttentionOp op, Value out);
 
+/// The run-time checks of pe.append_kv `op` on its operands (`positions` may
+/// be null): the sizes the verifier could not compare, and every slot -1 (a
+/// skipped token) or in [0, capacity). Returns the capacity (i64): Smax, or
+/// pages * page_size.
+Value buildAppendKvChecks(ImplicitLocOpBuilder &b, AppendKvOp op, Value key, Value value,
+                          Value keyCache, Value valueCache, Value slots, Value positions);
+
+/// A paged append's positions as a batch of one-token rows, as the rope
+/// tables take them: [T] -> [T, 1], a multi-stream rope's [A, T] -> [T, A, 1].
+Value buildAppendTokenPositions(ImplicitLocOpBuilder &b, Value positions, bool multiStream);
+
 /// The head counts and head dims of attention `op` (the verifier makes them
 /// static), or std::nullopt when one is 0.
 struct AttentionHeads {
