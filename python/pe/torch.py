@@ -475,7 +475,8 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
                        mask_heads: int = 0) -> str:
     """The function `@paged_attention` the operator compiles (dynamic tokens, pages,
     sequences and block-table width); with `mask_heads` (1 or Hq), an f32 [T, mask_heads,
-    K] soft mask `%m`, then with `sinks` an f32 [Hq] argument `%s`, last."""
+    K] soft mask `%m`, then with `sinks` an f32 [Hq] argument `%s`, then with a
+    multi-stream rope its rows' positions, an i64 [A, T] argument `%rp`, last."""
     layout_part, _, rest = spec.partition(" ")
     layout = layout_part.split("=", 1)[1]
     o = _parse_spec(rest)
@@ -495,10 +496,14 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
         attrs += (f" temperature(#pe.temperature<floor_scale = {floor}, "
                   f"attn_scale = {ir.format_f64(scale)}>)")
     mask = f"tensor<?x{mask_heads}x?xf32>"
+    streams = _rope_streams(o["rope"])
+    rows = f"tensor<{streams}x?xi64>"
     sinks_param = (f", %m: {mask}" if mask_heads else "") + \
-        (f", %s: tensor<{heads}xf32>" if sinks else "")
+        (f", %s: tensor<{heads}xf32>" if sinks else "") + \
+        (f", %rp: {rows}" if streams else "")
     sinks_operand = (f" mask(%m : {mask})" if mask_heads else "") + \
-        (f" sinks(%s : tensor<{heads}xf32>)" if sinks else "")
+        (f" sinks(%s : tensor<{heads}xf32>)" if sinks else "") + \
+        (f" rope_positions(%rp : {rows})" if streams else "")
     return f"""func.func @paged_attention(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x?xi32>,
                            %lens: tensor<?xi32>, %cu: tensor<?xi32>{sinks_param}) -> {out} {{
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x?xi32>)
@@ -510,8 +515,18 @@ def paged_attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, valu
 
 
 def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens,
-                          sinks, spec, mask=None) -> torch.Tensor:
+                          sinks, spec, mask=None, rope_positions=None) -> torch.Tensor:
     what = "pe.paged_attention"
+    streams = _rope_streams(_parse_spec(spec.partition(" ")[2])["rope"])
+    if (rope_positions is not None) != bool(streams):
+        raise ValueError(f"{what}: rope_positions ([A, T] int64) are given exactly with a "
+                         "multi-stream rope (one with sections)")
+    if rope_positions is not None:
+        _check("rope_positions", rope_positions, torch.int64)
+        if tuple(rope_positions.shape) != (streams, query.shape[0]):
+            raise ValueError(f"{what}: rope_positions must be [{streams}, {query.shape[0]}] "
+                             f"(the rope's streams by the query rows), got "
+                             f"{tuple(rope_positions.shape)}")
     for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache)):
         _check(name, t, query.dtype)
     if query.dtype not in _ELEMENT:
@@ -549,6 +564,8 @@ def _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens, c
         tensors.append(mask.contiguous())
     if sinks is not None:  # f32 holds every bf16/f16 sink exactly
         tensors.append(sinks.to(torch.float32).contiguous())
+    if rope_positions is not None:
+        tensors.append(rope_positions.contiguous())
     _call_entry(module, "paged_attention_into", tensors + [out], what)
     return out
 
@@ -558,13 +575,15 @@ def _paged_attention_op(query: torch.Tensor, key_cache: torch.Tensor,
                         value_cache: torch.Tensor, block_table: torch.Tensor,
                         kv_lens: torch.Tensor, cu_seqlens: torch.Tensor,
                         sinks: Optional[torch.Tensor], spec: str,
-                        mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                        mask: Optional[torch.Tensor] = None,
+                        rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
     return _paged_attention_impl(query, key_cache, value_cache, block_table, kv_lens,
-                                 cu_seqlens, sinks, spec, mask)
+                                 cu_seqlens, sinks, spec, mask, rope_positions)
 
 
 @_paged_attention_op.register_fake
-def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks, spec, mask=None):
+def _(query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks, spec, mask=None,
+      rope_positions=None):
     return query.new_empty((query.shape[0], query.shape[1], value_cache.shape[3]))
 
 
@@ -576,20 +595,23 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
                     softcap: Optional[float] = None, chunk: Optional[int] = None,
                     sinks: Optional[torch.Tensor] = None,
                     temperature: Optional[Tuple[int, float]] = None,
-                    mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                    mask: Optional[torch.Tensor] = None,
+                    rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.paged_attention` on torch tensors (semantics: docs/dialect.md): query
     [T, Hq, D] packed by `cu_seqlens` (int32 [B + 1]), pages of `key_cache` /
     `value_cache` through `block_table` (int32 [B, M]) for `kv_lens` (int32 [B]) keys per
     sequence; `rope` rotates the queries (the cache holds rotated keys); `sinks` ([Hq],
     any float dtype) are gpt-oss's per-head logits; `temperature` (floor_scale,
     attn_scale) Llama 4's query temperature; `mask` (float32 [T, Hq or 1, K], additive,
-    -inf hides a key) each query row's soft mask over its sequence's first K >= L keys.
+    -inf hides a key) each query row's soft mask over its sequence's first K >= L keys;
+    `rope_positions` (int64 [A, T], with a multi-stream rope and only then: Qwen2-VL /
+    Qwen3-VL M-RoPE) each query row's position in each of the rope's A streams.
     Returns [T, Hq, Dv]."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"pe.paged_attention: layout must be 'nhd' or 'hnd', got {layout!r}")
     spec = f"layout={layout} " + _spec(causal, window, scale, rope, alibi, softcap, chunk,
                                         temperature)
     args = (query, key_cache, value_cache, block_table, kv_lens, cu_seqlens, sinks)
-    if _plain_call((query, key_cache, value_cache, sinks, mask)):
-        return _paged_attention_impl(*args, spec, mask)
-    return torch.ops.pe.paged_attention(*args, spec, mask)
+    if _plain_call((query, key_cache, value_cache, sinks, mask, rope_positions)):
+        return _paged_attention_impl(*args, spec, mask, rope_positions)
+    return torch.ops.pe.paged_attention(*args, spec, mask, rope_positions)

@@ -323,6 +323,40 @@ def test_paged_attention_soft_mask(heads):
         pt.paged_attention(q, kc, vc, table, lens, cu, mask=mask[1:])
 
 
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_paged_attention_multi_stream_rope(layout):
+    """Qwen2-VL's M-RoPE on a paged cache: each query row rotated by its [A, T] column of
+    streams, through the direct call and the operator, against the reference; rotating
+    the rows by one stream alone is far off; wrong or missing positions are errors."""
+    q, kc, vc, table, lens, cu = _paged_batch(layout)
+    rope = dict(theta=1000000.0, rotary_dim=32, sections=[4, 6, 6])
+    g = torch.Generator().manual_seed(11)
+    rows = torch.randint(0, 500, (3, q.shape[0]), generator=g, dtype=torch.int64)
+    out = pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, causal=True,
+                             rope=rope, rope_positions=rows)
+    want = reference.paged_attention(_f64(q), _f64(kc), _f64(vc), table.numpy(), lens.numpy(),
+                                     cu.numpy(), layout, causal=True, rope=rope,
+                                     rope_positions=rows.numpy())
+    scale = max(1.0, np.abs(want).max())
+    assert np.abs(_f64(out) - want).max() <= 2e-5 * scale
+    one_stream = rows[:1].expand(3, -1).contiguous()
+    wrong = pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, causal=True,
+                               rope=rope, rope_positions=one_stream)
+    assert np.abs(_f64(wrong) - want).max() > 1e-2 * scale
+    spec = f"layout={layout} " + pt._spec(True, None, None, rope, None, None, None)
+    dispatched = torch.ops.pe.paged_attention(q, kc, vc, table, lens, cu, None, spec, None,
+                                              rows)
+    torch.testing.assert_close(out, dispatched, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"rope_positions must be \[3, 6\]"):
+        pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, rope=rope,
+                           rope_positions=rows[:2])
+    with pytest.raises(ValueError, match="given exactly with a multi-stream rope"):
+        pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, rope=rope)
+    with pytest.raises(ValueError, match="given exactly with a multi-stream rope"):
+        pt.paged_attention(q, kc, vc, table, lens, cu, layout=layout, rope=ROPE,
+                           rope_positions=rows)
+
+
 def test_paged_attention_chunk_and_temperature():
     """Llama 4's NoPE layers on a paged cache: chunked attention and the query temperature
     at each sequence's query positions, against the reference."""
