@@ -311,6 +311,38 @@ private:
     return decode;
   }
 
+  /// Whether `values` are the first Dv channels of `keys` (a slice at offset
+  /// 0 with unit strides that keeps every other dimension): absorbed
+  /// multi-head latent attention, whose one KV head is the latent c_kv
+  /// (the values) followed by the rotated k_pe. The kernel then reads the
+  /// values in place from the keys' rows, as it only reads channels e < Dv
+  /// of a value row; no copy of the latent is made.
+  static bool valuesArePrefixOfKeys(Value keys, Value values) {
+    auto slice = values.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSource() != keys || !slice.hasUnitStride() ||
+        !slice.hasZeroOffset())
+      return false;
+    auto source = cast<RankedTensorType>(keys.getType());
+    auto result = slice.getResultType();
+    if (result.getRank() != source.getRank())
+      return false;
+    for (int64_t d = 0; d + 1 < source.getRank(); ++d) {
+      OpFoldResult size = slice.getMixedSizes()[d];
+      std::optional<int64_t> constant = getConstantIntValue(size);
+      bool whole = constant ? !source.isDynamicDim(d) && *constant == source.getDimSize(d)
+                            : isWholeDim(keys, d, cast<Value>(size));
+      if (!whole)
+        return false;
+    }
+    return true;
+  }
+
+  /// Whether `size` is `tensor.dim %tensor, d`.
+  static bool isWholeDim(Value tensor, int64_t d, Value size) {
+    auto dim = size.getDefiningOp<tensor::DimOp>();
+    return dim && dim.getSource() == tensor && dim.getConstantIndex() == d;
+  }
+
   /// The run-time checks, positions, tables and slopes of `op`, every
   /// operand as a buffer, and the output buffer.
   static AttentionBuffers prepareBuffers(ImplicitLocOpBuilder &b, KernelBuilder &g,
@@ -339,7 +371,7 @@ private:
     buf.sinks = g.toBuffer(op.getSinks());
     buf.q = g.toBuffer(t.q);
     buf.k = g.toBuffer(t.k);
-    buf.v = g.toBuffer(t.v);
+    buf.v = valuesArePrefixOfKeys(t.k, t.v) ? buf.k : g.toBuffer(t.v);
     buf.qPos = g.toBuffer(t.qPos);
     buf.kPos = g.toBuffer(t.kPos);
     buf.mask = g.toBuffer(t.mask);
