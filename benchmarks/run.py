@@ -1101,6 +1101,45 @@ def chunked_prefill_case(repeat, torch):
     return row
 
 
+def mla_absorbed_ir(name, batch, heads, skv, dtype, in_place):
+    """`@name`: absorbed latent attention decode (one query per sequence), DeepSeek-V3's
+    shapes: H heads of 512 + 64 channels against one KV head, the latent c_kv then the
+    rotated k_pe; the values the latent's first 512 channels (`in_place`: a slice of the
+    keys, which the kernel reads in place; else their own operand)."""
+    d, latent = 576, 512
+    q, c = f"tensor<{batch}x{heads}x1x{d}x{dtype}>", f"tensor<{batch}x1x{skv}x{d}x{dtype}>"
+    v, o = f"tensor<{batch}x1x{skv}x{latent}x{dtype}>", f"tensor<{batch}x{heads}x1x{latent}x{dtype}>"
+    rope = "#pe.rope<theta = 10000.0, rotary_dim = 64, rotary_offset = 512, style = interleaved>"
+    value = (f"%v = tensor.extract_slice %c[0, 0, 0, 0] [{batch}, 1, {skv}, {latent}] "
+             f"[1, 1, 1, 1] : {c} to {v}") if in_place else ""
+    args = f"%q: {q}, %c: {c}" + ("" if in_place else f", %v: {v}")
+    return f"""func.func @{name}({args}) -> {o} {{
+  {value}
+  %o = pe.attention %q, %c, %v causal rope({rope}) : {q}, {c}, {v} -> {o}
+  return %o : {o}
+}}"""
+
+
+def mla_absorbed_case(skv, repeat, dtype="f32"):
+    """Absorbed latent attention decode (DeepSeek-V3: 128 heads, latent 512 + rope 64) of 4
+    sequences: the values read in place from the latent cache (fused) beside the same
+    attention given a separate copy of the values (dense) and PyTorch's SDPA."""
+    batch, heads, d, latent = 4, 128, 576, 512
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal((batch, heads, 1, d)).astype(np.float32)
+    c = rng.standard_normal((batch, 1, skv, d)).astype(np.float32)
+    v = np.ascontiguousarray(c[..., :latent])
+    if dtype == "bf16":
+        q, c, v = (runner.bf16_array(x) for x in (q, c, v))
+    row = {"case": f"absorbed MLA decode B={batch} H={heads} D=512+64 Skv={skv} {dtype}",
+           "kind": "compute", "flops": 2 * batch * heads * skv * (d + latent)}
+    fused = compile_pe(mla_absorbed_ir("mla", batch, heads, skv, dtype, True), [THREADS])
+    row["fused"] = timeit(into(fused, "mla", q, c), repeat)
+    dense = compile_pe(mla_absorbed_ir("mla", batch, heads, skv, dtype, False), [THREADS])
+    row["dense"] = timeit(into(dense, "mla", q, c, v), repeat)
+    return row
+
+
 def run_case(kind, s, hkv, repeat):
     """One case in this process (the parent starts one process per case)."""
     try:
@@ -1136,6 +1175,10 @@ def run_case(kind, s, hkv, repeat):
         row = append_c_case(repeat)
     elif kind == "chunked-prefill":
         row = chunked_prefill_case(repeat, torch)
+    elif kind == "mla-absorbed":
+        row = mla_absorbed_case(s, repeat)
+    elif kind == "mla-absorbed-bf16":
+        row = mla_absorbed_case(s, repeat, "bf16")
     elif kind == "model":
         row = model_case(s, repeat)
     elif kind == "model-generate":
@@ -1402,6 +1445,7 @@ def main():
               ("paged-decode-many", 0, 0), ("paged-decode-many-hnd", 0, 0),
               ("append", 0, 0), ("append-c", 0, 0),
               ("chunked-prefill", 0, 0)]
+    cases += [("mla-absorbed", decode_skv[0], 0), ("mla-absorbed-bf16", decode_skv[0], 0)]
     cases += [("compile", 0, 0)]
     try:
         import torch  # noqa: F401

@@ -93,3 +93,20 @@ def test_kernel_reads_the_values_in_place():
     call = next(line for line in lowered.splitlines() if "call @pe_attention_kernel" in line)
     args = call.split("(", 1)[1].split(")")[0].split(", ")
     assert args[1] == args[2], call
+
+
+def test_many_heads_bf16_with_the_target_defaults():
+    """DeepSeek-V3's 128 heads in bf16 with pe-compile's defaults (AMX where the host has
+    it): a task of 128 rows of 576 channels does not fit the AMX kernel's scratch, so the
+    plan falls back to the dot products or the f32 FMA kernel; checked as above."""
+    rng = np.random.default_rng(3)
+    heads, length = 128, 45
+    q = round_to(rng.standard_normal((1, heads, 1, LATENT + ROPE_DIM)), "bf16")
+    latent = round_to(rng.standard_normal((1, 1, length, LATENT + ROPE_DIM)), "bf16")
+    k_pos = np.arange(length, dtype=np.int64)[None]
+    q_pos = k_pos[:, -1:].copy()
+    module = runner.compile(absorbed_ir(heads, "bf16"), ["--num-threads=2"])
+    (got,) = module.call("absorbed", q, latent, q_pos, k_pos)
+    want = reference.attention(q, latent, latent[..., :LATENT], q_positions=q_pos,
+                               k_positions=k_pos, scale=SCALE, causal=True, rope=ROPE)
+    check_attention(got, want, "bf16", "absorbed MLA, 128 heads")

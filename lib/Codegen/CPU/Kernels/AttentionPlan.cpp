@@ -115,9 +115,10 @@ void chooseKind(AttentionPlan &p, const TileAttentionOptions &options, int64_t s
 
 } // namespace
 
-std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
-                                               const TileAttentionOptions &options,
-                                               std::optional<int64_t> queries) {
+namespace {
+
+std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttentionOptions &options,
+                                             std::optional<int64_t> queries) {
   RankedTensorType qType = op.getQuery().getType();
   const int64_t sq = queries.value_or(qType.getDimSize(2));
   std::optional<AttentionHeads> heads = attentionHeads(op);
@@ -175,4 +176,26 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
   if (!bytes || *bytes > kMaxScratchBytes)
     return std::nullopt;
   return p;
+}
+
+} // namespace
+
+std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
+                                               const TileAttentionOptions &options,
+                                               std::optional<int64_t> queries) {
+  if (std::optional<AttentionPlan> plan = planWithOptions(op, options, queries))
+    return plan;
+  // The bf16 pair kernels hold more scratch (AMX tiles of 96 keys, the
+  // weights in bf16): where theirs does not fit (wide heads, such as
+  // absorbed latent attention's 576 channels), the dot products or the f32
+  // FMA kernel may, which is far better than the reference lowering.
+  TileAttentionOptions fallback = options;
+  for (bool *option : {&fallback.amx, &fallback.bf16Dot}) {
+    if (!*option)
+      continue;
+    *option = false;
+    if (std::optional<AttentionPlan> plan = planWithOptions(op, fallback, queries))
+      return plan;
+  }
+  return std::nullopt;
 }
