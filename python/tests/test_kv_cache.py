@@ -207,6 +207,63 @@ def test_sizes_that_differ_are_errors(module):
         compiled.call("append_llama3", *args(slots[..., :2], pos[..., :2]))
 
 
+# Rotated blocks that the append kernel (pe-tile-append-kv) takes as whole vectors
+# beside plain channels: D = 64, a half-split block first, an interleaved one last.
+PARTIAL_APPENDS = {"half-first-32": dict(theta=10000.0, rotary_dim=32),
+                   "interleaved-last-32": dict(theta=10000.0, rotary_dim=32, rotary_offset=32,
+                                               style="interleaved")}
+
+
+@pytest.mark.parametrize("name", list(PARTIAL_APPENDS))
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("target", ["host"] + (["x86-64-v3"] if AVX2 else []))
+def test_append_partial_rotary_blocks(name, dtype, target):
+    """Keys of 64 channels whose rotated block is half of them (first or last), paged (nhd)
+    and dense with slots [B, S] beside positions [S] shared by the batch, against the
+    float64 reference: the channels outside the block are copied, the block rotated."""
+    rope = PARTIAL_APPENDS[name]
+    d, heads, pages, page, smax, batch, tokens = 64, 2, 6, 4, 16, 2, 5
+    attr = rope_attr(**rope)
+    paged = f"""func.func @paged(%k: tensor<?x{heads}x{d}x{dtype}>, %v: tensor<?x{heads}x{d}x{dtype}>,
+    %kc: tensor<{pages}x{page}x{heads}x{d}x{dtype}> {{pe.in_place}},
+    %vc: tensor<{pages}x{page}x{heads}x{d}x{dtype}> {{pe.in_place}},
+    %s: tensor<?xi64>, %p: tensor<?xi64>)
+    -> (tensor<{pages}x{page}x{heads}x{d}x{dtype}>, tensor<{pages}x{page}x{heads}x{d}x{dtype}>) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%s : tensor<?xi64>) positions(%p : tensor<?xi64>)
+           layout(nhd) rope({attr}) : tensor<?x{heads}x{d}x{dtype}>, tensor<?x{heads}x{d}x{dtype}>
+           -> tensor<{pages}x{page}x{heads}x{d}x{dtype}>, tensor<{pages}x{page}x{heads}x{d}x{dtype}>
+  return %a, %b : tensor<{pages}x{page}x{heads}x{d}x{dtype}>, tensor<{pages}x{page}x{heads}x{d}x{dtype}>
+}}"""
+    rows, cache = f"tensor<{batch}x{heads}x?x{d}x{dtype}>", f"tensor<{batch}x{heads}x{smax}x{d}x{dtype}>"
+    dense = f"""func.func @dense(%k: {rows}, %v: {rows}, %kc: {cache} {{pe.in_place}},
+    %vc: {cache} {{pe.in_place}}, %s: tensor<{batch}x?xi64>, %p: tensor<?xi64>) -> ({cache}, {cache}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%s : tensor<{batch}x?xi64>) positions(%p : tensor<?xi64>)
+           rope({attr}) : {rows}, {rows} -> {cache}, {cache}
+  return %a, %b : {cache}, {cache}
+}}"""
+    module = runner.compile(paged + dense, ["--num-threads=1",
+                                            *(AVX2 if target != "host" else [])])
+    rng = np.random.default_rng(4)
+    make = lambda shape: round_to(rng.standard_normal(shape) * 2, dtype)  # noqa: E731
+    positions = rng.integers(0, 50000, size=tokens).astype(np.int64)
+    cases = {"paged": ((tokens, heads, d), (pages, page, heads, d),
+                       rng.permutation(pages * page)[:tokens].astype(np.int64), "nhd"),
+             "dense": ((batch, heads, tokens, d), (batch, heads, smax, d),
+                       np.stack([rng.permutation(smax)[:tokens] for _ in range(batch)]), "dense")}
+    for fn, (row_shape, cache_shape, slots, layout) in cases.items():
+        k, v, kc, vc = make(row_shape), make(row_shape), make(cache_shape), make(cache_shape)
+        got_k, got_v = _run(module, fn, dtype, k, v, kc, vc, slots.astype(np.int64),
+                            positions, rope)
+        want_k, want_v = reference.append_kv(k, v, kc, vc, slots, layout, positions, rope)
+        np.testing.assert_array_equal(got_v, want_v, err_msg=f"{fn} {name}: values")
+        err = np.abs(got_k - want_k).max() / max(1.0, np.abs(want_k).max())
+        assert err <= TOLERANCE[dtype], f"{fn} {name} {dtype}: relative error {err:.3g}"
+        # The channels outside the block are copied exactly.
+        plain = slice(32, 64) if rope.get("rotary_offset") is None else slice(0, 32)
+        np.testing.assert_array_equal(got_k[..., plain], want_k[..., plain],
+                                      err_msg=f"{fn} {name}: plain channels")
+
+
 def test_in_place_arguments_are_the_callers_arrays(module):
     layout, dtype, compiled = module
     rng = np.random.default_rng(11)

@@ -89,6 +89,7 @@ void compileEveryWay(ModuleOp module, uint32_t hash) {
       tiles.bf16Dot = bf16Dot;
       pm.addPass(pe::createPETileAttention(tiles));
       pm.addPass(pe::createPETileRope(pe::PETileRopeOptions{threads}));
+      pm.addPass(pe::createPETileAppendKv());
     }
     pm.addPass(pe::createPELowerToLinalg());
     pm.addPass(createCanonicalizerPass());

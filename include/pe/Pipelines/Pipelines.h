@@ -69,8 +69,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
-      llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope "
-                     "(off: the pe-lower-to-linalg reference)"),
+      llvm::cl::desc("Lower pe.rope with the streaming kernel of pe-tile-rope and "
+                     "pe.append_kv with pe-tile-append-kv (off: the pe-lower-to-linalg "
+                     "reference)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> attentionRows{
       *this, "attention-rows",

@@ -93,7 +93,25 @@ private:
     if (!SymbolTable::getNearestSymbolTable(op) ||
         largestConstantTable(op) > kMaxConstantTableEntries)
       return rewriter.notifyMatchFailure(op, "left to the reference lowering");
+    // The rows are read as buffers while the caches are written in place:
+    // rows taken from a cache could be read after they are overwritten.
+    for (Value rows : {op.getKey(), op.getValue()})
+      for (Value cache : {op.getKeyCache(), op.getValueCache()})
+        if (derivesFrom(rows, cache))
+          return rewriter.notifyMatchFailure(op, "new rows read from a cache");
     return success();
+  }
+
+  /// Whether `value` is `source` or a view, cast or reshape of it.
+  static bool derivesFrom(Value value, Value source) {
+    while (value != source) {
+      Operation *def = value.getDefiningOp();
+      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+                           tensor::CollapseShapeOp>(def))
+        return false;
+      value = def->getOperand(0);
+    }
+    return true;
   }
 
   /// For each batch row (dense caches), for each token in

@@ -509,14 +509,17 @@ static void checkAppendSizes(ImplicitLocOpBuilder &b, AppendKvOp op, Value k, Va
   }
   if (!positions)
     return;
+  const int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
   if (!op.getRopeAttr().isMultiStream()) {
-    for (int64_t d = 0; d < slotRank; ++d)
-      buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, d, slots, d);
+    // [T], [S] or [B, S], whatever the slots' rank: the tokens against the
+    // keys', a batch against the keys'.
+    buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, rank - 1, k, tokenDim);
+    if (rank == 2)
+      buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, 0, k, 0);
     return;
   }
   // [A, T], [A, S] or [B, A, S]: the tokens against the slots', a batch
   // against the keys'.
-  const int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
   buildSameSizeCheck(b, op, PE_CHECK_APPEND_POSITIONS, positions, rank - 1, slots,
                      slotRank - 1);
   if (rank == 3)
