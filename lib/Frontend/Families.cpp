@@ -9,7 +9,7 @@ namespace json = llvm::json;
 namespace {
 constexpr bool kInterleaved = true, kEncoder = true, kWindowEverywhere = true,
                kLayerTypes = true, kLatent = true, kRopeInterleaveField = true,
-               kSinks = true;
+               kSinks = true, kSlidingSinks = true, kValueHeadDim = true;
 constexpr PositionEncoding kRope = PositionEncoding::Rope;
 
 // Falcon reads `alibi` and MPT `attn_config.alibi`; both are checked below.
@@ -84,6 +84,11 @@ const Family kFamilies[] = {
     {"glm4v_text", kRope, kInterleaved, false, false, kLayerTypes},
     // Learned sinks in every layer, alternating sliding and full layers.
     {"gpt_oss", kRope, false, false, false, kLayerTypes, false, false, kSinks},
+    // Full and sliding layers (one full layer, then a full one every sixth),
+    // each with its own rope_parameters (partial rotary); the sliding layers
+    // have twice the key/value heads and learned sinks; values of v_head_dim.
+    {"mimo_v2_flash", kRope, false, false, false, kLayerTypes, false, false, false,
+     kSlidingSinks, 2, kValueHeadDim},
     {"falcon", kRope},
     {"bloom", PositionEncoding::Alibi},
     {"mpt", PositionEncoding::Alibi},
@@ -110,7 +115,6 @@ struct RefusedFamily {
   StringRef modelType, feature;
 };
 const RefusedFamily kRefusedFamilies[] = {
-    {"mimo_v2_flash", "key/value heads and head dims that differ between layer types"},
     {"hunyuan_v1_dense", "q and k normalized by a weighted norm after RoPE"},
     {"hunyuan_v1_moe", "q and k normalized by a weighted norm after RoPE"},
 };
@@ -144,6 +148,10 @@ const FieldDefault kFieldDefaults[] = {
     {"llama4_text", "rope_theta", 5e5},
     {"gpt_oss", "rope_theta", 150000.0},
     {"gpt_oss", "sliding_window", 128},
+    {"mimo_v2_flash", "num_key_value_heads", 4},
+    {"mimo_v2_flash", "head_dim", 192},
+    {"mimo_v2_flash", "v_head_dim", 128},
+    {"mimo_v2_flash", "sliding_window", 128},
     {"llama4_text", "attention_chunk_size", 8192},
     {"llama4_text", "floor_scale", 8192},
     {"llama4_text", "attn_scale", 0.1},
@@ -240,11 +248,25 @@ std::string frontend::familyNames() {
   return names;
 }
 
+/// MiMo-V2-Flash's rope_parameters when its config leaves them out: one
+/// entry per layer type, as its config class sets them.
+static json::Object mimoRopeParameters() {
+  auto entry = [](double theta) {
+    return json::Object{{"rope_type", "default"},
+                        {"rope_theta", theta},
+                        {"partial_rotary_factor", 0.334}};
+  };
+  return json::Object{{"full_attention", entry(5000000.0)},
+                      {"sliding_attention", entry(10000.0)}};
+}
+
 json::Object frontend::withFamilyDefaults(const json::Object &object) {
   json::Object merged = object;
   std::optional<StringRef> type = object.getString("model_type");
   for (const FieldDefault &d : kFieldDefaults)
     if (type && d.modelType == *type && !object.get(d.field))
       merged[d.field] = d.value();
+  if (type == "mimo_v2_flash" && !object.get("rope_parameters"))
+    merged["rope_parameters"] = mimoRopeParameters();
   return merged;
 }

@@ -34,6 +34,13 @@ struct Family {
   bool readsRopeInterleave = false;
   /// Learned attention sinks in every layer (gpt-oss).
   bool sinks = false;
+  /// Learned sinks in the sliding-window layers only, whose key/value heads
+  /// are `slidingKeyValueHeads` times the config's (MiMo-V2-Flash: 2).
+  bool slidingSinks = false;
+  int64_t slidingKeyValueHeads = 1;
+  /// Value heads of `v_head_dim` channels beside query/key heads of
+  /// `head_dim` (MiMo-V2-Flash), without latent attention.
+  bool readsValueHeadDim = false;
 };
 
 /// The family of `modelType`, or null when pe does not read that type.

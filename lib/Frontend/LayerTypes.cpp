@@ -30,6 +30,9 @@ LogicalResult LayerTypeReader::read(const ModelConfig &model,
     // Every pattern-th layer is global.
     int64_t pattern = config.positive({"sliding_window_pattern"}).value_or(6);
     every([&](int64_t i) { return (i + 1) % pattern != 0; });
+  } else if (modelType == "mimo_v2_flash") {
+    // Full attention in layer 0 and every sixth layer, sliding elsewhere.
+    every([](int64_t i) { return i != 0 && (i + 1) % 6 != 0; });
   } else if (modelType == "gemma2") {
     every([](int64_t i) { return i % 2 == 0; });
   } else if (modelType == "gpt_neo") {

@@ -131,6 +131,8 @@ private:
     model.numKeyValueHeads = readKeyValueHeads(model.numHeads);
     if (config.hasFailed() || (family->latent && failed(readLatentSizes(model))))
       return failure();
+    if (family->readsValueHeadDim)
+      model.valueHeadDim = config.positive({"v_head_dim"}, maxCount).value_or(model.headDim);
     if (!model.valueHeadDim)
       model.valueHeadDim = model.headDim;
     if (model.numHeads % model.numKeyValueHeads) {
@@ -275,6 +277,15 @@ private:
     if (kind.layerType == "chunked_attention")
       kind.chunk = config.positive({"attention_chunk_size"});
     kind.sinks = family->sinks;
+    if (kind.layerType == "sliding_attention" && family->slidingSinks) {
+      kind.sinks = true;
+      kind.keyValueHeads = model.numKeyValueHeads * family->slidingKeyValueHeads;
+      if (model.numHeads % kind.keyValueHeads)
+        config.error(keyValueField)
+            << kind.keyValueHeads << " key/value heads of the sliding-window layers ("
+            << family->slidingKeyValueHeads << " x " << model.numKeyValueHeads
+            << ") do not divide " << model.numHeads << " query heads";
+    }
     // Llama 4 tunes the queries of its NoPE layers by position (by default,
     // as its config class).
     if (model.modelType == "llama4_text" && kind.withoutRope &&

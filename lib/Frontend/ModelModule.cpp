@@ -24,8 +24,9 @@ static void buildAttention(OpBuilder &builder, Location loc,
     return RankedTensorType::get({b, heads, length, dim}, shapes.element);
   };
   Type query = activation(config.numHeads, shapes.queries, config.headDim);
-  Type keys = activation(config.numKeyValueHeads, shapes.keys, config.headDim);
-  Type values = activation(config.numKeyValueHeads, shapes.keys, config.valueHeadDim);
+  const int64_t kvHeads = kind.keyValueHeads ? kind.keyValueHeads : config.numKeyValueHeads;
+  Type keys = activation(kvHeads, shapes.keys, config.headDim);
+  Type values = activation(kvHeads, shapes.keys, config.valueHeadDim);
   Type out = activation(config.numHeads, shapes.queries, config.valueHeadDim);
   Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
   Type kPositions = RankedTensorType::get({b, shapes.keys}, i64);
@@ -141,6 +142,9 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                                  {"window", optional(kind.window)},
                                  {"chunk", optional(kind.chunk)},
                                  {"sinks", kind.sinks},
+                                 {"num_key_value_heads",
+                                  kind.keyValueHeads ? kind.keyValueHeads
+                                                     : config.numKeyValueHeads},
                                  {"scale", optional(kind.scale)},
                                  {"rope", std::move(rope)},
                                  {"alibi", optional(kind.alibi)},

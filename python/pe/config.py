@@ -53,6 +53,8 @@ class AttentionKind:
     # Learned attention sinks (gpt-oss): the function takes them, f32 [Hq], after the
     # positions.
     sinks: bool = False
+    # The kind's key/value heads (MiMo-V2-Flash's sliding layers have twice the model's).
+    num_key_value_heads: int = 0
 
     @property
     def rope_attr(self) -> Optional[str]:
@@ -204,7 +206,8 @@ def read(config) -> ModelConfig:
     kinds = tuple(AttentionKind(k["function"], k["layer_type"], k["causal"], k["window"],
                                 k["scale"], k["rope"], k["alibi"], k.get("softcap"),
                                 k.get("chunk"), _temperature(k.get("temperature")),
-                                bool(k.get("sinks", False)))
+                                bool(k.get("sinks", False)),
+                                int(k.get("num_key_value_heads", doc["num_key_value_heads"])))
                   for k in doc["kinds"])
     return ModelConfig(source, doc["model_type"], doc["position_encoding"],
                        doc["num_attention_heads"], doc["num_key_value_heads"], doc["head_dim"],

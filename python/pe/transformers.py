@@ -391,6 +391,9 @@ class _Layout:
 
     def __init__(self, module, heads: int, kv_heads: int, head_dim: int):
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        # Values of their own head dim, scaled after their projection (MiMo-V2-Flash).
+        self.value_dim = getattr(module, "v_head_dim", None) or head_dim
+        self.value_scale = getattr(module, "v_scale", None)
         self.fused = next((n for n in ("qkv_proj", "query_key_value") if hasattr(module, n)),
                           None)
         if self.fused is None and not all(hasattr(module, n)
@@ -454,13 +457,16 @@ class _Layout:
         if self.fused == "qkv_proj":  # Phi-3: [q | k | v]
             q, k, v = module.qkv_proj(hidden).split(
                 [self.heads * self.head_dim, self.kv_heads * self.head_dim,
-                 self.kv_heads * self.head_dim], dim=-1)
+                 self.kv_heads * self.value_dim], dim=-1)
         else:
             q, k, v = module.q_proj(hidden), module.k_proj(hidden), module.v_proj(hidden)
         q, k = self._norm("projection", q, k)
         if self.clip is not None:
             q, k, v = (x.clamp(min=-self.clip, max=self.clip) for x in (q, k, v))
-        q, k, v = (x.view(*shape, -1, self.head_dim) for x in (q, k, v))
+        q, k = (x.view(*shape, -1, self.head_dim) for x in (q, k))
+        v = v.view(*shape, -1, self.value_dim)
+        if self.value_scale is not None:
+            v = v * self.value_scale
         q, k = self._norm("heads-bshd", q, k)
         q, k, v = (x.transpose(1, 2) for x in (q, k, v))
         q, k = self._norm("heads", q, k)

@@ -328,6 +328,43 @@ def test_gpt_oss_sinks():
         small.kinds[0].reference(q, k, v, pos, pos)
 
 
+def test_mimo_v2_flash_kinds():
+    """MiMo-V2-Flash with its config class's defaults: full attention in layer 0 and every
+    sixth layer, sliding (window 128) elsewhere with learned sinks and twice the key/value
+    heads; each layer type its own rope_parameters (theta 5e6 / 1e4, partial rotary 0.334
+    of head_dim: int(24 x 0.334) = 8 channels); values of v_head_dim. The compiled kinds
+    against the float64 reference."""
+    small = pe_config.read(_small(model_type="mimo_v2_flash", num_attention_heads=8,
+                                  num_key_value_heads=2, num_hidden_layers=7, head_dim=24,
+                                  v_head_dim=16))
+    assert small.layers == ("attention_full",) + ("attention_sliding",) * 4 + \
+        ("attention_full", "attention_sliding")
+    full, sliding = small.kind(0), small.kind(1)
+    assert (full.num_key_value_heads, sliding.num_key_value_heads) == (2, 4)
+    assert (full.sinks, sliding.sinks) == (False, True)
+    assert (full.window, sliding.window) == (None, 128)
+    assert (full.rope["theta"], sliding.rope["theta"]) == (5e6, 1e4)
+    assert full.rope["rotary_dim"] == sliding.rope["rotary_dim"] == 8
+    assert small.value_head_dim == 16 and small.head_dim == 24
+    module = small.compile(seq_len=9)
+    rng = np.random.default_rng(2)
+    q = rng.standard_normal((1, 8, 9, 24)).astype(np.float32)
+    pos = np.arange(9)[None] + 300
+    sinks = rng.standard_normal(8).astype(np.float32)
+    for kind in (full, sliding):
+        heads = kind.num_key_value_heads
+        k = rng.standard_normal((1, heads, 9, 24)).astype(np.float32)
+        v = rng.standard_normal((1, heads, 9, 16)).astype(np.float32)
+        extra = (sinks,) if kind.sinks else ()
+        (out,) = module.call(kind.function, q, k, v, pos, pos, *extra)
+        assert out.shape == (1, 8, 9, 16)
+        want = kind.reference(q, k, v, pos, pos, *extra)
+        assert np.abs(out - want).max() < 1e-5
+    with pytest.raises(pe_config.ConfigError, match="do not divide 6 query heads"):
+        pe_config.read(_small(model_type="mimo_v2_flash", num_attention_heads=6,
+                              num_key_value_heads=2, num_hidden_layers=2))
+
+
 # model type: (rope fields, sections, mode, rotary_dim, style)
 MROPE = {
     "qwen2_vl_text": (dict(rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]}),

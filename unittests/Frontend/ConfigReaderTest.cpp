@@ -121,9 +121,13 @@ TEST_F(ConfigReaderTest, FamiliesAndRefusals) {
   EXPECT_TRUE(findFamily("gpt_oss")->sinks);
   EXPECT_FALSE(findFamily("llama")->sinks);
   EXPECT_TRUE(findFamily("llama4_text")->interleaved);
-  EXPECT_EQ(findFamily("mimo_v2_flash"), nullptr);
-  EXPECT_EQ(refusedFeature("mimo_v2_flash"),
-            StringRef("key/value heads and head dims that differ between layer types"));
+  ASSERT_TRUE(findFamily("mimo_v2_flash"));
+  EXPECT_TRUE(findFamily("mimo_v2_flash")->slidingSinks);
+  EXPECT_FALSE(findFamily("mimo_v2_flash")->sinks);
+  EXPECT_EQ(findFamily("mimo_v2_flash")->slidingKeyValueHeads, 2);
+  EXPECT_EQ(findFamily("hunyuan_v1_dense"), nullptr);
+  EXPECT_EQ(refusedFeature("hunyuan_v1_dense"),
+            StringRef("q and k normalized by a weighted norm after RoPE"));
   EXPECT_EQ(refusedFeature("llama"), std::nullopt);
   EXPECT_EQ(positionOffset("opt"), 2);
   EXPECT_EQ(positionOffset("gpt2"), 0);
@@ -155,6 +159,16 @@ TEST_F(ConfigReaderTest, LayerTypesOfEachFamilyRule) {
   EXPECT_EQ(layerTypes(qwenFields, 3), (std::vector<std::string>{F, S, S}));
   qwen["use_sliding_window"] = false;
   EXPECT_EQ(layerTypes(qwenFields, 2), (std::vector<std::string>{F, F}));
+  // MiMo-V2-Flash: full attention in layer 0 and every sixth layer; its
+  // per-layer-type rope parameters by default.
+  json::Object mimo = withFamilyDefaults(parse(R"({"model_type": "mimo_v2_flash"})"));
+  Fields mimoFields(mimo, "", emitter(), failed);
+  EXPECT_EQ(layerTypes(mimoFields, 7), (std::vector<std::string>{F, S, S, S, S, F, S}));
+  ASSERT_TRUE(mimo.getObject("rope_parameters"));
+  EXPECT_EQ(mimo.getObject("rope_parameters")
+                ->getObject("full_attention")
+                ->getNumber("rope_theta"),
+            5000000.0);
   // GPT-Neo: patterns repeated their count of times.
   json::Object neo = parse(R"({"model_type": "gpt_neo", "window_size": 4,
                                "attention_types": [[["global", "local"], 2], [["local"], 1]]})");

@@ -59,6 +59,10 @@ struct AttentionKind {
   /// Learned attention sinks (gpt-oss): the function takes them as an f32
   /// [Hq] argument after the positions.
   bool sinks = false;
+  /// The kind's key/value heads where they differ from the model's
+  /// (MiMo-V2-Flash's sliding-window layers have twice as many); 0: the
+  /// model's numKeyValueHeads.
+  int64_t keyValueHeads = 0;
 };
 
 /// What pe reads from a config.
