@@ -14,6 +14,8 @@
 
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::pe;
 
@@ -338,7 +340,9 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
           g.cmp(IntPredicate::ugt, g.load(starts, {g.add(bi, one)}), begin));
       g.ifThen(meets, [&] {
         g.loop(0, g.index(taskHeads), 1, [&](Value th) {
-          auto [first, blocks, skv] = segment(bi, th);
+          // Not a structured binding: C++17 lambdas cannot capture one.
+          Value first, blocks, skv;
+          std::tie(first, blocks, skv) = segment(bi, th);
           Value last = g.add(first, blocks);
           Value lo = g.max(first, begin), hi = g.min(last, end);
           g.ifThen(g.cmp(IntPredicate::ult, lo, hi), [&] {
@@ -362,7 +366,9 @@ void mlir::pe::buildBatchedDecodeKernel(KernelBuilder &g, const AttentionPlan &p
   g.parallel(p.threads, {batch, g.index(p.kvHeads)}, [&](ValueRange ivs) {
     Value bi = ivs[0], kvh = ivs[1];
     Value th = inner ? zero : kvh;
-    auto [first, blocks, skv] = segment(bi, th);
+    // Not a structured binding: C++17 lambdas cannot capture one.
+    Value first, blocks, skv;
+    std::tie(first, blocks, skv) = segment(bi, th);
     Value last = g.add(first, blocks);
     // The workers that meet [first, last): w0 and how many.
     // Worker w wrote a piece of the segment where max(its begin, first) <
