@@ -212,12 +212,14 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 
 // Decode with bf16-dot: the scores are dot products of 32-channel pair
 // vectors of Q (bf16) and K (read in place), prefetching the next tile's
-// rows; tiles with masked keys take the FMAs that skip weight-0 keys, others
-// the pair products of zipped V rows and the bf16 weights.
+// rows (into L1, then further ahead into L2); tiles with masked keys take
+// the FMAs that skip weight-0 keys, others the pair products of zipped V
+// rows and the bf16 weights (pairs of the tile's 32 keys).
 // CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x1x64xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<16x64xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<96x32xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<16x32xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<3>, data : memref<1x2x?x64xbf16>
+// CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: %[[DOT:.*]] = vector.contract {{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
 // CHECK-DOT: vector.contract {{.*}}, %[[DOT]] : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
 // CHECK-DOT: vector.reduction <add>

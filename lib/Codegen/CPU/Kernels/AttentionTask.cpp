@@ -348,30 +348,39 @@ std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, V
   return {first, count};
 }
 
-// Each stream (a head's keys, its values) is prefetched one L1 way span
-// (64 sets x 64-byte lines = 4 KiB) ahead: far enough to cover the memory
-// latency at the read rate of a core (about 13 GB/s x 150 ns, 2 KiB in
-// flight), and near enough that in an nhd cache, whose rows of one head lie
-// Hkv x D elements apart (4 KiB for 8 heads of 128 f32) and so all fall in
-// the same few L1 sets, the lines prefetched are not evicted before their use.
-// Measured (decode of 8 sequences of 1k..32k keys, Hq = 32, Hkv = 8, D = 128,
-// Xeon, 2 threads; f32 / bf16, ms): nhd pages 38.6 / 33 at 4 KiB against
-// 50 / 33 at the former 64 keys; hnd pages 37 / 27.5 against 42 / 29.5; dense
-// 29.7 / 24.8 against 33 / 26.8 at a 192-key tile; 2 KiB or 8 KiB lose in f32.
-int64_t AttentionTask::prefetchDistance() const {
-  constexpr int64_t kAheadBytes = 4096;
+// Each stream (a head's keys, its values) is prefetched twice. Into L1 one
+// L1 way span ahead (64 sets x 64-byte lines = 4 KiB): far enough to cover
+// the memory latency at the read rate of a core (about 13 GB/s x 150 ns,
+// 2 KiB in flight), and near enough that in an nhd cache, whose rows of one
+// head lie Hkv x D elements apart (4 KiB for 8 heads of 128 f32) and so all
+// fall in the same few L1 sets, the lines prefetched are not evicted before
+// their use. Into L2 twice as far ahead (8 KiB): the L1 misses a core may
+// have in flight (its fill buffers) cap its read rate below the memory's,
+// while L2 takes more requests, and a paged stream jumps to another page
+// every page_size rows, where the hardware prefetchers start over.
+// Measured (decode of 8 sequences of 1k..32k keys, Hq = 32, Hkv = 8,
+// D = 128, page size 16, Xeon, 2 threads, 32-key tiles; f32 / bf16, ms):
+// nhd pages 30.4 / 20.6 with the L1 prefetch alone, 29.5 / 17.6 with both;
+// dense 27.4 / 19.5 against 25.9 / 16.1; L2 distances of 4 KiB or 16 KiB
+// lose (30.6 / 20.6 and 33.5 / 18.9 in nhd).
+int64_t AttentionTask::prefetchDistance(int64_t aheadBytes) const {
   auto cache = cast<MemRefType>(buf.k.getType());
   const int64_t rowBytes = p.headDim * cache.getElementTypeBitWidth() / 8;
-  return std::clamp<int64_t>(kAheadBytes / std::max<int64_t>(rowBytes, 1), 1, p.keysPerTile);
+  return std::max<int64_t>(aheadBytes / std::max<int64_t>(rowBytes, 1), 1);
 }
 
 void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
+  constexpr int64_t kL1AheadBytes = 4096, kL2AheadBytes = 8192;
   auto type = cast<MemRefType>(operand.getType());
   const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
-  Value ahead = g.min(g.add(g.add(k0, j), g.index(prefetchDistance())), g.sub(skv, g.index(1)));
-  for (int64_t c = 0; c < type.getDimSize(3); c += lineElements)
-    memref::PrefetchOp::create(g.b, operand, kvAt(ahead, g.index(c)),
-                               /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  Value last = g.sub(skv, g.index(1));
+  for (auto [bytes, locality] : {std::pair{kL1AheadBytes, 3}, std::pair{kL2AheadBytes, 2}}) {
+    Value ahead = g.min(g.add(g.add(k0, j), g.index(prefetchDistance(bytes))), last);
+    for (int64_t c = 0; c < type.getDimSize(3); c += lineElements)
+      memref::PrefetchOp::create(g.b, operand, kvAt(ahead, g.index(c)),
+                                 /*isWrite=*/false, /*localityHint=*/locality,
+                                 /*isDataCache=*/true);
+  }
 }
 
 void AttentionTask::packKeys(Value k0, Value kCount) {

@@ -185,11 +185,11 @@ protected:
   /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys; over a
   /// paged cache it prefetches the rows of K and V ahead.
   void packKeys(Value k0, Value kCount);
-  /// How many keys ahead the kernels prefetch K and V: 4 KiB of a head's
-  /// rows, at most a tile (see the .cpp).
-  int64_t prefetchDistance() const;
-  /// Prefetches the cache lines of key k0 + j + prefetchDistance() (clamped
-  /// to the last key) of `operand` (K or V) into every cache level.
+  /// How many keys ahead `aheadBytes` of a head's rows reach (at least one).
+  int64_t prefetchDistance(int64_t aheadBytes) const;
+  /// Prefetches the cache lines of `operand` (K or V) at key k0 + j plus
+  /// 4 KiB of rows into L1 and plus 8 KiB into L2, each clamped to the last
+  /// key (see the .cpp).
   void prefetchAhead(Value operand, Value k0, Value j);
   /// The online-softmax step over the scores of one tile: fixes, row max,
   /// weights, sums and the correction alpha of the running output.
