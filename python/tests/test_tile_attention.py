@@ -101,6 +101,9 @@ CASES = {
     "decode-rope-bf16-shapes": (4, 1, 1, 2, 97, 64, 32, dict(causal=True, rope="interleaved",
                                                             positions="offset")),
     "decode-mha": (4, 4, 3, 1, 49, 32, 32, dict(window=20, rope="half-llama3")),
+    # 7 rows: the rows' shared reduction pads an odd count (and on 4-lane
+    # NEON ends with two vectors of sums); no rope: bf16 keys read in place.
+    "decode-7-rows": (7, 1, 2, 1, 130, 32, 32, dict(causal=True)),
     "gqa-decode-batch": (4, 2, 2, 2, 260, 32, 32, dict(causal=True, positions="batch",
                                                       rope="interleaved")),
     "alibi-causal": (6, 6, 1, 110, 110, 32, 32, dict(causal=True, alibi=8.0)),
@@ -197,7 +200,7 @@ def test_tiled_matches_reference(name, tiles, threads):
 
 
 DECODE = ["mqa-decode-split", "mqa-decode-4-queries", "gqa-decode-batch", "decode-alibi-mask",
-          "decode-rope-bf16-shapes", "decode-mha"]
+          "decode-rope-bf16-shapes", "decode-mha", "decode-7-rows"]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -224,7 +227,7 @@ def _skip_without_bf16_kernel(kernel):
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
                                   "mask-causal-rope", "odd-dims-partial-rope",
-                                  "decode-rope-bf16-shapes"])
+                                  "decode-rope-bf16-shapes", "decode-7-rows"])
 def test_tiled_low_precision(name, dtype, kernel, static):
     _skip_without_bf16_kernel(kernel)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]

@@ -59,9 +59,10 @@ int64_t defaultAttentionRows(const CpuTarget &target);
 /// multiple of `multiple`, then (when not requested) halved while the
 /// task's scratch (`bytesPerKey * keys + fixedBytes`) exceeds half the L2
 /// cache, down to one multiple at least. Prefill prefers 96 keys (the score
-/// tile of 64 rows stays in L1); decode, with at most 8 rows, 192: its
-/// per-tile work (classification, the softmax step, the rescale of O) is
-/// amortized over more keys, and its prefetches run a longer tile ahead.
+/// tile of 64 rows stays in L1); decode, with at most 8 rows, 32 (its
+/// per-tile work is small, and over a paged cache the other KV heads'
+/// pieces of a tile's rows are still in cache when read; measured in
+/// AttentionPlan.cpp).
 int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t multiple,
                              int64_t bytesPerKey, int64_t fixedBytes,
                              int64_t preferred = 96);

@@ -132,3 +132,26 @@ func.func @decode_nhd(%q: tensor<1x8x1x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc:
   %o = pe.attention %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }
+
+// -----
+
+// Decode over hnd pages: a page holds each KV head's rows in turn, and the
+// heads are walked inside each key tile too, so the tile's pages are read
+// whole (the heads' state held side by side, as for nhd).
+// CHECK-HEADS-LABEL: func.func @decode_hnd
+// CHECK-HEADS: func.func private @pe_attention_kernel(
+// CHECK-HEADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-HEADS: %[[O:.*]] = memref.alloca() : memref<2x16x64xf32>
+// CHECK-HEADS: scf.for %[[H:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK-HEADS: memref.subview %[[O]][%[[H]], 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
+// CHECK-HEADS: scf.for %[[KB:.*]] =
+// CHECK-HEADS: scf.if
+// CHECK-HEADS: scf.for %[[H2:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK-HEADS: vector.load %{{.*}}[%{{.*}}, %[[H2]], %{{.*}}, %{{.*}}] : memref<?x2x16x64xf32>, vector<16xf32>
+func.func @decode_hnd(%q: tensor<1x8x1x64xf32>, %kc: tensor<?x2x16x64xf32>, %vc: tensor<?x2x16x64xf32>,
+                      %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x1x64xf32> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xf32> -> tensor<1x2x?x64xf32>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xf32> -> tensor<1x2x?x64xf32>
+  %o = pe.attention %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}

@@ -43,10 +43,18 @@
 // CHECK-NOT: math.exp
 // CHECK: return
 // The decode kernel: 1 query x 4 heads in one vector of rows, Q and O
-// row-major (16 x 64), scores as reduced dot products.
+// row-major (16 x 64), scores as dot products whose rows share one
+// reduction (the halves of two rows added, then of two pairs, then the
+// blocks of 4 lanes within the vector).
 // CHECK-LABEL: func.func private @pe_attention_kernel_0(
 // CHECK-DAG: memref.alloca() : memref<16x64xf32>
-// CHECK-DAG: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14] : vector<16xf32>, vector<16xf32>
+// CHECK: %[[SUMS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.store %[[SUMS]], %{{.*}} : memref<32x16xf32>, vector<4xf32>
 // CHECK: return
 #llama3 = #pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>
 func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
@@ -74,7 +82,9 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : memref<1x1x1x?xf32> into memref<?xf32>
 // CHECK-DAG: memref.alloca() : memref<16x64xf32>
 // CHECK-DAG: memref.alloca() : memref<16xf32>
-// CHECK-COUNT-4: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: arith.addf %{{.*}} fastmath<reassoc> : vector<16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.reduction
 // CHECK: arith.sitofp %{{.*}} : vector<16xi64> to vector<16xf32>
 // CHECK: vector.gather
 func.func @decode_alibi_mask(%q: tensor<1x4x1x64xf32>, %k: tensor<1x1x?x64xf32>, %v: tensor<1x1x?x64xf32>, %m: tensor<1x1x1x?xf32>) -> tensor<1x4x1x64xf32> {
@@ -222,7 +232,7 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: %[[DOT:.*]] = vector.contract {{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
 // CHECK-DOT: vector.contract {{.*}}, %[[DOT]] : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>
-// CHECK-DOT: vector.reduction <add>
+// CHECK-DOT: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12] : vector<16xf32>, vector<16xf32>
 // CHECK-DOT: scf.if %{{.*}} {
 // CHECK-DOT: arith.cmpf une
 // CHECK-DOT: } else {

@@ -236,8 +236,8 @@ def PETileAttention : Pass<"pe-tile-attention"> {
            "Threads the tasks run on (decides key splitting for decode)">,
     Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
            "Keys per streamed K/V tile, rounded up to a multiple of the "
-           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96, fewer "
-           "where the task's scratch would not fit half the target's L2">,
+           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96 (decode: "
+           "32), fewer where the task's scratch would not fit half the target's L2">,
     Option<"rows", "rows", "int64_t", /*default=*/"0",
            "Query rows (queries x heads of a group) per task, rounded up to "
            "whole vectors; 0: the target's default (64)">,
@@ -277,11 +277,12 @@ def PETilePagedDecode : Pass<"pe-tile-paged-decode"> {
     The query is rotated by the op's rope first (a pe.rope of the [T, Hq, 1,
     D] queries); a soft mask [T, H|1, K] is read as [T, H|1, 1, K], row b
     over sequence b's first kv_lens[b] columns. The work is balanced across
-    threads whatever the lengths: the key blocks of every (sequence, KV
-    head) are laid out in one list of U units and thread w of
-    n = min(threads, U) takes units [w U / n, (w + 1) U / n); a (sequence,
-    KV head) that one thread holds whole is written directly, the pieces of
-    one shared by threads are (O, m, l) partials that a second loop combines
+    threads whatever the lengths: the key blocks of every segment (a
+    sequence, or a (sequence, KV head) where a task holds one head) are laid
+    out in one list of U units and thread w of n = min(threads, U) takes
+    units [w U / n, (w + 1) U / n); a segment that one thread holds whole is
+    written directly, the pieces of one shared by threads are (O, m, l)
+    partials that a second loop combines
     (O = sum_s exp(m_s - M) O_s / sum_s exp(m_s - M) l_s).
     A batch of many short sequences runs in one parallel region instead of
     one per sequence; a batch of long and short ones keeps every thread

@@ -1,8 +1,8 @@
 //===- AttentionKernel.cpp - the tasks of a CPU attention kernel ----------===//
 //
 // Tasks = (batch row, KV head, query block, key range) in one parallel loop
-// (for decode over an nhd paged cache, a task walks every KV head inside
-// each key tile instead; see headsInner).
+// (for decode over a paged cache, a task walks every KV head inside each
+// key tile instead; see headsInner).
 // Query blocks run in the order 0, n-1, 1, n-2, ... so that the contiguous
 // iteration ranges of the threads get equal causal work. With fewer tasks
 // than 2 x threads the key blocks are split among tasks too; each writes

@@ -390,7 +390,7 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
     // A paged cache's rows are scattered over its pages, beyond the reach of
-    // the hardware prefetchers: the next tile's rows are fetched ahead here.
+    // the hardware prefetchers: rows ahead are fetched here (prefetchAhead).
     if (buf.layout != CacheLayout::dense && p.kind != AttentionKernelKind::Decode) {
       prefetchAhead(buf.k, k0, j);
       prefetchAhead(buf.v, k0, j);
