@@ -166,7 +166,9 @@ AttentionBuffers copyPages(KernelBuilder &g, const AttentionPlan &p,
   };
   AttentionBuffers dense = buf;
   dense.k = denseCopy(buf.k);
-  dense.v = denseCopy(buf.v);
+  // Values read from the keys' rows (absorbed latent attention) stay so.
+  const bool sameRows = buf.v == buf.k;
+  dense.v = sameRows ? dense.k : denseCopy(buf.v);
   dense.pageTable = dense.sequence = dense.keyCount = nullptr;
   dense.layout = CacheLayout::dense;
   Value zero = g.index(0);
@@ -175,7 +177,10 @@ AttentionBuffers copyPages(KernelBuilder &g, const AttentionPlan &p,
     Value first = g.mul(ivs[0], g.index(kKeysPerBlock));
     Value last = g.min(g.add(first, g.index(kKeysPerBlock)), keys);
     g.loop(first, last, g.index(1), [&](Value key) {
-      for (auto [from, to] : {std::pair(buf.k, dense.k), std::pair(buf.v, dense.v)}) {
+      SmallVector<std::pair<Value, Value>> copies = {{buf.k, dense.k}};
+      if (!sameRows)
+        copies.push_back({buf.v, dense.v});
+      for (auto [from, to] : copies) {
         auto type = cast<MemRefType>(to.getType());
         auto row = VectorType::get({type.getDimSize(3)}, type.getElementType());
         AttentionBuffers source = buf;
@@ -227,12 +232,14 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     auto callOn = [&](func::FuncOp fn, const AttentionBuffers &buffers) {
       func::CallOp::create(b, fn, attentionKernelArguments(buffers));
     };
-    // Prefill over nhd pages reads a copy: in place, every query task of a
-    // head would re-read a D-wide piece of each key row, whose other heads'
-    // pieces share its cache lines and pages (decode walks the heads inside
-    // each key tile instead, so it reads in place).
-    const bool copyPrefill =
-        buf.layout == CacheLayout::nhd && plan->kind != AttentionKernelKind::Decode;
+    // Prefill over nhd pages of several KV heads reads a copy: in place,
+    // every query task of a head would re-read a D-wide piece of each key
+    // row, whose other heads' pieces share its cache lines and pages (decode
+    // walks the heads inside each key tile instead, so it reads in place).
+    // With one KV head (MQA, absorbed latent attention) an nhd page is an
+    // hnd page: its rows are contiguous, and they are read in place.
+    const bool copyPrefill = buf.layout == CacheLayout::nhd &&
+                             plan->kind != AttentionKernelKind::Decode && plan->kvHeads > 1;
     func::FuncOp kernel = copyPrefill ? nullptr : kernelOf(*plan, buf);
     auto prefill = [&] {
       if (!copyPrefill)
