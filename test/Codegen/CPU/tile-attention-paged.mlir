@@ -4,11 +4,11 @@
 // CPU pipeline, whose expansion gives each sequence such an attention).
 
 // Keys and values of one sequence of a paged cache: the gathers' checks
-// first, then a decode step (Sq = 1) reads the caches in place through the
-// block table, while a prefill reads dense copies of the sequence's keys and
-// values (in place, each of its query tasks would re-read a head's 256-byte
-// piece of every nhd row). Key row j of the sequence is row j mod 16 of
-// page block_table[b, j / 16].
+// first, then a decode step (Sq = 1) and a prefill both read the caches in
+// place through the block table (no copy of the sequence). Key row j of the
+// sequence is row j mod 16 of page block_table[b, j / 16]. The prefill task
+// holds 16 blocks of queries (the state of each: Q^T, O^T, statistics, its
+// query positions' range) and packs each K/V tile once for all of them.
 // CHECK-LABEL: func.func @in_place
 // CHECK-SAME: (%{{.*}}: tensor<1x8x?x64xf32>, %[[KC:.*]]: tensor<?x16x2x64xf32>, %[[VC:.*]]: tensor<?x16x2x64xf32>, %[[BT:.*]]: tensor<?x32xi32>, %[[B:.*]]: index, %[[N:.*]]: index)
 // CHECK: call @pe_runtime_sequence_out_of_range
@@ -21,20 +21,23 @@
 // CHECK: scf.if %[[ONE]] {
 // CHECK: call @[[DECODE:pe_attention_kernel[_0-9]*]](%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
 // CHECK: } else {
-// CHECK: %[[KD:.*]] = memref.alloc(%[[N]]) : memref<1x2x?x64xf32>
-// CHECK: %[[VD:.*]] = memref.alloc(%[[N]]) : memref<1x2x?x64xf32>
-// CHECK: scf.for
-// CHECK: scf.for %[[J:.*]] =
-// CHECK: scf.for %[[H:.*]] =
-// CHECK: %[[COL:.*]] = arith.divui %[[J]], %c16
-// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %c16
-// CHECK: %[[P:.*]] = memref.load %[[T]][%[[B]], %[[COL]]] : memref<?x32xi32>
-// CHECK: %[[PAGE:.*]] = arith.index_cast %[[P]] : i32 to index
-// CHECK: %[[PIECE:.*]] = vector.load %[[K]][%[[PAGE]], %[[ROW]], %[[H]], %{{.*}}] : memref<?x16x2x64xf32>, vector<64xf32>
-// CHECK: vector.store %[[PIECE]], %[[KD]][%{{.*}}, %[[H]], %[[J]], %{{.*}}] : memref<1x2x?x64xf32>, vector<64xf32>
-// CHECK: vector.store %{{.*}}, %[[VD]]
-// CHECK: call @[[PREFILL:pe_attention_kernel[_0-9]*]](%{{.*}}, %[[KD]], %[[VD]], %{{.*}}, %{{.*}}, %{{.*}}) :
+// CHECK-NOT: memref.alloc(%[[N]])
+// CHECK: call @[[PREFILL:pe_attention_kernel[_0-9]*]](%{{.*}}, %[[K]], %[[V]], %{{.*}}, %{{.*}}, %[[T]], %[[B]], %[[N]], %{{.*}})
 // CHECK-NOT: pe.gather_pages
+// CHECK: func.func private @[[PREFILL]](
+// CHECK-SAME: %[[PK:[^:]*]]: memref<?x16x2x64xf32>, %[[PV:[^:]*]]: memref<?x16x2x64xf32>
+// CHECK-DAG: memref.alloca() : memref<16x64x64xf32>
+// CHECK-DAG: %[[RANGES:.*]] = memref.alloca() : memref<16x2xi64>
+// CHECK: memref.store %{{.*}}, %[[RANGES]]
+// Each tile: its keys packed (rows prefetched ahead), its values packed,
+// then each block of queries in turn.
+// CHECK: scf.for
+// CHECK: memref.prefetch %[[PK]]
+// CHECK: %[[ROWV:.*]] = vector.load %[[PV]][{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
+// CHECK: vector.store %[[ROWV]], %{{.*}} : memref<96x64xf32>, vector<16xf32>
+// CHECK: scf.for %[[SLOT:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %[[RANGES]][%[[SLOT]], %{{.*}}] : memref<16x2xi64>
+// CHECK: memref.load %{{.*}} : memref<96x64xf32>
 // CHECK: func.func private @[[DECODE]](
 // CHECK-SAME: %[[KK:[^:]*]]: memref<?x16x2x64xf32>
 // CHECK-SAME: %[[TT:[^:]*]]: memref<?x32xi32>, %[[SEQ:[^:]*]]: index
@@ -44,7 +47,6 @@
 // CHECK: %[[KPAGE:.*]] = arith.index_cast %[[KP]] : i32 to index
 // CHECK: memref.prefetch %[[KK]][%[[KPAGE]], %[[KROW]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<?x16x2x64xf32>
 // CHECK: vector.load %[[KK]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
-// CHECK: func.func private @[[PREFILL]](%{{.*}}: memref<1x8x?x64xf32>, %{{.*}}: memref<1x2x?x64xf32>, %{{.*}}: memref<1x2x?x64xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi64>, %{{.*}}: memref<1x8x?x64xf32>)
 func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
                     %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xf32> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xf32> -> tensor<1x2x?x64xf32>

@@ -31,9 +31,12 @@
 // CHECK: call @pe_attention_kernel(
 // CHECK-NOT: func.func private @pe_attention_kernel_1
 // CHECK-LABEL: func.func private @pe_attention_kernel(
-// Sequential code: one set of scratch, allocated before the task loops.
-// CHECK-DAG: memref.alloca() : memref<64x64xf32>
+// Sequential code: one set of scratch, allocated before the task loops;
+// the state (Q^T, O^T, statistics) of the 16 blocks of queries a task
+// holds, each K/V tile (keys and values) packed once for all of them.
+// CHECK-DAG: memref.alloca() : memref<16x64x64xf32>
 // CHECK-DAG: memref.alloca() : memref<96x64xf32>
+// CHECK-DAG: memref.alloca() : memref<16x2xi64>
 // CHECK-DAG: memref.alloca() : memref<96xi64>
 // CHECK-NOT: scf.parallel
 // The 4 x 6 micro-tile of S^T = K Qt: 24 vector FMAs per channel.
@@ -64,11 +67,11 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 }
 
 // CHECK-THREADS-LABEL: func.func private @pe_attention_kernel(
-// Threads: tasks (batch, KV head, query block, key split) in one scf.parallel,
+// Threads: tasks (batch, KV head, query group, key split) in one scf.parallel,
 // scratch inside it; a second parallel loop combines split partials.
 // CHECK-THREADS: memref.alloc(%{{.*}}) : memref<?x4224xf32>
 // CHECK-THREADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) =
-// CHECK-THREADS: memref.alloca() : memref<64x64xf32>
+// CHECK-THREADS: memref.alloca() : memref<16x64x64xf32>
 // CHECK-THREADS: scf.if
 // CHECK-THREADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
 

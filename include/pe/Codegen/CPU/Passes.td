@@ -175,12 +175,13 @@ def PETileAttention : Pass<"pe-tile-attention"> {
   let description = [{
     Every `pe.attention` with static head dims becomes a tiled kernel that
     never forms the Sq x Skv score matrix. The work is split into tasks
-    (batch row, KV head, block of queries[, range of key blocks]) run by an
-    `scf.parallel` (OpenMP with the pipeline's `threads`). A task holds the
-    rows (query i, head g of the KV head's group): the K/V tiles it streams
-    are loaded once for all heads of the group (GQA/MQA).
+    (batch row, KV head, group of query blocks[, range of key blocks]) run
+    by an `scf.parallel` (OpenMP with the pipeline's `threads`). A block
+    holds the rows (query i, head g of the KV head's group): the K/V tiles
+    are loaded once for all heads of the group (GQA/MQA), and a prefill task
+    packs each tile once for every block of its group.
 
-    Per task: the query rows are rotated (fused RoPE, from f32 cos/sin
+    Per block: the query rows are rotated (fused RoPE, from f32 cos/sin
     tables computed once per position), scaled and stored transposed,
     Qt[d][row]. Per block of Bk keys: skipped when every key is causally
     masked or outside the window for every row; else K is rotated into a
@@ -203,7 +204,9 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     block table (what pe-expand-paged-attention builds) are read in place:
     the kernel takes the paged caches, the block table, the sequence and the
     length, and finds key row j at page block_table[sequence, j / page_size],
-    row j mod page_size; the gathers' run-time checks come first.
+    row j mod page_size; the gathers' run-time checks come first. (The bf16
+    AMX and dot-product prefill over nhd pages of several KV heads reads a
+    dense copy of the sequence instead.)
 
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that

@@ -14,8 +14,6 @@ using namespace mlir::pe;
 
 namespace {
 
-/// Stack scratch of one task at most (OpenMP worker stacks are 4 MiB).
-constexpr int64_t kMaxScratchBytes = 1 << 20;
 /// Head dims up to this are unrolled into vector code.
 constexpr int64_t kMaxHeadDim = 1024;
 /// A decode kernel holds at most this many rows.
@@ -164,7 +162,7 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
   std::optional<int64_t> taskRows =
       roundUp(llvm::checkedMul(p.queriesPerTask, p.group).value_or(-1), p.lanes);
   // The task's Q and O rows alone must fit the scratch bound.
-  if (!taskRows || *taskRows < 1 || *taskRows > kMaxScratchBytes / 4)
+  if (!taskRows || *taskRows < 1 || *taskRows > kMaxTaskScratchBytes / 4)
     return std::nullopt;
   p.rows = *taskRows;
   MicroTile tile =
@@ -179,8 +177,11 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
   chooseKind(p, options, sq);
   p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
-  if (!bytes || *bytes > kMaxScratchBytes)
+  if (!bytes || *bytes > kMaxTaskScratchBytes)
     return std::nullopt;
+  p.taskScratchBytes = *bytes;
+  // The rows' part of scratchBytes without the scores: Q, O, statistics.
+  p.blockStateBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return p;
 }
 

@@ -77,6 +77,10 @@ struct AttentionPlan {
   TemperatureAttr temperature;
   bool hasMask = false;
   int64_t threads = 1;
+  /// Bytes of a task's stack scratch with the state of one block of queries
+  /// (at most kMaxTaskScratchBytes), and of each further block's state (Q,
+  /// O, row statistics) where a task holds several.
+  int64_t taskScratchBytes = 0, blockStateBytes = 0;
 
   int64_t rotaryHalf() const { return rotaryDim / 2; }
   RotatedChannels rotation() const { return {ropeStyle, rotaryDim, rotaryOffset}; }
@@ -89,6 +93,10 @@ struct AttentionPlan {
     return kind == AttentionKernelKind::Decode ? validRows : rows;
   }
 };
+
+/// The stack scratch a task may take (OpenMP worker stacks are 4 MiB; with
+/// one thread it is the caller's).
+constexpr int64_t kMaxTaskScratchBytes = 1 << 20;
 
 /// The plan of the kernel for `op` under pe-tile-attention's options, or
 /// std::nullopt when the op keeps the reference lowering: dynamic head

@@ -29,6 +29,7 @@ void AttentionTask::allocate(int64_t headCount) {
   if (vectorQueries())
     queryRows = g.scratch({g.lanes, p.headDim}, g.f32());
   allocateVariant();
+  queryRanges = heads > 1 ? g.scratch({heads, 2}, g.i64()) : Value();
   headStates.clear();
   if (heads > 1)
     for (Value *state : {&queries, &output, &rowMax, &rowSum, &rowPositions, &rowSlopes,
@@ -47,6 +48,10 @@ Value AttentionTask::stateScratch(ArrayRef<int64_t> shape, Type element) {
 
 void AttentionTask::selectHead(Value h) {
   kvh = h;
+  selectSlot(h);
+}
+
+void AttentionTask::selectSlot(Value h) {
   for (auto [member, all] : headStates) {
     // all[h, ...] as a buffer of the state's own rank.
     auto type = cast<MemRefType>(all.getType());

@@ -1,7 +1,9 @@
 //===- AttentionTask.h - one task of the CPU attention kernel ---*- C++ -*-===//
 //
 // A task of the flash-attention kernel: the rows (query i, head g of the KV
-// head's group) of one block of queries, against a range of K/V tiles.
+// head's group) of a block of queries, against a range of K/V tiles; a task
+// may hold the state of several slots (KV heads for decode over a paged
+// cache, blocks of queries for prefill) and select one at a time.
 // This class holds the steps every kernel variant shares; a variant
 // (TiledKernel.cpp, DecodeKernel.cpp, AmxKernel.cpp) decides the layout of
 // its query and output buffers and how one K/V tile is processed.
@@ -9,7 +11,7 @@
 // Buffers of a task (f32 unless a variant says otherwise; rows padded to
 // whole vectors):
 //   St[Bk][rows]      scores, then weights, of one key tile (S^T)
-//   Kr[Bk][D]         the rotated key tile
+//   Kr[Bk][D]         the rotated key tile (Vp[Bk][Dv]: values as f32)
 //   m, l, alpha[rows] online-softmax statistics
 //   Q and O           in the variant's layout
 //
@@ -82,6 +84,12 @@ public:
   /// The task's KV head: with several heads allocated, the state becomes
   /// that of head `h` (views of the heads' scratch).
   void selectHead(Value h);
+  /// The state of slot `s` of those allocate() holds (a KV head, or a block
+  /// of queries of one head), without changing the task's KV head.
+  void selectSlot(Value s);
+  /// The i64 scratch [slots, 2] where a task of several query blocks keeps
+  /// each block's (min, max) query position (allocate() with slots > 1).
+  Value slotQueryRanges() const { return queryRanges; }
   /// The sizes of the call: queries and keys.
   void setSizes(Value queries, Value keys) {
     sq = queries;
@@ -112,6 +120,14 @@ public:
   std::pair<Value, Value> visibleKeyRange(Value k0, Value kCount, Value qMin, Value qMax);
   /// The online-softmax update with the K/V tile [k0, k0 + kCount).
   virtual void processTile(Value k0, Value kCount, const TileMasking &masking) = 0;
+  /// Whether the variant can pack a K/V tile once (prepareTile) for several
+  /// blocks of queries that then each take processPreparedTile.
+  virtual bool sharesTiles() const { return false; }
+  /// Packs the K/V tile [k0, k0 + kCount) (keys and values) for
+  /// processPreparedTile; only where sharesTiles().
+  virtual void prepareTile(Value k0, Value kCount) {}
+  /// processTile on the tile prepareTile packed.
+  virtual void processPreparedTile(Value k0, Value kCount, const TileMasking &masking) {}
   /// out[bi, h, q0 + i, :] = O / l for the task's rows.
   void writeOutput();
   /// partials[slot] = (O, m, l) flattened, for the key-split combine.
@@ -124,7 +140,9 @@ protected:
   Value sq, skv, bi, kvh, q0, qCount;
   // Scratch.
   Value queries, scores, output, keys, rowMax, rowSum, alpha, rowPositions,
-      rowSlopes, rowMaskOffsets, keyPositionTile, queryRows;
+      rowSlopes, rowMaskOffsets, keyPositionTile, queryRows, queryRanges;
+  /// The slots allocate() holds state for.
+  int64_t slotCount() const { return heads; }
 
   /// How a variant lays out the rotated, scaled queries.
   enum class QueryLayout {

@@ -232,14 +232,16 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     auto callOn = [&](func::FuncOp fn, const AttentionBuffers &buffers) {
       func::CallOp::create(b, fn, attentionKernelArguments(buffers));
     };
-    // Prefill over nhd pages of several KV heads reads a copy: in place,
-    // every query task of a head would re-read a D-wide piece of each key
-    // row, whose other heads' pieces share its cache lines and pages (decode
-    // walks the heads inside each key tile instead, so it reads in place).
-    // With one KV head (MQA, absorbed latent attention) an nhd page is an
-    // hnd page: its rows are contiguous, and they are read in place.
-    const bool copyPrefill = buf.layout == CacheLayout::nhd &&
-                             plan->kind != AttentionKernelKind::Decode && plan->kvHeads > 1;
+    // The bf16 pair kernels' prefill over nhd pages of several KV heads
+    // reads a copy: in place, every query task of a head would re-read a
+    // D-wide piece of each key row, whose other heads' pieces share its
+    // cache lines. Decode walks the heads inside each key tile, the f32
+    // prefill tiles pack each K/V tile once for several blocks of queries
+    // (queryBlocksPerTask), and with one KV head an nhd page is an hnd page:
+    // those read the pages in place.
+    const bool copyPrefill =
+        buf.layout == CacheLayout::nhd && plan->kvHeads > 1 &&
+        (plan->kind == AttentionKernelKind::Amx || plan->kind == AttentionKernelKind::Bf16Dot);
     func::FuncOp kernel = copyPrefill ? nullptr : kernelOf(*plan, buf);
     auto prefill = [&] {
       if (!copyPrefill)

@@ -5,7 +5,9 @@
 // accumulators and the softmax needs no horizontal reduction:
 //   S^T[j][r] = sum_d Kr[j][d] Q^T[d][r]
 //   O^T[e][r] = alpha[r] O^T[e][r] + sum_j V[j][e] P^T[j][r]
-// f32 values are read in place; f16/bf16 values are converted into a tile.
+// f32 values are read in place; f16/bf16 values are converted into a tile,
+// and so are f32 values where a task holds several blocks of queries that
+// share each packed K/V tile (prepareTile, processPreparedTile).
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTask.h"
@@ -23,15 +25,35 @@ public:
 
   void processTile(Value k0, Value kCount, const TileMasking &masking) override {
     packKeys(k0, kCount);
+    if (!p.element.isF32())
+      packValues(k0, kCount);
+    processPacked(k0, kCount, masking, /*valuesPacked=*/!p.element.isF32());
+  }
+
+  bool sharesTiles() const override { return true; }
+  void prepareTile(Value k0, Value kCount) override {
+    packKeys(k0, kCount);
+    packValues(k0, kCount);
+  }
+  void processPreparedTile(Value k0, Value kCount, const TileMasking &masking) override {
+    processPacked(k0, kCount, masking, /*valuesPacked=*/true);
+  }
+
+private:
+  /// V[j][e] as f32: for f16/bf16 values, and for tiles shared by blocks of
+  /// queries.
+  Value values;
+
+  /// The scores, softmax and P V of the tile whose keys are packed (and
+  /// values too where `valuesPacked`; f32 values are read in place else).
+  void processPacked(Value k0, Value kCount, const TileMasking &masking, bool valuesPacked) {
     computeScores(kCount);
     softmax(k0, kCount, masking);
     auto value = [&](Value j, Value e) {
-      if (p.element.isF32()) // in place
+      if (!valuesPacked)
         return g.load(buf.v, kvAt(g.add(k0, j), e));
       return g.load(values, {j, e});
     };
-    if (!p.element.isF32())
-      packValues(k0, kCount);
     // Only a tile with masked keys needs the FMAs that skip weight-0 keys.
     auto branch = scf::IfOp::create(g.b, masking.maskedKeys, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(g.b);
@@ -41,16 +63,13 @@ public:
     accumulateWeightedValues(kCount, value, /*skipZeroWeights=*/false);
   }
 
-private:
-  /// V[j][e] as f32, for f16/bf16 values.
-  Value values;
-
   Value allocateQueries() override { return stateScratch({p.headDim, p.rows}, g.f32()); }
   Value allocateOutput() override { return stateScratch({p.valueDim, p.rows}, g.f32()); }
   QueryLayout queryLayout() override { return QueryLayout::Transposed; }
   SmallVector<Value> outputIndex(Value e, Value r) override { return {e, r}; }
   void allocateVariant() override {
-    if (!p.element.isF32())
+    // Several slots: blocks of queries sharing each packed tile.
+    if (!p.element.isF32() || slotCount() > 1)
       values = g.scratch({p.keysPerTile, p.valueDim}, g.f32());
   }
 
