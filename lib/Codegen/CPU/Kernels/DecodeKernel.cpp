@@ -187,7 +187,8 @@ private:
       SmallVector<int64_t> pick;
       for (int64_t k = 0; k < count; ++k)
         pick.push_back(k * block);
-      g.vstore(vector::ShuffleOp::create(g.b, v, v, pick), scores, {j, g.index(first)});
+      Value sums = vector::ShuffleOp::create(g.b, v, v, pick);
+      g.vstore(sums, scores, {j, g.index(first)});
     }
   }
 
