@@ -57,7 +57,7 @@
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14] : vector<16xf32>, vector<16xf32>
 // CHECK: %[[SUMS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12] : vector<16xf32>, vector<16xf32>
-// CHECK: vector.store %[[SUMS]], %{{.*}} : memref<32x16xf32>, vector<4xf32>
+// CHECK: vector.store %[[SUMS]], %{{.*}} : memref<16x16xf32>, vector<4xf32>
 // CHECK: return
 #llama3 = #pe.rope<theta = 500000.0, rotary_dim = 64, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>
 func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>, %p: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
@@ -227,10 +227,10 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 // vectors of Q (bf16) and K (read in place), prefetching the next tile's
 // rows (into L1, then further ahead into L2); tiles with masked keys take
 // the FMAs that skip weight-0 keys, others the pair products of zipped V
-// rows and the bf16 weights (pairs of the tile's 32 keys).
+// rows and the bf16 weights (pairs of the tile's 16 keys).
 // CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x1x64xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<16x64xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<16x32xbf16>
+// CHECK-DOT-DAG: memref.alloca() : memref<8x32xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<3>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: %[[DOT:.*]] = vector.contract {{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>

@@ -61,16 +61,25 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
   return allRows ? std::min(*target, *allRows) : target;
 }
 
+/// The keys of a decode tile. Its per-tile work is one softmax of at most 8
+/// rows, so short tiles cost little, and with the heads walked inside a
+/// tile of a paged cache, the other heads' pieces of the tile's rows are
+/// still near when read: 16 keys, and 32 over hnd pages, where a head's 16
+/// rows of a page lie side by side and a tile of two pages reads two such
+/// runs per head. Measured (decode of 8 sequences of 1k..32k keys, GQA
+/// 32/8, D = 128, page size 16, Xeon, 2 threads, f32 / bf16, ms, the
+/// same rounds): nhd pages 31.8 / 19.0 at 16 keys, 34.5 / 19.3 at 24,
+/// 35.1 / 20.4 at 32; dense 31.9 / 22.1 at 16, 31.9 / 21.8 at 32; hnd
+/// pages 33.5 / 20.9 at 32, 34.9 / 21.3 at 16.
+int64_t decodeKeysPerTile(const AttentionPlan &p) {
+  return p.cacheLayout == CacheLayout::hnd ? 32 : 16;
+}
+
 /// The tile of keys the task streams, from the target's L2 (CpuSchedule.h):
 /// a multiple of the micro-tile's keys and of 2 (bf16 pairs); the decode
 /// kernel, which has no micro-tile, of 2; AMX takes whole 16-key score tiles
-/// and 32-key P V steps (multiples of 96). Decode prefers 32 keys: its
-/// per-tile work is one softmax of at most 8 rows, and with the heads
-/// walked inside a tile of a paged cache, the other heads' pieces of the
-/// tile's rows are still near when read. Measured (decode of 8 sequences of
-/// 1k..32k keys, GQA 32/8, D = 128, Xeon, 2 threads; f32 / bf16, ms): nhd
-/// pages 29.6 / 18.5 at 32 keys, 30.1 / 20.4 at 48, 34.5 / 26.2 at 192;
-/// dense 26.4 / 16.6 at 32, 29.6 / 23.5 at 192.
+/// and 32-key P V steps (multiples of 96). Decode prefers short tiles
+/// (decodeKeysPerTile).
 int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
   int64_t multiple = p.kind == AttentionKernelKind::Decode
                          ? 2
@@ -81,7 +90,8 @@ int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options)
   int64_t bytesPerKey = 4 * (p.headDim + p.valueDim + p.rows + 2);
   int64_t fixedBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return attentionKeysPerTile(options.target, options.blockKeys, multiple, bytesPerKey,
-                              fixedBytes, p.kind == AttentionKernelKind::Decode ? 32 : 96);
+                              fixedBytes,
+                              p.kind == AttentionKernelKind::Decode ? decodeKeysPerTile(p) : 96);
 }
 
 /// The kind of kernel: decode for at most 8 static rows, else the bf16
@@ -122,7 +132,8 @@ void chooseKind(AttentionPlan &p, const TileAttentionOptions &options, int64_t s
 namespace {
 
 std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttentionOptions &options,
-                                             std::optional<int64_t> queries) {
+                                             std::optional<int64_t> queries,
+                                             CacheLayout layout) {
   RankedTensorType qType = op.getQuery().getType();
   const int64_t sq = queries.value_or(qType.getDimSize(2));
   std::optional<AttentionHeads> heads = attentionHeads(op);
@@ -175,6 +186,7 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
   p.decodeMaskedAccumulators = decodeAccumulators(target, /*masked=*/true);
 
   chooseKind(p, options, sq);
+  p.cacheLayout = layout;
   p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
   if (!bytes || *bytes > kMaxTaskScratchBytes)
@@ -189,8 +201,9 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
 
 std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
                                                const TileAttentionOptions &options,
-                                               std::optional<int64_t> queries) {
-  if (std::optional<AttentionPlan> plan = planWithOptions(op, options, queries))
+                                               std::optional<int64_t> queries,
+                                               CacheLayout layout) {
+  if (std::optional<AttentionPlan> plan = planWithOptions(op, options, queries, layout))
     return plan;
   // The bf16 pair kernels hold more scratch (AMX tiles of 96 keys, the
   // weights in bf16): where theirs does not fit (wide heads, such as
@@ -201,7 +214,7 @@ std::optional<AttentionPlan> pe::planAttention(AttentionOp op,
     if (!*option)
       continue;
     *option = false;
-    if (std::optional<AttentionPlan> plan = planWithOptions(op, fallback, queries))
+    if (std::optional<AttentionPlan> plan = planWithOptions(op, fallback, queries, layout))
       return plan;
   }
   return std::nullopt;

@@ -48,6 +48,9 @@ struct AttentionPlan {
   int64_t queriesPerTask = 0, rows = 0, validRows = 0;
   /// Keys per streamed K/V tile.
   int64_t keysPerTile = 0;
+  /// The layout of the K/V operands the kernel reads: dense tensors or the
+  /// pages of a cache.
+  CacheLayout cacheLayout = CacheLayout::dense;
   /// A micro-tile of the Tiled kernel: `rowVectors` vectors of rows times
   /// `keysPerMicroTile` keys (S^T = K Q^T) or `channelsPerMicroTile` value
   /// channels (O^T += V^T P), as the target's registers hold them
@@ -103,10 +106,12 @@ constexpr int64_t kMaxTaskScratchBytes = 1 << 20;
 /// dims, an empty head, heads wider than the kernel unrolls, or scratch
 /// above the stack budget. The arithmetic is
 /// overflow-checked. `queries` plans for that query count instead of the
-/// op's (static) one: a kernel for one length of a dynamic Sq.
+/// op's (static) one: a kernel for one length of a dynamic Sq. `layout` is
+/// that of the K/V the kernel reads (the pages of a cache, or dense).
 std::optional<AttentionPlan> planAttention(AttentionOp op,
                                            const TileAttentionOptions &options,
-                                           std::optional<int64_t> queries = std::nullopt);
+                                           std::optional<int64_t> queries = std::nullopt,
+                                           CacheLayout layout = CacheLayout::dense);
 
 } // namespace mlir::pe
 

@@ -359,15 +359,17 @@ std::pair<Value, Value> AttentionTask::visibleKeyRange(Value k0, Value kCount, V
 // 2 KiB in flight), and near enough that in an nhd cache, whose rows of one
 // head lie Hkv x D elements apart (4 KiB for 8 heads of 128 f32) and so all
 // fall in the same few L1 sets, the lines prefetched are not evicted before
-// their use. Into L2 twice as far ahead (8 KiB): the L1 misses a core may
+// their use. Into L2 half as far again (6 KiB): the L1 misses a core may
 // have in flight (its fill buffers) cap its read rate below the memory's,
 // while L2 takes more requests, and a paged stream jumps to another page
 // every page_size rows, where the hardware prefetchers start over.
 // Measured (decode of 8 sequences of 1k..32k keys, Hq = 32, Hkv = 8,
-// D = 128, page size 16, Xeon, 2 threads, 32-key tiles; f32 / bf16, ms):
-// nhd pages 30.4 / 20.6 with the L1 prefetch alone, 29.5 / 17.6 with both;
-// dense 27.4 / 19.5 against 25.9 / 16.1; L2 distances of 4 KiB or 16 KiB
-// lose (30.6 / 20.6 and 33.5 / 18.9 in nhd).
+// D = 128, page size 16, Xeon, 2 threads; f32 / bf16, ms): with 32-key
+// tiles, nhd pages 30.4 / 20.6 with the L1 prefetch alone, 29.5 / 17.6 with
+// an L2 prefetch 8 KiB ahead; dense 27.4 / 19.5 against 25.9 / 16.1; with
+// 16-key tiles (another day, same rounds) nhd f32 30.1 at 4, 5 and 6 KiB,
+// 32.3 at 8, 32.5 at 12; dense f32 33.2 at 4 KiB, 29.1 at 6, 31.1 at 8 (and
+// 32 keys); hnd f32 (32 keys) 31.5 at 6 KiB, 31.9 at 8.
 int64_t AttentionTask::prefetchDistance(int64_t aheadBytes) const {
   auto cache = cast<MemRefType>(buf.k.getType());
   const int64_t rowBytes = p.headDim * cache.getElementTypeBitWidth() / 8;
@@ -375,7 +377,7 @@ int64_t AttentionTask::prefetchDistance(int64_t aheadBytes) const {
 }
 
 void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
-  constexpr int64_t kL1AheadBytes = 4096, kL2AheadBytes = 8192;
+  constexpr int64_t kL1AheadBytes = 4096, kL2AheadBytes = 6144;
   auto type = cast<MemRefType>(operand.getType());
   const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
   Value last = g.sub(skv, g.index(1));

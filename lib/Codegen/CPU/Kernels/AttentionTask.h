@@ -206,7 +206,7 @@ protected:
   /// How many keys ahead `aheadBytes` of a head's rows reach (at least one).
   int64_t prefetchDistance(int64_t aheadBytes) const;
   /// Prefetches the cache lines of `operand` (K or V) at key k0 + j plus
-  /// 4 KiB of rows into L1 and plus 8 KiB into L2, each clamped to the last
+  /// 4 KiB of rows into L1 and plus 6 KiB into L2, each clamped to the last
   /// key (see the .cpp).
   void prefetchAhead(Value operand, Value k0, Value j);
   /// The online-softmax step over the scores of one tile: fixes, row max,

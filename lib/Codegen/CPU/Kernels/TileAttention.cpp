@@ -215,7 +215,9 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
     if (!symbolTable)
       return rewriter.notifyMatchFailure(op, "not inside a symbol table");
-    std::optional<AttentionPlan> plan = planAttention(op, options);
+    auto [keys, values] = pagedOperands(op);
+    const CacheLayout layout = keys ? keys.getLayout() : CacheLayout::dense;
+    std::optional<AttentionPlan> plan = planAttention(op, options, std::nullopt, layout);
     if (!plan)
       return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
     if (largestConstantTable(op) > kMaxConstantTableEntries)
@@ -260,7 +262,6 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       prefill();
     }
 
-    auto [keys, values] = pagedOperands(op);
     rewriter.replaceOp(op, attentionResultFromBuffer(b, op, buf.out));
     if (keys) {
       dropGather(rewriter, keys);
@@ -314,7 +315,8 @@ private:
                                                       const AttentionPlan &plan) {
     if (!op.getQuery().getType().isDynamicDim(2) || plan.kind == AttentionKernelKind::Decode)
       return std::nullopt;
-    std::optional<AttentionPlan> decode = planAttention(op, options, /*queries=*/1);
+    std::optional<AttentionPlan> decode =
+        planAttention(op, options, /*queries=*/1, plan.cacheLayout);
     if (!decode || decode->kind != AttentionKernelKind::Decode)
       return std::nullopt;
     return decode;

@@ -68,7 +68,7 @@ std::optional<AttentionPlan> planBatchedDecode(ImplicitLocOpBuilder &b, PagedAtt
       /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
       op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(), op.getSoftcapAttr(),
       op.getTemperatureAttr());
-  std::optional<AttentionPlan> plan = planAttention(proto, options, /*queries=*/1);
+  std::optional<AttentionPlan> plan = planAttention(proto, options, /*queries=*/1, op.getLayout());
   proto.erase();
   for (Value stand : {key, value, mask})
     if (stand)
