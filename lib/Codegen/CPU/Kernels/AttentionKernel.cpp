@@ -145,26 +145,6 @@ static void streamKeyBlocks(
   });
 }
 
-/// streamKeyBlocks for a `process` of the masking of [qMin, qMax] alone.
-static void streamKeyBlocks(KernelBuilder &g, const AttentionPlan &p, AttentionTask &task,
-                            Value kbBegin, Value kbEnd, Value skv, Value qMin, Value qMax,
-                            function_ref<void(Value, Value, const TileMasking &)> process) {
-  streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, qMin, qMax,
-                  [&](Value k0, Value kCount, const TileMasking &m, Value, Value) {
-                    process(k0, kCount, m);
-                  });
-}
-
-/// streamKeyBlocks for a `process` of the tile's key position range alone.
-static void streamKeyBlocks(KernelBuilder &g, const AttentionPlan &p, AttentionTask &task,
-                            Value kbBegin, Value kbEnd, Value skv, Value qMin, Value qMax,
-                            function_ref<void(Value, Value, Value, Value)> process) {
-  streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, qMin, qMax,
-                  [&](Value k0, Value kCount, const TileMasking &, Value kMin, Value kMax) {
-                    process(k0, kCount, kMin, kMax);
-                  });
-}
-
 /// Whether one task holds every KV head of its query rows and walks the
 /// heads inside each key tile: for decode over a paged cache (nhd: a key row
 /// holds the heads side by side, and a task per head would read a short
@@ -219,7 +199,7 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
     task.setTask(bi, g.index(0), q0, qCount);
   }
   streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, qMin, qMax,
-                  [&](Value k0, Value kCount, const TileMasking &m) {
+                  [&](Value k0, Value kCount, const TileMasking &m, Value, Value) {
                     forHeads([&](Value) { task.processTile(k0, kCount, m); });
                   });
   forHeads(finish);
@@ -238,8 +218,7 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
 /// with 4 / 8 / 16 blocks; over hnd pages 609 / 531 / 488 / 474 with 1 / 4
 /// / 8 / 16; on dense tensors 540 -> 492; causal prefill with llama3 RoPE,
 /// S = 2048, 158 -> 139, S = 512, 11.3 -> 10.9.
-static int64_t queryBlocksPerTask(const AttentionPlan &p, const AttentionBuffers &buf,
-                                  const AttentionTask &task) {
+static int64_t queryBlocksPerTask(const AttentionPlan &p, const AttentionTask &task) {
   constexpr int64_t kMaxBlocks = 16;
   if (!task.sharesTiles() || p.blockStateBytes <= 0)
     return 1;
@@ -289,7 +268,7 @@ static void runQueryBlocksTask(KernelBuilder &g, const AttentionPlan &p, Attenti
       });
   Value always = arith::ConstantOp::create(b, b.getBoolAttr(true));
   streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, all[0], all[1],
-                  [&](Value k0, Value kCount, Value kMin, Value kMax) {
+                  [&](Value k0, Value kCount, const TileMasking &, Value kMin, Value kMax) {
                     task.prepareTile(k0, kCount);
                     forBlocks([&](Value i, Value) {
                       auto [lo, hi] = rangeOf(i);
@@ -309,7 +288,7 @@ void mlir::pe::buildAttentionKernel(KernelBuilder &g, const AttentionPlan &p,
     func::CallOp::create(b, kEnableAmxFn, TypeRange{}, ValueRange{});
   const bool inner = headsInner(p, buf);
   std::unique_ptr<AttentionTask> task = createTask(g, p, buf);
-  const int64_t blocksPerTask = inner ? 1 : queryBlocksPerTask(p, buf, *task);
+  const int64_t blocksPerTask = inner ? 1 : queryBlocksPerTask(p, *task);
   Value batch = memref::DimOp::create(b, buf.q, 0);
   Value sq = memref::DimOp::create(b, buf.q, 2);
   Value skv = keyCountOf(g, buf);

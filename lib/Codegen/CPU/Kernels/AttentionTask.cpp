@@ -16,7 +16,8 @@ void AttentionTask::allocate(int64_t headCount) {
   queries = allocateQueries();
   scores = g.scratch({p.keysPerTile, p.rows}, g.f32());
   output = allocateOutput();
-  keys = g.scratch({p.keysPerTile, p.headDim}, keyTileType());
+  if (Type keyElement = keyTileType())
+    keys = g.scratch({p.keysPerTile, p.headDim}, keyElement);
   rowMax = stateScratch({p.rows}, g.f32());
   rowSum = stateScratch({p.rows}, g.f32());
   alpha = g.scratch({p.rows}, g.f32());
@@ -29,7 +30,8 @@ void AttentionTask::allocate(int64_t headCount) {
   if (vectorQueries())
     queryRows = g.scratch({g.lanes, p.headDim}, g.f32());
   allocateVariant();
-  queryRanges = heads > 1 ? g.scratch({heads, 2}, g.i64()) : Value();
+  // The query blocks' position ranges of a task that shares its tiles.
+  queryRanges = heads > 1 && sharesTiles() ? g.scratch({heads, 2}, g.i64()) : Value();
   headStates.clear();
   if (heads > 1)
     for (Value *state : {&queries, &output, &rowMax, &rowSum, &rowPositions, &rowSlopes,

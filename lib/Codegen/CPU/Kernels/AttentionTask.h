@@ -88,7 +88,7 @@ public:
   /// of queries of one head), without changing the task's KV head.
   void selectSlot(Value s);
   /// The i64 scratch [slots, 2] where a task of several query blocks keeps
-  /// each block's (min, max) query position (allocate() with slots > 1).
+  /// each block's (min, max) query position (allocate() with slots > 1, where sharesTiles()).
   Value slotQueryRanges() const { return queryRanges; }
   /// The sizes of the call: queries and keys.
   void setSizes(Value queries, Value keys) {
@@ -157,6 +157,8 @@ protected:
   virtual Value allocateOutput() = 0;
   virtual QueryLayout queryLayout() = 0;
   virtual SmallVector<Value> outputIndex(Value e, Value r) = 0;
+  /// The element of the key tile; null where the variant reads the keys in
+  /// place and has no tile.
   virtual Type keyTileType() { return g.f32(); }
   virtual void allocateVariant() {}
   /// Scratch of the state that lives across tiles: `shape`, or

@@ -80,7 +80,12 @@ private:
   Value allocateQueries() override {
     return stateScratch({p.rows, p.headDim}, p.dotProducts ? p.element : g.f32());
   }
-  Type keyTileType() override { return p.dotProducts ? p.element : g.f32(); }
+  /// Only rotated keys go through the tile.
+  Type keyTileType() override {
+    if (!p.rotaryDim)
+      return Type();
+    return p.dotProducts ? p.element : g.f32();
+  }
   void allocateVariant() override {
     if (p.dotProducts)
       weights = g.scratch({p.keysPerTile / 2, 2 * p.rows}, p.element);
