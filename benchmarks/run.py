@@ -1074,23 +1074,35 @@ def append_c_case(repeat):
     return row
 
 
-def chunked_prefill_case(repeat, torch):
+def chunked_prefill_case(repeat, torch, dtype="f32"):
     """A prefill chunk of 512 queries against a 16k cache that holds it (llama3 RoPE on
-    the queries, GQA 32/8, D=128, f32), beside the same attention on dense tensors."""
+    the queries, GQA 32/8, D=128, nhd pages), beside the same attention on dense
+    tensors; bf16 with each bf16 kernel this host runs."""
     hq, hkv, d, chunk, length = 32, 8, 128, 512, 16384
     rng = np.random.default_rng(8)
-    kc, vc, table, dense = paged_cache([length], hkv, d, rng, "f32")
+    kc, vc, table, dense = paged_cache([length], hkv, d, rng, dtype)
     q = rng.standard_normal((chunk, hq, d)).astype(np.float32)
+    if dtype == "bf16":
+        q = runner.bf16_array(q)
     rope = ("#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, "
             "original_max_position_embeddings = 8192>>")
     visible = chunk * (length - chunk) + chunk * (chunk + 1) // 2
     row = {"case": f"chunked prefill {chunk} queries against {length // 1024}k keys (paged), "
-                   f"Hq={hq} Hkv={hkv} D={d} f32", "kind": "compute",
+                   f"Hq={hq} Hkv={hkv} D={d} {dtype}", "kind": "compute",
            "flops": 4 * hq * d * visible}
-    mod = compile_pe(paged_ir("chunk", hq, hkv, d, "f32", f" rope({rope})"), [THREADS])
+    paged = paged_ir("chunk", hq, hkv, d, dtype, f" rope({rope})")
+    mod = compile_pe(paged, [THREADS])
     args = (q, kc, vc, table, np.array([length], np.int32), np.array([0, chunk], np.int32))
     row["fused"] = timeit(into_dynamic(mod, "chunk", q.shape, *args), repeat)
-    qt, kt = f"tensor<1x{hq}x{chunk}x{d}xf32>", f"tensor<1x{hkv}x{length}x{d}xf32>"
+    if dtype == "bf16":
+        runs, row["kernel"], _ = bf16_kernels()
+        row["limit"] = BF16_LIMIT[row["kernel"]]
+        for kernel in runs:
+            if kernel != row["kernel"]:
+                other = compile_pe(paged, [THREADS, *BF16_KERNELS[kernel]])
+                row[f"fused_{kernel}"] = timeit(into_dynamic(other, "chunk", q.shape, *args),
+                                                repeat)
+    qt, kt = f"tensor<1x{hq}x{chunk}x{d}x{dtype}>", f"tensor<1x{hkv}x{length}x{d}x{dtype}>"
     pos = np.arange(length - chunk, length, dtype=np.int64), np.arange(length, dtype=np.int64)
     dense_ir = attention_function("chunk", qt, kt, kt, causal=True, rope=rope,
                                   positions=(f"tensor<{chunk}xi64>", f"tensor<{length}xi64>"))
@@ -1176,6 +1188,8 @@ def run_case(kind, s, hkv, repeat):
         row = append_c_case(repeat)
     elif kind == "chunked-prefill":
         row = chunked_prefill_case(repeat, torch)
+    elif kind == "chunked-prefill-bf16":
+        row = chunked_prefill_case(repeat, torch, "bf16")
     elif kind == "mla-absorbed":
         row = mla_absorbed_case(s, repeat)
     elif kind == "mla-absorbed-bf16":
@@ -1448,7 +1462,7 @@ def main():
     cases += [("paged-decode", 0, 0), ("paged-decode-bf16", 0, 0), ("paged-decode-hnd", 0, 0),
               ("paged-decode-many", 0, 0), ("paged-decode-many-hnd", 0, 0),
               ("append", 0, 0), ("append-c", 0, 0),
-              ("chunked-prefill", 0, 0)]
+              ("chunked-prefill", 0, 0), ("chunked-prefill-bf16", 0, 0)]
     cases += [("mla-absorbed", decode_skv[0], 0), ("mla-absorbed-bf16", decode_skv[0], 0)]
     cases += [("compile", 0, 0)]
     try:

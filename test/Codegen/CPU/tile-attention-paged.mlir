@@ -1,5 +1,7 @@
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention -split-input-file | FileCheck %s
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention=threads=2 -split-input-file | FileCheck %s --check-prefix=CHECK-HEADS
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention=bf16-dot=true -split-input-file | FileCheck %s --check-prefix=CHECK-DOT
+// RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention=amx=true -split-input-file | FileCheck %s --check-prefix=CHECK-AMX
 // Numerics: python/tests/test_kv_cache.py (pe.paged_attention through the
 // CPU pipeline, whose expansion gives each sequence such an attention).
 
@@ -91,6 +93,32 @@ func.func @prefill_hnd(%q: tensor<1x8x64x64xf32>, %kc: tensor<?x2x16x64xf32>, %v
   %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xf32> -> tensor<1x2x?x64xf32>
   %o = pe.attention %q, %k, %v causal : tensor<1x8x64x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x64x64xf32>
   return %o : tensor<1x8x64x64xf32>
+}
+
+// -----
+
+// bf16 prefill over nhd pages of two KV heads: the dot-product kernel reads
+// the pages in place, a task packing each K/V tile once for its 16 blocks of
+// queries (their Q^T pairs); the AMX kernel reads dense copies of the
+// sequence's keys and values (its tile products outrun the reads of a
+// head's pieces of the rows in place).
+// CHECK-DOT-LABEL: func.func @prefill_bf16_nhd
+// CHECK-DOT-SAME: %[[KC:[^:]*]]: tensor<?x16x2x64xbf16>
+// CHECK-DOT-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only
+// CHECK-DOT-NOT: memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
+// CHECK-DOT: call @[[KERNEL:pe_attention_kernel]](%{{.*}}, %[[K]],
+// CHECK-DOT: func.func private @[[KERNEL]](
+// CHECK-DOT: memref.alloca() : memref<16x32x128xbf16>
+// CHECK-AMX-LABEL: func.func @prefill_bf16_nhd
+// CHECK-AMX: %[[KCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
+// CHECK-AMX: %[[VCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
+// CHECK-AMX: call @pe_attention_kernel_0(%{{.*}}, %[[KCOPY]], %[[VCOPY]],
+func.func @prefill_bf16_nhd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
+                            %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xbf16> {
+  %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xbf16> -> tensor<1x2x?x64xbf16>
+  %v = pe.gather_pages %vc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xbf16> -> tensor<1x2x?x64xbf16>
+  %o = pe.attention %q, %k, %v causal : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
 }
 
 // -----

@@ -150,27 +150,31 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids amx=true" -split-input-file | FileCheck %s --check-prefix=CHECK-AMX-LLVM
 // CHECK-AMX-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x?x64xbf16>
 // CHECK-AMX: call @pe_runtime_enable_amx()
-// Q^T as VNNI pairs (D/2 x 2 rows), O (rows x Dv), V pairs (Bk/2 x 2 Dv),
-// P rows (rows x Bk):
-// CHECK-AMX-DAG: memref.alloca() : memref<32x128xbf16>
-// CHECK-AMX-DAG: memref.alloca() : memref<64x64xf32>
+// Q^T as VNNI pairs (D/2 x 2 rows) and O (rows x Dv) for each of the 16
+// blocks of queries a task holds, V pairs (Bk/2 x 2 Dv) and P rows (rows x
+// Bk) shared by them:
+// CHECK-AMX-DAG: memref.alloca() : memref<16x32x128xbf16>
+// CHECK-AMX-DAG: memref.alloca() : memref<16x64x64xf32>
 // CHECK-AMX-DAG: memref.alloca() : memref<48x128xbf16>
 // CHECK-AMX-DAG: memref.alloca() : memref<64x96xbf16>
-// CHECK-AMX: amx.tile_zero : !amx.tile<16x16xf32>
-// CHECK-AMX-COUNT-2: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK-AMX: amx.tile_store
-// CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
-// Packing V looks for NaN/inf (all exponent bits set): such a tile takes
-// the vector P V that skips weight-0 keys, others the tile product.
+// The K/V tile is packed once for the task's blocks: packing V looks for
+// NaN/inf (all exponent bits set); then for each block of queries (its
+// slot of Q and O) the tile products, and where a value was NaN or inf
+// the vector P V that skips weight-0 keys, else the tile product.
 // CHECK-AMX: scf.for {{.*}} -> (vector<16xi1>)
 // CHECK-AMX: arith.andi %{{.*}}, %{{.*}} : vector<16xi16>
 // CHECK-AMX: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18,
 // CHECK-AMX: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// CHECK-AMX: memref.subview %{{.*}} : memref<16x32x128xbf16> to memref<32x128xbf16, strided<[128, 1], offset: ?>>
+// CHECK-AMX: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-2: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-AMX: amx.tile_store
+// CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // CHECK-AMX: scf.if %[[NONFINITE]] {
 // CHECK-AMX: arith.cmpf une
 // CHECK-AMX: math.fma
 // CHECK-AMX: } else {
-// CHECK-AMX: amx.tile_load %{{.*}} : memref<64x64xf32> into !amx.tile<16x16xf32>
+// CHECK-AMX: amx.tile_load %{{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>> into !amx.tile<16x16xf32>
 // CHECK-AMX-COUNT-3: amx.tile_mulf
 // CHECK-AMX-LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
@@ -187,12 +191,17 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention="bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT
 // RUN: pe-opt %s --pe-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids bf16-dot=true" -split-input-file | FileCheck %s --check-prefix=CHECK-DOT-LLVM
 // CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x4x?x32xbf16>
-// Q^T pairs (D/2 x 2 rows), Kr (Bk x D, bf16), P^T pairs (Bk/2 x 2 rows),
-// V pairs (Bk/2 x 2 Dv):
-// CHECK-DOT-DAG: memref.alloca() : memref<16x128xbf16>
+// Q^T pairs (D/2 x 2 rows) for each of the 16 blocks of queries a task
+// holds; Kr (Bk x D, bf16), P^T pairs (Bk/2 x 2 rows), V pairs (Bk/2 x 2 Dv)
+// shared by them:
+// CHECK-DOT-DAG: memref.alloca() : memref<16x16x128xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<96x32xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<48x128xbf16>
 // CHECK-DOT-DAG: memref.alloca() : memref<48x64xbf16>
+// The K/V tile is packed once for the task's blocks, V pairs checked for
+// NaN/inf; then for each block of queries (its slot of Q and O):
+// CHECK-DOT: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// CHECK-DOT: memref.subview %{{.*}} : memref<16x16x128xbf16> to memref<16x128xbf16, strided<[128, 1], offset: ?>>
 // S^T: a pair of Kr in every 32-bit lane, 6 keys x 4 row vectors.
 // CHECK-DOT: %[[KPAIR:.*]] = vector.load %{{.*}} : memref<96x32xbf16>, vector<2xbf16>
 // CHECK-DOT: vector.bitcast %[[KPAIR]] : vector<2xbf16> to vector<1xi32>
@@ -204,9 +213,8 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // Weight rows 2 jp and 2 jp + 1 zipped, rounded to bf16.
 // CHECK-DOT: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, {{.*}} : vector<16xf32>, vector<16xf32>
 // CHECK-DOT-NEXT: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
-// V pairs, checked for NaN/inf: only a tile with masked keys and such a value
-// takes the f32 path that skips weight-0 keys.
-// CHECK-DOT: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// Only a tile with masked keys and a NaN or inf value takes the f32 path
+// that skips weight-0 keys.
 // CHECK-DOT: %[[SLOW:.*]] = arith.andi %{{.*}}, %[[NONFINITE]] : i1
 // CHECK-DOT: scf.if %[[SLOW]] {
 // CHECK-DOT: arith.cmpf une

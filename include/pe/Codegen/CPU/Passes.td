@@ -204,9 +204,9 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     block table (what pe-expand-paged-attention builds) are read in place:
     the kernel takes the paged caches, the block table, the sequence and the
     length, and finds key row j at page block_table[sequence, j / page_size],
-    row j mod page_size; the gathers' run-time checks come first. (The bf16
-    AMX and dot-product prefill over nhd pages of several KV heads reads a
-    dense copy of the sequence instead.)
+    row j mod page_size; the gathers' run-time checks come first. (The AMX
+    prefill over nhd pages of several KV heads reads a dense copy of the
+    sequence instead.)
 
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that
@@ -239,8 +239,8 @@ def PETileAttention : Pass<"pe-tile-attention"> {
            "Threads the tasks run on (decides key splitting for decode)">,
     Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
            "Keys per streamed K/V tile, rounded up to a multiple of the "
-           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96 (decode: 16, "
-           "32 over hnd pages), fewer where the task's scratch would not fit half the target's L2">,
+           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96 (decode: 16 "
+           "on x86, 32 over hnd pages and elsewhere), fewer where the task's scratch would not fit half the target's L2">,
     Option<"rows", "rows", "int64_t", /*default=*/"0",
            "Query rows (queries x heads of a group) per task, rounded up to "
            "whole vectors; 0: the target's default (64)">,

@@ -9,7 +9,9 @@
 // A tile product cannot skip keys of weight 0, so a value tile that holds a
 // NaN or inf takes a vector path that does (masked keys contribute nothing).
 // Tiles stay within one block: every loop whose body carries a tile is
-// unrolled at compile time.
+// unrolled at compile time. A task packs each K/V tile once (prepareTile)
+// for the blocks of queries it holds, each of which then takes the products
+// (processPreparedTile).
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTask.h"
@@ -28,13 +30,21 @@ public:
   using AttentionTask::AttentionTask;
 
   void processTile(Value k0, Value kCount, const TileMasking &masking) override {
+    prepareTile(k0, kCount);
+    processPreparedTile(k0, kCount, masking);
+  }
+
+  bool sharesTiles() const override { return true; }
+  void prepareTile(Value k0, Value kCount) override {
     packKeys(k0, kCount);
+    valuesNonFinite = packValues(k0, kCount);
+  }
+  void processPreparedTile(Value k0, Value kCount, const TileMasking &masking) override {
     computeScores(kCount);
     softmax(k0, kCount, masking);
     transposeWeights();
-    Value nonFinite = packValues(k0, kCount);
     rescaleOutput();
-    auto branch = scf::IfOp::create(g.b, nonFinite, /*withElseRegion=*/true);
+    auto branch = scf::IfOp::create(g.b, valuesNonFinite, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(g.b);
     g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
     accumulateValuesSkippingZeroWeights(k0, kCount);
@@ -45,6 +55,8 @@ public:
 private:
   /// V in VNNI pairs, and the weights P as bf16 rows.
   Value values, weights;
+  /// i1 of the prepared tile: whether a value is NaN or inf.
+  Value valuesNonFinite;
 
   Value allocateQueries() override {
     return stateScratch({p.headDim / 2, 2 * p.rows}, g.b.getBF16Type());

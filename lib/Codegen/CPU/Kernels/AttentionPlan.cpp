@@ -70,9 +70,13 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
 /// 32/8, D = 128, page size 16, Xeon, 2 threads, f32 / bf16, ms, the
 /// same rounds): nhd pages 31.8 / 19.0 at 16 keys, 34.5 / 19.3 at 24,
 /// 35.1 / 20.4 at 32; dense 31.9 / 22.1 at 16, 31.9 / 21.8 at 32; hnd
-/// pages 33.5 / 20.9 at 32, 34.9 / 21.3 at 16.
-int64_t decodeKeysPerTile(const AttentionPlan &p) {
-  return p.cacheLayout == CacheLayout::hnd ? 32 : 16;
+/// pages 33.5 / 20.9 at 32, 34.9 / 21.3 at 16. Other ISAs keep 32 keys
+/// (not measured there; with 16, LLVM spills address registers in SVE's
+/// score loop of a static key count).
+int64_t decodeKeysPerTile(const AttentionPlan &p, const CpuTarget &target) {
+  if (target.isa != CpuIsa::X86 || p.cacheLayout == CacheLayout::hnd)
+    return 32;
+  return 16;
 }
 
 /// The tile of keys the task streams, from the target's L2 (CpuSchedule.h):
@@ -91,7 +95,9 @@ int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options)
   int64_t fixedBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return attentionKeysPerTile(options.target, options.blockKeys, multiple, bytesPerKey,
                               fixedBytes,
-                              p.kind == AttentionKernelKind::Decode ? decodeKeysPerTile(p) : 96);
+                              p.kind == AttentionKernelKind::Decode
+                                  ? decodeKeysPerTile(p, options.target)
+                                  : 96);
 }
 
 /// The kind of kernel: decode for at most 8 static rows, else the bf16

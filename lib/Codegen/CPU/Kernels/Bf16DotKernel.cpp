@@ -16,7 +16,9 @@
 // rounded to bf16 for the second product while l sums the f32 weights (as
 // FlashAttention does). A dot product cannot skip a key of weight 0, so a
 // tile with masked keys whose values hold a NaN or inf takes an f32 path that
-// does.
+// does. A task packs each K/V tile once (prepareTile) for the blocks of
+// queries it holds, each of which then takes the products
+// (processPreparedTile).
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTask.h"
@@ -31,14 +33,22 @@ public:
   using AttentionTask::AttentionTask;
 
   void processTile(Value k0, Value kCount, const TileMasking &masking) override {
+    prepareTile(k0, kCount);
+    processPreparedTile(k0, kCount, masking);
+  }
+
+  bool sharesTiles() const override { return true; }
+  void prepareTile(Value k0, Value kCount) override {
     packKeys(k0, kCount);
+    valuesNonFinite = packValuePairs(values, k0, kCount);
+  }
+  void processPreparedTile(Value k0, Value kCount, const TileMasking &masking) override {
     computeScores(kCount);
     softmax(k0, kCount, masking);
     Value pairs = g.ceilDiv(kCount, g.index(2));
     packWeightPairs(weights, pairs);
-    Value nonFinite = packValuePairs(values, k0, kCount);
     auto branch = scf::IfOp::create(
-        g.b, arith::AndIOp::create(g.b, masking.maskedKeys, nonFinite),
+        g.b, arith::AndIOp::create(g.b, masking.maskedKeys, valuesNonFinite),
         /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(g.b);
     g.b.setInsertionPoint(branch.thenBlock()->getTerminator());
@@ -53,6 +63,8 @@ public:
 private:
   /// P^T and V in bf16 pairs.
   Value weights, values;
+  /// i1 of the prepared tile: whether a value is NaN or inf.
+  Value valuesNonFinite;
 
   Type bf16() { return g.b.getBF16Type(); }
   VectorType pairVector() { return VectorType::get({2 * g.lanes}, bf16()); }
