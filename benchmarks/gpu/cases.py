@@ -356,7 +356,41 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         torch_attention={"rope": llama3_ref, "causal": True},
         flags=simt,
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
+    out.append(_mla_absorbed_case(rng, full))
     return out + _paged_cases(rng, full) + _tensor_core_cases(rng, full)
+
+
+def _mla_absorbed_case(rng, full: bool) -> Case:
+    """Absorbed latent attention (DeepSeek-V3's decode over the compressed cache): H query
+    heads of 512 + 64 channels against one KV head (the latent, then the rotated k_pe) whose
+    first 512 channels are the values, a slice of the keys in the IR (no copy). The SIMT
+    kernel steps through the 576 channels of a row per key."""
+    b, h, skv = (4, 128, 4096) if full else (1, 4, 40)
+    latent, d = 512, 576
+    q = _quantized(rng, (b, h, 1, d), "bf16")
+    c = _quantized(rng, (b, 1, skv, d), "bf16")
+    rope_ir = ("#pe.rope<theta = 10000.0, rotary_dim = 64, rotary_offset = 512, "
+               "style = interleaved>")
+    rope_ref = {"theta": 10000.0, "rotary_dim": 64, "rotary_offset": latent,
+                "style": "interleaved"}
+    qt, ct = _ttype(q.shape, "bf16"), _ttype(c.shape, "bf16")
+    vt, ot = _ttype((b, 1, skv, latent), "bf16"), _ttype((b, h, 1, latent), "bf16")
+    name = "mla_absorbed_decode_bf16"
+    ir = (f"func.func @{name}(%q: {qt}, %c: {ct}) -> {ot} {{\n"
+          f"  %v = tensor.extract_slice %c[0, 0, 0, 0] [{b}, 1, {skv}, {latent}] [1, 1, 1, 1]"
+          f" : {ct} to {vt}\n"
+          f"  %o = pe.attention %q, %c, %v causal rope({rope_ir}) : {qt}, {ct}, {vt} -> {ot}\n"
+          f"  return %o : {ot}\n}}\n")
+
+    def reference(a, sample):
+        return [ref.attention(a[0], a[1], a[1][..., :latent], q_positions=np.array([skv - 1]),
+                              causal=True, rope=rope_ref)]
+
+    return Case(name, ir, [q, c], ["bf16", "bf16"], ["bf16"], reference, "scaled", 1.6e-2,
+                bytes_moved=2 * c.size, timed=True, flops=2 * b * h * skv * (d + latent),
+                notes="absorbed MLA decode, B = 4, H = 128, Skv = 4096 (1, 4, 40 small): the "
+                      "SIMT kernel (heads above the tensor cores' 128); GB/s of the latent "
+                      "read; within 1.6e-2 of the largest output")
 
 
 def _paged_cases(rng, full: bool) -> List[Case]:

@@ -832,12 +832,12 @@ def test_gpu_kernel_merges_key_splits(layout):
 
 
 @pytest.mark.parametrize("case, reason", [
-    ("wide", "its head dims exceed 256"),
+    ("wide", "its head dims exceed 1024"),
     ("dynamic-ntk", "its rope's frequencies depend on each sequence's length"),
     ("untiled", None),
 ])
 def test_gpu_pipeline_refuses_what_its_kernel_does_not_take(case, reason):
-    """A paged attention of head dim 320 (above the kernel's 256), one whose rotation
+    """A paged attention of head dim 1280 (above the kernel's 1024), one whose rotation
     depends on each sequence's length (the kernel's one table of row positions would
     give every sequence the batch's longest), and any without the kernel: a diagnostic
     naming why, not a library whose loop over the sequences would run in one GPU
@@ -845,7 +845,7 @@ def test_gpu_pipeline_refuses_what_its_kernel_does_not_take(case, reason):
     name = "dynamic-ntk-gqa" if case == "dynamic-ntk" else "mqa-window"
     ir = _paged_function(name, "nhd", "f32")
     if case == "wide":
-        ir = ir.replace("x32xf32>", "x320xf32>")
+        ir = ir.replace("x32xf32>", "x1280xf32>")
     flags = ["--target=gpu-on-cpu", *(["--tile-attention=false"] if case == "untiled" else [])]
     message = ("is not supported by pe-gpu-pipeline without pe-gpu-tile-attention"
                if reason is None else f"is not supported by the GPU kernel: {reason}")

@@ -11,8 +11,8 @@ the latent rows (no copy of the cache) and rotates the trailing 64 channels
 
 Checked against the float64 reference for decode and a prefill chunk, f32 and bf16,
 DeepSeek's interleaved YaRN rope with its mscale, on the kernels (several tilings and
-threads, AVX2), the reference lowering and the GPU lowering's schedule on the CPU (heads of
-576 channels are above the SIMT kernel's 256: the GPU runs the reference lowering's loops).
+threads, AVX2), the reference lowering and the GPU lowering's schedule on the CPU (the SIMT
+kernel, dense and paged, streaming the 576 channels of a query and key row per key).
 Tolerances: pe.testing.ATTENTION_TOLERANCE.
 """
 
@@ -134,13 +134,19 @@ def paged_absorbed_ir(heads: int, dtype: str, layout: str) -> str:
 }}"""
 
 
+PAGED_LOWERINGS = {"kernels": ["--num-threads=2"],
+                   "gpu-schedule": ATTENTION_LOWERINGS["gpu-schedule"]}
+
+
+@pytest.mark.parametrize("lowering", list(PAGED_LOWERINGS))
 @pytest.mark.parametrize("layout", ["nhd", "hnd"])
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 @pytest.mark.parametrize("queries", [[1, 1, 1], [1, 6, 2]], ids=["decode", "chunks"])
-def test_paged_absorbed_against_reference(layout, dtype, queries):
+def test_paged_absorbed_against_reference(layout, dtype, queries, lowering):
     """A batch of 3 sequences (45, 130 and 17 tokens) over a paged latent cache (pages in a
     random order), decode and chunked prefill, against the float64 reference; the values
-    are read from the key cache's pages (no copy, checked below)."""
+    are read from the key cache's pages (no copy, checked below for the CPU kernel). On the
+    GPU schedule: the SIMT paged kernel."""
     rng = np.random.default_rng(len(layout) + sum(queries))
     heads, d, page = 16, LATENT + ROPE_DIM, 16
     lengths = np.array([45, 130, 17], np.int32)
@@ -154,7 +160,7 @@ def test_paged_absorbed_against_reference(layout, dtype, queries):
     cache = round_to(rng.standard_normal(shape), dtype)
     cu = np.concatenate([[0], np.cumsum(queries)]).astype(np.int32)
     q = round_to(rng.standard_normal((int(cu[-1]), heads, d)), dtype)
-    module = runner.compile(paged_absorbed_ir(heads, dtype, layout), ["--num-threads=2"])
+    module = runner.compile(paged_absorbed_ir(heads, dtype, layout), PAGED_LOWERINGS[lowering])
     (got,) = module.call("paged", q, cache, table, lengths, cu)
     want = reference.paged_attention(q, cache, cache[..., :LATENT], table, lengths, cu,
                                      layout=layout, scale=SCALE, causal=True, rope=ROPE)

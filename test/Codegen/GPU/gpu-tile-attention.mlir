@@ -111,15 +111,42 @@ func.func @wide_head(%q: tensor<1x32x?x128xf32>, %k: tensor<1x8x?x128xf32>,
 
 // -----
 
-// Heads of more than 256 channels: the reference lowering.
+// Absorbed latent attention (DeepSeek's decode over the compressed cache):
+// 16 query heads of 512 + 64 channels against one KV head whose first 512
+// channels are the values. A thread per (batch, head, query, chunk of 8 of
+// the 512 value channels, key split) steps through the 32 rotated pairs
+// (the trailing block, interleaved) and the 512 pass-through channels of
+// each key row; the values are the buffer of the keys' slice (a view of
+// the keys once bufferized, not a copy).
+// CHECK-LABEL: func.func @absorbed_latent
+// CHECK-NOT: pe.attention
+// CHECK: %[[K:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x1x?x576xbf16>
+// CHECK: bufferization.to_buffer %{{.*}} read_only : tensor<2x1x?x512xbf16>
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c2{{.*}}, %c16{{.*}}, %c1{{.*}}, %c64{{.*}}, %{{.*}}) step
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c8{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// CHECK: vector.load %[[K]][%{{.*}}] : memref<2x1x?x576xbf16>, vector<16xbf16>
+// CHECK: scf.for %[[E:.*]] = %c0{{.*}} to %c512 step %c8{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// CHECK: vector.load %[[K]][%{{.*}}, %{{.*}}, %{{.*}}, %[[E]]] : memref<2x1x?x576xbf16>, vector<8xbf16>
+func.func @absorbed_latent(%q: tensor<2x16x1x576xbf16>, %c: tensor<2x1x?x576xbf16>) -> tensor<2x16x1x512xbf16> {
+  %c2 = arith.constant 2 : index
+  %s = tensor.dim %c, %c2 : tensor<2x1x?x576xbf16>
+  %v = tensor.extract_slice %c[0, 0, 0, 0] [2, 1, %s, 512] [1, 1, 1, 1] : tensor<2x1x?x576xbf16> to tensor<2x1x?x512xbf16>
+  %o = pe.attention %q, %c, %v causal rope(#pe.rope<rotary_dim = 64, rotary_offset = 512, style = interleaved>)
+       : tensor<2x16x1x576xbf16>, tensor<2x1x?x576xbf16>, tensor<2x1x?x512xbf16> -> tensor<2x16x1x512xbf16>
+  return %o : tensor<2x16x1x512xbf16>
+}
+
+// -----
+
+// Heads of more than 1024 channels: the reference lowering.
 // CHECK-LABEL: func.func @wider_head
 // CHECK: pe.attention
 // CHECK-NOT: scf.parallel
-func.func @wider_head(%q: tensor<1x4x?x320xf32>, %k: tensor<1x4x?x320xf32>,
-                      %v: tensor<1x4x?x320xf32>) -> tensor<1x4x?x320xf32> {
+func.func @wider_head(%q: tensor<1x4x?x1280xf32>, %k: tensor<1x4x?x1280xf32>,
+                      %v: tensor<1x4x?x1280xf32>) -> tensor<1x4x?x1280xf32> {
   %o = pe.attention %q, %k, %v causal
-       : tensor<1x4x?x320xf32>, tensor<1x4x?x320xf32>, tensor<1x4x?x320xf32> -> tensor<1x4x?x320xf32>
-  return %o : tensor<1x4x?x320xf32>
+       : tensor<1x4x?x1280xf32>, tensor<1x4x?x1280xf32>, tensor<1x4x?x1280xf32> -> tensor<1x4x?x1280xf32>
+  return %o : tensor<1x4x?x1280xf32>
 }
 
 // -----

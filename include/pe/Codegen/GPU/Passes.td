@@ -210,7 +210,7 @@ def PEGpuTileRope : Pass<"pe-gpu-tile-rope"> {
 def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
   let summary = "Lower pe.attention to a fused flash-attention loop without scores in memory (GPU)";
   let description = [{
-    Every `pe.attention` with static head counts and head dims D, Dv <= 256
+    Every `pe.attention` with static head counts and head dims D, Dv <= 1024
     becomes one `scf.parallel` over (batch, query head, query, chunk of up
     to 8 value channels), innermost the chunk, one GPU thread per
     iteration: the thread rotates its query row (rope(q), f32

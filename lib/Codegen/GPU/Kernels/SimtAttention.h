@@ -39,9 +39,13 @@ namespace mlir::pe::simt {
 constexpr int64_t kMaxChunk = 8;
 /// Head dims up to this keep the rotated query row in registers: D = 128
 /// would need more than the 255 registers of a thread (ptxas spills).
-/// Wider heads, up to kMaxStreamedHeadDim, read the query again per key.
+/// Wider heads, up to kMaxStreamedHeadDim, read the query again per key:
+/// no register holds more than a few of their channels (absorbed latent
+/// attention, D = 576 and Dv = 512: at most 97 registers and no spills on
+/// sm_80 and sm_90a), and the bound only caps the work a thread repeats per
+/// key (a row's Dv / 8 chunk threads each take the whole dot product).
 constexpr int64_t kMaxHeadDim = 64;
-constexpr int64_t kMaxStreamedHeadDim = 256;
+constexpr int64_t kMaxStreamedHeadDim = 1024;
 /// Decode splits the keys into up to kMaxSplits ranges of at least
 /// kMinSplitKeys keys, so that a single sequence still spreads over the
 /// threads the chip holds at once at this kernel's kRegisters registers
