@@ -1,5 +1,6 @@
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=sapphirerapids" --pe-tile-attention | FileCheck %s
 // RUN: pe-opt %s --pe-set-target="triple=x86_64-linux-gnu cpu=znver2" --pe-tile-attention | FileCheck %s --check-prefix=AVX2
+// RUN: pe-opt %s --pe-set-target="triple=aarch64-linux-gnu cpu=neoverse-v2" --pe-tile-attention | FileCheck %s --check-prefix=NEON
 // Numerics: python/tests/test_tile_attention.py (decode-7-rows and the other
 // decode cases, every target).
 
@@ -30,6 +31,10 @@
 // AVX2: vector.shuffle %{{.*}}, %{{.*}} [1, 0, 3, 2, 5, 4, 7, 6] : vector<8xf32>, vector<8xf32>
 // AVX2: %[[SUMS:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4] : vector<8xf32>, vector<8xf32>
 // AVX2: vector.store %[[SUMS]], %{{.*}} : memref<16x8xf32>, vector<3xf32>
+// Tiles of 16 keys on x86 (the scores S^T: keys x rows above), of 32 on
+// other ISAs.
+// NEON-LABEL: func.func private @pe_attention_kernel(
+// NEON: memref.alloca() : memref<32x4xf32>
 func.func @decode_bf16_three_rows(%q: tensor<1x3x1x64xbf16>, %k: tensor<1x1x?x64xbf16>, %v: tensor<1x1x?x64xbf16>) -> tensor<1x3x1x64xbf16> {
   %o = pe.attention %q, %k, %v : tensor<1x3x1x64xbf16>, tensor<1x1x?x64xbf16>, tensor<1x1x?x64xbf16> -> tensor<1x3x1x64xbf16>
   return %o : tensor<1x3x1x64xbf16>

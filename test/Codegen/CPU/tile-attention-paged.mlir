@@ -66,6 +66,10 @@ func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: t
 // CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c16
 // CHECK: %[[PAGE:.*]] = arith.index_cast %{{.*}} : i64 to index
 // CHECK: %[[KK]][%[[PAGE]], %{{.*}}, %[[ROW]], %{{.*}}]
+// Decode tiles of two pages (32 keys) over hnd pages: the decode kernel's
+// scores S^T are 32 keys x 16 rows.
+// CHECK: func.func private @pe_attention_kernel_0(
+// CHECK: memref.alloca() : memref<32x16xf32>
 func.func @hnd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x2x16x64xbf16>, %vc: tensor<?x2x16x64xbf16>,
                %bt: tensor<?x?xi64>, %b: index, %n: index) -> tensor<1x8x?x64xbf16> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x?xi64>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xbf16> -> tensor<1x2x?x64xbf16>

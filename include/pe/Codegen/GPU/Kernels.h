@@ -36,7 +36,7 @@ void populateGpuTileAttentionPatterns(RewritePatternSet &patterns, bool tensorCo
 /// pe.paged_attention -> one parallel loop over (packed query row, query
 /// head, value chunk, key split) reading the pages in place, then a loop
 /// merging the splits (pe-gpu-tile-attention); static heads and head dims
-/// up to 256, frequencies that do not depend on the sequence's length. The splits fill the multiprocessors of `chip`.
+/// up to 1024, frequencies that do not depend on the sequence's length. The splits fill the multiprocessors of `chip`.
 void populateGpuTilePagedAttentionPatterns(RewritePatternSet &patterns, const GpuChip &chip);
 
 /// An error on each pe.paged_attention under `root` (those the paged

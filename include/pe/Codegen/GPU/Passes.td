@@ -234,7 +234,7 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     and dynamic head dims are left to pe-lower-to-linalg.
 
     Every `pe.paged_attention` with static head counts and head dims up
-    to 256 becomes the same thread over a paged cache (above 64 channels
+    to 1024 becomes the same thread over a paged cache (above 64 channels
     the thread reads its query's channels again for every key instead of
     holding them in registers): one `scf.parallel`
     over (packed query row t, query head, value chunk, key split); the

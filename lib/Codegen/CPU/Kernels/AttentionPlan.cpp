@@ -64,9 +64,9 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
 /// The keys of a decode tile. Its per-tile work is one softmax of at most 8
 /// rows, so short tiles cost little, and with the heads walked inside a
 /// tile of a paged cache, the other heads' pieces of the tile's rows are
-/// still near when read: 16 keys, and 32 over hnd pages, where a head's 16
-/// rows of a page lie side by side and a tile of two pages reads two such
-/// runs per head. Measured (decode of 8 sequences of 1k..32k keys, GQA
+/// still near when read: 16 keys, and 32 over hnd pages (and nhd pages of
+/// one KV head, the same rows), where a head's 16 rows of a page lie side by
+/// side and a tile of two pages reads two such runs per head. Measured (decode of 8 sequences of 1k..32k keys, GQA
 /// 32/8, D = 128, page size 16, Xeon, 2 threads, f32 / bf16, ms, the
 /// same rounds): nhd pages 31.8 / 19.0 at 16 keys, 34.5 / 19.3 at 24,
 /// 35.1 / 20.4 at 32; dense 31.9 / 22.1 at 16, 31.9 / 21.8 at 32; hnd
@@ -74,7 +74,9 @@ std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t stati
 /// (not measured there; with 16, LLVM spills address registers in SVE's
 /// score loop of a static key count).
 int64_t decodeKeysPerTile(const AttentionPlan &p, const CpuTarget &target) {
-  if (target.isa != CpuIsa::X86 || p.cacheLayout == CacheLayout::hnd)
+  const bool headRuns = p.cacheLayout == CacheLayout::hnd ||
+                        (p.cacheLayout == CacheLayout::nhd && p.kvHeads == 1);
+  if (target.isa != CpuIsa::X86 || headRuns)
     return 32;
   return 16;
 }

@@ -16,8 +16,8 @@ void AttentionTask::allocate(int64_t headCount) {
   queries = allocateQueries();
   scores = g.scratch({p.keysPerTile, p.rows}, g.f32());
   output = allocateOutput();
-  if (Type keyElement = keyTileType())
-    keys = g.scratch({p.keysPerTile, p.headDim}, keyElement);
+  Type keyElement = keyTileType();
+  keys = keyElement ? g.scratch({p.keysPerTile, p.headDim}, keyElement) : Value();
   rowMax = stateScratch({p.rows}, g.f32());
   rowSum = stateScratch({p.rows}, g.f32());
   alpha = g.scratch({p.rows}, g.f32());

@@ -252,7 +252,9 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         return callOn(kernel, buf);
       // The copies are freed by the pipeline's buffer deallocation.
       AttentionBuffers dense = copyPages(g, *plan, buf);
-      callOn(kernelOf(*plan, dense), dense);
+      AttentionPlan densePlan = *plan;
+      densePlan.cacheLayout = CacheLayout::dense;
+      callOn(kernelOf(densePlan, dense), dense);
     };
     if (std::optional<AttentionPlan> decode = singleQueryPlan(op, options, *plan)) {
       // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
