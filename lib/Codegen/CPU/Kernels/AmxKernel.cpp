@@ -29,11 +29,6 @@ class AmxTask final : public AttentionTask {
 public:
   using AttentionTask::AttentionTask;
 
-  void processTile(Value k0, Value kCount, const TileMasking &masking) override {
-    prepareTile(k0, kCount);
-    processPreparedTile(k0, kCount, masking);
-  }
-
   bool sharesTiles() const override { return true; }
   void prepareTile(Value k0, Value kCount) override {
     packKeys(k0, kCount);

@@ -154,9 +154,8 @@ static void streamKeyBlocks(
 /// the heads' state fits a task's scratch.
 static bool headsInner(const AttentionPlan &p, const AttentionBuffers &buf) {
   constexpr int64_t kMaxStateBytes = 256 << 10;
-  const int64_t stateBytes = 4 * p.rows * (p.headDim + p.valueDim + 8) * p.kvHeads;
   return buf.layout != CacheLayout::dense && p.kind == AttentionKernelKind::Decode &&
-         p.kvHeads > 1 && stateBytes <= kMaxStateBytes;
+         p.kvHeads > 1 && p.blockStateBytes <= kMaxStateBytes / p.kvHeads;
 }
 
 /// Task (bi, taskHead, queries [q0, q0 + qCount)) over key blocks
@@ -224,7 +223,7 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
 /// the dot products 1391 (copied, a block per task) -> 1280 (in place).
 static int64_t queryBlocksPerTask(const AttentionPlan &p, const AttentionTask &task) {
   constexpr int64_t kMaxBlocks = 16;
-  if (!task.sharesTiles() || p.blockStateBytes <= 0)
+  if (!task.sharesTiles())
     return 1;
   // Beside the plan's scratch: the rows being rotated (lanes x D f32) and
   // the blocks' query position ranges.

@@ -47,6 +47,15 @@ std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   return weights ? llvm::checkedAdd(*bytes, *weights) : std::nullopt;
 }
 
+/// Bytes of the state of one block of queries a task holds (Q, O and the
+/// row statistics): 4 rows (D + Dv + 8), overflow-checked.
+std::optional<int64_t> blockStateBytes(const AttentionPlan &p) {
+  std::optional<int64_t> perRow = llvm::checkedAdd(p.headDim, p.valueDim);
+  perRow = perRow ? llvm::checkedAdd(*perRow, int64_t(8)) : std::nullopt;
+  std::optional<int64_t> bytes = perRow ? llvm::checkedMul(p.rows, *perRow) : std::nullopt;
+  return bytes ? llvm::checkedMul(*bytes, int64_t(4)) : std::nullopt;
+}
+
 /// Rows per task: the requested count in whole vectors, fewer when the
 /// whole call has fewer (static Sq).
 std::optional<int64_t> rowTarget(int64_t requested, int64_t group, int64_t staticQueries,
@@ -94,9 +103,8 @@ int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options)
     multiple = std::lcm<int64_t>(multiple, 96);
   // Scratch per key: K and S^T; per task: Q, O and the row statistics.
   int64_t bytesPerKey = 4 * (p.headDim + p.valueDim + p.rows + 2);
-  int64_t fixedBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return attentionKeysPerTile(options.target, options.blockKeys, multiple, bytesPerKey,
-                              fixedBytes,
+                              p.blockStateBytes,
                               p.kind == AttentionKernelKind::Decode
                                   ? decodeKeysPerTile(p, options.target)
                                   : 96);
@@ -195,13 +203,15 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
 
   chooseKind(p, options, sq);
   p.cacheLayout = layout;
+  std::optional<int64_t> state = blockStateBytes(p);
+  if (!state)
+    return std::nullopt;
+  p.blockStateBytes = *state;
   p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
   if (!bytes || *bytes > kMaxTaskScratchBytes)
     return std::nullopt;
   p.taskScratchBytes = *bytes;
-  // The rows' part of scratchBytes without the scores: Q, O, statistics.
-  p.blockStateBytes = 4 * p.rows * (p.headDim + p.valueDim + 8);
   return p;
 }
 

@@ -118,13 +118,18 @@ public:
   /// to the last such key (count 0: none). Keys outside it are hidden from
   /// every row, so a tile may skip them (they would add nothing).
   std::pair<Value, Value> visibleKeyRange(Value k0, Value kCount, Value qMin, Value qMax);
-  /// The online-softmax update with the K/V tile [k0, k0 + kCount).
-  virtual void processTile(Value k0, Value kCount, const TileMasking &masking) = 0;
+  /// The online-softmax update with the K/V tile [k0, k0 + kCount): by
+  /// default the tile prepared and processed at once.
+  virtual void processTile(Value k0, Value kCount, const TileMasking &masking) {
+    prepareTile(k0, kCount);
+    processPreparedTile(k0, kCount, masking);
+  }
   /// Whether the variant can pack a K/V tile once (prepareTile) for several
   /// blocks of queries that then each take processPreparedTile.
   virtual bool sharesTiles() const { return false; }
   /// Packs the K/V tile [k0, k0 + kCount) (keys and values) for
-  /// processPreparedTile; only where sharesTiles().
+  /// processPreparedTile: once for several blocks of queries where
+  /// sharesTiles(), or for one (the default processTile).
   virtual void prepareTile(Value k0, Value kCount) {}
   /// processTile on the tile prepareTile packed.
   virtual void processPreparedTile(Value k0, Value kCount, const TileMasking &masking) {}
