@@ -144,6 +144,7 @@ enum pe_size_check {
   PE_CHECK_ATTENTION_ROPE_POSITIONS,  /* pe.attention: rope_positions vs tokens */
   PE_CHECK_PAGED_MASK,                /* pe.paged_attention: mask rows vs tokens */
   PE_CHECK_PAGED_ROPE_POSITIONS,      /* pe.paged_attention: rope_positions vs tokens */
+  PE_CHECK_ATTENTION_SHARED_KEY,      /* pe.attention: shared_key vs key batch, length */
 };
 
 /* Called by generated code when the sizes of check `check` differ: raises

@@ -48,7 +48,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
   Value qRope = multiStream ? args[5] : Value(), kRope = multiStream ? args[6] : Value();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], kind.sinks ? args.back() : Value(), qRope, kRope, kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
+      args[4], kind.sinks ? args.back() : Value(), qRope, kRope, /*shared_key=*/Value(),
+      kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
       kind.chunk ? builder.getI64IntegerAttr(*kind.chunk) : IntegerAttr(),

@@ -285,6 +285,8 @@ static const char *describe(int64_t check) {
     return "pe.paged_attention: the result's rows differ from the query's";
   case PE_CHECK_PAGED_MASK:
     return "pe.paged_attention: the mask's rows differ from the query's";
+  case PE_CHECK_ATTENTION_SHARED_KEY:
+    return "pe.attention: shared_key differs in batch or length from the key";
   case PE_CHECK_PAGED_ROPE_POSITIONS:
     return "pe.paged_attention: rope_positions differ in length from the query's rows";
   case PE_CHECK_ATTENTION_ROPE_POSITIONS:

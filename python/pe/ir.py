@@ -165,7 +165,8 @@ def _dims(type_text: str) -> list:
 def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] = None,
                        positions=None, mask: Optional[str] = None, rotate: Optional[str] = None,
                        alibi_bias: Optional[str] = None, attend_positions: bool = True,
-                       sinks: Optional[str] = None, rope_positions=None, **attrs) -> str:
+                       sinks: Optional[str] = None, rope_positions=None,
+                       shared_key: Optional[str] = None, **attrs) -> str:
     """A `func.func @name` around one `pe.attention`, its operands the function's arguments.
 
     ``q``, ``k``, ``v`` (and ``out``, default ``q``'s type) are tensor types. ``positions`` is
@@ -178,8 +179,11 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
     ``attend_positions=False`` the attention keeps its default positions (``%p`` feeds the
     rotation only). ``sinks`` is the type of an argument ``%sinks`` ([Hq] attention sinks).
     ``rope_positions`` is a pair of types (``%qrp``, ``%krp``): the position streams of a
-    multi-stream RoPE ([A, S] or [B, A, S]). ``attrs`` are those of :func:`attention_attrs`.
-    Arguments: q, k, v, the positions, the rope positions, the mask, the sinks."""
+    multi-stream RoPE ([A, S] or [B, A, S]). ``shared_key`` is the type of an argument
+    ``%ks``, the key channels every head shares ([B, 1, Skv, Ds]: MLA's k_pe). ``attrs``
+    are those of :func:`attention_attrs`.
+    Arguments: q, k, v, the positions, the rope positions, the mask, the sinks, the shared
+    key block."""
     out = out or q
     params = [f"%q: {q}", f"%k: {k}", f"%v: {v}"]
     body, operands = [], ""
@@ -220,6 +224,9 @@ def attention_function(name: str, q: str, k: str, v: str, *, out: Optional[str] 
     if sinks is not None:
         params.append(f"%sinks: {sinks}")
         operands += f" sinks(%sinks : {sinks})"
+    if shared_key is not None:
+        params.append(f"%ks: {shared_key}")
+        operands += f" shared_key(%ks : {shared_key})"
     body.append(f"%o = pe.attention {q_in}, {k_in}, %v{operands}"
                 f"{attention_attrs(**attrs, rope_positions=streams)} : "
                 f"{q}, {k}, {v} -> {out}")

@@ -871,7 +871,8 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
               rope: Optional[Mapping] = None, alibi: Optional[float] = None,
               softcap: Optional[float] = None, sinks=None, q_rope_positions=None,
               k_rope_positions=None, chunk: Optional[int] = None,
-              temperature: Optional[Tuple[int, float]] = None) -> np.ndarray:
+              temperature: Optional[Tuple[int, float]] = None,
+              shared_key=None) -> np.ndarray:
     """`pe.attention`: softmax(softcap(scale Q'K'^T) + bias + mask) V, float64, with
     softcap(s) = c tanh(s / c) for ``softcap`` c (Gemma 2's logit soft-capping) and the
     identity without. ``sinks`` ([Hq]): attention sinks, one logit per query head in the
@@ -880,6 +881,8 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     position p by `query_temperature` (Llama 4's NoPE layers).
     A multi-stream ``rope`` (``sections``) rotates Q and K by ``q_rope_positions`` and
     ``k_rope_positions`` (``[A, S]`` or ``[B, A, S]``); the positions place the masks.
+    ``shared_key`` ([B, 1, Skv, Ds]) is the last Ds channels of every key head (multi-head
+    latent attention's k_pe): k then holds the other D - Ds.
 
     q: [B,Hq,Sq,D], k: [B,Hkv,Skv,D], v: [B,Hkv,Skv,Dv]; query head h reads kv head
     h // (Hq/Hkv). Positions default to q: Skv - Sq + i, k: j. ``rope`` is a dict of
@@ -897,6 +900,13 @@ def attention(q, k, v, mask=None, q_positions=None, k_positions=None, scale=None
     v = np.asarray(v, dtype=np.float64)
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
         raise ValueError("q, k and v must be rank 4")
+    if shared_key is not None:
+        shared_key = np.asarray(shared_key, dtype=np.float64)
+        if shared_key.ndim != 4 or shared_key.shape[1] != 1 or \
+                shared_key.shape[0] != k.shape[0] or shared_key.shape[2] != k.shape[2]:
+            raise ValueError(f"shared_key{shared_key.shape} is not [B, 1, Skv, Ds] of k{k.shape}")
+        k = np.concatenate([k, np.broadcast_to(shared_key, k.shape[:3] + shared_key.shape[3:])],
+                           axis=3)
     B, Hq, Sq, D = q.shape
     _, Hkv, Skv, Dk = k.shape
     if Dk != D or k.shape[0] != B or v.shape[:3] != (B, Hkv, Skv):

@@ -88,21 +88,24 @@ def _parse_spec(spec: str) -> dict:
 
 
 def attention_ir(spec: str, heads: int, kv_heads: int, head_dim: int, value_dim: int,
-                 element: str, masked: bool, sinks: bool = False, streams: int = 0) -> str:
+                 element: str, masked: bool, sinks: bool = False, streams: int = 0,
+                 shared_dim: int = 0) -> str:
     """The function `@attention` the operator compiles for `spec` (with `streams`, the q
     and k rope positions [B, streams, S] after the positions; with `sinks`, an f32 [Hq]
-    argument after the mask)."""
+    argument after the mask; with `shared_dim`, the key heads' last `shared_dim` channels
+    as a shared block [B, 1, Skv, shared_dim], the last argument)."""
     options = _parse_spec(spec)
     t = lambda h, d: f"tensor<?x{h}x?x{d}x{element}>"  # noqa: E731
-    q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim), t(kv_heads, value_dim), \
-        t(heads, value_dim)
+    q, k, v, o = t(heads, head_dim), t(kv_heads, head_dim - shared_dim), \
+        t(kv_heads, value_dim), t(heads, value_dim)
     pos = "tensor<?x?xi64>"
     streamed = f"tensor<?x{streams}x?xi64>"
     return ir.attention_function(
         "attention", q, k, v, out=o, positions=(pos, pos),
         rope_positions=(streamed, streamed) if streams else None,
         mask="tensor<?x1x?x?xf32>" if masked else None,
-        sinks=f"tensor<{heads}xf32>" if sinks else None, scale=options["scale"],
+        sinks=f"tensor<{heads}xf32>" if sinks else None,
+        shared_key=t(1, shared_dim) if shared_dim else None, scale=options["scale"],
         causal=options["causal"], window=options["window"], rope=options["rope"],
         alibi=options["alibi"], softcap=options["softcap"], chunk=options["chunk"],
         temperature=options["temperature"])
@@ -126,12 +129,12 @@ def _threads(query, key, value) -> int:
 
 
 def _kernel(spec: str, query, key, value, masked: bool, sinks: bool = False,
-            streams: int = 0) -> runner.Module:
+            streams: int = 0, shared_dim: int = 0) -> runner.Module:
     """The kernel for these options and sizes, compiled on first use; it runs on
     as many threads as PyTorch's intra-op pool has (torch.get_num_threads()),
     on one for small calls (SERIAL_WORK)."""
     shape = (spec, query.shape[1], key.shape[1], query.shape[3], value.shape[3],
-             _ELEMENT[query.dtype], masked, sinks, streams)
+             _ELEMENT[query.dtype], masked, sinks, streams, shared_dim)
     threads = _threads(query, key, value)
     with _LOCK:
         if (shape, threads) not in _KERNELS:
@@ -153,13 +156,20 @@ def _check(name: str, tensor: torch.Tensor, dtype=None) -> None:
         raise TypeError(f"pe.attention: {name} is {tensor.dtype}, expected {dtype}")
 
 
-def _check_shapes(query, key, value, q_positions, k_positions, mask) -> None:
+def _check_shapes(query, key, value, q_positions, k_positions, mask,
+                  shared_key=None) -> None:
     for name, t in (("query", query), ("key", key), ("value", value)):
         if t.dim() != 4:
             raise ValueError(f"pe.attention: {name} must be [B, H, S, D], got "
                              f"{tuple(t.shape)}")
     B, Hq, Sq, D = query.shape
     _, Hkv, Skv, _ = key.shape
+    if shared_key is not None:
+        if shared_key.dim() != 4 or tuple(shared_key.shape[:3]) != (B, 1, Skv) or \
+                not 0 < shared_key.shape[3] < D:
+            raise ValueError(f"pe.attention: shared_key must be [{B}, 1, {Skv}, Ds] with "
+                             f"0 < Ds < {D}, got {tuple(shared_key.shape)}")
+        D -= shared_key.shape[3]
     if key.shape[0] != B or key.shape[3] != D or value.shape[:3] != key.shape[:3]:
         raise ValueError(f"pe.attention: incompatible shapes query {tuple(query.shape)}, "
                          f"key {tuple(key.shape)}, value {tuple(value.shape)}")
@@ -183,10 +193,12 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                     q_positions: torch.Tensor, k_positions: torch.Tensor,
                     mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
                     spec: str, q_rope_positions: Optional[torch.Tensor] = None,
-                    k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
+                    k_rope_positions: Optional[torch.Tensor] = None,
+                    shared_key: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The operator's CPU implementation: checks, then the kernel's call."""
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        _check(name, t, query.dtype)
+    for name, t in (("query", query), ("key", key), ("value", value), ("shared_key", shared_key)):
+        if t is not None:
+            _check(name, t, query.dtype)
     if query.dtype not in _ELEMENT:
         raise TypeError(f"pe.attention: {query.dtype} is not float32, float16 or bfloat16")
     _check("q_positions", q_positions, torch.int64)
@@ -198,13 +210,15 @@ def _attention_impl(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
         if tuple(sinks.shape) != (query.shape[1],):
             raise ValueError(f"pe.attention: sinks must be [{query.shape[1]}] (one per query "
                              f"head), got {tuple(sinks.shape)}")
-    _check_shapes(query, key, value, q_positions, k_positions, mask)
+    _check_shapes(query, key, value, q_positions, k_positions, mask, shared_key)
     streams = _check_rope_positions(spec, query, key, q_rope_positions, k_rope_positions)
     inputs = [t.contiguous() for t in (query, key, value, q_positions, k_positions,
-                                       q_rope_positions, k_rope_positions, mask, sinks)
+                                       q_rope_positions, k_rope_positions, mask, sinks,
+                                       shared_key)
               if t is not None]
     out = query.new_empty(query.shape[:3] + (value.shape[3],))
-    module = _kernel(spec, query, key, value, mask is not None, sinks is not None, streams)
+    module = _kernel(spec, query, key, value, mask is not None, sinks is not None, streams,
+                     0 if shared_key is None else shared_key.shape[3])
     entry = module.entries["attention_into"]
     assert len(entry.arguments) == len(inputs) + 1, entry
     descriptors = [_descriptor(t, tt, f"pe.attention: argument {i}")
@@ -246,9 +260,10 @@ def _attention_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                   q_positions: torch.Tensor, k_positions: torch.Tensor,
                   mask: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
                   spec: str, q_rope_positions: Optional[torch.Tensor] = None,
-                  k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
+                  k_rope_positions: Optional[torch.Tensor] = None,
+                  shared_key: Optional[torch.Tensor] = None) -> torch.Tensor:
     return _attention_impl(query, key, value, q_positions, k_positions, mask, sinks, spec,
-                           q_rope_positions, k_rope_positions)
+                           q_rope_positions, k_rope_positions, shared_key)
 
 
 def _plain_call(tensors) -> bool:
@@ -265,7 +280,7 @@ def _plain_call(tensors) -> bool:
 
 @_attention_op.register_fake
 def _(query, key, value, q_positions, k_positions, mask, sinks, spec, q_rope_positions=None,
-      k_rope_positions=None):
+      k_rope_positions=None, shared_key=None):
     return query.new_empty(query.shape[:3] + (value.shape[3],))
 
 
@@ -306,7 +321,8 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
               sinks: Optional[torch.Tensor] = None, chunk: Optional[int] = None,
               temperature: Optional[Tuple[int, float]] = None,
               q_rope_positions: Optional[torch.Tensor] = None,
-              k_rope_positions: Optional[torch.Tensor] = None) -> torch.Tensor:
+              k_rope_positions: Optional[torch.Tensor] = None,
+              shared_key: Optional[torch.Tensor] = None) -> torch.Tensor:
     """`pe.attention` on torch tensors (semantics: docs/dialect.md).
 
     Positions are [S] or [B, S] (default: queries at Skv - Sq + i, keys at j);
@@ -319,6 +335,9 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     `temperature` (floor_scale, attn_scale) Llama 4's query temperature. A rope with
     sections (M-RoPE) rotates by `q_rope_positions` [B, A, Sq] and `k_rope_positions`
     [B, A, Skv] (int64, one stream per section) while the positions place the masks.
+    `shared_key` [B, 1, Skv, Ds] is the last Ds channels of every key head (multi-head
+    latent attention's k_pe, read once rather than copied into each head); `key` then
+    holds the other D - Ds channels.
     """
     B, _, Sq, _ = query.shape
     Skv = key.shape[2]
@@ -329,9 +348,11 @@ def attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
         sinks = sinks.detach().to(torch.float32)
     streams = [None if p is None else torch.as_tensor(p, dtype=torch.int64).contiguous()
                for p in (q_rope_positions, k_rope_positions)]
-    if _plain_call((query, key, value, mask, sinks)):
-        return _attention_impl(query, key, value, qp, kp, mask, sinks, spec, *streams)
-    return torch.ops.pe.attention(query, key, value, qp, kp, mask, sinks, spec, *streams)
+    if _plain_call((query, key, value, mask, sinks, shared_key)):
+        return _attention_impl(query, key, value, qp, kp, mask, sinks, spec, *streams,
+                               shared_key)
+    return torch.ops.pe.attention(query, key, value, qp, kp, mask, sinks, spec, *streams,
+                                  shared_key)
 
 
 # ---------------------------------------------------------------------------

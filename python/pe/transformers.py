@@ -544,10 +544,11 @@ def _query_positions(kwargs, B: int, S: int) -> torch.Tensor:
 
 
 def _attend(self, q, k, v, positions, cache, attention_mask, kwargs,
-            rope_positions=None) -> torch.Tensor:
+            rope_positions=None, shared_key=None) -> torch.Tensor:
     """pe.attention of un-rotated q and k (all of the cache's keys) with the
     layer's RoPE (by `rope_positions`, the q and k streams, for M-RoPE), window,
-    scale and soft-cap: [B, Hq, S, Dv]."""
+    scale and soft-cap: [B, Hq, S, Dv]. `shared_key` is the key channels every
+    head shares (latent attention's k_pe), after k's."""
     k_positions = _key_positions(self, cache, positions, k.shape[2])
     mask, causal, window = _rules(self, attention_mask, self._pe_kind.window, kwargs)
     chunk = self._pe_kind.chunk if mask is None else None  # else the mask holds it
@@ -558,17 +559,20 @@ def _attend(self, q, k, v, positions, cache, attention_mask, kwargs,
                               scale=self.scaling, rope=self._pe_kind.rope_attr,
                               softcap=self._pe_kind.softcap, chunk=chunk,
                               temperature=self._pe_kind.temperature, sinks=sinks,
-                              q_rope_positions=q_rope, k_rope_positions=k_rope)
+                              q_rope_positions=q_rope, k_rope_positions=k_rope,
+                              shared_key=None if shared_key is None else shared_key.contiguous())
 
 
 class _LatentLayout:
     """Multi-head latent attention (DeepSeek-V2/V3, GLM-4-MoE-Lite,
     LongCat-Flash, MiniCPM3): q from q_proj or the q_a/q_b LoRA, one latent
     `kv_a_proj_with_mqa` per token holding the normed key/value latent and
-    the shared un-rotated key block, expanded per head by the module's
-    `expand_kv` after the cache (which keeps the latents, as transformers'
-    does). The rotated block trails each q/k head: pe.attention's rope
-    rotates it (`rotary_offset = qk_nope_head_dim`)."""
+    the shared un-rotated key block. After the cache (which keeps the
+    latents, as transformers' does) the latent is expanded per head as the
+    module's `expand_kv` does, but the shared block is not copied into each
+    key head: it is pe.attention's `shared_key`. The rotated block trails
+    each q/k head: pe.attention's rope rotates it (`rotary_offset =
+    qk_nope_head_dim`)."""
 
     KNOWN = ("q_proj", "q_a_proj", "q_a_layernorm", "q_b_proj", "kv_a_proj_with_mqa",
              "kv_a_layernorm", "kv_b_proj", "o_proj")
@@ -582,6 +586,11 @@ class _LatentLayout:
         if unknown:
             raise ValueError(f"fuse_rope: {type(module).__name__} has {', '.join(unknown)}, "
                              "which pe does not know where to apply")
+        missing = [n for n in ("kv_b_proj", "qk_nope_head_dim", "v_head_dim", "qk_head_dim",
+                               "qk_rope_head_dim", "kv_lora_rank") if not hasattr(module, n)]
+        if missing:
+            raise ValueError(f"fuse_rope: {type(module).__name__} lacks {', '.join(missing)} "
+                             "of a latent attention layer")
 
     @staticmethod
     def project(module, hidden):
@@ -601,6 +610,17 @@ class _LatentLayout:
             latent = latent * module.mla_scale_kv_lora
         return q, latent.view(B, 1, S, -1), k_rot.view(B, 1, S, -1)
 
+    @staticmethod
+    def expand(module, latent):
+        """The keys' own channels [B, H, S, qk_nope_head_dim] and the values
+        [B, H, S, v_head_dim] of the latent [B, 1, S, rank]: `expand_kv`
+        without the copy of the shared block into every key head."""
+        B, _, S, _ = latent.shape
+        nope, value_dim = module.qk_nope_head_dim, module.v_head_dim
+        kv = module.kv_b_proj(latent).view(B, S, -1, nope + value_dim).transpose(1, 2)
+        k_nope, v = torch.split(kv, [nope, value_dim], dim=-1)
+        return k_nope, v
+
 
 def _fused_latent_forward(self, hidden_states, position_embeddings=None, attention_mask=None,
                           past_key_values=None, **kwargs):
@@ -613,8 +633,9 @@ def _fused_latent_forward(self, hidden_states, position_embeddings=None, attenti
     positions = _query_positions(kwargs, B, S)
     if past_key_values is not None:
         latent, k_rot = past_key_values.update(latent, k_rot, self.layer_idx)
-    k, v = self.expand_kv(latent, k_rot)
-    out = _attend(self, q, k, v, positions, past_key_values, attention_mask, kwargs)
+    k_nope, v = _LatentLayout.expand(self, latent)
+    out = _attend(self, q, k_nope, v, positions, past_key_values, attention_mask, kwargs,
+                  shared_key=k_rot)
     out = out.transpose(1, 2).reshape(B, S, -1).contiguous()
     return self.o_proj(out), None
 

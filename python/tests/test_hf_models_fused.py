@@ -124,3 +124,47 @@ def test_config_latent_attention_scale_is_read():
     assert (read.head_dim, read.value_head_dim) == (16, 8)
     assert read.kind(0).rope["rotary_offset"] == 8
     assert "rotary_offset = 8" in read.kind(0).rope_attr
+
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v3", "minicpm3"])
+def test_latent_attention_shares_the_rotated_key_block(model_type, monkeypatch):
+    """Fused latent attention passes k_pe once per token (pe.attention's shared_key)
+    instead of calling the module's expand_kv, which copies it into every key head: with
+    expand_kv refused on the fused model, its logits still equal eager's, and every pe
+    attention call had a shared block [B, 1, S, qk_rope_head_dim]."""
+    import copy
+
+    import torch
+    import transformers
+
+    from pe import torch as pe_torch
+    from pe import transformers as pe_transformers
+    config = hf_models.tiny_config(model_type)
+    torch.manual_seed(0)
+    eager = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(config), attn_implementation="eager").eval()
+    ids = torch.randint(0, hf_models.VOCAB, (2, 9), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want = eager(ids).logits
+    fused = copy.deepcopy(eager)
+    pe_transformers.fuse_rope(fused)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("expand_kv copies the shared key block into every head")
+    for module in fused.modules():
+        if hasattr(module, "expand_kv"):
+            module.expand_kv = refused
+    shared = []
+    original = pe_torch.attention
+
+    def recording(*args, **kwargs):
+        shared.append(kwargs.get("shared_key"))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(pe_torch, "attention", recording)
+    with torch.no_grad():
+        got = fused(ids).logits
+    torch.testing.assert_close(got, want, rtol=0, atol=hf_models.TOLERANCE)
+    rope_dim = config.qk_rope_head_dim
+    assert shared and all(s is not None and s.shape[1] == 1 and s.shape[3] == rope_dim
+                          for s in shared), [None if s is None else s.shape for s in shared]

@@ -420,3 +420,34 @@ def test_attention_sinks(dtype, tolerance):
     eager, _ = gpt_oss.eager_attention_forward(module, q, k, v, mask, scaling=0.125)
     ours = pt.attention(q, k, v, causal=True, scale=0.125, sinks=sinks)
     torch.testing.assert_close(ours.transpose(1, 2), eager, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.bfloat16, 1.6e-2)])
+def test_attention_shared_key(dtype, tolerance):
+    """`shared_key` (latent attention's k_pe, [B, 1, Skv, 16] after each key head's 48
+    channels) against the reference, whose keys are the concatenation; the direct call,
+    the dispatched operator and its fake implementation under torch.compile agree."""
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 8, 7, 64, generator=g).to(dtype)
+    k = torch.randn(2, 2, 11, 48, generator=g).to(dtype)
+    v = torch.randn(2, 2, 11, 32, generator=g).to(dtype)
+    ks = torch.randn(2, 1, 11, 16, generator=g).to(dtype)
+    rope = {"theta": 10000.0, "rotary_dim": 16, "rotary_offset": 48, "style": "interleaved"}
+    out = pt.attention(q, k, v, causal=True, rope=rope, shared_key=ks)
+    want = reference.attention(_f64(q), _f64(k), _f64(v), causal=True, rope=rope,
+                               shared_key=_f64(ks))
+    err = np.abs(_f64(out) - want).max() / max(1.0, np.abs(want).max())
+    assert err <= tolerance
+    qp, kp = torch.arange(4, 11).expand(2, 7).contiguous(), torch.arange(11).expand(2, 11)
+    spec = pt._spec(True, None, None, rope, None)
+    dispatched = torch.ops.pe.attention(q, k, v, qp, kp.contiguous(), None, None, spec,
+                                        None, None, ks)
+    torch.testing.assert_close(out, dispatched, rtol=0, atol=0)
+    compiled = torch.compile(lambda *t: pt.attention(*t[:3], causal=True, rope=rope,
+                                                     shared_key=t[3]),
+                             fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(q, k, v, ks), out, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"shared_key must be \[2, 1, 11, Ds\]"):
+        pt.attention(q, k, v, shared_key=ks[:, :, :10])
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        pt.attention(q, k, v, shared_key=ks[..., :8])

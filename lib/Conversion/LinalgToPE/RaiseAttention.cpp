@@ -798,7 +798,8 @@ struct RaiseAttention : RewritePattern {
     auto attention = AttentionOp::create(
         rewriter, loc, resultType, q, k, v, mask, positionsOperand(proof.qPositions),
         positionsOperand(proof.kPositions), /*sinks=*/Value(),
-        /*q_rope_positions=*/Value(), /*k_rope_positions=*/Value(), rewriter.getF64FloatAttr(proof.scale),
+        /*q_rope_positions=*/Value(), /*k_rope_positions=*/Value(), /*shared_key=*/Value(),
+        rewriter.getF64FloatAttr(proof.scale),
         proof.causal ? rewriter.getUnitAttr() : UnitAttr(),
         proof.window ? rewriter.getI64IntegerAttr(*proof.window) : IntegerAttr(),
         /*chunk=*/IntegerAttr(),

@@ -979,6 +979,8 @@ struct LowerToLinalgPass
     });
     if (oversized)
       return signalPassFailure();
+    // Keys read from one tensor per head.
+    expandSharedKeys(getOperation());
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<PEDialect>();

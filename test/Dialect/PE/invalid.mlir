@@ -2111,3 +2111,48 @@ func.func @paged_mask_rows(%q: tensor<5x8x64xf32>, %c: tensor<?x16x2x64xf32>, %b
   %o = pe.paged_attention %q, %c, %c block_table(%bt : tensor<2x4xi32>) kv_lens(%l : tensor<2xi32>) cu_seqlens(%cu : tensor<3xi32>) mask(%m : tensor<4x1x64xf32>) : tensor<5x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<5x8x64xf32>
   return
 }
+
+// -----
+
+// attention: a key with a shared block holds the query's channels less the block's.
+func.func @attention_shared_key_width(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x192xf32>, %ks: tensor<1x1x16x64xf32>) {
+  // expected-error @+1 {{expects key head dimension 128 (the query's less shared_key's), but got 192}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x16x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x192xf32>, tensor<1x8x16x192xf32> -> tensor<1x8x16x192xf32>
+  return
+}
+
+// -----
+
+// attention: the shared block is one head per token.
+func.func @attention_shared_key_heads(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x8x16x64xf32>'}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x8x16x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
+  return
+}
+
+// -----
+
+// attention: the shared block has the keys' length.
+func.func @attention_shared_key_length(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x15x64xf32>) {
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x1x15x64xf32>'}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x15x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
+  return
+}
+
+// -----
+
+// attention: the shared block's width is static.
+func.func @attention_shared_key_dynamic(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x16x?xf32>) {
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x1x16x?xf32>'}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x16x?xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
+  return
+}
+
+// -----
+
+// attention: the shared block has the key's element type.
+func.func @attention_shared_key_type(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x16x64xbf16>) {
+  // expected-error @+1 {{expects shared_key to have the key's element type ('f32'), but got 'bf16'}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x16x64xbf16>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
+  return
+}

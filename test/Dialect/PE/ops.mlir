@@ -124,10 +124,10 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
                      %q1: tensor<?x8x1x64xf32>, %k1: tensor<?x1x4096x64xf32>, %v1: tensor<?x1x4096x32xf32>, %bkp: tensor<?x4096xi64>)
     -> (tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>) {
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
-  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
   %0 = pe.attention %q, %k, %v causal : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<1x1x?x?xf32>) q_positions(%{{.*}} : tensor<?xi32>) k_positions(%{{.*}} : tensor<?xi32>) scale(1.250000e-01) causal window(4096) rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>) : tensor<1x32x?x128xbf16>
-  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>, rope = #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>, scale = 1.250000e-01 : f64, window = 4096 : i64}>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, rope = #pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>, scale = 1.250000e-01 : f64, window = 4096 : i64}>
   %1 = pe.attention %q, %k, %v mask(%mask : tensor<1x1x?x?xf32>) q_positions(%qp : tensor<?xi32>) k_positions(%kp : tensor<?xi32>)
          scale(0.125) causal window(4096)
          rope(#pe.rope<theta = 500000.0, rotary_dim = 128, scaling = #pe.llama3<factor = 8.0, original_max_position_embeddings = 8192>>)
@@ -136,7 +136,7 @@ func.func @attention(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} k_positions(%{{.*}} : tensor<?x4096xi64>) alibi(8.000000e+00) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
   %2 = pe.attention %q1, %k1, %v1 k_positions(%bkp : tensor<?x4096xi64>) alibi(8.0) : tensor<?x8x1x64xf32>, tensor<?x1x4096x64xf32>, tensor<?x1x4096x32xf32> -> tensor<?x8x1x32xf32>
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} window(128) softcap(5.000000e+01) : tensor<1x32x?x128xbf16>
-  // GENERIC: "pe.attention"({{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, softcap = 5.000000e+01 : f64, window = 128 : i64}>
+  // GENERIC: "pe.attention"({{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, softcap = 5.000000e+01 : f64, window = 128 : i64}>
   %3 = pe.attention %q, %k, %v window(128) softcap(50.0) : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>
   return %0, %1, %2, %3 : tensor<1x32x?x128xbf16>, tensor<1x32x?x128xbf16>, tensor<?x8x1x32xf32>, tensor<1x32x?x128xbf16>
 }
@@ -201,6 +201,16 @@ func.func @attention_sinks(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>,
   return %o : tensor<1x8x?x64xbf16>
 }
 
+// Multi-head latent attention: each key head's 128 channels, then the
+// rotated block that every head shares (192 query channels).
+// CHECK-LABEL: func.func @attention_shared_key
+// GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>
+// CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} shared_key(%{{.*}} : tensor<2x1x?x64xbf16>) causal rope(#pe.rope<rotary_dim = 64, rotary_offset = 128>) : tensor<2x16x?x192xbf16>, tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16> -> tensor<2x16x?x128xbf16>
+func.func @attention_shared_key(%q: tensor<2x16x?x192xbf16>, %k: tensor<2x16x?x128xbf16>, %ks: tensor<2x1x?x64xbf16>) -> tensor<2x16x?x128xbf16> {
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<2x1x?x64xbf16>) causal rope(#pe.rope<rotary_dim = 64, rotary_offset = 128>) : tensor<2x16x?x192xbf16>, tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16> -> tensor<2x16x?x128xbf16>
+  return %o : tensor<2x16x?x128xbf16>
+}
+
 // Multi-stream RoPE: positions [A, S] or [B, A, S], tables per token.
 // CHECK-LABEL: func.func @multi_stream
 func.func @multi_stream(%x: tensor<2x4x?x128xbf16>, %p: tensor<3x?xi64>, %bp: tensor<2x4x?xi32>,
@@ -211,7 +221,7 @@ func.func @multi_stream(%x: tensor<2x4x?x128xbf16>, %p: tensor<3x?xi64>, %bp: te
   // CHECK: pe.rope_tables #pe.rope<rotary_dim = 64, style = interleaved, sections = [8, 8, 8, 8], section_mode = axes> %{{.*}} : tensor<2x4x?xi32> -> tensor<2x?x32xf32>
   %c, %s = pe.rope_tables #pe.rope<rotary_dim = 64, style = interleaved, sections = [8, 8, 8, 8], section_mode = axes> %bp : tensor<2x4x?xi32> -> tensor<2x?x32xf32>
   // CHECK: pe.attention %{{.*}}, %{{.*}}, %{{.*}} causal rope(#pe.rope<rotary_dim = 64, sections = [12, 10, 10], section_mode = interleaved>) rope_positions(%{{.*}}, %{{.*}} : tensor<1x3x?xi64>, tensor<3x?xi64>)
-  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1, 1>
+  // GENERIC: "pe.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1, 1, 0>
   %o = pe.attention %q, %k, %k causal rope(#pe.rope<rotary_dim = 64, sections = [12, 10, 10], section_mode = interleaved>) rope_positions(%qp, %kp : tensor<1x3x?xi64>, tensor<3x?xi64>) : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
   return %y, %c, %o : tensor<2x4x?x128xbf16>, tensor<2x?x32xf32>, tensor<1x8x?x64xf32>
 }

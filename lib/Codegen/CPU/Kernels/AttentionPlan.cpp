@@ -180,6 +180,15 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
     p.rotaryOffset = rope.getRotaryOffset();
     p.ropeStyle = rope.getStyle();
   }
+  if (Value shared = op.getSharedKey()) {
+    // Read in place from a dense block, with no rotated pair split between
+    // the head's channels and the block's.
+    p.sharedKeyDim = cast<RankedTensorType>(shared.getType()).getDimSize(3);
+    const int64_t own = p.ownKeyDim();
+    if (layout != CacheLayout::dense ||
+        (p.rotaryDim && p.rotaryOffset < own && own < p.rotaryOffset + p.rotaryDim))
+      return std::nullopt;
+  }
 
   int64_t requestedRows = options.rows > 0 ? options.rows : defaultAttentionRows(target);
   std::optional<int64_t> rows = rowTarget(requestedRows, p.group, sq, p.lanes);

@@ -67,6 +67,9 @@ struct AttentionPlan {
   /// pairing.
   int64_t rotaryDim = 0, rotaryOffset = 0;
   RopeStyle ropeStyle = RopeStyle::half;
+  /// Channels of every key head read from the shared block (pe.attention's
+  /// shared_key): the last `sharedKeyDim` of `headDim`; 0 without one.
+  int64_t sharedKeyDim = 0;
   Type element;
   /// bf16 pair products on vdpbf16ps: both products of the Bf16Dot kernel;
   /// the scores, and P V in tiles without masked keys, of the decode kernel.
@@ -86,6 +89,12 @@ struct AttentionPlan {
   int64_t taskScratchBytes = 0, blockStateBytes = 0;
 
   int64_t rotaryHalf() const { return rotaryDim / 2; }
+  /// The key channels of each head's own rows (those before the shared
+  /// block).
+  int64_t ownKeyDim() const { return headDim - sharedKeyDim; }
+  /// Whether the kernels read keys through the key tile (packKeys) rather
+  /// than in place: rotated keys, or heads that span two tensors.
+  bool packsKeys() const { return rotaryDim != 0 || sharedKeyDim != 0; }
   RotatedChannels rotation() const { return {ropeStyle, rotaryDim, rotaryOffset}; }
   /// O and its partials row-major [rows][Dv] rather than [Dv][rows].
   bool outputRowMajor() const {

@@ -392,10 +392,35 @@ void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
   }
 }
 
+Value AttentionTask::keyBuffer(int64_t begin) const {
+  return begin >= p.ownKeyDim() ? buf.sharedKey : buf.k;
+}
+
+SmallVector<Value> AttentionTask::keyAt(int64_t begin, Value key, Value c) {
+  if (begin < p.ownKeyDim())
+    return kvAt(key, c);
+  return {bi, g.index(0), key, g.sub(c, g.index(p.ownKeyDim()))};
+}
+
 void AttentionTask::packKeys(Value k0, Value kCount) {
   const int64_t half = p.rotaryHalf();
   const bool vectorRope = p.rotaryDim && half % g.lanes == 0;
-  const bool vectorRest = p.rotation().passThroughAligned(p.headDim, g.lanes);
+  // The pass-through ranges split where the shared block starts (the plan
+  // keeps the rotated channels on one side).
+  SmallVector<std::pair<int64_t, int64_t>> rest;
+  for (auto [begin, end] : p.rotation().passThrough(p.headDim)) {
+    const int64_t own = p.ownKeyDim();
+    if (begin < own && own < end) {
+      rest.push_back({begin, own});
+      rest.push_back({own, end});
+    } else {
+      rest.push_back({begin, end});
+    }
+  }
+  const bool vectorRest = llvm::all_of(rest, [&](auto range) {
+    return range.first % g.lanes == 0 && range.second % g.lanes == 0;
+  });
+  Value rotated = keyBuffer(p.rotaryOffset);
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
     // A paged cache's rows are scattered over its pages, beyond the reach of
@@ -404,14 +429,14 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
       prefetchAhead(buf.k, k0, j);
       prefetchAhead(buf.v, k0, j);
     }
-    auto keyAt = [&](Value d) { return kvAt(kj, d); };
+    auto rotatedAt = [&](Value d) { return keyAt(p.rotaryOffset, kj, d); };
     if (vectorRope) {
       g.forEachVector(0, half, [&](Value pair) {
         Value cos = g.vload(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
         Value sin = g.vload(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
         buildVectorPairRotation(
             g.b, cos, sin, pair, p.rotation(),
-            [&](Value d, int64_t lanes) { return g.vload(buf.k, keyAt(d), lanes); },
+            [&](Value d, int64_t lanes) { return g.vload(rotated, rotatedAt(d), lanes); },
             [&](Value v, Value d) { g.storeAs(v, keys, {j, d}); });
       });
     } else if (p.rotaryDim) {
@@ -419,20 +444,21 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
         auto [d0, d1] = buildPairChannels(g.b, p.rotation(), pair);
         Value cos = g.load(buf.kCos, tableIndex(buf.kCos, bi, kj, pair));
         Value sin = g.load(buf.kSin, tableIndex(buf.kSin, bi, kj, pair));
-        auto [y0, y1] = buildPairRotation(g.b, g.toF32(g.load(buf.k, keyAt(d0))),
-                                          g.toF32(g.load(buf.k, keyAt(d1))), cos, sin);
+        auto [y0, y1] = buildPairRotation(g.b, g.toF32(g.load(rotated, rotatedAt(d0))),
+                                          g.toF32(g.load(rotated, rotatedAt(d1))), cos, sin);
         g.storeAs(y0, keys, {j, d0});
         g.storeAs(y1, keys, {j, d1});
       });
     }
-    for (auto [begin, end] : p.rotation().passThrough(p.headDim)) {
+    for (auto [begin, end] : rest) {
+      Value source = keyBuffer(begin);
+      auto at = [&, begin = begin](Value d) { return keyAt(begin, kj, d); };
       if (vectorRest) {
         g.forEachVector(begin, end,
-                        [&](Value d) { g.storeAs(g.vload(buf.k, keyAt(d)), keys, {j, d}); });
+                        [&](Value d) { g.storeAs(g.vload(source, at(d)), keys, {j, d}); });
       } else {
-        g.loop(begin, g.index(end), 1, [&](Value d) {
-          g.storeAs(g.toF32(g.load(buf.k, keyAt(d))), keys, {j, d});
-        });
+        g.loop(begin, g.index(end), 1,
+               [&](Value d) { g.storeAs(g.toF32(g.load(source, at(d))), keys, {j, d}); });
       }
     }
   });

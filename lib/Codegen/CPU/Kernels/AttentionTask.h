@@ -40,6 +40,9 @@ struct AttentionBuffers {
   /// `keyCount` are null.
   Value kvLens;
   CacheLayout layout = CacheLayout::dense;
+  /// The block of key channels every head shares (pe.attention's
+  /// shared_key, dense [B, 1, Skv, Ds]), or null.
+  Value sharedKey;
 };
 
 /// The number of keys of a call: keyCount for a paged cache, else Skv; for
@@ -192,6 +195,12 @@ protected:
   Value keyPositionAt(Value key);
   /// Channel `c` of key (or value) row `key` of the task in buf.k or buf.v.
   SmallVector<Value> kvAt(Value key, Value c) { return kvIndex(g, buf, bi, kvh, key, c); }
+  /// The buffer holding the task's key channels from `begin` on (up to the
+  /// end of the range they lie in) and the index of channel `c` of key row
+  /// `key` in it: buf.k, or, from channel D - Ds on, the shared block
+  /// (channel c - (D - Ds) of its one head).
+  Value keyBuffer(int64_t begin) const;
+  SmallVector<Value> keyAt(int64_t begin, Value key, Value c);
   /// Where element (channel d, row r) of Q lives.
   SmallVector<Value> queryIndex(Value d, Value r);
   /// Whether whole rows of Q are rotated as vectors (`lanes` channels at a
@@ -207,7 +216,8 @@ protected:
   /// blocks transposed by shuffles for the transposed layouts.
   void storeQueryRows(Value r0);
 
-  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]), zero rows past the keys; over a
+  /// Kr[j, :] = rope(k[bi, kvh, k0 + j, :]) (with a shared block, the
+  /// head's channels then the block's), zero rows past the keys; over a
   /// paged cache it prefetches the rows of K and V ahead.
   void packKeys(Value k0, Value kCount);
   /// How many keys ahead `aheadBytes` of a head's rows reach (at least one).

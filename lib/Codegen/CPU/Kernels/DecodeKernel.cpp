@@ -39,7 +39,7 @@ public:
   using AttentionTask::AttentionTask;
 
   void processTile(Value k0, Value kCount, const TileMasking &masking) override {
-    const bool packed = p.rotaryDim != 0;
+    const bool packed = p.packsKeys();
     if (packed)
       packKeys(k0, kCount);
     // f32 channels (f16 and bf16 keys widened as they are read), or bf16
@@ -80,9 +80,9 @@ private:
   Value allocateQueries() override {
     return stateScratch({p.rows, p.headDim}, p.dotProducts ? p.element : g.f32());
   }
-  /// Only rotated keys go through the tile.
+  /// Only rotated keys, and keys with a shared block, go through the tile.
   Type keyTileType() override {
-    if (!p.rotaryDim)
+    if (!p.packsKeys())
       return Type();
     return p.dotProducts ? p.element : g.f32();
   }

@@ -48,12 +48,13 @@ constexpr char kKernelName[] = "pe_attention_kernel";
 /// The buffers the kernel is called with, in its argument order: q, k, v,
 /// the query positions, then where present the key positions, the page
 /// table, sequence and key count of a paged cache (the key counts of a paged
-/// batch), the mask, the tables, the slopes and the sinks, then the output.
+/// batch), the mask, the tables, the slopes, the sinks and the shared key
+/// block, then the output.
 SmallVector<Value> mlir::pe::attentionKernelArguments(const AttentionBuffers &buf) {
   SmallVector<Value> args = {buf.q, buf.k, buf.v, buf.qPos};
   for (Value optional : {buf.kPos, buf.pageTable, buf.sequence, buf.keyCount, buf.kvLens,
                          buf.mask, buf.qCos, buf.qSin, buf.kCos, buf.kSin, buf.slopes,
-                         buf.sinks})
+                         buf.sinks, buf.sharedKey})
     if (optional)
       args.push_back(optional);
   args.push_back(buf.out);
@@ -97,6 +98,8 @@ AttentionBuffers bindArguments(ImplicitLocOpBuilder &b, Block *entry,
     inner.slopes = *arg++;
   if (outer.sinks)
     inner.sinks = *arg++;
+  if (outer.sharedKey)
+    inner.sharedKey = *arg++;
   inner.out = *arg++;
   return inner;
 }
@@ -216,8 +219,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     if (!symbolTable)
       return rewriter.notifyMatchFailure(op, "not inside a symbol table");
     auto [keys, values] = pagedOperands(op);
-    const CacheLayout layout = keys ? keys.getLayout() : CacheLayout::dense;
-    std::optional<AttentionPlan> plan = planAttention(op, options, std::nullopt, layout);
+    std::optional<AttentionPlan> plan = planOf(op, options);
     if (!plan)
       return rewriter.notifyMatchFailure(op, "no kernel plan: reference lowering");
     if (largestConstantTable(op) > kMaxConstantTableEntries)
@@ -273,6 +275,14 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         dropGather(rewriter, values);
     }
     return success();
+  }
+
+  /// The plan of `op`'s kernel, for the layout of the K/V it reads.
+  static std::optional<AttentionPlan> planOf(AttentionOp op,
+                                             const TileAttentionOptions &options) {
+    GatherPagesOp keys = pagedOperands(op).first;
+    return planAttention(op, options, std::nullopt,
+                         keys ? keys.getLayout() : CacheLayout::dense);
   }
 
 private:
@@ -384,6 +394,7 @@ private:
     buf.kSin = t.kSin == t.qSin ? buf.qSin : g.toBuffer(t.kSin);
     buf.slopes = g.toBuffer(t.slopes);
     buf.sinks = g.toBuffer(op.getSinks());
+    buf.sharedKey = g.toBuffer(t.sharedKey);
     buf.q = g.toBuffer(t.q);
     buf.k = g.toBuffer(t.k);
     buf.v = valuesArePrefixOfKeys(t.k, t.v) ? buf.k : g.toBuffer(t.v);
@@ -426,6 +437,11 @@ struct TileAttentionPass : pe::impl::PETileAttentionBase<TileAttentionPass> {
     options.blockKeys = blockKeys;
     options.amx = amx;
     options.bf16Dot = bf16Dot;
+    // A shared key block the kernels cannot read in place (over pages, or
+    // split by the rotated channels) is written into every key head first.
+    expandSharedKeys(getOperation(), [&](AttentionOp op) {
+      return !TileAttention::planOf(op, options);
+    });
     populateTileAttentionPatterns(patterns, options);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }

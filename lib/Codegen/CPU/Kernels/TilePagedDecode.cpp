@@ -65,7 +65,8 @@ std::optional<AttentionPlan> planBatchedDecode(ImplicitLocOpBuilder &b, PagedAtt
   auto proto = AttentionOp::create(
       b, resultType, query, key, value, mask, /*q_positions=*/Value(),
       /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
-      /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+      /*k_rope_positions=*/Value(), /*shared_key=*/Value(), op.getScaleAttr(),
+      op.getCausalAttr(), op.getWindowAttr(),
       op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(), op.getSoftcapAttr(),
       op.getTemperatureAttr());
   std::optional<AttentionPlan> plan = planAttention(proto, options, /*queries=*/1, op.getLayout());

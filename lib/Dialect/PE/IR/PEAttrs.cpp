@@ -619,6 +619,12 @@ RankedTensorType RopeAttr::getTokenShape(RankedTensorType positions) const {
   return positions.clone(shape);
 }
 
+RopeAttr RopeAttr::withRotaryOffset(int64_t offset) const {
+  return RopeAttr::get(getContext(), getTheta(), getRotaryDim(), getStyle(), getScaling(),
+                       getFreqFactors(), getMagnitude(), offset, getSections(),
+                       getSectionMode());
+}
+
 RopeAttr RopeAttr::withScaling(APFloat theta, RopeScalingAttrInterface scaling) const {
   return RopeAttr::get(getContext(), theta, getRotaryDim(), getStyle(), scaling,
                        getFreqFactors(), getMagnitude(), getRotaryOffset(),

@@ -390,6 +390,33 @@ double AttentionOp::getEffectiveScale() {
 
 /// Ranks, element types and the [B, H, S, D] shapes of query, key, value
 /// and result.
+/// The channels of `op`'s shared key block (0 without one).
+static int64_t sharedKeyChannels(AttentionOp op) {
+  Value shared = op.getSharedKey();
+  return shared ? cast<RankedTensorType>(shared.getType()).getShape().back() : 0;
+}
+
+/// shared_key is [B, 1, Skv, Ds] with a static Ds >= 1, of the key's type.
+static LogicalResult verifySharedKey(AttentionOp op) {
+  Value shared = op.getSharedKey();
+  if (!shared)
+    return success();
+  auto type = cast<RankedTensorType>(shared.getType());
+  RankedTensorType k = op.getKey().getType();
+  if (k.getRank() != 4)
+    return success(); // reported by verifyAttentionShapes
+  if (type.getRank() != 4 || type.getDimSize(1) != 1 || type.isDynamicDim(3) ||
+      type.getDimSize(3) < 1 || !compatible(type.getDimSize(0), k.getDimSize(0)) ||
+      !compatible(type.getDimSize(2), k.getDimSize(2)))
+    return op.emitOpError() << "expects shared_key of shape [" << dimStr(k.getDimSize(0))
+                            << ", 1, " << dimStr(k.getDimSize(2))
+                            << ", Ds] (one block per token, Ds static), but got " << type;
+  if (type.getElementType() != k.getElementType())
+    return op.emitOpError() << "expects shared_key to have the key's element type ("
+                            << k.getElementType() << "), but got " << type.getElementType();
+  return success();
+}
+
 static LogicalResult verifyAttentionShapes(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
                    v = op.getValue().getType(), out = op.getType();
@@ -421,9 +448,13 @@ static LogicalResult verifyAttentionShapes(AttentionOp op) {
                             "size, but got "
                          << dimStr(batch) << ", " << dimStr(k.getDimSize(0))
                          << ", " << dimStr(v.getDimSize(0));
-  if (k.getDimSize(3) != d)
-    return op.emitOpError() << "expects key head dimension " << d
-                         << " (the query's), but got " << dimStr(k.getDimSize(3));
+  // With a shared block, each key head's channels are the key's then the
+  // block's.
+  const int64_t shared = sharedKeyChannels(op);
+  if (k.getDimSize(3) != d - shared)
+    return op.emitOpError() << "expects key head dimension " << d - shared
+                         << (shared ? " (the query's less shared_key's)" : " (the query's)")
+                         << ", but got " << dimStr(k.getDimSize(3));
   if (v.getDimSize(1) != hkv)
     return op.emitOpError() << "expects value to have " << hkv
                          << " heads (the key's), but got " << dimStr(v.getDimSize(1));
@@ -569,7 +600,7 @@ static LogicalResult verifyAttentionParameters(AttentionLikeOp op, int64_t d) {
 }
 
 LogicalResult AttentionOp::verify() {
-  return failure(failed(verifyAttentionShapes(*this)) ||
+  return failure(failed(verifySharedKey(*this)) || failed(verifyAttentionShapes(*this)) ||
                  failed(verifyAttentionMaskAndPositions(*this)) ||
                  failed(verifyAttentionParameters(*this, getQuery().getType().getDimSize(3))));
 }

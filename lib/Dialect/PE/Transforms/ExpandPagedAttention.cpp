@@ -100,7 +100,7 @@ struct ExpandPagedAttention : OpRewritePattern<PagedAttentionOp> {
     Value attended = AttentionOp::create(
         b, resultType, query, key, value, mask, /*q_positions=*/Value(),
         /*k_positions=*/Value(), op.getSinks(), /*q_rope_positions=*/Value(),
-        /*k_rope_positions=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
+        /*k_rope_positions=*/Value(), /*shared_key=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
         op.getWindowAttr(), op.getChunkAttr(), /*rope=*/RopeAttr(), op.getAlibiAttr(),
         op.getSoftcapAttr(), op.getTemperatureAttr());
     // [1, Hq, Sq, Dv] -> [Sq, Hq, Dv] rows of the packed result.

@@ -81,7 +81,7 @@ struct FuseAlibi : OpRewritePattern<AttentionOp> {
         rewriter, op.getLoc(), op.getType(), op.getQuery(), op.getKey(),
         op.getValue(), /*mask=*/Value(), bias.getQPositions(),
         bias.getKPositions(), op.getSinks(), op.getQRopePositions(),
-        op.getKRopePositions(), op.getScaleAttr(),
+        op.getKRopePositions(), op.getSharedKey(), op.getScaleAttr(),
         causal ? rewriter.getUnitAttr() : op.getCausalAttr(), op.getWindowAttr(),
         op.getChunkAttr(),
         op.getRopeAttr(), rewriter.getF64FloatAttr(*maxBias), op.getSoftcapAttr(),

@@ -239,8 +239,78 @@ AttentionRopeTables pe::buildAttentionRopeTables(ImplicitLocOpBuilder &b, Attent
   return tables;
 }
 
+/// The shared key block's batch and length are the key's.
+static void checkSharedKey(ImplicitLocOpBuilder &b, AttentionOp op) {
+  for (int64_t dim : {0, 2})
+    buildSameSizeCheck(b, op, PE_CHECK_ATTENTION_SHARED_KEY, op.getSharedKey(), dim,
+                       op.getKey(), dim);
+}
+
+AttentionOp pe::expandSharedKey(RewriterBase &rewriter, AttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  checkSharedKey(b, op);
+  Value key = op.getKey(), shared = op.getSharedKey();
+  RankedTensorType keyType = op.getKey().getType();
+  const int64_t own = keyType.getDimSize(3);
+  const int64_t dim = op.getQuery().getType().getDimSize(3);
+  Value init = tensor::EmptyOp::create(
+      b,
+      ArrayRef<OpFoldResult>{tensor::getMixedSize(b, b.getLoc(), key, 0),
+                             b.getIndexAttr(keyType.getDimSize(1)),
+                             tensor::getMixedSize(b, b.getLoc(), key, 2), b.getIndexAttr(dim)},
+      keyType.getElementType());
+  // keys[b, h, j, c] = c < own ? key[b, h, j, c] : shared[b, 0, j, c - own];
+  // both reads stay in bounds (the other index clamped).
+  auto body = [&](OpBuilder &nb, Location nloc, ValueRange) {
+    ImplicitLocOpBuilder n(nloc, nb);
+    SmallVector<Value> at;
+    for (int64_t d = 0; d < 4; ++d)
+      at.push_back(linalg::IndexOp::create(n, d));
+    Value ownDim = arith::ConstantIndexOp::create(n, own);
+    Value isOwn = arith::CmpIOp::create(n, arith::CmpIPredicate::ult, at[3], ownDim);
+    Value zero = arith::ConstantIndexOp::create(n, 0);
+    Value ownChannel = arith::SelectOp::create(n, isOwn, at[3], zero);
+    Value sharedChannel =
+        arith::SelectOp::create(n, isOwn, zero, arith::SubIOp::create(n, at[3], ownDim));
+    Value mine = tensor::ExtractOp::create(n, key, ValueRange{at[0], at[1], at[2], ownChannel});
+    Value block =
+        tensor::ExtractOp::create(n, shared, ValueRange{at[0], zero, at[2], sharedChannel});
+    linalg::YieldOp::create(n, ValueRange{arith::SelectOp::create(n, isOwn, mine, block)});
+  };
+  auto identity = AffineMap::getMultiDimIdentityMap(4, b.getContext());
+  Value keys = linalg::GenericOp::create(b, init.getType(), ValueRange{}, ValueRange{init},
+                                         SmallVector<AffineMap>{identity},
+                                         SmallVector<utils::IteratorType>(
+                                             4, utils::IteratorType::parallel),
+                                         body)
+                   .getResult(0);
+  auto expanded = AttentionOp::create(
+      b, op.getType(), op.getQuery(), keys, op.getValue(), op.getMask(), op.getQPositions(),
+      op.getKPositions(), op.getSinks(), op.getQRopePositions(), op.getKRopePositions(),
+      /*shared_key=*/Value(), op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+      op.getChunkAttr(), op.getRopeAttr(), op.getAlibiAttr(), op.getSoftcapAttr(),
+      op.getTemperatureAttr());
+  rewriter.replaceOp(op, expanded.getResult());
+  return expanded;
+}
+
+void pe::expandSharedKeys(Operation *root, function_ref<bool(AttentionOp)> expand) {
+  SmallVector<AttentionOp> ops;
+  root->walk([&](AttentionOp op) {
+    if (op.getSharedKey() && expand(op))
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (AttentionOp op : ops)
+    expandSharedKey(rewriter, op);
+}
+
 AttentionTensors pe::prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op) {
   AttentionTensors t;
+  if ((t.sharedKey = op.getSharedKey()))
+    checkSharedKey(b, op);
   t.q = op.getQuery();
   t.k = op.getKey();
   t.v = op.getValue();

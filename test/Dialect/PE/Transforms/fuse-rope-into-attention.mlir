@@ -86,3 +86,53 @@ func.func @fuse_multi_stream(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>,
   %o = pe.attention %qr, %kr, %v causal : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
   return %o : tensor<1x8x?x64xf32>
 }
+
+// -----
+
+// Multi-head latent attention written unfused: q's trailing 64 channels
+// rotated (offset 128), the shared key block k_pe rotated as a tensor of its
+// own (offset 0). Both rotate the same channels of a key head with the same
+// configuration, so the attention takes the rotation and the un-rotated
+// block.
+#mla_q = #pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>
+#mla_k = #pe.rope<rotary_dim = 64, style = interleaved>
+// CHECK-LABEL: func.func @shared_key
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x8x?x192xf32>, %[[K:[a-z0-9]+]]: tensor<1x8x?x128xf32>, %[[V:[a-z0-9]+]]: tensor<1x8x?x128xf32>, %[[KS:[a-z0-9]+]]: tensor<1x1x?x64xf32>, %[[P:[a-z0-9]+]]: tensor<?xi64>)
+// CHECK-NOT: pe.rope #
+// CHECK: pe.attention %[[Q]], %[[K]], %[[V]] q_positions(%[[P]] : tensor<?xi64>) k_positions(%[[P]] : tensor<?xi64>) shared_key(%[[KS]] : tensor<1x1x?x64xf32>) causal rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>)
+func.func @shared_key(%q: tensor<1x8x?x192xf32>, %k: tensor<1x8x?x128xf32>, %v: tensor<1x8x?x128xf32>, %ks: tensor<1x1x?x64xf32>, %p: tensor<?xi64>) -> tensor<1x8x?x128xf32> {
+  %qr = pe.rope #mla_q %q, %p : tensor<1x8x?x192xf32>, tensor<?xi64>
+  %kr = pe.rope #mla_k %ks, %p : tensor<1x1x?x64xf32>, tensor<?xi64>
+  %o = pe.attention %qr, %k, %v q_positions(%p : tensor<?xi64>) k_positions(%p : tensor<?xi64>) shared_key(%kr : tensor<1x1x?x64xf32>) causal : tensor<1x8x?x192xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x8x?x128xf32>
+  return %o : tensor<1x8x?x128xf32>
+}
+
+// -----
+
+// A query rotation that starts among the key heads' own channels (offset
+// 96 < 128) would also rotate channels of the un-rotated keys: not fused.
+// CHECK-LABEL: func.func @shared_key_own_channels
+// CHECK: pe.rope #pe.rope<rotary_dim = 64, rotary_offset = 96>
+// CHECK: pe.rope #pe.rope<rotary_dim = 64>
+// CHECK: pe.attention
+// CHECK-NOT: rope(
+func.func @shared_key_own_channels(%q: tensor<1x8x?x192xf32>, %k: tensor<1x8x?x128xf32>, %v: tensor<1x8x?x128xf32>, %ks: tensor<1x1x?x64xf32>, %p: tensor<?xi64>) -> tensor<1x8x?x128xf32> {
+  %qr = pe.rope #pe.rope<rotary_dim = 64, rotary_offset = 96> %q, %p : tensor<1x8x?x192xf32>, tensor<?xi64>
+  %kr = pe.rope #pe.rope<rotary_dim = 64> %ks, %p : tensor<1x1x?x64xf32>, tensor<?xi64>
+  %o = pe.attention %qr, %k, %v q_positions(%p : tensor<?xi64>) k_positions(%p : tensor<?xi64>) shared_key(%kr : tensor<1x1x?x64xf32>) causal : tensor<1x8x?x192xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x8x?x128xf32>
+  return %o : tensor<1x8x?x128xf32>
+}
+
+// -----
+
+// The block rotated with another configuration (another theta): not fused.
+// CHECK-LABEL: func.func @shared_key_other_rotation
+// CHECK: pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64>
+// CHECK: pe.attention
+// CHECK-NOT: rope(
+func.func @shared_key_other_rotation(%q: tensor<1x8x?x192xf32>, %k: tensor<1x8x?x128xf32>, %v: tensor<1x8x?x128xf32>, %ks: tensor<1x1x?x64xf32>, %p: tensor<?xi64>) -> tensor<1x8x?x128xf32> {
+  %qr = pe.rope #pe.rope<rotary_dim = 64, rotary_offset = 128> %q, %p : tensor<1x8x?x192xf32>, tensor<?xi64>
+  %kr = pe.rope #pe.rope<theta = 500000.0, rotary_dim = 64> %ks, %p : tensor<1x1x?x64xf32>, tensor<?xi64>
+  %o = pe.attention %qr, %k, %v q_positions(%p : tensor<?xi64>) k_positions(%p : tensor<?xi64>) shared_key(%kr : tensor<1x1x?x64xf32>) causal : tensor<1x8x?x192xf32>, tensor<1x8x?x128xf32>, tensor<1x8x?x128xf32> -> tensor<1x8x?x128xf32>
+  return %o : tensor<1x8x?x128xf32>
+}

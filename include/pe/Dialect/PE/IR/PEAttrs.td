@@ -349,6 +349,8 @@ def PE_RopeAttr : PE_Attr<"Rope", "rope"> {
     /// This configuration with another scaling (and theta).
     RopeAttr withScaling(::llvm::APFloat theta,
                          ::mlir::pe::RopeScalingAttrInterface scaling) const;
+    /// The same rotation with its block starting at channel `offset`.
+    RopeAttr withRotaryOffset(int64_t offset) const;
   }];
 }
 

@@ -305,6 +305,12 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       softmax's denominator only: with the final scores `s_ij`,
       `out_i = sum_j exp(s_ij) v_j / (exp(sinks[h]) + sum_j exp(s_ij))`, a
       key that every query sees and whose value is 0.
+    - `shared_key` (`[B, 1, Skv, Ds]`): the last `Ds` channels of every key
+      head, one block per token shared by all heads (multi-head latent
+      attention's rotated `k_pe`): key head `h` is
+      `concat(key[b, h, j], shared_key[b, 0, j])`, so `key` holds the other
+      `D - Ds` channels. No per-head copy of the block need exist: the CPU
+      kernels read it in place.
 
     A query row whose keys are all masked yields 0, never NaN.
 
@@ -321,6 +327,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       Optional<PE_FloatTensor>:$sinks,
       Optional<PE_PositionsTensor>:$q_rope_positions,
       Optional<PE_PositionsTensor>:$k_rope_positions,
+      Optional<PE_FloatTensor>:$shared_key,
       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$chunk,
       OptionalAttr<PE_RopeAttr>:$rope,
@@ -333,6 +340,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
     (`q_positions` `(` $q_positions^ `:` type($q_positions) `)`)?
     (`k_positions` `(` $k_positions^ `:` type($k_positions) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`shared_key` `(` $shared_key^ `:` type($shared_key) `)`)?
     (`scale` `(` $scale^ `)`)? (`causal` $causal^)? (`window` `(` $window^ `)`)?
     (`chunk` `(` $chunk^ `)`)? (`rope` `(` qualified($rope)^ `)`)?
     (`rope_positions` `(` $q_rope_positions^ `,` $k_rope_positions `:`

@@ -63,6 +63,25 @@ def PEFuseRopeIntoAppend : Pass<"pe-fuse-rope-into-append"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def PEExpandSharedKey : Pass<"pe-expand-shared-key", "ModuleOp"> {
+  let summary = "pe.attention's shared key block written into every key head";
+  let description = [{
+    Rewrites each `pe.attention` with a `shared_key` (`[B, 1, Skv, Ds]`,
+    multi-head latent attention's rotated `k_pe`) into the same attention
+    over `[B, Hkv, Skv, D]` keys whose last `Ds` channels repeat the block
+    (a `linalg.generic`), after the run-time checks of the block's batch and
+    length against the key's. For the lowerings that read keys from one
+    tensor: pe-gpu-pipeline runs it before its kernels; pe-lower-to-linalg
+    does the same itself; pe-tile-attention expands only the ops its
+    kernels cannot read in place. Runs on a module (it declares the runtime
+    functions of the checks).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PEExpandPagedAttention : Pass<"pe-expand-paged-attention", "ModuleOp"> {
   let summary = "pe.paged_attention as one pe.attention per sequence";
   let description = [{

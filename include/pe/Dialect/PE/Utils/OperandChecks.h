@@ -13,6 +13,7 @@
 #include "pe-c/Runtime.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <utility>
 
@@ -139,10 +140,24 @@ std::pair<Value, Value> prepareAttentionOperands(ImplicitLocOpBuilder &b,
 /// for a fused `rope` (the keys share the queries' tables when their
 /// positions are the same tensor) and, for `alibi`, the slopes of the query
 /// heads (a static count). Absent ones are null.
+/// With a shared key block, `sharedKey` is it (its batch and length checked
+/// against the key's).
 struct AttentionTensors {
-  Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes;
+  Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, sharedKey;
 };
 AttentionTensors prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op);
+
+/// `op` with its shared key block (`shared_key`) written into every key
+/// head: the same attention over `[B, Hkv, Skv, D]` keys whose channels
+/// `D - Ds ..` repeat the block, after the run-time checks of the block's
+/// batch and length. For lowerings without a kernel that reads the block in
+/// place. `op` is replaced; the new op is returned.
+AttentionOp expandSharedKey(RewriterBase &rewriter, AttentionOp op);
+
+/// expandSharedKey on every pe.attention under `root` with a shared key block
+/// for which `expand` holds (every one by default).
+void expandSharedKeys(Operation *root,
+                      function_ref<bool(AttentionOp)> expand = [](AttentionOp) { return true; });
 
 /// The f32 RoPE tables of the query and key rows of `op` (which rotates):
 /// from the rope positions of a multi-stream rope (checked at run time
