@@ -96,8 +96,6 @@ llvm::Error pe::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
 static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &options,
                            bool tensorCores) {
   pe::addFoldsAndFusions(pm, options.fuse);
-  // The GPU kernels read each key head from one tensor.
-  pm.addPass(pe::createPEExpandSharedKey());
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
         tensorCores, options.chip, options.multiprocessors}));

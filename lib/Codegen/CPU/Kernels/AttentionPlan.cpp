@@ -184,9 +184,7 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
     // Read in place from a dense block, with no rotated pair split between
     // the head's channels and the block's.
     p.sharedKeyDim = cast<RankedTensorType>(shared.getType()).getDimSize(3);
-    const int64_t own = p.ownKeyDim();
-    if (layout != CacheLayout::dense ||
-        (p.rotaryDim && p.rotaryOffset < own && own < p.rotaryOffset + p.rotaryDim))
+    if (layout != CacheLayout::dense || rotationStraddlesSharedKey(op))
       return std::nullopt;
   }
 

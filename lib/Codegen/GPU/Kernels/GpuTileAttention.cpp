@@ -81,6 +81,8 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   if (std::optional<APFloat> softcap = op.getSoftcap())
     s.softcap = softcap->convertToDouble();
   s.temperature = op.getTemperatureAttr();
+  if (Value shared = op.getSharedKey())
+    s.sharedKeyDim = cast<RankedTensorType>(shared.getType()).getDimSize(3);
   return s;
 }
 
@@ -241,6 +243,7 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
     buf.kPos = toReadOnlyBuffer(b, t.kPos);
     buf.mask = toReadOnlyBuffer(b, t.mask);
     buf.sinks = toReadOnlyBuffer(b, op.getSinks());
+    buf.sharedKey = toReadOnlyBuffer(b, t.sharedKey);
 
     // out: [B, Hq, Sq, Dv].
     SmallVector<OpFoldResult> sizes = {
@@ -310,6 +313,14 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
     }
     if (multiprocessors > 0)
       described->multiprocessors = multiprocessors;
+    // The SIMT kernel reads a shared key block in place (keyScore); for the
+    // tensor-core kernel, whose K tiles are copied from one tensor, and
+    // where the block's channels and the head's would share a rotated pair,
+    // it is written into every key head first.
+    expandSharedKeys(getOperation(), [&](AttentionOp op) {
+      return (tensorCores && suitsTensorCores(op)) || !shapeOf(op) ||
+             rotationStraddlesSharedKey(op);
+    });
     RewritePatternSet patterns(&getContext());
     populateGpuTileAttentionPatterns(patterns, tensorCores, *described);
     populateGpuTilePagedAttentionPatterns(patterns, *described);

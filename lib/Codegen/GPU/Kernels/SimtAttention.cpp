@@ -216,7 +216,7 @@ bool AttentionThread::needsPositions() const {
 Value AttentionThread::loadChannels(const Row &row, Value c, int64_t n) {
   Type element = cast<MemRefType>(row.x.getType()).getElementType();
   SmallVector<Value> at(row.at);
-  at.push_back(c);
+  at.push_back(row.firstChannel ? arith::SubIOp::create(b, c, index(row.firstChannel)) : c);
   return extendToF32(b, vector::LoadOp::create(b, VectorType::get({n}, element), row.x, at));
 }
 
@@ -242,7 +242,8 @@ SmallVector<AttentionThread::Piece> AttentionThread::rotatedPieces(const Row &ro
 }
 
 /// rope(q) . rope(k) for rows `q` and `k` (rope(q) . k for keys stored
-/// rotated), a few channels at a time, the products summed into
+/// rotated; with `kShared`, the key's channels from D - Ds on are that
+/// row's), a few channels at a time, the products summed into
 /// kGpuPieceLanes partial sums. Up to kMaxHeadDim channels the steps are
 /// unrolled: the query's reads and rotation do not depend on the key, LLVM
 /// hoists them out of the key loop (with causal/window masks out of a
@@ -250,7 +251,15 @@ SmallVector<AttentionThread::Piece> AttentionThread::rotatedPieces(const Row &ro
 /// query is held in registers. Wider heads step in an scf.for that reads
 /// (from L1) and rotates the query's channels again for every key, so that
 /// no thread holds more than a few of them.
-Value AttentionThread::dotRotated(const Row &q, const Row &k) {
+Value AttentionThread::dotRotated(const Row &q, const Row &k, const Row *kShared) {
+  // The key row holding channel c; ranges never straddle the two (the
+  // rotated block lies on one side, the others are split where the shared
+  // block starts).
+  const int64_t own = s.heads.headDim - s.sharedKeyDim;
+  auto keyRowOf = [&](int64_t c) -> const Row & { return kShared && c >= own ? *kShared : k; };
+  const RotatedChannels rotation =
+      s.rope ? RotatedChannels::of(s.rope) : RotatedChannels{};
+  const Row &kRotated = keyRowOf(rotation.offset);
   Value partial = splat(f32(0.0), kGpuPieceLanes);
   auto accumulate = [&](Value qPiece, Value kPiece) {
     Value product = arith::MulFOp::create(b, qPiece, kPiece);
@@ -286,20 +295,28 @@ Value AttentionThread::dotRotated(const Row &q, const Row &k) {
     if (!s.rotateKeys) {
       for (Piece qPiece : qPieces) {
         int64_t lanes = cast<VectorType>(qPiece.value.getType()).getNumElements();
-        accumulate(qPiece.value, loadChannels(k, qPiece.channel, lanes));
+        accumulate(qPiece.value, loadChannels(kRotated, qPiece.channel, lanes));
       }
       return;
     }
-    SmallVector<Piece> kPieces = rotatedPieces(k, pair, pairLanes);
+    SmallVector<Piece> kPieces = rotatedPieces(kRotated, pair, pairLanes);
     for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
       accumulate(qPiece.value, kPiece.value);
   });
-  const RotatedChannels rotation =
-      s.rope ? RotatedChannels::of(s.rope) : RotatedChannels{};
+  SmallVector<std::pair<int64_t, int64_t>> rest;
   for (auto [begin, end] : rotation.passThrough(s.heads.headDim)) {
+    if (kShared && begin < own && own < end) {
+      rest.push_back({begin, own});
+      rest.push_back({own, end});
+    } else {
+      rest.push_back({begin, end});
+    }
+  }
+  for (auto [begin, end] : rest) {
     const int64_t restLanes = pieceLanes(end - begin, kGpuPieceLanes);
+    const Row &kRest = keyRowOf(begin);
     steps(begin, end, restLanes, [&](Value c) {
-      accumulate(loadChannels(q, c, restLanes), loadChannels(k, c, restLanes));
+      accumulate(loadChannels(q, c, restLanes), loadChannels(kRest, c, restLanes));
     });
   }
   return vector::ReductionOp::create(b, vector::CombiningKind::ADD, partial);
@@ -311,7 +328,11 @@ Value AttentionThread::dotRotated(const Row &q, const Row &k) {
 Value AttentionThread::keyScore(const Row &query, Value j, ArrayRef<Value> keyRow, Value qp,
                                 Value slope, Value rowScale) {
   Row key{buf.k, SmallVector<Value>(keyRow), buf.kCos, buf.kSin, j};
-  Value dot = dotRotated(query, key);
+  std::optional<Row> shared;
+  if (buf.sharedKey)
+    shared = Row{buf.sharedKey, {bi, index(0), j}, buf.kCos, buf.kSin, j,
+                 s.heads.headDim - s.sharedKeyDim};
+  Value dot = dotRotated(query, key, shared ? &*shared : nullptr);
   Value score = arith::MulFOp::create(b, dot, rowScale);
   if (s.softcap)
     score = buildSoftcapScore(b, score, *s.softcap);

@@ -73,6 +73,9 @@ struct GpuAttentionShape {
   bool rotateKeys = true;
   std::optional<double> softcap;
   TemperatureAttr temperature;
+  /// Channels of every key head read from the shared block
+  /// (GpuAttentionBuffers::sharedKey): the last `sharedKeyDim` of the head.
+  int64_t sharedKeyDim = 0;
 
   int64_t group() const { return heads.queryHeads / heads.kvHeads; }
   /// The largest power of two up to kMaxChunk that divides the value dim.
@@ -82,6 +85,9 @@ struct GpuAttentionShape {
 /// The buffers the kernel reads and writes (null where absent).
 struct GpuAttentionBuffers {
   Value q, k, v, mask, qPos, kPos, qCos, qSin, kCos, kSin, slopes, sinks, out;
+  /// The key channels every head shares (pe.attention's shared_key,
+  /// [B, 1, Skv, Ds]), or null.
+  Value sharedKey;
   /// Split keys: the state of each split, the unnormalized output
   /// [rows..., splits, Dv] and (max, sum) [rows..., splits, 2], f32.
   Value partialOut, partialStats;
@@ -129,11 +135,14 @@ public:
 
 private:
   /// A row of q or k: the buffer, every index but the channel, its tables
-  /// ([S, r/2] or [B, S, r/2]) and its row `i` in them.
+  /// ([S, r/2] or [B, S, r/2]) and its row `i` in them; channel c of the
+  /// head is the buffer's c - firstChannel (the shared key block's channels
+  /// follow the key's own).
   struct Row {
     Value x;
     SmallVector<Value> at;
     Value cos, sin, i;
+    int64_t firstChannel = 0;
   };
   /// A rotated piece of a row and its first channel.
   struct Piece {
@@ -163,7 +172,7 @@ private:
   std::pair<Value, Value> keyPositionRange(Value t0, Value t1);
   Value loadChannels(const Row &row, Value c, int64_t n);
   SmallVector<Piece> rotatedPieces(const Row &row, Value pair, int64_t lanes);
-  Value dotRotated(const Row &q, const Row &k);
+  Value dotRotated(const Row &q, const Row &k, const Row *kShared = nullptr);
   /// The score of key j (at `keyRow` in K, keyAt(j)).
   Value keyScore(const Row &query, Value j, ArrayRef<Value> keyRow, Value qp, Value slope,
                  Value rowScale);

@@ -296,6 +296,14 @@ AttentionOp pe::expandSharedKey(RewriterBase &rewriter, AttentionOp op) {
   return expanded;
 }
 
+bool pe::rotationStraddlesSharedKey(AttentionOp op) {
+  RopeAttr rope = op.getRopeAttr();
+  if (!rope || !op.getSharedKey())
+    return false;
+  const int64_t own = op.getKey().getType().getDimSize(3);
+  return rope.getRotaryOffset() < own && own < rope.getRotaryOffset() + rope.getRotaryDim();
+}
+
 void pe::expandSharedKeys(Operation *root, function_ref<bool(AttentionOp)> expand) {
   SmallVector<AttentionOp> ops;
   root->walk([&](AttentionOp op) {

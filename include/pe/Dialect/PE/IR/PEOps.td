@@ -310,7 +310,7 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
       attention's rotated `k_pe`): key head `h` is
       `concat(key[b, h, j], shared_key[b, 0, j])`, so `key` holds the other
       `D - Ds` channels. No per-head copy of the block need exist: the CPU
-      kernels read it in place.
+      kernels and the GPU SIMT kernel read it in place.
 
     A query row whose keys are all masked yields 0, never NaN.
 

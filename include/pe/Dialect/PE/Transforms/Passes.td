@@ -71,9 +71,9 @@ def PEExpandSharedKey : Pass<"pe-expand-shared-key", "ModuleOp"> {
     over `[B, Hkv, Skv, D]` keys whose last `Ds` channels repeat the block
     (a `linalg.generic`), after the run-time checks of the block's batch and
     length against the key's. For the lowerings that read keys from one
-    tensor: pe-gpu-pipeline runs it before its kernels; pe-lower-to-linalg
-    does the same itself; pe-tile-attention expands only the ops its
-    kernels cannot read in place. Runs on a module (it declares the runtime
+    tensor: pe-lower-to-linalg does the same itself; pe-tile-attention and
+    pe-gpu-tile-attention expand only the ops their kernels cannot read in
+    place. Runs on a module (it declares the runtime
     functions of the checks).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

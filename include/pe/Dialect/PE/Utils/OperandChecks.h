@@ -154,6 +154,12 @@ AttentionTensors prepareAttentionTensors(ImplicitLocOpBuilder &b, AttentionOp op
 /// place. `op` is replaced; the new op is returned.
 AttentionOp expandSharedKey(RewriterBase &rewriter, AttentionOp op);
 
+/// Whether `op`'s fused rope rotates channels both of the key heads' own
+/// and of the shared key block (a rotated range that starts before D - Ds
+/// and ends after it): kernels that read the two tensors apart then cannot
+/// pair them.
+bool rotationStraddlesSharedKey(AttentionOp op);
+
 /// expandSharedKey on every pe.attention under `root` with a shared key block
 /// for which `expand` holds (every one by default).
 void expandSharedKeys(Operation *root,
