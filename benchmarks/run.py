@@ -1153,6 +1153,38 @@ def mla_absorbed_case(skv, repeat, dtype="f32"):
     return row
 
 
+def mla_prefill_case(s, repeat, dtype="f32"):
+    """Expanded latent attention prefill (DeepSeek-V3's heads: 128 own key channels and
+    the 64 rotated channels of k_pe that all heads share, values of 128; 16 heads, causal,
+    S queries and keys): the block read in place (fused, pe.attention's shared_key)
+    beside the same attention over keys that repeat the block in every head (dense, the
+    layout transformers' expand_kv builds; the copy itself not timed)."""
+    from pe.ir import attention_function
+    heads, nope, rope_dim, dv = 16, 128, 64, 128
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((1, heads, s, nope + rope_dim)).astype(np.float32)
+    k = rng.standard_normal((1, heads, s, nope)).astype(np.float32)
+    v = rng.standard_normal((1, heads, s, dv)).astype(np.float32)
+    ks = rng.standard_normal((1, 1, s, rope_dim)).astype(np.float32)
+    full = np.ascontiguousarray(np.concatenate([k, np.repeat(ks, heads, axis=1)], axis=3))
+    if dtype == "bf16":
+        q, k, v, ks, full = (runner.bf16_array(x) for x in (q, k, v, ks, full))
+    t = lambda h, d: f"tensor<1x{h}x{s}x{d}x{dtype}>"  # noqa: E731
+    rope = ("#pe.rope<theta = 10000.0, rotary_dim = 64, rotary_offset = 128, "
+            "style = interleaved>")
+    row = {"case": f"MLA prefill (shared k_pe) S={s} H={heads} D=128+64 Dv=128 {dtype}",
+           "kind": "compute",
+           "flops": 2 * heads * (s * (s + 1) // 2) * (nope + rope_dim + dv)}
+    fused = attention_function("mla", t(heads, nope + rope_dim), t(heads, nope), t(heads, dv),
+                               out=t(heads, dv), shared_key=t(1, rope_dim), causal=True,
+                               rope=rope)
+    row["fused"] = timeit(into(compile_pe(fused, [THREADS]), "mla", q, k, v, ks), repeat)
+    dense = attention_function("mla", t(heads, nope + rope_dim), t(heads, nope + rope_dim),
+                               t(heads, dv), out=t(heads, dv), causal=True, rope=rope)
+    row["dense"] = timeit(into(compile_pe(dense, [THREADS]), "mla", q, full, v), repeat)
+    return row
+
+
 def run_case(kind, s, hkv, repeat):
     """One case in this process (the parent starts one process per case)."""
     try:
@@ -1194,6 +1226,10 @@ def run_case(kind, s, hkv, repeat):
         row = mla_absorbed_case(s, repeat)
     elif kind == "mla-absorbed-bf16":
         row = mla_absorbed_case(s, repeat, "bf16")
+    elif kind == "mla-prefill":
+        row = mla_prefill_case(s, repeat)
+    elif kind == "mla-prefill-bf16":
+        row = mla_prefill_case(s, repeat, "bf16")
     elif kind == "model":
         row = model_case(s, repeat)
     elif kind == "model-generate":
@@ -1464,6 +1500,8 @@ def main():
               ("append", 0, 0), ("append-c", 0, 0),
               ("chunked-prefill", 0, 0), ("chunked-prefill-bf16", 0, 0)]
     cases += [("mla-absorbed", decode_skv[0], 0), ("mla-absorbed-bf16", decode_skv[0], 0)]
+    mla_s = prefill_s[min(1, len(prefill_s) - 1)]
+    cases += [("mla-prefill", mla_s, 0), ("mla-prefill-bf16", mla_s, 0)]
     cases += [("compile", 0, 0)]
     try:
         import torch  # noqa: F401
