@@ -428,16 +428,21 @@ private:
     auto seqK = size(0, 120);
     std::pair<int64_t, int64_t> hq{kvHeads * group, kvHeads * group}, hkv{kvHeads, kvHeads};
     bool poison = chance(20);
+    // Multi-head latent attention: the last `shared` channels of every key
+    // head are one block per token that the heads share (shared_key).
+    const int64_t shared = chance(15) ? std::min<int64_t>(pick({8, 16, 32}), headDim - 8) : 0;
+    const int64_t ownDim = headDim - shared;
     std::string q = floats(element, {batch, hq, seqQ, {headDim, headDim}}, poison);
-    std::string k = floats(element, {batch, hkv, seqK, {headDim, headDim}}, poison);
+    std::string k = floats(element, {batch, hkv, seqK, {ownDim, ownDim}}, poison);
     std::string v = floats(element, {batch, hkv, seqK, {valueDim, valueDim}});
     const TensorSpec qs = program.arguments[0], ks = program.arguments[1],
                      vs = program.arguments[2];
-    // The optional operands in the op's order (mask, positions, sinks), then
-    // the attributes.
+    // The optional operands in the op's order (mask, positions, sinks,
+    // shared key), then the attributes.
     std::string maskPart, positionsPart, sinksPart, attrs, operands = q + ", " + k + ", " + v;
-    // Positions: given (needed by unfused RoPE/ALiBi) or the defaults.
-    bool rope = chance(50), fuseByPass = chance(50), alibi = chance(25);
+    // Positions: given (needed by unfused RoPE/ALiBi) or the defaults. A
+    // rotation of keys with a shared block is the attention's own.
+    bool rope = chance(50), fuseByPass = !shared && chance(50), alibi = chance(25);
     bool givenPositions = chance(50) || (rope && fuseByPass) || (alibi && fuseByPass);
     std::string qp, kp;
     if (givenPositions) {
@@ -450,6 +455,10 @@ private:
       // Attention sinks, one logit per query head (non-finite ones included).
       std::string sinks = floats(chance(50) ? "f32" : element, {hq}, chance(20));
       sinksPart = " sinks(" + sinks + " : " + program.arguments.back().type() + ")";
+    }
+    if (shared) {
+      std::string block = floats(element, {batch, {1, 1}, seqK, {shared, shared}}, poison);
+      sinksPart += " shared_key(" + block + " : " + program.arguments.back().type() + ")";
     }
     bool causal = chance(60);
     if (chance(40))
