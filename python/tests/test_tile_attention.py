@@ -304,17 +304,21 @@ def test_bf16_dot_decode(name, threads):
 
 @pytest.mark.skipif(not runner.host_has_amx(), reason="the CPU has no AMX (amx_bf16, amx_tile)")
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("tiles", ["small", "default"])
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "gqa-prefill-interleaved-offset",
-                                  "mha-window-causal", "alibi-causal", "mask-causal-rope",
-                                  "fully-masked-rows", "empty-keys"])
-def test_amx_bf16(name, threads):
-    """bf16 attention on AMX tiles (--amx=on) against the float64 reference."""
+                                  "mha-window-causal", "mha-window-symmetric", "alibi-causal",
+                                  "mask-causal-rope", "fully-masked-rows", "empty-keys"])
+def test_amx_bf16(name, tiles, threads):
+    """bf16 attention on AMX tiles (--amx=on) against the float64 reference: blocks of
+    16 rows (small tiles: single tile products) and of 64 (2 x 2 blocks of products),
+    value heads of 32 and 48 channels (2 x 2 and 2 x 1 blocks), partial key tiles."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     ir = _ir("bf16", hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
              window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
              alibi=opts.get("alibi"), mask=opts.get("mask", False),
              positions=opts.get("positions"))
-    mod = runner.compile(ir, extra_args=[f"--num-threads={threads}", "--amx=on"] + SMALL_TILES)
+    mod = runner.compile(ir, extra_args=[f"--num-threads={threads}", "--amx=on"] +
+                         (SMALL_TILES if tiles == "small" else []))
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])

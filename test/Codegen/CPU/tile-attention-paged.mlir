@@ -28,8 +28,8 @@
 // CHECK-NOT: pe.gather_pages
 // CHECK: func.func private @[[PREFILL]](
 // CHECK-SAME: %[[PK:[^:]*]]: memref<?x16x2x64xf32>, %[[PV:[^:]*]]: memref<?x16x2x64xf32>
-// CHECK-DAG: memref.alloca() : memref<16x64x64xf32>
-// CHECK-DAG: %[[RANGES:.*]] = memref.alloca() : memref<16x2xi64>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64x64xf32>
+// CHECK-DAG: %[[RANGES:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x2xi64>
 // CHECK: memref.store %{{.*}}, %[[RANGES]]
 // Each tile: its keys packed (rows prefetched ahead), its values packed,
 // then each block of queries in turn.
@@ -69,7 +69,7 @@ func.func @in_place(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: t
 // Decode tiles of two pages (32 keys) over hnd pages: the decode kernel's
 // scores S^T are 32 keys x 16 rows.
 // CHECK: func.func private @pe_attention_kernel_0(
-// CHECK: memref.alloca() : memref<32x16xf32>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<32x16xf32>
 func.func @hnd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x2x16x64xbf16>, %vc: tensor<?x2x16x64xbf16>,
                %bt: tensor<?x?xi64>, %b: index, %n: index) -> tensor<1x8x?x64xbf16> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x?xi64>) sequence(%b) length(%n) layout(hnd) : tensor<?x2x16x64xbf16> -> tensor<1x2x?x64xbf16>
@@ -112,7 +112,7 @@ func.func @prefill_hnd(%q: tensor<1x8x64x64xf32>, %kc: tensor<?x2x16x64xf32>, %v
 // CHECK-DOT-NOT: memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
 // CHECK-DOT: call @[[KERNEL:pe_attention_kernel]](%{{.*}}, %[[K]],
 // CHECK-DOT: func.func private @[[KERNEL]](
-// CHECK-DOT: memref.alloca() : memref<16x32x128xbf16>
+// CHECK-DOT: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x32x128xbf16>
 // CHECK-AMX-LABEL: func.func @prefill_bf16_nhd
 // CHECK-AMX: %[[KCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
 // CHECK-AMX: %[[VCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
@@ -151,7 +151,7 @@ func.func @two_sequences(%q: tensor<1x8x?x64xf32>, %kc: tensor<?x16x2x64xf32>, %
 // CHECK-HEADS-LABEL: func.func @decode_nhd
 // CHECK-HEADS: func.func private @pe_attention_kernel(
 // CHECK-HEADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}})
-// CHECK-HEADS: %[[O:.*]] = memref.alloca() : memref<2x16x64xf32>
+// CHECK-HEADS: %[[O:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<2x16x64xf32>
 // CHECK-HEADS: scf.for %[[H:.*]] = %{{.*}} to %c2{{.*}} step
 // CHECK-HEADS: memref.subview %[[O]][%[[H]], 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
 // Each key tile: the heads in turn, each reading its piece of the tile's rows.
@@ -175,7 +175,7 @@ func.func @decode_nhd(%q: tensor<1x8x1x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc:
 // CHECK-HEADS-LABEL: func.func @decode_hnd
 // CHECK-HEADS: func.func private @pe_attention_kernel(
 // CHECK-HEADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %c1{{.*}}, %{{.*}}, %{{.*}})
-// CHECK-HEADS: %[[O:.*]] = memref.alloca() : memref<2x16x64xf32>
+// CHECK-HEADS: %[[O:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<2x16x64xf32>
 // CHECK-HEADS: scf.for %[[H:.*]] = %{{.*}} to %c2{{.*}} step
 // CHECK-HEADS: memref.subview %[[O]][%[[H]], 0, 0] [1, 16, 64] [1, 1, 1] : memref<2x16x64xf32> to memref<16x64xf32, strided<[64, 1], offset: ?>>
 // CHECK-HEADS: scf.for %[[KB:.*]] =

@@ -34,10 +34,10 @@
 // Sequential code: one set of scratch, allocated before the task loops;
 // the state (Q^T, O^T, statistics) of the 16 blocks of queries a task
 // holds, each K/V tile (keys and values) packed once for all of them.
-// CHECK-DAG: memref.alloca() : memref<16x64x64xf32>
-// CHECK-DAG: memref.alloca() : memref<96x64xf32>
-// CHECK-DAG: memref.alloca() : memref<16x2xi64>
-// CHECK-DAG: memref.alloca() : memref<96xi64>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64x64xf32>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<96x64xf32>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x2xi64>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<96xi64>
 // CHECK-NOT: scf.parallel
 // The 4 x 6 micro-tile of S^T = K Qt: 24 vector FMAs per channel.
 // CHECK: scf.for %{{.*}} iter_args({{.*}}) -> ({{(vector<16xf32>, )+}}vector<16xf32>)
@@ -50,7 +50,7 @@
 // reduction (the halves of two rows added, then of two pairs, then the
 // blocks of 4 lanes within the vector).
 // CHECK-LABEL: func.func private @pe_attention_kernel_0(
-// CHECK-DAG: memref.alloca() : memref<16x64xf32>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
@@ -71,7 +71,7 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 // scratch inside it; a second parallel loop combines split partials.
 // CHECK-THREADS: memref.alloc(%{{.*}}) : memref<?x4224xf32>
 // CHECK-THREADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) =
-// CHECK-THREADS: memref.alloca() : memref<16x64x64xf32>
+// CHECK-THREADS: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64x64xf32>
 // CHECK-THREADS: scf.if
 // CHECK-THREADS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
 
@@ -83,8 +83,8 @@ func.func @gqa_rope_causal(%q: tensor<1x8x?x64xf32>, %k: tensor<1x2x?x64xf32>, %
 // tile; the mask is gathered.
 // CHECK-LABEL: func.func private @pe_attention_kernel(
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : memref<1x1x1x?xf32> into memref<?xf32>
-// CHECK-DAG: memref.alloca() : memref<16x64xf32>
-// CHECK-DAG: memref.alloca() : memref<16xf32>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64xf32>
+// CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16xf32>
 // CHECK: arith.addf %{{.*}} fastmath<reassoc> : vector<16xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12] : vector<16xf32>, vector<16xf32>
 // CHECK-NOT: vector.reduction
@@ -153,10 +153,10 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // Q^T as VNNI pairs (D/2 x 2 rows) and O (rows x Dv) for each of the 16
 // blocks of queries a task holds, V pairs (Bk/2 x 2 Dv) and P rows (rows x
 // Bk) shared by them:
-// CHECK-AMX-DAG: memref.alloca() : memref<16x32x128xbf16>
-// CHECK-AMX-DAG: memref.alloca() : memref<16x64x64xf32>
-// CHECK-AMX-DAG: memref.alloca() : memref<48x128xbf16>
-// CHECK-AMX-DAG: memref.alloca() : memref<64x96xbf16>
+// CHECK-AMX-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x32x128xbf16>
+// CHECK-AMX-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64x64xf32>
+// CHECK-AMX-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<48x128xbf16>
+// CHECK-AMX-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<64x96xbf16>
 // The K/V tile is packed once for the task's blocks: packing V looks for
 // NaN/inf (all exponent bits set); then for each block of queries (its
 // slot of Q and O) the tile products, and where a value was NaN or inf
@@ -194,10 +194,10 @@ func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: te
 // Q^T pairs (D/2 x 2 rows) for each of the 16 blocks of queries a task
 // holds; Kr (Bk x D, bf16), P^T pairs (Bk/2 x 2 rows), V pairs (Bk/2 x 2 Dv)
 // shared by them:
-// CHECK-DOT-DAG: memref.alloca() : memref<16x16x128xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<96x32xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<48x128xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<48x64xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x16x128xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<96x32xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<48x128xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<48x64xbf16>
 // The K/V tile is packed once for the task's blocks, V pairs checked for
 // NaN/inf; then for each block of queries (its slot of Q and O):
 // CHECK-DOT: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
@@ -237,8 +237,8 @@ func.func @bf16_dot(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x1x?x32xbf16>, %v: te
 // the FMAs that skip weight-0 keys, others the pair products of zipped V
 // rows and the bf16 weights (pairs of the tile's 16 keys).
 // CHECK-DOT-LABEL: func.func private @pe_attention_kernel(%{{.*}}: memref<1x8x1x64xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<16x64xbf16>
-// CHECK-DOT-DAG: memref.alloca() : memref<8x32xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x64xbf16>
+// CHECK-DOT-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<8x32xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<3>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: memref.prefetch %arg1[{{.*}}], read, locality<2>, data : memref<1x2x?x64xbf16>
 // CHECK-DOT: %[[DOT:.*]] = vector.contract {{.*}} : vector<16x2xbf16>, vector<16x2xbf16> into vector<16xf32>

@@ -112,9 +112,9 @@ func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<
 // CHECK-LABEL: func.func @tiles_nhd
 // CHECK-LABEL: func.func @tiles_hnd
 // CHECK: func.func private @{{pe_attention_kernel[_0-9]*}}(%{{.*}}: memref<?x8x1x64xf32>, %{{.*}}: memref<?x16x2x64xf32>
-// CHECK: memref.alloca() : memref<16x16xf32>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x16xf32>
 // CHECK: func.func private @{{pe_attention_kernel[_0-9]*}}(%{{.*}}: memref<?x8x1x64xf32>, %{{.*}}: memref<?x2x16x64xf32>
-// CHECK: memref.alloca() : memref<32x16xf32>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<32x16xf32>
 func.func @tiles_nhd(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
                      %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x8x64xf32> {
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>

@@ -28,6 +28,11 @@ std::optional<int64_t> roundUp(int64_t x, int64_t m) {
 
 /// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2)),
 /// and for the bf16 pair kernels (AMX, vdpbf16ps) the bf16 weights, 2 rows Bk.
+/// At least the scratch buffers a task allocates (AttentionTask::allocate
+/// and its variant's): each may take kScratchSkewBytes more than its
+/// elements.
+constexpr int64_t kTaskScratchBuffers = 24;
+
 std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   std::optional<int64_t> perRow = llvm::checkedAdd(p.headDim + p.valueDim, p.keysPerTile + 8);
   std::optional<int64_t> perKey = llvm::checkedAdd(p.headDim, p.valueDim + 2);
@@ -39,6 +44,8 @@ std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
     return std::nullopt;
   std::optional<int64_t> total = llvm::checkedAdd(*rowBytes, *keyBytes);
   std::optional<int64_t> bytes = total ? llvm::checkedMul(*total, int64_t(4)) : std::nullopt;
+  if (bytes)
+    bytes = llvm::checkedAdd(*bytes, kTaskScratchBuffers * kScratchSkewBytes);
   if (!bytes || (p.kind != AttentionKernelKind::Amx && !p.dotProducts))
     return bytes;
   // The weights as bf16 too: rows x Bk x 2 bytes.
