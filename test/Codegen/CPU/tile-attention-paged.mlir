@@ -101,11 +101,9 @@ func.func @prefill_hnd(%q: tensor<1x8x64x64xf32>, %kc: tensor<?x2x16x64xf32>, %v
 
 // -----
 
-// bf16 prefill over nhd pages of two KV heads: the dot-product kernel reads
-// the pages in place, a task packing each K/V tile once for its 16 blocks of
-// queries (their Q^T pairs); the AMX kernel reads dense copies of the
-// sequence's keys and values (its tile products outrun the reads of a
-// head's pieces of the rows in place).
+// bf16 prefill over nhd pages of two KV heads: the dot-product and the AMX
+// kernels read the pages in place, a task packing each K/V tile once for its
+// 16 blocks of queries (their Q^T pairs); no dense copy of the sequence.
 // CHECK-DOT-LABEL: func.func @prefill_bf16_nhd
 // CHECK-DOT-SAME: %[[KC:[^:]*]]: tensor<?x16x2x64xbf16>
 // CHECK-DOT-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only
@@ -114,9 +112,11 @@ func.func @prefill_hnd(%q: tensor<1x8x64x64xf32>, %kc: tensor<?x2x16x64xf32>, %v
 // CHECK-DOT: func.func private @[[KERNEL]](
 // CHECK-DOT: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x32x128xbf16>
 // CHECK-AMX-LABEL: func.func @prefill_bf16_nhd
-// CHECK-AMX: %[[KCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
-// CHECK-AMX: %[[VCOPY:.*]] = memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
-// CHECK-AMX: call @pe_attention_kernel_0(%{{.*}}, %[[KCOPY]], %[[VCOPY]],
+// CHECK-AMX-SAME: %[[KC:[^:]*]]: tensor<?x16x2x64xbf16>, %[[VC:[^:]*]]: tensor<?x16x2x64xbf16>
+// CHECK-AMX-DAG: %[[K:.*]] = bufferization.to_buffer %[[KC]] read_only
+// CHECK-AMX-DAG: %[[V:.*]] = bufferization.to_buffer %[[VC]] read_only
+// CHECK-AMX-NOT: memref.alloc(%{{.*}}) : memref<1x2x?x64xbf16>
+// CHECK-AMX: call @pe_attention_kernel{{.*}}(%{{.*}}, %[[K]], %[[V]],
 func.func @prefill_bf16_nhd(%q: tensor<1x8x?x64xbf16>, %kc: tensor<?x16x2x64xbf16>, %vc: tensor<?x16x2x64xbf16>,
                             %bt: tensor<?x32xi32>, %b: index, %n: index) -> tensor<1x8x?x64xbf16> {
   %k = pe.gather_pages %kc block_table(%bt : tensor<?x32xi32>) sequence(%b) length(%n) : tensor<?x16x2x64xbf16> -> tensor<1x2x?x64xbf16>

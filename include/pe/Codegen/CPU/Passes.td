@@ -204,9 +204,7 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     block table (what pe-expand-paged-attention builds) are read in place:
     the kernel takes the paged caches, the block table, the sequence and the
     length, and finds key row j at page block_table[sequence, j / page_size],
-    row j mod page_size; the gathers' run-time checks come first. (The AMX
-    prefill over nhd pages of several KV heads reads a dense copy of the
-    sequence instead.)
+    row j mod page_size; the gathers' run-time checks come first.
 
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that

@@ -219,7 +219,7 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
 /// / 8 / 16; on dense tensors 540 -> 492; causal prefill with llama3 RoPE,
 /// S = 2048, 158 -> 139, S = 512, 11.3 -> 10.9. bf16 (same machine and
 /// shapes): causal prefill S = 2048 on AMX 100 -> 87, the 512-query chunk
-/// over nhd pages (copied, see pe-tile-attention) 257 -> 207 on AMX; with
+/// over nhd pages (then through a dense copy) 257 -> 207 on AMX; with
 /// the dot products 1391 (copied, a block per task) -> 1280 (in place).
 static int64_t queryBlocksPerTask(const AttentionPlan &p, const AttentionTask &task) {
   constexpr int64_t kMaxBlocks = 16;

@@ -153,52 +153,6 @@ func::FuncOp shareKernel(Operation *symbolTable, func::FuncOp candidate) {
   return candidate;
 }
 
-/// Dense [1, Hkv, L, D] copies of the keys and values that `buf` reads in
-/// place from a paged cache (L its key count), and `buf` reading them. The
-/// key rows are copied in blocks spread over the plan's threads.
-AttentionBuffers copyPages(KernelBuilder &g, const AttentionPlan &p,
-                           const AttentionBuffers &buf) {
-  constexpr int64_t kKeysPerBlock = 256;
-  Value keys = buf.keyCount;
-  auto denseCopy = [&](Value cache) {
-    auto type = cast<MemRefType>(cache.getType());
-    const int64_t kvHeads = type.getDimSize(2), dim = type.getDimSize(3);
-    return memref::AllocOp::create(
-        g.b, MemRefType::get({1, kvHeads, ShapedType::kDynamic, dim}, type.getElementType()),
-        ValueRange{keys});
-  };
-  AttentionBuffers dense = buf;
-  dense.k = denseCopy(buf.k);
-  // Values read from the keys' rows (absorbed latent attention) stay so.
-  const bool sameRows = buf.v == buf.k;
-  dense.v = sameRows ? dense.k : denseCopy(buf.v);
-  dense.pageTable = dense.sequence = dense.keyCount = nullptr;
-  dense.layout = CacheLayout::dense;
-  Value zero = g.index(0);
-  Value blocks = g.ceilDiv(keys, g.index(kKeysPerBlock));
-  g.parallel(p.threads, {blocks}, [&](ValueRange ivs) {
-    Value first = g.mul(ivs[0], g.index(kKeysPerBlock));
-    Value last = g.min(g.add(first, g.index(kKeysPerBlock)), keys);
-    g.loop(first, last, g.index(1), [&](Value key) {
-      SmallVector<std::pair<Value, Value>> copies = {{buf.k, dense.k}};
-      if (!sameRows)
-        copies.push_back({buf.v, dense.v});
-      for (auto [from, to] : copies) {
-        auto type = cast<MemRefType>(to.getType());
-        auto row = VectorType::get({type.getDimSize(3)}, type.getElementType());
-        AttentionBuffers source = buf;
-        source.k = from;
-        g.loop(0, g.index(type.getDimSize(1)), 1, [&](Value head) {
-          Value piece = vector::LoadOp::create(g.b, row, from,
-                                               kvIndex(g, source, zero, head, key, zero));
-          g.vstore(piece, to, {zero, head, key, zero});
-        });
-      }
-    });
-  });
-  return dense;
-}
-
 /// Declares the AMX runtime entry `void pe_runtime_enable_amx()` once.
 void declareEnableAmx(OpBuilder &b, Operation *symbolTable, Location loc) {
   if (SymbolTable::lookupSymbolIn(symbolTable, kEnableAmxFn))
@@ -236,28 +190,13 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     auto callOn = [&](func::FuncOp fn, const AttentionBuffers &buffers) {
       func::CallOp::create(b, fn, attentionKernelArguments(buffers));
     };
-    // The AMX prefill over nhd pages of several KV heads reads a copy: its
-    // tile products outrun the reads of a head's D-wide pieces of the key
-    // rows (whose other heads' pieces share their cache lines), even with
-    // each tile packed once for several blocks of queries. A 512-query chunk
-    // against 16k keys (GQA 32/8, D = 128, bf16, Xeon, 2 threads): 207 ms
-    // through the copy, 327 ms in place. Decode walks the heads inside each
-    // key tile, the other prefill kernels pack each K/V tile once for
-    // several blocks of queries (queryBlocksPerTask; the dot products 1280
-    // ms in place against 1291 through the copy), and with one KV head an
-    // nhd page is an hnd page: those read the pages in place.
-    const bool copyPrefill = buf.layout == CacheLayout::nhd && plan->kvHeads > 1 &&
-                             plan->kind == AttentionKernelKind::Amx;
-    func::FuncOp kernel = copyPrefill ? nullptr : kernelOf(*plan, buf);
-    auto prefill = [&] {
-      if (!copyPrefill)
-        return callOn(kernel, buf);
-      // The copies are freed by the pipeline's buffer deallocation.
-      AttentionBuffers dense = copyPages(g, *plan, buf);
-      AttentionPlan densePlan = *plan;
-      densePlan.cacheLayout = CacheLayout::dense;
-      callOn(kernelOf(densePlan, dense), dense);
-    };
+    // Every kernel reads the pages in place: each prefill task packs a K/V
+    // tile once for its blocks of queries (queryBlocksPerTask), decode walks
+    // the heads inside each key tile. A 512-query chunk against 16k keys
+    // over nhd pages (GQA 32/8, D = 128, bf16 on AMX, Xeon, 2 threads): 170
+    // ms in place against 184 through a dense copy of the sequence.
+    func::FuncOp kernel = kernelOf(*plan, buf);
+    auto prefill = [&] { callOn(kernel, buf); };
     if (std::optional<AttentionPlan> decode = singleQueryPlan(op, options, *plan)) {
       // A dynamic Sq of 1 (a decode step) runs the decode kernel; a prefill
       // tile would hold one query in rows / group of its rows.
