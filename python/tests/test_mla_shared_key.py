@@ -5,9 +5,10 @@ channels, 128 of its own ("nope") followed by 64 rotated ones, and each key head
 128 channels followed by one rotated block `k_pe` that every head shares. In `pe` that
 block is pe.attention's `shared_key` operand ([B, 1, Skv, 64]): no per-head copy of it
 exists, the CPU kernels read it in place while they pack each key tile, and the rope
-(`rotary_offset = 128`) rotates it there. Lowerings without such a kernel (the reference
-lowering, the GPU schedule, keys over a paged cache) write the block into every key head
-first (pe-expand-shared-key).
+(`rotary_offset = 128`) rotates it there; so does the GPU's SIMT kernel (the GPU schedule
+below). Lowerings without such a kernel (the reference lowering, the GPU's tensor-core
+kernel, keys over a paged cache, a rotation that spans both tensors) write the block into
+every key head first (pe-expand-shared-key).
 
 Checked against the float64 reference (whose keys are the concatenation) for decode and
 prefill, GQA and MHA, f32 and bf16, on every lowering; the kernel's IR reads the block
@@ -33,13 +34,13 @@ ROPE = dict(theta=10000.0, rotary_dim=ROPE_DIM, rotary_offset=NOPE, style="inter
 SCALE = (0.1 * math.log(40.0) + 1.0) ** 2 / math.sqrt(NOPE + ROPE_DIM)
 
 
-def shared_key_ir(heads: int, kv_heads: int, dtype: str, rope=True, nope=NOPE) -> str:
+def shared_key_ir(heads: int, kv_heads: int, dtype: str, rope=ROPE, nope=NOPE) -> str:
     t = lambda h, d: f"tensor<?x{h}x?x{d}x{dtype}>"  # noqa: E731
     pos = "tensor<?x?xi64>"
     return ir.attention_function(
         "mla", t(heads, nope + ROPE_DIM), t(kv_heads, nope), t(kv_heads, VALUE_DIM),
         out=t(heads, VALUE_DIM), positions=(pos, pos), shared_key=t(1, ROPE_DIM),
-        scale=SCALE, causal=True, rope=ir.rope_attr(**ROPE) if rope else None)
+        scale=SCALE, causal=True, rope=ir.rope_attr(**rope) if rope else None)
 
 
 @pytest.fixture(scope="module", params=list(ATTENTION_LOWERINGS), ids=str)
@@ -75,7 +76,8 @@ def test_shared_key_against_reference(modules, dtype, heads, kv_heads, sq):
     want = reference.attention(q, k, v, q_positions=q_pos, k_positions=k_pos, scale=SCALE,
                                causal=True, rope=ROPE, shared_key=ks)
     check_attention(got, want, dtype, f"MLA shared key {dtype} {heads}/{kv_heads} Sq={sq}")
-    # Each batch row reads its own block: another row's would be far off.
+    # The inputs tell a kernel that read another batch row's block: its result would be
+    # this far from the reference.
     swapped = reference.attention(q, k, v, q_positions=q_pos, k_positions=k_pos, scale=SCALE,
                                   causal=True, rope=ROPE, shared_key=ks[::-1])
     assert np.abs(swapped - want).max() > 0.1
@@ -94,14 +96,20 @@ def test_reference_is_the_concatenation():
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("rope", [True, False], ids=["rope", "no-rope"])
-def test_unrotated_and_unaligned_blocks(rope):
-    """Without RoPE (the decode kernel then packs keys only because a head spans two
-    tensors) and with an own part of 36 channels (not a whole number of vectors: scalar
-    copies), on the kernels."""
+# The rotations of test_unrotated_own_and_unaligned_blocks: none, and one of the key
+# heads' own first 64 channels (the block passes through).
+OWN_ROPE = dict(theta=10000.0, rotary_dim=ROPE_DIM)
+
+
+@pytest.mark.parametrize("rope", ["block", "own", "none"])
+def test_unrotated_own_and_unaligned_blocks(rope):
+    """A rotation of the heads' own channels (the block passes through), and none (the
+    decode kernel then packs keys only because a head spans two tensors), with an own
+    part of 36 channels (not a whole number of vectors: scalar copies), on the kernels."""
     rng = np.random.default_rng(11)
-    nope = NOPE if rope else 36
-    module = runner.compile(shared_key_ir(4, 2, "f32", rope=rope, nope=nope),
+    nope = NOPE if rope != "none" else 36
+    attr = {"block": ROPE, "own": OWN_ROPE, "none": None}[rope]
+    module = runner.compile(shared_key_ir(4, 2, "f32", rope=attr, nope=nope),
                             ATTENTION_LOWERINGS["kernels"])
     for sq in (1, 19):
         q = rng.standard_normal((1, 4, sq, nope + ROPE_DIM)).astype(np.float32)
@@ -112,8 +120,7 @@ def test_unrotated_and_unaligned_blocks(rope):
         q_pos = k_pos[:, 40 - sq:].copy()
         (got,) = module.call("mla", q, k, v, q_pos, k_pos, ks)
         want = reference.attention(q, k, v, q_positions=q_pos, k_positions=k_pos,
-                                   scale=SCALE, causal=True, rope=ROPE if rope else None,
-                                   shared_key=ks)
+                                   scale=SCALE, causal=True, rope=attr, shared_key=ks)
         check_attention(got, want, "f32", f"shared key, rope={rope}, nope={nope}, Sq={sq}")
 
 
@@ -128,20 +135,27 @@ def test_kernel_reads_the_block_in_place():
     assert "?x2x?x192xf32" not in lowered
 
 
-def test_reference_lowering_expands_the_block():
-    """pe-lower-to-linalg writes the block into every key head (a linalg.generic of
-    [B, H, S, 192]) and no pe.attention keeps a shared_key."""
-    lowered = run_pe_opt(shared_key_ir(8, 2, "f32"), ["--pe-expand-shared-key"])
+@pytest.mark.parametrize("passes", [["--pe-expand-shared-key"], ["--pe-lower-to-linalg"]],
+                         ids=["expand", "lower-to-linalg"])
+def test_lowerings_without_a_kernel_expand_the_block(passes):
+    """pe-expand-shared-key, and pe-lower-to-linalg on its own, write the block into
+    every key head (keys of [B, Hkv, S, 192]); no shared_key is left (and after the
+    lowering no pe.attention)."""
+    lowered = run_pe_opt(shared_key_ir(8, 2, "f32"), passes)
     assert "shared_key" not in lowered
     assert "tensor<?x2x?x192xf32>" in lowered
+    if passes == ["--pe-lower-to-linalg"]:
+        assert "pe.attention" not in lowered
 
 
 def test_mismatched_block_is_a_runtime_error():
-    """A block of another length than the keys' is refused at run time, naming it, on the
-    kernels and on the reference lowering."""
+    """A block of another length or batch than the keys' is refused at run time, naming
+    it, on the kernels and on the reference lowering."""
     rng = np.random.default_rng(2)
-    q, k, v, ks, q_pos, k_pos = inputs(rng, 1, 8, 2, 1, 20, "f32")
+    q, k, v, ks, q_pos, k_pos = inputs(rng, 2, 8, 2, 1, 20, "f32")
     for flags in (ATTENTION_LOWERINGS["kernels"], ATTENTION_LOWERINGS["reference"]):
         module = runner.compile(shared_key_ir(8, 2, "f32"), flags)
-        with pytest.raises(runner.KernelError, match="shared_key differs in batch or length"):
-            module.call("mla", q, k, v, q_pos, k_pos, ks[:, :, :19])
+        for block in (ks[:, :, :19], ks[:1]):
+            with pytest.raises(runner.KernelError,
+                               match="shared_key differs in batch or length"):
+                module.call("mla", q, k, v, q_pos, k_pos, block)

@@ -699,6 +699,10 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (failed(checkLowerable(op, rewriter)))
       return failure();
+    // Keys are read from one tensor per head: pe-lower-to-linalg writes a
+    // shared block into every head first (expandSharedKeys).
+    if (op.getSharedKey())
+      return rewriter.notifyMatchFailure(op, "a shared key block to expand first");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value q = adaptor.getQuery(), k = adaptor.getKey();
     auto [qPos, kPos] =

@@ -166,16 +166,22 @@ func.func @huge_group(%q: tensor<1x36028797018963968x1x16xf32>, %k: tensor<1x1x1
 // CHECK-AMX: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18,
 // CHECK-AMX: %[[NONFINITE:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
 // CHECK-AMX: memref.subview %{{.*}} : memref<16x32x128xbf16> to memref<32x128xbf16, strided<[128, 1], offset: ?>>
-// CHECK-AMX: amx.tile_zero : !amx.tile<16x16xf32>
-// CHECK-AMX-COUNT-2: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK-AMX: amx.tile_store
+// Both products in 2 x 2 blocks of tiles (four independent accumulators):
+// S^T over D = 64 (2 steps of 32 channels) ...
+// CHECK-AMX-COUNT-4: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-8: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-4: amx.tile_store
 // CHECK-AMX: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// ... O rescaled only in the rows whose max grew (alpha != 1) ...
+// CHECK-AMX: %[[GREW:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK-AMX-NEXT: scf.if %[[GREW]] {
 // CHECK-AMX: scf.if %[[NONFINITE]] {
 // CHECK-AMX: arith.cmpf une
 // CHECK-AMX: math.fma
 // CHECK-AMX: } else {
-// CHECK-AMX: amx.tile_load %{{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>> into !amx.tile<16x16xf32>
-// CHECK-AMX-COUNT-3: amx.tile_mulf
+// ... and O += P V over 96 keys (3 steps of 32).
+// CHECK-AMX-COUNT-4: amx.tile_load %{{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>> into !amx.tile<16x16xf32>
+// CHECK-AMX-COUNT-12: amx.tile_mulf
 // CHECK-AMX-LLVM: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 func.func @bf16_amx(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, %v: tensor<1x2x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<rotary_dim = 64>) : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>

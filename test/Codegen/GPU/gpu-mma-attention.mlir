@@ -259,3 +259,27 @@ func.func @sinks(%q: tensor<1x16x?x64xbf16>, %k: tensor<1x2x?x64xbf16>,
        : tensor<1x16x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x16x?x64xbf16>
   return %o : tensor<1x16x?x64xbf16>
 }
+
+// -----
+
+// A shared key block (latent attention's k_pe, here 32 channels after each
+// key head's 96): the tensor-core kernel copies K tiles from one tensor, so
+// the block is written into every key head first (a linalg.generic of
+// 128-channel keys) and the kernel reads those; the SIMT kernel reads the
+// block in place (its buffer passed to the kernel, no 128-channel keys).
+// CHECK-SELECT-LABEL: func.func @shared_key
+// CHECK-SELECT: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x?x128xbf16>)
+// CHECK-SELECT: pe_gpu.mma_attention
+// CHECK-SELECT-NOT: shared_key
+// CHECK-SIMT-LABEL: func.func @shared_key
+// CHECK-SIMT-NOT: x2x?x128xbf16
+// CHECK-SIMT: bufferization.to_buffer %{{.*}} read_only : tensor<1x1x?x32xbf16> to memref<1x1x?x32xbf16>
+// CHECK-SIMT: scf.parallel
+// CHECK-SIMT: vector.load %{{.*}} : memref<1x1x?x32xbf16>, vector<{{[0-9]+}}xbf16>
+func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
+                      %v: tensor<1x2x?x64xbf16>, %ks: tensor<1x1x?x32xbf16>) -> tensor<1x16x?x64xbf16> {
+  %o = pe.attention %q, %k, %v shared_key(%ks : tensor<1x1x?x32xbf16>) causal
+       rope(#pe.rope<rotary_dim = 32, rotary_offset = 96>)
+       : tensor<1x16x?x128xbf16>, tensor<1x2x?x96xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x16x?x64xbf16>
+  return %o : tensor<1x16x?x64xbf16>
+}

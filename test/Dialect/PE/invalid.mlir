@@ -2125,7 +2125,7 @@ func.func @attention_shared_key_width(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8
 
 // attention: the shared block is one head per token.
 func.func @attention_shared_key_heads(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x8x16x64xf32>) {
-  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x8x16x64xf32>'}}
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] with 1 <= Ds < 192 (one block per token, Ds static), but got 'tensor<1x8x16x64xf32>'}}
   %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x8x16x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
   return
 }
@@ -2134,7 +2134,7 @@ func.func @attention_shared_key_heads(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8
 
 // attention: the shared block has the keys' length.
 func.func @attention_shared_key_length(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x15x64xf32>) {
-  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x1x15x64xf32>'}}
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] with 1 <= Ds < 192 (one block per token, Ds static), but got 'tensor<1x1x15x64xf32>'}}
   %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x15x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
   return
 }
@@ -2143,7 +2143,7 @@ func.func @attention_shared_key_length(%q: tensor<1x8x16x192xf32>, %k: tensor<1x
 
 // attention: the shared block's width is static.
 func.func @attention_shared_key_dynamic(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x16x?xf32>) {
-  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] (one block per token, Ds static), but got 'tensor<1x1x16x?xf32>'}}
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] with 1 <= Ds < 192 (one block per token, Ds static), but got 'tensor<1x1x16x?xf32>'}}
   %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x16x?xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
   return
 }
@@ -2154,5 +2154,23 @@ func.func @attention_shared_key_dynamic(%q: tensor<1x8x16x192xf32>, %k: tensor<1
 func.func @attention_shared_key_type(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x1x16x64xbf16>) {
   // expected-error @+1 {{expects shared_key to have the key's element type ('f32'), but got 'bf16'}}
   %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x1x16x64xbf16>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
+  return
+}
+
+// -----
+
+// attention: the key heads keep channels of their own (Ds < D).
+func.func @attention_shared_key_whole_head(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x0xf32>, %ks: tensor<1x1x16x64xf32>, %v: tensor<1x8x16x64xf32>) {
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] with 1 <= Ds < 64 (one block per token, Ds static), but got 'tensor<1x1x16x64xf32>'}}
+  %o = pe.attention %q, %k, %v shared_key(%ks : tensor<1x1x16x64xf32>) : tensor<1x8x16x64xf32>, tensor<1x8x16x0xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+// attention: the shared block has rank 4.
+func.func @attention_shared_key_rank(%q: tensor<1x8x16x192xf32>, %k: tensor<1x8x16x128xf32>, %ks: tensor<1x16x64xf32>) {
+  // expected-error @+1 {{expects shared_key of shape [1, 1, 16, Ds] with 1 <= Ds < 192 (one block per token, Ds static), but got 'tensor<1x16x64xf32>'}}
+  %o = pe.attention %q, %k, %k shared_key(%ks : tensor<1x16x64xf32>) : tensor<1x8x16x192xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32> -> tensor<1x8x16x128xf32>
   return
 }

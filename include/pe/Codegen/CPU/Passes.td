@@ -206,6 +206,11 @@ def PETileAttention : Pass<"pe-tile-attention"> {
     length, and finds key row j at page block_table[sequence, j / page_size],
     row j mod page_size; the gathers' run-time checks come first.
 
+    A shared key block (`shared_key`) is read in place while each key tile
+    is packed; where the kernels cannot (keys over pages, a rotated range
+    spanning the head's channels and the block's), the pass writes it into
+    every key head first (pe-expand-shared-key).
+
     Each kernel is a private function `pe_attention_kernel*` on buffers; an
     attention whose kernel body and type equal an existing kernel's calls that
     one, so a model whose layers share a shape compiles one kernel.

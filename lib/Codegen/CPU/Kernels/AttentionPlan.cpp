@@ -26,13 +26,14 @@ std::optional<int64_t> roundUp(int64_t x, int64_t m) {
   return *sum / m * m;
 }
 
-/// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2)),
-/// and for the bf16 pair kernels (AMX, vdpbf16ps) the bf16 weights, 2 rows Bk.
 /// At least the scratch buffers a task allocates (AttentionTask::allocate
 /// and its variant's): each may take kScratchSkewBytes more than its
 /// elements.
 constexpr int64_t kTaskScratchBuffers = 24;
 
+/// Bytes of a task's scratch: 4 (rows (D + Dv + Bk + 8) + Bk (D + Dv + 2))
+/// and the buffers' skews, and for the bf16 pair kernels (AMX, vdpbf16ps)
+/// the bf16 weights, 2 rows Bk.
 std::optional<int64_t> scratchBytes(const AttentionPlan &p) {
   std::optional<int64_t> perRow = llvm::checkedAdd(p.headDim + p.valueDim, p.keysPerTile + 8);
   std::optional<int64_t> perKey = llvm::checkedAdd(p.headDim, p.valueDim + 2);
@@ -187,10 +188,10 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
     p.rotaryOffset = rope.getRotaryOffset();
     p.ropeStyle = rope.getStyle();
   }
-  if (Value shared = op.getSharedKey()) {
+  if (op.getSharedKey()) {
     // Read in place from a dense block, with no rotated pair split between
     // the head's channels and the block's.
-    p.sharedKeyDim = cast<RankedTensorType>(shared.getType()).getDimSize(3);
+    p.sharedKeyDim = op.getSharedKeyDim();
     if (layout != CacheLayout::dense || rotationStraddlesSharedKey(op))
       return std::nullopt;
   }

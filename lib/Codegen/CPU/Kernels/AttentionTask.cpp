@@ -407,16 +407,7 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
   const bool vectorRope = p.rotaryDim && half % g.lanes == 0;
   // The pass-through ranges split where the shared block starts (the plan
   // keeps the rotated channels on one side).
-  SmallVector<std::pair<int64_t, int64_t>> rest;
-  for (auto [begin, end] : p.rotation().passThrough(p.headDim)) {
-    const int64_t own = p.ownKeyDim();
-    if (begin < own && own < end) {
-      rest.push_back({begin, own});
-      rest.push_back({own, end});
-    } else {
-      rest.push_back({begin, end});
-    }
-  }
+  auto rest = p.rotation().passThroughSplitAt(p.headDim, p.ownKeyDim());
   const bool vectorRest = llvm::all_of(rest, [&](auto range) {
     return range.first % g.lanes == 0 && range.second % g.lanes == 0;
   });

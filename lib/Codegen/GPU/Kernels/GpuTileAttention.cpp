@@ -81,8 +81,7 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   if (std::optional<APFloat> softcap = op.getSoftcap())
     s.softcap = softcap->convertToDouble();
   s.temperature = op.getTemperatureAttr();
-  if (Value shared = op.getSharedKey())
-    s.sharedKeyDim = cast<RankedTensorType>(shared.getType()).getDimSize(3);
+  s.sharedKeyDim = op.getSharedKeyDim();
   return s;
 }
 
@@ -97,6 +96,14 @@ bool suitsTensorCores(AttentionOp op) {
   RopeAttr rope = op.getRopeAttr();
   return heads && element.isF16() != element.isBF16() && fits(heads->headDim) &&
          fits(heads->valueDim) && (!rope || rope.getRotaryOffset() % 16 == 0);
+}
+
+/// Whether `op` has a shared key block that the kernel it would take cannot
+/// read in place: the tensor-core kernel's K tiles are copied from one
+/// tensor, and the SIMT kernel pairs no rotated channels across the two.
+bool needsExpandedKeys(AttentionOp op, bool tensorCores) {
+  return op.getSharedKey() && ((tensorCores && suitsTensorCores(op)) || !shapeOf(op) ||
+                               rotationStraddlesSharedKey(op));
 }
 
 /// How the tensor-core decode splits `keys` keys among blocks: splits =
@@ -213,6 +220,8 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
   GpuChip chip;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+    if (needsExpandedKeys(op, tensorCores))
+      return rewriter.notifyMatchFailure(op, "a shared key block to expand first");
     if (tensorCores && suitsTensorCores(op) &&
         SymbolTable::getNearestSymbolTable(op) &&
         largestConstantTable(op) <= kMaxConstantTableEntries) {
@@ -317,10 +326,8 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
     // tensor-core kernel, whose K tiles are copied from one tensor, and
     // where the block's channels and the head's would share a rotated pair,
     // it is written into every key head first.
-    expandSharedKeys(getOperation(), [&](AttentionOp op) {
-      return (tensorCores && suitsTensorCores(op)) || !shapeOf(op) ||
-             rotationStraddlesSharedKey(op);
-    });
+    expandSharedKeys(getOperation(),
+                     [&](AttentionOp op) { return needsExpandedKeys(op, tensorCores); });
     RewritePatternSet patterns(&getContext());
     populateGpuTileAttentionPatterns(patterns, tensorCores, *described);
     populateGpuTilePagedAttentionPatterns(patterns, *described);

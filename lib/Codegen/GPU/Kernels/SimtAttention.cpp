@@ -303,16 +303,7 @@ Value AttentionThread::dotRotated(const Row &q, const Row &k, const Row *kShared
     for (auto [qPiece, kPiece] : llvm::zip_equal(qPieces, kPieces))
       accumulate(qPiece.value, kPiece.value);
   });
-  SmallVector<std::pair<int64_t, int64_t>> rest;
-  for (auto [begin, end] : rotation.passThrough(s.heads.headDim)) {
-    if (kShared && begin < own && own < end) {
-      rest.push_back({begin, own});
-      rest.push_back({own, end});
-    } else {
-      rest.push_back({begin, end});
-    }
-  }
-  for (auto [begin, end] : rest) {
+  for (auto [begin, end] : rotation.passThroughSplitAt(s.heads.headDim, own)) {
     const int64_t restLanes = pieceLanes(end - begin, kGpuPieceLanes);
     const Row &kRest = keyRowOf(begin);
     steps(begin, end, restLanes, [&](Value c) {

@@ -388,35 +388,38 @@ double AttentionOp::getEffectiveScale() {
   return formula::defaultAttentionScale(getQuery().getType().getDimSize(3));
 }
 
-/// Ranks, element types and the [B, H, S, D] shapes of query, key, value
-/// and result.
-/// The channels of `op`'s shared key block (0 without one).
-static int64_t sharedKeyChannels(AttentionOp op) {
-  Value shared = op.getSharedKey();
+int64_t AttentionOp::getSharedKeyDim() {
+  Value shared = getSharedKey();
   return shared ? cast<RankedTensorType>(shared.getType()).getShape().back() : 0;
 }
 
-/// shared_key is [B, 1, Skv, Ds] with a static Ds >= 1, of the key's type.
+/// shared_key is [B, 1, Skv, Ds] with a static 1 <= Ds < D, of the key's
+/// type (the key heads keep D - Ds >= 1 channels of their own).
 static LogicalResult verifySharedKey(AttentionOp op) {
   Value shared = op.getSharedKey();
   if (!shared)
     return success();
   auto type = cast<RankedTensorType>(shared.getType());
   RankedTensorType k = op.getKey().getType();
-  if (k.getRank() != 4)
+  RankedTensorType q = op.getQuery().getType();
+  if (k.getRank() != 4 || q.getRank() != 4 || q.isDynamicDim(3))
     return success(); // reported by verifyAttentionShapes
   if (type.getRank() != 4 || type.getDimSize(1) != 1 || type.isDynamicDim(3) ||
-      type.getDimSize(3) < 1 || !compatible(type.getDimSize(0), k.getDimSize(0)) ||
+      type.getDimSize(3) < 1 || type.getDimSize(3) >= q.getDimSize(3) ||
+      !compatible(type.getDimSize(0), k.getDimSize(0)) ||
       !compatible(type.getDimSize(2), k.getDimSize(2)))
     return op.emitOpError() << "expects shared_key of shape [" << dimStr(k.getDimSize(0))
-                            << ", 1, " << dimStr(k.getDimSize(2))
-                            << ", Ds] (one block per token, Ds static), but got " << type;
+                            << ", 1, " << dimStr(k.getDimSize(2)) << ", Ds] with 1 <= Ds < "
+                            << q.getDimSize(3)
+                            << " (one block per token, Ds static), but got " << type;
   if (type.getElementType() != k.getElementType())
     return op.emitOpError() << "expects shared_key to have the key's element type ("
                             << k.getElementType() << "), but got " << type.getElementType();
   return success();
 }
 
+/// Ranks, element types and the [B, H, S, D] shapes of query, key, value
+/// and result.
 static LogicalResult verifyAttentionShapes(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
                    v = op.getValue().getType(), out = op.getType();
@@ -450,7 +453,7 @@ static LogicalResult verifyAttentionShapes(AttentionOp op) {
                          << ", " << dimStr(v.getDimSize(0));
   // With a shared block, each key head's channels are the key's then the
   // block's.
-  const int64_t shared = sharedKeyChannels(op);
+  const int64_t shared = op.getSharedKeyDim();
   if (k.getDimSize(3) != d - shared)
     return op.emitOpError() << "expects key head dimension " << d - shared
                          << (shared ? " (the query's less shared_key's)" : " (the query's)")

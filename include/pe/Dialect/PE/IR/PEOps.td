@@ -353,6 +353,8 @@ def PE_AttentionOp : PE_Op<"attention", [AttrSizedOperandSegments]> {
   let extraClassDeclaration = [{
     /// The softmax scale: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
+    /// The channels of the shared key block, Ds (0 without one).
+    int64_t getSharedKeyDim();
   }];
 }
 

@@ -60,6 +60,21 @@ struct RotatedChannels {
       ranges.push_back({end(), headDim});
     return ranges;
   }
+  /// passThrough(headDim) with a range that spans channel `split` cut there
+  /// (keys whose channels from `split` on are another tensor's).
+  SmallVector<std::pair<int64_t, int64_t>, 3> passThroughSplitAt(int64_t headDim,
+                                                                 int64_t split) const {
+    SmallVector<std::pair<int64_t, int64_t>, 3> ranges;
+    for (auto [begin, end] : passThrough(headDim)) {
+      if (begin < split && split < end) {
+        ranges.push_back({begin, split});
+        ranges.push_back({split, end});
+      } else {
+        ranges.push_back({begin, end});
+      }
+    }
+    return ranges;
+  }
   /// Whether every pass-through range starts and ends at a multiple of `n`.
   bool passThroughAligned(int64_t headDim, int64_t n) const {
     return offset % n == 0 && (headDim - end()) % n == 0;
