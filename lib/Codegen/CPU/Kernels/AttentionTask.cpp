@@ -406,11 +406,11 @@ void AttentionTask::packKeys(Value k0, Value kCount) {
   const int64_t half = p.rotaryHalf();
   const bool vectorRope = p.rotaryDim && half % g.lanes == 0;
   // The pass-through ranges split where the shared block starts (the plan
-  // keeps the rotated channels on one side).
+  // keeps the rotated channels on one side); whole vectors where each range
+  // holds whole vectors.
   auto rest = p.rotation().passThroughSplitAt(p.headDim, p.ownKeyDim());
-  const bool vectorRest = llvm::all_of(rest, [&](auto range) {
-    return range.first % g.lanes == 0 && range.second % g.lanes == 0;
-  });
+  const bool vectorRest = llvm::all_of(
+      rest, [&](auto range) { return (range.second - range.first) % g.lanes == 0; });
   Value rotated = keyBuffer(p.rotaryOffset);
   g.loop(0, kCount, 1, [&](Value j) {
     Value kj = g.add(k0, j);
