@@ -276,6 +276,14 @@ struct CompileCLOptions : CompileOptions {
                         "(--config)"),
       cl::callback([this](const std::string &value) { config.dtype = value; }),
       cl::cat(configCategory)};
+  cl::opt<bool> sharedKeyOpt{
+      "shared-key",
+      cl::desc("Latent attention (--config; DeepSeek-V2/V3, MiniCPM3, ...): k holds each "
+               "head's qk_nope_head_dim channels and the functions take the rotated block "
+               "all heads share, k_pe [B, 1, Skv, qk_rope_head_dim], as their last "
+               "argument (default off: keys with the block in every head)"),
+      cl::callback([this](const bool &value) { config.sharedKey = value; }),
+      cl::cat(configCategory)};
 };
 
 CompileCLOptions::CompileCLOptions() {

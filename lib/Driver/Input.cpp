@@ -61,6 +61,7 @@ static FailureOr<pe::ModelShapes> configShapes(MLIRContext &context, const Confi
                        .Default(Type());
   if (!shapes.element)
     return fail(&context, "--dtype must be f32, f16 or bf16, but got '" + dtype + "'");
+  shapes.sharedKey = input.sharedKey;
   return shapes;
 }
 
@@ -86,6 +87,12 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context,
   FailureOr<pe::ModelShapes> shapes = configShapes(context, options.config);
   if (failed(shapes))
     return nullptr;
+  if (shapes->sharedKey && !config->rotaryOffset) {
+    (void)fail(&context, "--shared-key needs multi-head latent attention (a config with "
+                         "qk_nope_head_dim and qk_rope_head_dim), but " +
+                             options.config.path + " is '" + config->modelType + "'");
+    return nullptr;
+  }
   Location location = FileLineColLoc::get(&context, options.config.path, 1, 1);
   OwningOpRef<ModuleOp> module = pe::buildModelModule(*config, *shapes, location);
   if (failed(verify(*module)))

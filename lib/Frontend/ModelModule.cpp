@@ -12,9 +12,11 @@ using namespace mlir::pe;
 namespace json = llvm::json;
 
 /// `@<kind.function>(q, k, v, q_positions, k_positions[, q_rope_positions,
-/// k_rope_positions][, sinks])`: one pe.attention with the kind's rules and
-/// its RoPE or ALiBi fused (the rope positions: M-RoPE's streams, [B, A, S];
-/// sinks: the layer's learned f32 logits, one per query head).
+/// k_rope_positions][, sinks][, k_pe])`: one pe.attention with the kind's
+/// rules and its RoPE or ALiBi fused (the rope positions: M-RoPE's streams,
+/// [B, A, S]; sinks: the layer's learned f32 logits, one per query head;
+/// k_pe: latent attention's rotated key block shared by all heads, with
+/// `shapes.sharedKey`, the keys then holding the channels before it).
 static void buildAttention(OpBuilder &builder, Location loc,
                            const ModelConfig &config, const AttentionKind &kind,
                            const ModelShapes &shapes) {
@@ -25,7 +27,9 @@ static void buildAttention(OpBuilder &builder, Location loc,
   };
   Type query = activation(config.numHeads, shapes.queries, config.headDim);
   const int64_t kvHeads = kind.keyValueHeads ? kind.keyValueHeads : config.numKeyValueHeads;
-  Type keys = activation(kvHeads, shapes.keys, config.headDim);
+  assert((!shapes.sharedKey || config.rotaryOffset > 0) && "a shared block needs MLA");
+  const int64_t ownKeyDim = shapes.sharedKey ? config.rotaryOffset : config.headDim;
+  Type keys = activation(kvHeads, shapes.keys, ownKeyDim);
   Type values = activation(kvHeads, shapes.keys, config.valueHeadDim);
   Type out = activation(config.numHeads, shapes.queries, config.valueHeadDim);
   Type qPositions = RankedTensorType::get({b, shapes.queries}, i64);
@@ -39,6 +43,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
   }
   if (kind.sinks)
     inputs.push_back(RankedTensorType::get({config.numHeads}, builder.getF32Type()));
+  if (shapes.sharedKey)
+    inputs.push_back(activation(1, shapes.keys, config.headDim - ownKeyDim));
   auto type = builder.getFunctionType(inputs, {out});
   auto function = func::FuncOp::create(builder, loc, kind.function, type);
   Block *body = function.addEntryBlock();
@@ -46,9 +52,11 @@ static void buildAttention(OpBuilder &builder, Location loc,
   builder.setInsertionPointToStart(body);
   auto args = body->getArguments();
   Value qRope = multiStream ? args[5] : Value(), kRope = multiStream ? args[6] : Value();
+  Value sharedKey = shapes.sharedKey ? args.back() : Value();
+  Value sinks = kind.sinks ? args[args.size() - 1 - shapes.sharedKey] : Value();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
-      args[4], kind.sinks ? args.back() : Value(), qRope, kRope, /*shared_key=*/Value(),
+      args[4], sinks, qRope, kRope, sharedKey,
       kind.scale ? builder.getF64FloatAttr(*kind.scale) : FloatAttr(),
       kind.causal ? builder.getUnitAttr() : UnitAttr(),
       kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
@@ -164,6 +172,8 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                       {"num_key_value_heads", config.numKeyValueHeads},
                       {"head_dim", config.headDim},
                       {"value_head_dim", config.valueHeadDim},
+                      {"shared_key_dim",
+                       config.rotaryOffset ? config.headDim - config.rotaryOffset : 0},
                       {"hidden_size", config.hiddenSize},
                       {"num_hidden_layers", config.numLayers},
                       {"max_position_embeddings", config.maxPositionEmbeddings},

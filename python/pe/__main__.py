@@ -1,6 +1,7 @@
 """pe command line: a model's config.json to IR, kernels, checks and timings.
 
     python -m pe emit    CONFIG [--seq-len N] [--kv-len M] [--batch B] [--dtype f32]
+                                [--shared-key]    # latent attention: k_pe its own argument
     python -m pe compile CONFIG -o OUT [--target cpu|gpu] [--emit shared|obj|ptx|cubin|...]
     python -m pe run     CONFIG [--seq-len N] [--offset P]   # random inputs vs the float64 reference
     python -m pe bench   CONFIG [--seq-len N] [--repeat R]   # median time per kind of layer
@@ -72,20 +73,27 @@ def _working(label: str):
         _clear_line()
 
 
-def _inputs(model: pe_config.ModelConfig, seq: int, kv: int, batch: int, offset: int,
-            dtype: str, rng):
-    def tensor(heads, length):
-        x = rng.standard_normal((batch, heads, length, model.head_dim)).astype(np.float32)
+def _inputs(model: pe_config.ModelConfig, kind: pe_config.AttentionKind, seq: int, kv: int,
+            batch: int, offset: int, dtype: str, shared_key: bool, rng):
+    """Random q, k, v of the kind's shapes and the positions of the last `seq` of `kv`
+    keys; with `shared_key`, k without the rotated block and the block k_pe last."""
+    def tensor(heads, length, dim):
+        x = rng.standard_normal((batch, heads, length, dim)).astype(np.float32)
         return runner.bf16_array(x) if dtype == "bf16" else x.astype(
             np.float16 if dtype == "f16" else np.float32)
-    q = tensor(model.num_attention_heads, seq)
-    k, v = tensor(model.num_key_value_heads, kv), tensor(model.num_key_value_heads, kv)
+    heads = kind.num_key_value_heads
+    shared = model.shared_key_dim if shared_key else 0
+    q = tensor(model.num_attention_heads, seq, model.head_dim)
+    k = tensor(heads, kv, model.head_dim - shared)
+    v = tensor(heads, kv, model.value_head_dim)
+    k_pe = (tensor(1, kv, shared),) if shared else ()
     kp = np.broadcast_to(np.arange(offset, offset + kv, dtype=np.int64), (batch, kv)).copy()
-    return q, k, v, kp[:, kv - seq:].copy(), kp
+    return q, k, v, kp[:, kv - seq:].copy(), kp, k_pe
 
 
 def _shapes(args):
-    return dict(seq_len=args.seq_len, kv_len=args.kv_len, batch=args.batch, dtype=args.dtype)
+    return dict(seq_len=args.seq_len, kv_len=args.kv_len, batch=args.batch, dtype=args.dtype,
+                shared_key=args.shared_key)
 
 
 def cmd_emit(args) -> int:
@@ -110,7 +118,7 @@ def _compiled(args):
     start = time.perf_counter()
     with _working(f"compiling {len(model.kinds)} kind(s) of layer"):
         module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch,
-                               dtype=args.dtype)
+                               dtype=args.dtype, shared_key=args.shared_key)
     return model, module, kv, time.perf_counter() - start
 
 
@@ -122,13 +130,14 @@ def cmd_run(args) -> int:
     worst = 0.0
     for i, kind in enumerate(model.kinds):
         _progress(i, len(model.kinds), "checking")
-        q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
-                                  args.dtype, rng)
+        q, k, v, qp, kp, k_pe = _inputs(model, kind, args.seq_len, kv, args.batch,
+                                        args.offset, args.dtype, args.shared_key, rng)
         sinks = _sinks(model, kind, rng, qp, kp)
         start = time.perf_counter()
-        (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks)
+        (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks, *k_pe)
         seconds = time.perf_counter() - start
-        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp, *sinks)
+        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp, *sinks,
+                              shared_key=runner.to_float32(k_pe[0]) if k_pe else None)
         error = float(np.abs(runner.to_float32(out) - want).max())
         worst = max(worst, error)
         _clear_line()
@@ -156,16 +165,16 @@ def cmd_bench(args) -> int:
     model, module, kv, _ = _compiled(args)
     rng = np.random.default_rng(args.seed)
     for kind in model.kinds:
-        q, k, v, qp, kp = _inputs(model, args.seq_len, kv, args.batch, args.offset,
-                                  args.dtype, rng)
+        q, k, v, qp, kp, k_pe = _inputs(model, kind, args.seq_len, kv, args.batch,
+                                        args.offset, args.dtype, args.shared_key, rng)
         out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
-        sinks = _sinks(model, kind, rng, qp, kp)
-        module.call(kind.function, q, k, v, qp, kp, *sinks, out=out)  # warm-up
+        args_after = _sinks(model, kind, rng, qp, kp) + k_pe
+        module.call(kind.function, q, k, v, qp, kp, *args_after, out=out)  # warm-up
         times = []
         for r in range(args.repeat):
             _progress(r, args.repeat, kind.function)
             start = time.perf_counter()
-            module.call(kind.function, q, k, v, qp, kp, *sinks, out=out)
+            module.call(kind.function, q, k, v, qp, kp, *args_after, out=out)
             times.append(time.perf_counter() - start)
         _progress(args.repeat, args.repeat, kind.function)
         print(f"{kind.function}: {1e3 * float(np.median(times)):.3f} ms median of {args.repeat} "
@@ -186,6 +195,9 @@ def main(argv=None) -> int:
         p.add_argument("--kv-len", type=int, default=None, help="keys per call (default: seq-len)")
         p.add_argument("--batch", type=int, default=1)
         p.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32")
+        p.add_argument("--shared-key", action="store_true",
+                       help="latent attention: the rotated key block, shared by all heads, "
+                            "as its own argument")
         p.set_defaults(function=function)
         return p
 

@@ -74,10 +74,13 @@ class AttentionKind:
         positions [B, A, S] after the positions), else 0."""
         return 0 if self.rope is None else len(self.rope.get("sections") or ())
 
-    def reference(self, q, k, v, q_positions, k_positions, *extra) -> np.ndarray:
+    def reference(self, q, k, v, q_positions, k_positions, *extra,
+                  shared_key=None) -> np.ndarray:
         """This attention in float64 (`pe.reference.attention`), with the function's
         further arguments: the q and k rope positions of an M-RoPE kind, then the sinks
-        [Hq] where the kind has them."""
+        [Hq] where the kind has them; `shared_key` is latent attention's rotated key
+        block [B, 1, Skv, qk_rope_head_dim] where the function takes it (`shared_key=True`
+        when built), `k` then holding each head's channels before it."""
         expected = (2 if self.rope_streams else 0) + (1 if self.sinks else 0)
         if len(extra) != expected:
             raise ValueError(f"{self.function}: {expected} arguments after the positions "
@@ -85,7 +88,8 @@ class AttentionKind:
         q_rope, k_rope = extra[:2] if self.rope_streams else (None, None)
         sinks = extra[-1] if self.sinks else None
         return reference.attention(q, k, v, q_positions=q_positions, k_positions=k_positions,
-                                   sinks=sinks, q_rope_positions=q_rope,
+                                   sinks=sinks, shared_key=shared_key,
+                                   q_rope_positions=q_rope,
                                    k_rope_positions=k_rope,
                                    scale=self.scale, causal=self.causal, window=self.window,
                                    rope=self.rope_parameters, alibi=self.alibi,
@@ -114,6 +118,10 @@ class ModelConfig:
     # The value head dim: head_dim but for multi-head latent attention (v_head_dim beside the
     # query/key head of qk_nope_head_dim + qk_rope_head_dim channels).
     value_head_dim: int = 0
+    # Multi-head latent attention: the rotated block's channels (qk_rope_head_dim), which
+    # functions built with shared_key=True take as their last argument, k_pe [B, 1, Skv,
+    # shared_key_dim], k then holding head_dim - shared_key_dim channels; 0 otherwise.
+    shared_key_dim: int = 0
 
     def kind(self, layer: int) -> AttentionKind:
         """The attention of layer `layer`."""
@@ -121,22 +129,26 @@ class ModelConfig:
         return next(k for k in self.kinds if k.function == name)
 
     def ir(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-           batch: int = 1, dtype: str = "f32") -> str:
+           batch: int = 1, dtype: str = "f32", shared_key: bool = False) -> str:
         """The module: `@attention` (or one function per kind) taking
         q [B,Hq,S,D], k, v [B,Hkv,Skv,D], q_positions [B,S], k_positions [B,Skv]
         (i64), and `@position_embeddings` for learned positions. A length of
-        None is dynamic (`?`); kv_len defaults to seq_len (-1: any)."""
-        return _pe_compile(self.source, "--emit=pe", *_shape_args(seq_len, kv_len, batch, dtype))
+        None is dynamic (`?`); kv_len defaults to seq_len (-1: any). With
+        `shared_key` (latent attention only), k holds the channels before the rotated
+        block and the functions take the block, k_pe [B,1,Skv,shared_key_dim], last."""
+        return _pe_compile(self.source, "--emit=pe",
+                           *_shape_args(seq_len, kv_len, batch, dtype, shared_key))
 
     def compile(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-                batch: int = 1, dtype: str = "f32",
+                batch: int = 1, dtype: str = "f32", shared_key: bool = False,
                 extra_args: Sequence[str] = ()) -> runner.Module:
         """The CPU kernels of `ir(...)`, loaded (`runner.Module`)."""
-        return runner.compile(self.ir(seq_len, kv_len, batch, dtype), extra_args)
+        return runner.compile(self.ir(seq_len, kv_len, batch, dtype, shared_key), extra_args)
 
     def build(self, output: str, target: str = "cpu", emit: Optional[str] = None,
               seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-              batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = ()) -> str:
+              batch: int = 1, dtype: str = "f32", shared_key: bool = False,
+              extra_args: Sequence[str] = ()) -> str:
         """Writes `output` with pe-compile: a shared library (CPU; with its C
         header and interface JSON beside it), or PTX / cubin / fatbin
         (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""
@@ -148,12 +160,14 @@ class ModelConfig:
             stem = os.path.splitext(output)[0]
             extra += [f"--header={stem}.h", f"--interface={stem}.json"]
         _pe_compile(self.source, f"--target={target}", f"--emit={emit}", "-o", output,
-                    *_shape_args(seq_len, kv_len, batch, dtype), *extra)
+                    *_shape_args(seq_len, kv_len, batch, dtype, shared_key), *extra)
         return output
 
 
-def _shape_args(seq_len, kv_len, batch, dtype) -> list:
+def _shape_args(seq_len, kv_len, batch, dtype, shared_key=False) -> list:
     args = [f"--batch={int(batch)}", f"--dtype={dtype}"]
+    if shared_key:
+        args.append("--shared-key")
     if seq_len is not None:
         args.append(f"--seq-len={int(seq_len)}")
     if kv_len is not None:
@@ -214,4 +228,5 @@ def read(config) -> ModelConfig:
                        doc["hidden_size"], doc["num_hidden_layers"],
                        doc["max_position_embeddings"], kinds, tuple(doc["layers"]),
                        doc["position_offset"], doc["embedding_size"],
-                       doc.get("value_head_dim", doc["head_dim"]))
+                       doc.get("value_head_dim", doc["head_dim"]),
+                       doc.get("shared_key_dim", 0))

@@ -32,7 +32,7 @@ def _example(name):
 def _inputs(model, seq, kv, batch, offset, rng):
     q = rng.standard_normal((batch, model.num_attention_heads, seq, model.head_dim))
     k = rng.standard_normal((batch, model.num_key_value_heads, kv, model.head_dim))
-    v = rng.standard_normal((batch, model.num_key_value_heads, kv, model.head_dim))
+    v = rng.standard_normal((batch, model.num_key_value_heads, kv, model.value_head_dim))
     kp = np.broadcast_to(np.arange(offset, offset + kv), (batch, kv)).astype(np.int64)
     return (q.astype(np.float32), k.astype(np.float32), v.astype(np.float32),
             np.ascontiguousarray(kp[:, kv - seq:]), np.ascontiguousarray(kp))
@@ -42,7 +42,7 @@ def test_every_example_is_tested():
     assert len(EXAMPLES) >= 10
     assert {"llama-3.1-8b", "qwen2.5-7b-instruct-yarn", "phi-3.5-mini-instruct",
             "mistral-7b-v0.1", "gpt-neox-20b", "gpt-j-6b", "bloom", "gpt2",
-            "gemma-3-1b-it"} <= set(NAMES)
+            "gemma-3-1b-it", "deepseek-v3"} <= set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -62,6 +62,50 @@ def test_example_end_to_end(name):
             (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks)
             want = kind.reference(q, k, v, qp, kp, *sinks)
             assert np.abs(out - want).max() < 2e-5, (name, kind.function, seq, kv)
+
+
+def _split_key(model, k):
+    """A latent attention's keys as the per-head channels and the shared rotated block
+    (every head's block the same: the first head's)."""
+    own = model.head_dim - model.shared_key_dim
+    k = np.array(k)
+    k[:, :, :, own:] = k[:, :1, :, own:]
+    return k, np.ascontiguousarray(k[:, :, :, :own]), np.ascontiguousarray(k[:, :1, :, own:])
+
+
+def test_latent_attention_shared_key():
+    """DeepSeek-V3 built with shared_key: the functions take k [B, H, Skv, 128] and k_pe
+    [B, 1, Skv, 64] (pe.attention's shared_key), and equal the float64 reference of the
+    keys with k_pe in every head, and the functions built without it on those keys;
+    prefill and decode, YaRN's mscale in the scale."""
+    model = pe_config.read(_example("deepseek-v3"))
+    assert (model.head_dim, model.value_head_dim, model.shared_key_dim) == (192, 128, 64)
+    ir = model.ir(seq_len=4, shared_key=True)
+    assert "shared_key(%arg5 : tensor<1x1x4x64xf32>)" in ir, ir
+    assert "tensor<1x128x4x128xf32>, tensor<1x128x4x128xf32>" in ir
+    rng = np.random.default_rng(7)
+    (kind,) = model.kinds
+    for seq, kv, batch in ((9, 9, 2), (1, 13, 1)):
+        shared = model.compile(seq_len=seq, kv_len=kv, batch=batch, shared_key=True)
+        per_head = model.compile(seq_len=seq, kv_len=kv, batch=batch)
+        q, k, v, qp, kp = _inputs(model, seq, kv, batch, 5000, rng)
+        k, k_own, k_pe = _split_key(model, k)
+        (out,) = shared.call(kind.function, q, k_own, v, qp, kp, k_pe)
+        want = kind.reference(q, k, v, qp, kp)
+        assert np.abs(want - kind.reference(q, k_own, v, qp, kp, shared_key=k_pe)).max() < 1e-12
+        assert np.abs(out - want).max() < 2e-5, (seq, kv)
+        (full,) = per_head.call(kind.function, q, k, v, qp, kp)
+        assert np.abs(out - full).max() < 2e-5, (seq, kv)
+        # Another block changes the result: the kernel reads it.
+        (other,) = shared.call(kind.function, q, k_own, v, qp, kp, k_pe[:, :, ::-1].copy())
+        assert np.abs(other - out).max() > 1e-3
+
+
+def test_shared_key_needs_latent_attention():
+    with pytest.raises(pe_config.ConfigError,
+                       match="--shared-key needs multi-head latent attention .* 'llama'"):
+        pe_config.read(_example("llama-3.1-8b")).ir(seq_len=4, shared_key=True)
+    assert pe_config.read(_example("llama-3.1-8b")).shared_key_dim == 0
 
 
 # OPT keeps two rows before position 0; ALBERT's table is embedding_size wide.
@@ -595,6 +639,14 @@ def test_cli(tmp_path, capsys):
     assert main(["compile", path, "-o", library, "--seq-len", "8"]) == 0
     module = runner.load(library)
     assert "attention" in module.functions
+    # Latent attention: values of v_head_dim, and the rotated key block its own argument.
+    for flags in ([], ["--shared-key"]):
+        assert main(["run", _example("deepseek-v3"), "--seq-len", "3", "--kv-len", "5",
+                     *flags]) == 0
+        assert capsys.readouterr().out.strip().endswith("OK")
+    assert main(["bench", _example("deepseek-v3"), "--seq-len", "2", "--repeat", "1",
+                 "--shared-key"]) == 0
+    assert "median of 1 warm calls" in capsys.readouterr().out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_small(rope_scaling={"rope_type": "llama3", "factor": 8.0})))
     assert main(["emit", str(bad)]) == 1

@@ -59,6 +59,9 @@ struct ConfigInput {
   std::optional<int64_t> queries; // default: any
   std::optional<int64_t> keys;    // default: as queries; -1: any
   std::optional<std::string> dtype; // f32 (default), f16, bf16
+  /// Latent attention: the functions take the rotated key block all heads
+  /// share as its own argument (ModelShapes::sharedKey).
+  bool sharedKey = false;
 };
 
 struct CompileOptions {

@@ -106,6 +106,11 @@ struct ModelShapes {
   int64_t keys = ShapedType::kDynamic;
   /// f32, f16 or bf16.
   Type element;
+  /// Latent attention only: k holds each head's qk_nope_head_dim channels and
+  /// the functions take the rotated block all key heads share, k_pe
+  /// [B, 1, Skv, qk_rope_head_dim], as their last argument (pe.attention's
+  /// shared_key), instead of keys with the block copied into every head.
+  bool sharedKey = false;
 };
 
 /// A module with one public function per attention kind,
@@ -116,6 +121,7 @@ struct ModelShapes {
 /// positions also
 ///   @position_embeddings(table: [max_positions, hidden], positions: [B, Sq] i64)
 ///       -> [B, Sq, hidden]
+/// `shapes.sharedKey` needs a latent attention (`config.rotaryOffset > 0`).
 OwningOpRef<ModuleOp> buildModelModule(const ModelConfig &config,
                                        const ModelShapes &shapes,
                                        Location location);
