@@ -75,6 +75,15 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
   return keys;
 }
 
+int64_t pe::prefillKeysPerTile(const CpuTarget &target, int64_t channels, int64_t rows,
+                               int64_t multiple) {
+  multiple = std::max<int64_t>(multiple, 1);
+  if (target.l1dBytes <= 0)
+    return (96 + multiple - 1) / multiple * multiple;
+  const int64_t bytesPerKey = 4 * (channels + rows);
+  return std::max(multiple, target.l1dBytes * 3 / 4 / bytesPerKey / multiple * multiple);
+}
+
 bool pe::preferBf16Dot(const CpuTarget &target) {
   if (!target.bf16Dot)
     return false;
@@ -100,9 +109,10 @@ llvm::json::Value pe::toJson(const CpuTarget &target) {
   MicroTile tile = chooseMicroTile(target.vectorRegisters, (rows + lanes - 1) / lanes,
                                    minFmaChains(target));
   const int64_t headDim = 128;
-  int64_t keys = attentionKeysPerTile(target, 0, std::lcm<int64_t>(tile.columns, 2),
-                                      4 * (2 * headDim + rows + 2),
-                                      4 * rows * (2 * headDim + 8));
+  const int64_t multiple = std::lcm<int64_t>(tile.columns, 2);
+  int64_t keys = attentionKeysPerTile(target, 0, multiple, 4 * (2 * headDim + rows + 2),
+                                      4 * rows * (2 * headDim + 8),
+                                      prefillKeysPerTile(target, headDim, rows, multiple));
   const char *isa = target.isa == CpuIsa::X86       ? "x86"
                     : target.isa == CpuIsa::AArch64 ? "aarch64"
                                                     : "other";

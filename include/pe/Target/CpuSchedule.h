@@ -58,14 +58,24 @@ int64_t defaultAttentionRows(const CpuTarget &target);
 /// Keys per streamed K/V tile: `requested` (0: `preferred`) rounded up to a
 /// multiple of `multiple`, then (when not requested) halved while the
 /// task's scratch (`bytesPerKey * keys + fixedBytes`) exceeds half the L2
-/// cache, down to one multiple at least. Prefill prefers 96 keys (the score
-/// tile of 64 rows stays in L1); decode, with at most 8 rows, 32 (its
-/// per-tile work is small, and over a paged cache the other KV heads'
-/// pieces of a tile's rows are still in cache when read; measured in
-/// AttentionPlan.cpp).
+/// cache, down to one multiple at least. The f32 prefill kernel prefers
+/// prefillKeysPerTile, the bf16 pair kernels 96 keys; decode, with at most 8
+/// rows, 16 or 32 (its per-tile work is small, and over a paged cache the
+/// other KV heads' pieces of a tile's rows are still in cache when read;
+/// measured in AttentionPlan.cpp).
 int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t multiple,
                              int64_t bytesPerKey, int64_t fixedBytes,
                              int64_t preferred = 96);
+
+/// The keys of an f32 prefill tile whose streamed rows stay in L1d: the
+/// scores S^T = Kr Q^T read a key row and write a score row per key, and
+/// P V reads a value row and a weight row, beside the Q^T and O^T rows the
+/// micro-tiles sweep again for each key block. `keys * 4 * (channels +
+/// rows)` bytes within 3/4 of L1d, in whole `multiple`s (at least one);
+/// 96 where the L1d size is unknown. At D = 128 and 64 rows: 48 keys with
+/// 48 KiB of L1d, 30 with 32 KiB.
+int64_t prefillKeysPerTile(const CpuTarget &target, int64_t channels, int64_t rows,
+                           int64_t multiple);
 
 /// Whether bf16 attention computes on bf16 pair dot products (vdpbf16ps,
 /// BFDOT) rather than on f32 FMAs of the widened operands, for a target

@@ -36,10 +36,10 @@
 // CHECK: scf.for
 // CHECK: memref.prefetch %[[PK]]
 // CHECK: %[[ROWV:.*]] = vector.load %[[PV]][{{.*}}] : memref<?x16x2x64xf32>, vector<16xf32>
-// CHECK: vector.store %[[ROWV]], %{{.*}} : memref<96x64xf32>, vector<16xf32>
+// CHECK: vector.store %[[ROWV]], %{{.*}} : memref<48x64xf32>, vector<16xf32>
 // CHECK: scf.for %[[SLOT:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: memref.load %[[RANGES]][%[[SLOT]], %{{.*}}] : memref<16x2xi64>
-// CHECK: memref.load %{{.*}} : memref<96x64xf32>
+// CHECK: memref.load %{{.*}} : memref<48x64xf32>
 // CHECK: func.func private @[[DECODE]](
 // CHECK-SAME: %[[KK:[^:]*]]: memref<?x16x2x64xf32>
 // CHECK-SAME: %[[TT:[^:]*]]: memref<?x32xi32>, %[[SEQ:[^:]*]]: index

@@ -611,6 +611,10 @@ void AttentionTask::softmax(Value k0, Value kCount, const TileMasking &masking) 
               int64Positions);
         },
         [&] {
+          // Every key of the tile is visible (and its rows are all keys): the
+          // scores' max, where the product computed it.
+          if (scoreRowMax)
+            return buildRunningRowMax(g.b, mOld, g.vload(scoreRowMax, {r}));
           return tileRowMax(r, mOld, ScoreFix::None, k0, kCount, scoreRows, masking.base);
         });
     // base = m', or 0 while the row has no visible key.

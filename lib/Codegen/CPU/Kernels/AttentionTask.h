@@ -149,6 +149,10 @@ protected:
   // Scratch.
   Value queries, scores, output, keys, rowMax, rowSum, alpha, rowPositions,
       rowSlopes, rowMaskOffsets, keyPositionTile, queryRows, queryRanges;
+  /// [rows]: max_j S^T[j][r] of the tile's scores (every score row, keys
+  /// past kCount included), where the variant computes it with the scores;
+  /// softmax then takes it for a tile whose scores need no fix. Null else.
+  Value scoreRowMax;
   /// The slots allocate() holds state for.
   int64_t slotCount() const { return heads; }
 

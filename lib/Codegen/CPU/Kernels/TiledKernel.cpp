@@ -14,6 +14,8 @@
 
 #include "pe/Dialect/PE/Utils/AttentionBuilders.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::pe;
 
@@ -71,13 +73,23 @@ private:
     // Several slots: blocks of queries sharing each packed tile.
     if (!p.element.isF32() || slotCount() > 1)
       values = g.scratch({p.keysPerTile, p.valueDim}, g.f32());
+    // Soft-capped scores are rewritten before their max is taken.
+    if (!p.softcap)
+      scoreRowMax = g.scratch({p.rows}, g.f32());
   }
 
   /// S^T = Kr Q^T for keys [0, kCount) rounded up to whole micro-tiles
-  /// (keysPerMicroTile keys x rowVectors row vectors).
+  /// (keysPerMicroTile keys x rowVectors row vectors), and each row's max
+  /// over them into scoreRowMax, taken from the accumulators as they are
+  /// stored (the softmax's own pass over the scores would read them again,
+  /// one dependent max per key).
   void computeScores(Value kCount) {
     const int64_t microKeys = p.keysPerMicroTile, rowVectors = p.rowVectors;
     Value jEnd = g.mul(g.ceilDiv(kCount, g.index(microKeys)), g.index(microKeys));
+    if (scoreRowMax)
+      for (int64_t r = 0; r < p.rows; r += g.lanes)
+        g.vstore(g.f32Splat(-std::numeric_limits<float>::infinity()), scoreRowMax,
+                 {g.index(r)});
     g.loop(g.index(0), jEnd, g.index(microKeys), [&](Value j0) {
       g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
         SmallVector<Value> init(microKeys * rowVectors, g.f32Splat(0.0));
@@ -98,6 +110,15 @@ private:
           for (int64_t v = 0; v < rowVectors; ++v)
             g.vstore(acc[jk * rowVectors + v], scores,
                      {g.add(j0, g.index(jk)), g.add(r0, g.index(v * g.lanes))});
+        if (!scoreRowMax)
+          return;
+        for (int64_t v = 0; v < rowVectors; ++v) {
+          Value r = g.add(r0, g.index(v * g.lanes));
+          Value m = g.vload(scoreRowMax, {r});
+          for (int64_t jk = 0; jk < microKeys; ++jk)
+            m = buildRunningRowMax(g.b, m, acc[jk * rowVectors + v]);
+          g.vstore(m, scoreRowMax, {r});
+        }
       });
     });
   }
