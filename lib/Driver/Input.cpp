@@ -72,6 +72,12 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context,
   FailureOr<pe::ModelConfig> config = readConfig(context, options.config);
   if (failed(config))
     return nullptr;
+  if (options.config.sharedKey && !config->rotaryOffset) {
+    (void)fail(&context, "--shared-key needs multi-head latent attention (a config with "
+                         "qk_nope_head_dim and qk_rope_head_dim), but " +
+                             options.config.path + " is '" + config->modelType + "'");
+    return nullptr;
+  }
   if (options.emitKind() == Emit::Config) {
     std::string error;
     auto output = openOutputFile(options.output, &error);
@@ -87,12 +93,6 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context,
   FailureOr<pe::ModelShapes> shapes = configShapes(context, options.config);
   if (failed(shapes))
     return nullptr;
-  if (shapes->sharedKey && !config->rotaryOffset) {
-    (void)fail(&context, "--shared-key needs multi-head latent attention (a config with "
-                         "qk_nope_head_dim and qk_rope_head_dim), but " +
-                             options.config.path + " is '" + config->modelType + "'");
-    return nullptr;
-  }
   Location location = FileLineColLoc::get(&context, options.config.path, 1, 1);
   OwningOpRef<ModuleOp> module = pe::buildModelModule(*config, *shapes, location);
   if (failed(verify(*module)))

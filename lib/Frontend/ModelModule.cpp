@@ -41,8 +41,11 @@ static void buildAttention(OpBuilder &builder, Location loc,
     inputs.push_back(RankedTensorType::get({b, streams, shapes.queries}, i64));
     inputs.push_back(RankedTensorType::get({b, streams, shapes.keys}, i64));
   }
+  // The positions of the optional arguments, where present.
+  const size_t sinksAt = inputs.size();
   if (kind.sinks)
     inputs.push_back(RankedTensorType::get({config.numHeads}, builder.getF32Type()));
+  const size_t sharedKeyAt = inputs.size();
   if (shapes.sharedKey)
     inputs.push_back(activation(1, shapes.keys, config.headDim - ownKeyDim));
   auto type = builder.getFunctionType(inputs, {out});
@@ -52,8 +55,8 @@ static void buildAttention(OpBuilder &builder, Location loc,
   builder.setInsertionPointToStart(body);
   auto args = body->getArguments();
   Value qRope = multiStream ? args[5] : Value(), kRope = multiStream ? args[6] : Value();
-  Value sharedKey = shapes.sharedKey ? args.back() : Value();
-  Value sinks = kind.sinks ? args[args.size() - 1 - shapes.sharedKey] : Value();
+  Value sinks = kind.sinks ? args[sinksAt] : Value();
+  Value sharedKey = shapes.sharedKey ? args[sharedKeyAt] : Value();
   auto attention = AttentionOp::create(
       builder, loc, out, args[0], args[1], args[2], /*mask=*/Value(), args[3],
       args[4], sinks, qRope, kRope, sharedKey,

@@ -78,7 +78,9 @@ int64_t pe::attentionKeysPerTile(const CpuTarget &target, int64_t requested,
 int64_t pe::prefillKeysPerTile(const CpuTarget &target, int64_t channels, int64_t rows,
                                int64_t multiple) {
   multiple = std::max<int64_t>(multiple, 1);
-  if (target.l1dBytes <= 0)
+  // The Q^T rows alone: compared without overflow (rows and channels are
+  // each at most 2^20 here).
+  if (target.l1dBytes <= 0 || rows * channels > target.l1dBytes / 4)
     return (96 + multiple - 1) / multiple * multiple;
   const int64_t bytesPerKey = 4 * (channels + rows);
   return std::max(multiple, target.l1dBytes * 3 / 4 / bytesPerKey / multiple * multiple);

@@ -1,11 +1,12 @@
 """pe command line: a model's config.json to IR, kernels, checks and timings.
 
     python -m pe emit    CONFIG [--seq-len N] [--kv-len M] [--batch B] [--dtype f32]
-                                [--shared-key]    # latent attention: k_pe its own argument
     python -m pe compile CONFIG -o OUT [--target cpu|gpu] [--emit shared|obj|ptx|cubin|...]
     python -m pe run     CONFIG [--seq-len N] [--offset P]   # random inputs vs the float64 reference
     python -m pe bench   CONFIG [--seq-len N] [--repeat R]   # median time per kind of layer
 
+Each takes --shared-key for latent attention (DeepSeek-V2/V3, MiniCPM3):
+k without the rotated block, which is the functions' last argument, k_pe.
 `run` times one cold call per kind (the first after loading); `bench` prints
 the median of R warm calls. On a terminal, stderr shows what is compiling
 (with the seconds elapsed) and a progress bar, each cleared before results.

@@ -129,7 +129,7 @@ class ModelConfig:
         return next(k for k in self.kinds if k.function == name)
 
     def ir(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-           batch: int = 1, dtype: str = "f32", shared_key: bool = False) -> str:
+           batch: int = 1, dtype: str = "f32", *, shared_key: bool = False) -> str:
         """The module: `@attention` (or one function per kind) taking
         q [B,Hq,S,D], k, v [B,Hkv,Skv,D], q_positions [B,S], k_positions [B,Skv]
         (i64), and `@position_embeddings` for learned positions. A length of
@@ -140,15 +140,16 @@ class ModelConfig:
                            *_shape_args(seq_len, kv_len, batch, dtype, shared_key))
 
     def compile(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-                batch: int = 1, dtype: str = "f32", shared_key: bool = False,
-                extra_args: Sequence[str] = ()) -> runner.Module:
+                batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = (), *,
+                shared_key: bool = False) -> runner.Module:
         """The CPU kernels of `ir(...)`, loaded (`runner.Module`)."""
-        return runner.compile(self.ir(seq_len, kv_len, batch, dtype, shared_key), extra_args)
+        return runner.compile(self.ir(seq_len, kv_len, batch, dtype, shared_key=shared_key),
+                              extra_args)
 
     def build(self, output: str, target: str = "cpu", emit: Optional[str] = None,
               seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-              batch: int = 1, dtype: str = "f32", shared_key: bool = False,
-              extra_args: Sequence[str] = ()) -> str:
+              batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = (), *,
+              shared_key: bool = False) -> str:
         """Writes `output` with pe-compile: a shared library (CPU; with its C
         header and interface JSON beside it), or PTX / cubin / fatbin
         (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""

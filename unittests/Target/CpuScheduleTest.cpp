@@ -87,6 +87,28 @@ TEST(KeysPerTile, PreferredRoundedAndFittedToL2) {
   EXPECT_EQ(attentionKeysPerTile(big, 0, 6, 1288, INT64_MAX), 6);
 }
 
+TEST(PrefillKeysPerTile, RowsWithin3QuartersOfL1d) {
+  CpuTarget t = target(CpuIsa::X86, 512, 32);
+  // D = 128, 64 rows: 4 (128 + 64) = 768 bytes a key.
+  t.l1dBytes = 48 << 10;
+  EXPECT_EQ(prefillKeysPerTile(t, 128, 64, 6), 48);  // 36864 / 768
+  t.l1dBytes = 32 << 10;
+  EXPECT_EQ(prefillKeysPerTile(t, 128, 64, 6), 30);  // 24576 / 768 = 32, down to 6s
+  // At least one multiple: 3072 / (4 (8 + 16)) = 32 keys, less than 48.
+  t.l1dBytes = 4 << 10;
+  EXPECT_EQ(prefillKeysPerTile(t, 8, 16, 48), 48);
+  // Unknown L1d, or Q^T alone larger than L1d (D = 256, 64 rows; absorbed
+  // latent attention, 576 channels x 128 rows): 96.
+  t.l1dBytes = 0;
+  EXPECT_EQ(prefillKeysPerTile(t, 128, 64, 6), 96);
+  t.l1dBytes = 48 << 10;
+  EXPECT_EQ(prefillKeysPerTile(t, 256, 64, 6), 96);
+  EXPECT_EQ(prefillKeysPerTile(t, 576, 128, 6), 96);
+  EXPECT_EQ(prefillKeysPerTile(t, 576, 128, 96), 96);
+  // D = 192 (latent attention's 128 + 64), 64 rows: Q^T is exactly 48 KiB.
+  EXPECT_EQ(prefillKeysPerTile(t, 192, 64, 6), 36);  // 36864 / 1024
+}
+
 TEST(DecodeAccumulators, HalfTheRegistersLessTheMasks) {
   EXPECT_EQ(decodeAccumulators(target(CpuIsa::X86, 512, 32), false), 16);
   EXPECT_EQ(decodeAccumulators(target(CpuIsa::X86, 512, 32), true), 12);

@@ -58,7 +58,7 @@ int64_t defaultAttentionRows(const CpuTarget &target);
 /// Keys per streamed K/V tile: `requested` (0: `preferred`) rounded up to a
 /// multiple of `multiple`, then (when not requested) halved while the
 /// task's scratch (`bytesPerKey * keys + fixedBytes`) exceeds half the L2
-/// cache, down to one multiple at least. The f32 prefill kernel prefers
+/// cache, down to one multiple at least. The FMA prefill kernel prefers
 /// prefillKeysPerTile, the bf16 pair kernels 96 keys; decode, with at most 8
 /// rows, 16 or 32 (its per-tile work is small, and over a paged cache the
 /// other KV heads' pieces of a tile's rows are still in cache when read;
@@ -67,13 +67,17 @@ int64_t attentionKeysPerTile(const CpuTarget &target, int64_t requested, int64_t
                              int64_t bytesPerKey, int64_t fixedBytes,
                              int64_t preferred = 96);
 
-/// The keys of an f32 prefill tile whose streamed rows stay in L1d: the
+/// The keys of a prefill tile of the FMA kernel (AttentionKernelKind::Tiled:
+/// f32, f16 and bf16 on f32 FMAs) whose streamed rows stay in L1d: the
 /// scores S^T = Kr Q^T read a key row and write a score row per key, and
 /// P V reads a value row and a weight row, beside the Q^T and O^T rows the
 /// micro-tiles sweep again for each key block. `keys * 4 * (channels +
-/// rows)` bytes within 3/4 of L1d, in whole `multiple`s (at least one);
-/// 96 where the L1d size is unknown. At D = 128 and 64 rows: 48 keys with
-/// 48 KiB of L1d, 30 with 32 KiB.
+/// rows)` bytes within 3/4 of L1d, in whole `multiple`s (at least one). 96
+/// where the L1d size is unknown, and where the Q^T rows alone (`rows *
+/// channels` f32) exceed L1d: then the sweeps come from L2 whatever the
+/// tile, and a short tile only adds per-tile work (the rescale of all of
+/// O^T; absorbed latent attention's 576 channels, D = 256). At D = 128 and
+/// 64 rows: 48 keys with 48 KiB of L1d, 30 with 32 KiB.
 int64_t prefillKeysPerTile(const CpuTarget &target, int64_t channels, int64_t rows,
                            int64_t multiple);
 

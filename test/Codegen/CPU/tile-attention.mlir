@@ -54,7 +54,10 @@
 // CHECK-NEXT: arith.select %[[GT]], %[[ACC]]#0, %[[M0]]
 // CHECK-COUNT-5: arith.cmpf ogt, %[[ACC]]#
 // CHECK: vector.store %{{.*}}, %[[TILEMAX]]
-// CHECK: vector.load %[[TILEMAX]][%{{.*}}] : memref<64xf32>, vector<16xf32>
+// The softmax's read, at its row vector's index (the loop's own variable):
+// m' = max(m, the tile's max), the latter the first operand.
+// CHECK: %[[TM:.*]] = vector.load %[[TILEMAX]][%arg{{[0-9]+}}] : memref<64xf32>, vector<16xf32>
+// CHECK-NEXT: arith.cmpf ogt, %[[TM]], %{{.*}} : vector<16xf32>
 // exp is a polynomial on 2^n (no math.exp, no libm call).
 // CHECK-NOT: math.exp
 // CHECK: return

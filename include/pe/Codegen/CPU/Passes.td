@@ -242,8 +242,11 @@ def PETileAttention : Pass<"pe-tile-attention"> {
            "Threads the tasks run on (decides key splitting for decode)">,
     Option<"blockKeys", "block-keys", "int64_t", /*default=*/"0",
            "Keys per streamed K/V tile, rounded up to a multiple of the "
-           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: 96 (decode: 16 "
-           "on x86, 32 over hnd pages and elsewhere), fewer where the task's scratch would not fit half the target's L2">,
+           "micro-tile's keys (of 96 with amx, of 2 for decode); 0: the target's "
+           "(FMA prefill: the keys whose rows fit 3/4 of L1d, e.g. 48 at D = 128 "
+           "with 48 KiB; bf16 pair kernels: 96; decode: 16 on x86, 32 over hnd "
+           "pages and elsewhere), fewer where the task's scratch would not fit "
+           "half the target's L2">,
     Option<"rows", "rows", "int64_t", /*default=*/"0",
            "Query rows (queries x heads of a group) per task, rounded up to "
            "whole vectors; 0: the target's default (64)">,
