@@ -284,6 +284,14 @@ struct CompileCLOptions : CompileOptions {
                "argument (default off: keys with the block in every head)"),
       cl::callback([this](const bool &value) { config.sharedKey = value; }),
       cl::cat(configCategory)};
+  cl::opt<bool> absorbedOpt{
+      "absorbed",
+      cl::desc("Latent attention (--config) in its absorbed form, decode over the "
+               "compressed cache: q [B, H, Sq, kv_lora_rank + qk_rope_head_dim] (W_UK "
+               "absorbed), the cache [B, 1, Skv, kv_lora_rank + qk_rope_head_dim], the "
+               "result [B, H, Sq, kv_lora_rank] (before W_UV)"),
+      cl::callback([this](const bool &value) { config.absorbed = value; }),
+      cl::cat(configCategory)};
 };
 
 CompileCLOptions::CompileCLOptions() {

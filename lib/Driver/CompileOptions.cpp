@@ -86,9 +86,12 @@ static llvm::Error checkValues(const CompileOptions &options) {
       return error("pe-gpu-pipeline: " + llvm::toString(std::move(invalid)));
   const ConfigInput &config = options.config;
   if (config.path.empty() && (config.batch || config.queries || config.keys || config.dtype ||
-                              config.sharedKey || options.emitKind() == Emit::Config))
-    return error("--batch, --seq-len, --kv-len, --dtype, --shared-key and --emit=config "
-                 "need --config");
+                              config.sharedKey || config.absorbed ||
+                              options.emitKind() == Emit::Config))
+    return error("--batch, --seq-len, --kv-len, --dtype, --shared-key, --absorbed and "
+                 "--emit=config need --config");
+  if (config.sharedKey && config.absorbed)
+    return error("--shared-key and --absorbed are two forms of latent attention: give one");
   if (!config.path.empty() && options.input != "-")
     return error("--config builds the input: give it or an input file, not both");
   if (config.batch.value_or(1) < 1 || config.queries.value_or(-1) < -1 ||

@@ -62,6 +62,7 @@ static FailureOr<pe::ModelShapes> configShapes(MLIRContext &context, const Confi
   if (!shapes.element)
     return fail(&context, "--dtype must be f32, f16 or bf16, but got '" + dtype + "'");
   shapes.sharedKey = input.sharedKey;
+  shapes.absorbed = input.absorbed;
   return shapes;
 }
 
@@ -72,10 +73,17 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context,
   FailureOr<pe::ModelConfig> config = readConfig(context, options.config);
   if (failed(config))
     return nullptr;
-  if (options.config.sharedKey && !config->rotaryOffset) {
-    (void)fail(&context, "--shared-key needs multi-head latent attention (a config with "
-                         "qk_nope_head_dim and qk_rope_head_dim), but " +
-                             options.config.path + " is '" + config->modelType + "'");
+  const ConfigInput &input = options.config;
+  if ((input.sharedKey || input.absorbed) && !config->rotaryOffset) {
+    (void)fail(&context, std::string(input.sharedKey ? "--shared-key" : "--absorbed") +
+                             " needs multi-head latent attention (a config with "
+                             "qk_nope_head_dim and qk_rope_head_dim), but " +
+                             input.path + " is '" + config->modelType + "'");
+    return nullptr;
+  }
+  if (input.absorbed && !config->latentRank) {
+    (void)fail(&context, "--absorbed needs the latent's width: " + input.path +
+                             " has no kv_lora_rank");
     return nullptr;
   }
   if (options.emitKind() == Emit::Config) {

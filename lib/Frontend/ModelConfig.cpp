@@ -182,6 +182,9 @@ private:
     model.headDim = *nope + *rope;
     model.rotaryOffset = *nope;
     model.valueHeadDim = *value;
+    model.latentRank = config.positive({"kv_lora_rank"}, maxCount).value_or(0);
+    if (config.hasFailed())
+      return failure();
     model.numKeyValueHeads = model.numHeads;
     return success();
   }

@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::pe;
 namespace json = llvm::json;
@@ -70,6 +72,52 @@ static void buildAttention(OpBuilder &builder, Location loc,
   func::ReturnOp::create(builder, loc, attention.getResult());
 }
 
+/// `@<kind.function>(q, cache, q_positions, k_positions)`: latent
+/// attention's absorbed form (ModelShapes::absorbed). One pe.attention of
+/// the H query heads over the cache's one KV head of R + rope channels,
+/// the values its first R, the kind's rules and scale (explicit: the
+/// expanded head's, not 1/sqrt(R + rope)), and its rope moved to the
+/// cache's block, which starts at channel R.
+static void buildAbsorbedAttention(OpBuilder &builder, Location loc,
+                                   const ModelConfig &config, const AttentionKind &kind,
+                                   const ModelShapes &shapes) {
+  const int64_t b = shapes.batch, latent = config.latentRank;
+  const int64_t width = latent + config.headDim - config.rotaryOffset;
+  auto activation = [&](int64_t heads, int64_t length, int64_t dim) {
+    return RankedTensorType::get({b, heads, length, dim}, shapes.element);
+  };
+  Type i64 = builder.getI64Type();
+  auto query = activation(config.numHeads, shapes.queries, width);
+  auto cache = activation(1, shapes.keys, width);
+  auto values = activation(1, shapes.keys, latent);
+  auto out = activation(config.numHeads, shapes.queries, latent);
+  SmallVector<Type> inputs = {query, cache, RankedTensorType::get({b, shapes.queries}, i64),
+                              RankedTensorType::get({b, shapes.keys}, i64)};
+  auto function = func::FuncOp::create(builder, loc, kind.function,
+                                       builder.getFunctionType(inputs, {out}));
+  Block *body = function.addEntryBlock();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  auto args = body->getArguments();
+  // v = cache[..., :R]
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc, args[1]);
+  sizes[3] = builder.getIndexAttr(latent);
+  SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0)), ones(4, builder.getIndexAttr(1));
+  Value v = tensor::ExtractSliceOp::create(builder, loc, values, args[1], zeros, sizes, ones);
+  const double scale = kind.scale ? *kind.scale : 1.0 / std::sqrt(double(config.headDim));
+  RopeAttr rope = kind.rope ? kind.rope.withRotaryOffset(latent) : RopeAttr();
+  auto attention = AttentionOp::create(
+      builder, loc, out, args[0], args[1], v, /*mask=*/Value(), args[2], args[3],
+      /*sinks=*/Value(), /*q_rope_positions=*/Value(), /*k_rope_positions=*/Value(),
+      /*shared_key=*/Value(), builder.getF64FloatAttr(scale),
+      kind.causal ? builder.getUnitAttr() : UnitAttr(),
+      kind.window ? builder.getI64IntegerAttr(*kind.window) : IntegerAttr(),
+      kind.chunk ? builder.getI64IntegerAttr(*kind.chunk) : IntegerAttr(), rope,
+      kind.alibi ? builder.getF64FloatAttr(*kind.alibi) : FloatAttr(),
+      kind.softcap ? builder.getF64FloatAttr(*kind.softcap) : FloatAttr(), kind.temperature);
+  func::ReturnOp::create(builder, loc, attention.getResult());
+}
+
 /// `positions + offset`, elementwise.
 static Value addOffset(OpBuilder &builder, Location loc, Value positions, int64_t offset) {
   auto type = cast<RankedTensorType>(positions.getType());
@@ -120,8 +168,12 @@ OwningOpRef<ModuleOp> mlir::pe::buildModelModule(const ModelConfig &config,
                     tensor::TensorDialect, PEDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(location);
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
-  for (const AttentionKind &kind : config.kinds)
-    buildAttention(builder, location, config, kind, shapes);
+  for (const AttentionKind &kind : config.kinds) {
+    if (shapes.absorbed)
+      buildAbsorbedAttention(builder, location, config, kind, shapes);
+    else
+      buildAttention(builder, location, config, kind, shapes);
+  }
   if (config.encoding == PositionEncoding::Learned)
     buildPositionEmbeddings(builder, location, config, shapes);
   return module;
@@ -177,6 +229,7 @@ json::Value mlir::pe::describeModelConfig(const ModelConfig &config) {
                       {"value_head_dim", config.valueHeadDim},
                       {"shared_key_dim",
                        config.rotaryOffset ? config.headDim - config.rotaryOffset : 0},
+                      {"kv_lora_rank", config.latentRank},
                       {"hidden_size", config.hiddenSize},
                       {"num_hidden_layers", config.numLayers},
                       {"max_position_embeddings", config.maxPositionEmbeddings},

@@ -5,8 +5,9 @@
     python -m pe run     CONFIG [--seq-len N] [--offset P]   # random inputs vs the float64 reference
     python -m pe bench   CONFIG [--seq-len N] [--repeat R]   # median time per kind of layer
 
-Each takes --shared-key for latent attention (DeepSeek-V2/V3, MiniCPM3):
-k without the rotated block, which is the functions' last argument, k_pe.
+Latent attention (DeepSeek-V2/V3, MiniCPM3) takes --shared-key (k without the
+rotated block, which is the functions' last argument, k_pe) or --absorbed (the
+absorbed form: q and the compressed cache).
 `run` times one cold call per kind (the first after loading); `bench` prints
 the median of R warm calls. On a terminal, stderr shows what is compiling
 (with the seconds elapsed) and a progress bar, each cleared before results.
@@ -74,27 +75,43 @@ def _working(label: str):
         _clear_line()
 
 
-def _inputs(model: pe_config.ModelConfig, kind: pe_config.AttentionKind, seq: int, kv: int,
-            batch: int, offset: int, dtype: str, shared_key: bool, rng):
-    """Random q, k, v of the kind's shapes and the positions of the last `seq` of `kv`
-    keys; with `shared_key`, k without the rotated block and the block k_pe last."""
+def _case(model: pe_config.ModelConfig, kind: pe_config.AttentionKind, args, kv: int, rng):
+    """One call of `kind`'s function on random inputs (the queries at the positions of
+    the last --seq-len of `kv` keys from --offset): its arguments, its float64 reference
+    (a function) and the width of its result's rows. With --shared-key, k without the
+    rotated block and the block k_pe last; with --absorbed, q and the compressed cache."""
+    batch, seq = args.batch, args.seq_len
+
     def tensor(heads, length, dim):
         x = rng.standard_normal((batch, heads, length, dim)).astype(np.float32)
-        return runner.bf16_array(x) if dtype == "bf16" else x.astype(
-            np.float16 if dtype == "f16" else np.float32)
+        return runner.bf16_array(x) if args.dtype == "bf16" else x.astype(
+            np.float16 if args.dtype == "f16" else np.float32)
+    kp = np.broadcast_to(np.arange(args.offset, args.offset + kv, dtype=np.int64),
+                         (batch, kv)).copy()
+    qp = kp[:, kv - seq:].copy()
+    f32 = runner.to_float32
+    if args.absorbed:
+        width = model.kv_lora_rank + model.shared_key_dim
+        q, cache = tensor(model.num_attention_heads, seq, width), tensor(1, kv, width)
+        return ((q, cache, qp, kp),
+                lambda: model.absorbed_reference(kind, f32(q), f32(cache), qp, kp),
+                model.kv_lora_rank)
+    shared = model.shared_key_dim if args.shared_key else 0
     heads = kind.num_key_value_heads
-    shared = model.shared_key_dim if shared_key else 0
     q = tensor(model.num_attention_heads, seq, model.head_dim)
     k = tensor(heads, kv, model.head_dim - shared)
     v = tensor(heads, kv, model.value_head_dim)
     k_pe = (tensor(1, kv, shared),) if shared else ()
-    kp = np.broadcast_to(np.arange(offset, offset + kv, dtype=np.int64), (batch, kv)).copy()
-    return q, k, v, kp[:, kv - seq:].copy(), kp, k_pe
+    extra = _sinks(model, kind, rng, qp, kp)
+    return ((q, k, v, qp, kp, *extra, *k_pe),
+            lambda: kind.reference(f32(q), f32(k), f32(v), qp, kp, *extra,
+                                   shared_key=f32(k_pe[0]) if k_pe else None),
+            model.value_head_dim)
 
 
 def _shapes(args):
     return dict(seq_len=args.seq_len, kv_len=args.kv_len, batch=args.batch, dtype=args.dtype,
-                shared_key=args.shared_key)
+                shared_key=args.shared_key, absorbed=args.absorbed)
 
 
 def cmd_emit(args) -> int:
@@ -119,7 +136,8 @@ def _compiled(args):
     start = time.perf_counter()
     with _working(f"compiling {len(model.kinds)} kind(s) of layer"):
         module = model.compile(seq_len=args.seq_len, kv_len=kv, batch=args.batch,
-                               dtype=args.dtype, shared_key=args.shared_key)
+                               dtype=args.dtype, shared_key=args.shared_key,
+                               absorbed=args.absorbed)
     return model, module, kv, time.perf_counter() - start
 
 
@@ -131,15 +149,11 @@ def cmd_run(args) -> int:
     worst = 0.0
     for i, kind in enumerate(model.kinds):
         _progress(i, len(model.kinds), "checking")
-        q, k, v, qp, kp, k_pe = _inputs(model, kind, args.seq_len, kv, args.batch,
-                                        args.offset, args.dtype, args.shared_key, rng)
-        sinks = _sinks(model, kind, rng, qp, kp)
+        call, reference, _ = _case(model, kind, args, kv, rng)
         start = time.perf_counter()
-        (out,) = module.call(kind.function, q, k, v, qp, kp, *sinks, *k_pe)
+        (out,) = module.call(kind.function, *call)
         seconds = time.perf_counter() - start
-        want = kind.reference(*(runner.to_float32(t) for t in (q, k, v)), qp, kp, *sinks,
-                              shared_key=runner.to_float32(k_pe[0]) if k_pe else None)
-        error = float(np.abs(runner.to_float32(out) - want).max())
+        error = float(np.abs(runner.to_float32(out) - reference()).max())
         worst = max(worst, error)
         _clear_line()
         print(f"  {kind.function}: max |pe - float64 reference| = {error:.3g}; "
@@ -166,16 +180,14 @@ def cmd_bench(args) -> int:
     model, module, kv, _ = _compiled(args)
     rng = np.random.default_rng(args.seed)
     for kind in model.kinds:
-        q, k, v, qp, kp, k_pe = _inputs(model, kind, args.seq_len, kv, args.batch,
-                                        args.offset, args.dtype, args.shared_key, rng)
-        out = [np.empty(q.shape[:3] + (v.shape[3],), q.dtype)]
-        args_after = _sinks(model, kind, rng, qp, kp) + k_pe
-        module.call(kind.function, q, k, v, qp, kp, *args_after, out=out)  # warm-up
+        call, _, width = _case(model, kind, args, kv, rng)
+        out = [np.empty(call[0].shape[:3] + (width,), call[0].dtype)]
+        module.call(kind.function, *call, out=out)  # warm-up
         times = []
         for r in range(args.repeat):
             _progress(r, args.repeat, kind.function)
             start = time.perf_counter()
-            module.call(kind.function, q, k, v, qp, kp, *args_after, out=out)
+            module.call(kind.function, *call, out=out)
             times.append(time.perf_counter() - start)
         _progress(args.repeat, args.repeat, kind.function)
         print(f"{kind.function}: {1e3 * float(np.median(times)):.3f} ms median of {args.repeat} "
@@ -196,9 +208,13 @@ def main(argv=None) -> int:
         p.add_argument("--kv-len", type=int, default=None, help="keys per call (default: seq-len)")
         p.add_argument("--batch", type=int, default=1)
         p.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32")
-        p.add_argument("--shared-key", action="store_true",
-                       help="latent attention: the rotated key block, shared by all heads, "
-                            "as its own argument")
+        latent = p.add_mutually_exclusive_group()
+        latent.add_argument("--shared-key", action="store_true",
+                            help="latent attention: the rotated key block, shared by all "
+                                 "heads, as its own argument")
+        latent.add_argument("--absorbed", action="store_true",
+                            help="latent attention in its absorbed form: q and the "
+                                 "compressed cache")
         p.set_defaults(function=function)
         return p
 

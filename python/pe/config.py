@@ -122,6 +122,9 @@ class ModelConfig:
     # functions built with shared_key=True take as their last argument, k_pe [B, 1, Skv,
     # shared_key_dim], k then holding head_dim - shared_key_dim channels; 0 otherwise.
     shared_key_dim: int = 0
+    # Multi-head latent attention: the compressed latent's channels (kv_lora_rank), the
+    # absorbed form's value width; 0 otherwise.
+    kv_lora_rank: int = 0
 
     def kind(self, layer: int) -> AttentionKind:
         """The attention of layer `layer`."""
@@ -129,27 +132,49 @@ class ModelConfig:
         return next(k for k in self.kinds if k.function == name)
 
     def ir(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
-           batch: int = 1, dtype: str = "f32", *, shared_key: bool = False) -> str:
+           batch: int = 1, dtype: str = "f32", *, shared_key: bool = False,
+           absorbed: bool = False) -> str:
         """The module: `@attention` (or one function per kind) taking
         q [B,Hq,S,D], k, v [B,Hkv,Skv,D], q_positions [B,S], k_positions [B,Skv]
         (i64), and `@position_embeddings` for learned positions. A length of
-        None is dynamic (`?`); kv_len defaults to seq_len (-1: any). With
-        `shared_key` (latent attention only), k holds the channels before the rotated
-        block and the functions take the block, k_pe [B,1,Skv,shared_key_dim], last."""
+        None is dynamic (`?`); kv_len defaults to seq_len (-1: any). Latent attention
+        only: with `shared_key`, k holds the channels before the rotated block and the
+        functions take the block, k_pe [B,1,Skv,shared_key_dim], last; with `absorbed`,
+        the functions take q [B,H,S,R + shared_key_dim] and the compressed cache
+        [B,1,Skv,R + shared_key_dim] (R = kv_lora_rank) and return [B,H,S,R]
+        (`absorbed_reference`)."""
         return _pe_compile(self.source, "--emit=pe",
-                           *_shape_args(seq_len, kv_len, batch, dtype, shared_key))
+                           *_shape_args(seq_len, kv_len, batch, dtype, shared_key, absorbed))
 
     def compile(self, seq_len: Optional[int] = None, kv_len: Optional[int] = None,
                 batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = (), *,
-                shared_key: bool = False) -> runner.Module:
+                shared_key: bool = False, absorbed: bool = False) -> runner.Module:
         """The CPU kernels of `ir(...)`, loaded (`runner.Module`)."""
-        return runner.compile(self.ir(seq_len, kv_len, batch, dtype, shared_key=shared_key),
-                              extra_args)
+        return runner.compile(self.ir(seq_len, kv_len, batch, dtype, shared_key=shared_key,
+                                      absorbed=absorbed), extra_args)
+
+    def absorbed_reference(self, kind: AttentionKind, q, cache, q_positions,
+                           k_positions) -> np.ndarray:
+        """The float64 reference of the absorbed form of latent attention `kind`: the
+        query heads over the cache's one head, the values its first kv_lora_rank
+        channels, the expanded head's scale, the rope on the cache's trailing block."""
+        if not self.kv_lora_rank:
+            raise ValueError(f"{self.model_type} has no latent attention")
+        rope = kind.rope_parameters
+        if rope is not None:
+            rope = dict(rope, rotary_offset=self.kv_lora_rank)
+        scale = kind.scale if kind.scale is not None else self.head_dim ** -0.5
+        cache = np.asarray(cache)
+        return reference.attention(q, cache, cache[..., :self.kv_lora_rank],
+                                   q_positions=q_positions, k_positions=k_positions,
+                                   scale=scale, causal=kind.causal, window=kind.window,
+                                   rope=rope, alibi=kind.alibi, softcap=kind.softcap,
+                                   chunk=kind.chunk, temperature=kind.temperature)
 
     def build(self, output: str, target: str = "cpu", emit: Optional[str] = None,
               seq_len: Optional[int] = None, kv_len: Optional[int] = None,
               batch: int = 1, dtype: str = "f32", extra_args: Sequence[str] = (), *,
-              shared_key: bool = False) -> str:
+              shared_key: bool = False, absorbed: bool = False) -> str:
         """Writes `output` with pe-compile: a shared library (CPU; with its C
         header and interface JSON beside it), or PTX / cubin / fatbin
         (`target="gpu"`, `emit` defaults to ptx). Returns `output`."""
@@ -161,14 +186,16 @@ class ModelConfig:
             stem = os.path.splitext(output)[0]
             extra += [f"--header={stem}.h", f"--interface={stem}.json"]
         _pe_compile(self.source, f"--target={target}", f"--emit={emit}", "-o", output,
-                    *_shape_args(seq_len, kv_len, batch, dtype, shared_key), *extra)
+                    *_shape_args(seq_len, kv_len, batch, dtype, shared_key, absorbed), *extra)
         return output
 
 
-def _shape_args(seq_len, kv_len, batch, dtype, shared_key=False) -> list:
+def _shape_args(seq_len, kv_len, batch, dtype, shared_key=False, absorbed=False) -> list:
     args = [f"--batch={int(batch)}", f"--dtype={dtype}"]
     if shared_key:
         args.append("--shared-key")
+    if absorbed:
+        args.append("--absorbed")
     if seq_len is not None:
         args.append(f"--seq-len={int(seq_len)}")
     if kv_len is not None:
@@ -230,4 +257,4 @@ def read(config) -> ModelConfig:
                        doc["max_position_embeddings"], kinds, tuple(doc["layers"]),
                        doc["position_offset"], doc["embedding_size"],
                        doc.get("value_head_dim", doc["head_dim"]),
-                       doc.get("shared_key_dim", 0))
+                       doc.get("shared_key_dim", 0), doc.get("kv_lora_rank", 0))

@@ -101,6 +101,66 @@ def test_latent_attention_shared_key():
         assert np.abs(other - out).max() > 1e-3
 
 
+def _small_mla():
+    """A small DeepSeek-V3: 4 heads of 16 + 8 channels, values of 12, a latent of 20,
+    YaRN (its mscale^2 in the scale)."""
+    return _small(model_type="deepseek_v3", qk_nope_head_dim=16, qk_rope_head_dim=8,
+                  v_head_dim=12, kv_lora_rank=20,
+                  rope_scaling={"type": "yarn", "factor": 4.0, "mscale": 1.0,
+                                "mscale_all_dim": 1.0, "original_max_position_embeddings": 64})
+
+
+def test_latent_attention_absorbed():
+    """The absorbed form (--absorbed) against the expanded one, both compiled: with the
+    latent c [B, S, R], k_pe [B, S, rope] and per-head W_UK [H, nope, R], W_UV [H, Dv, R],
+    the expanded keys are [c W_UK^T | k_pe] and values c W_UV^T; the absorbed query is
+    [q_nope W_UK | q_pe] over the cache [c | k_pe], and its result times W_UV^T must be
+    the expanded result (same scale, the rope moved to the cache's block). Prefill
+    (causal) and decode, f32; and the float64 reference of the absorbed form."""
+    model = pe_config.read(_small_mla())
+    (kind,) = model.kinds
+    h, nope, rope_dim, dv, r = 4, 16, 8, 12, 20
+    assert (model.kv_lora_rank, model.shared_key_dim, model.head_dim) == (r, rope_dim, 24)
+    ir = model.ir(seq_len=1, kv_len=-1, absorbed=True)
+    assert "rotary_offset = 20" in ir and "tensor<1x1x?x28xf32>" in ir, ir
+    assert "tensor.extract_slice" in ir
+    rng = np.random.default_rng(11)
+    for seq, kv in ((7, 7), (1, 9)):
+        w_uk = rng.standard_normal((h, nope, r)) / np.sqrt(r)
+        w_uv = rng.standard_normal((h, dv, r)) / np.sqrt(r)
+        c = rng.standard_normal((1, kv, r))
+        k_pe = rng.standard_normal((1, 1, kv, rope_dim))
+        q = rng.standard_normal((1, h, seq, nope + rope_dim))
+        k = np.concatenate([np.einsum("bsr,hnr->bhsn", c, w_uk),
+                            np.repeat(k_pe, h, axis=1)], axis=3)
+        v = np.einsum("bsr,hdr->bhsd", c, w_uv)
+        kp = np.arange(kv, dtype=np.int64)[None] + 100
+        qp = np.ascontiguousarray(kp[:, kv - seq:])
+        f32 = lambda x: np.ascontiguousarray(x, dtype=np.float32)  # noqa: E731
+        expanded = model.compile(seq_len=seq, kv_len=kv)
+        (want,) = expanded.call(kind.function, f32(q), f32(k), f32(v), qp, kp)
+        q_abs = np.concatenate([np.einsum("bhsn,hnr->bhsr", q[..., :nope], w_uk),
+                                q[..., nope:]], axis=3)
+        cache = np.concatenate([c[:, None], k_pe], axis=3)
+        absorbed = model.compile(seq_len=seq, kv_len=kv, absorbed=True)
+        (latent,) = absorbed.call(kind.function, f32(q_abs), f32(cache), qp, kp)
+        assert latent.shape == (1, h, seq, r)
+        got = np.einsum("bhsr,hdr->bhsd", latent.astype(np.float64), w_uv)
+        assert np.abs(got - want).max() < 1e-4, (seq, kv)
+        reference_latent = model.absorbed_reference(kind, q_abs, cache, qp, kp)
+        assert np.abs(latent - reference_latent).max() < 2e-5
+
+
+def test_absorbed_needs_latent_attention():
+    with pytest.raises(pe_config.ConfigError, match="--absorbed needs multi-head latent"):
+        pe_config.read(_example("llama-3.1-8b")).ir(seq_len=4, absorbed=True)
+    with pytest.raises(pe_config.ConfigError, match="two forms of latent attention"):
+        pe_config.read(_small_mla()).ir(seq_len=4, absorbed=True, shared_key=True)
+    with pytest.raises(ValueError, match="no latent attention"):
+        llama = pe_config.read(_example("llama-3.1-8b"))
+        llama.absorbed_reference(llama.kinds[0], None, None, None, None)
+
+
 def test_shared_key_needs_latent_attention():
     with pytest.raises(pe_config.ConfigError,
                        match="--shared-key needs multi-head latent attention .* 'llama'"):
@@ -639,14 +699,16 @@ def test_cli(tmp_path, capsys):
     assert main(["compile", path, "-o", library, "--seq-len", "8"]) == 0
     module = runner.load(library)
     assert "attention" in module.functions
-    # Latent attention: values of v_head_dim, and the rotated key block its own argument.
-    for flags in ([], ["--shared-key"]):
+    # Latent attention: values of v_head_dim, the rotated key block its own argument, and
+    # the absorbed form.
+    for flags in ([], ["--shared-key"], ["--absorbed"]):
         assert main(["run", _example("deepseek-v3"), "--seq-len", "3", "--kv-len", "5",
                      *flags]) == 0
         assert capsys.readouterr().out.strip().endswith("OK")
-    assert main(["bench", _example("deepseek-v3"), "--seq-len", "2", "--repeat", "1",
-                 "--shared-key"]) == 0
-    assert "median of 1 warm calls" in capsys.readouterr().out
+    for flag in ("--shared-key", "--absorbed"):
+        assert main(["bench", _example("deepseek-v3"), "--seq-len", "2", "--repeat", "1",
+                     flag]) == 0
+        assert "median of 1 warm calls" in capsys.readouterr().out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_small(rope_scaling={"rope_type": "llama3", "factor": 8.0})))
     assert main(["emit", str(bad)]) == 1

@@ -62,6 +62,8 @@ struct ConfigInput {
   /// Latent attention: the functions take the rotated key block all heads
   /// share as its own argument (ModelShapes::sharedKey).
   bool sharedKey = false;
+  /// Latent attention in its absorbed form (ModelShapes::absorbed).
+  bool absorbed = false;
 };
 
 struct CompileOptions {

@@ -77,6 +77,9 @@ struct ModelConfig {
   /// Multi-head latent attention: the channels of a query/key head before
   /// its rotated block (qk_nope_head_dim); 0 otherwise.
   int64_t rotaryOffset = 0;
+  /// Multi-head latent attention: the channels of the compressed latent the
+  /// keys and values expand from (kv_lora_rank); 0 otherwise.
+  int64_t latentRank = 0;
   /// Learned positions: the table is [maxPositionEmbeddings + positionOffset,
   /// embeddingSize], and position p reads its row p + positionOffset (OPT and
   /// BioGPT keep two rows first: an offset of 2).
@@ -111,6 +114,13 @@ struct ModelShapes {
   /// [B, 1, Skv, qk_rope_head_dim], as their last argument (pe.attention's
   /// shared_key), instead of keys with the block copied into every head.
   bool sharedKey = false;
+  /// Latent attention only: the absorbed form that decodes over the
+  /// compressed cache, one KV head of kv_lora_rank latent channels and the
+  /// rotated block, the values being its latent channels:
+  ///   q [B, H, Sq, R + rope] (W_UK absorbed into the query's first R
+  ///   channels), cache [B, 1, Skv, R + rope] -> [B, H, Sq, R]
+  /// (W_UV applies to the result), with the expanded form's scale.
+  bool absorbed = false;
 };
 
 /// A module with one public function per attention kind,
@@ -121,7 +131,9 @@ struct ModelShapes {
 /// positions also
 ///   @position_embeddings(table: [max_positions, hidden], positions: [B, Sq] i64)
 ///       -> [B, Sq, hidden]
-/// `shapes.sharedKey` needs a latent attention (`config.rotaryOffset > 0`).
+/// `shapes.sharedKey` and `shapes.absorbed` (not both) need a latent
+/// attention (`config.rotaryOffset > 0`), `shapes.absorbed` its
+/// `config.latentRank > 0`.
 OwningOpRef<ModuleOp> buildModelModule(const ModelConfig &config,
                                        const ModelShapes &shapes,
                                        Location location);
