@@ -86,6 +86,14 @@ static OwningOpRef<ModuleOp> buildFromConfig(MLIRContext &context,
                              " has no kv_lora_rank");
     return nullptr;
   }
+  if (input.absorbed)
+    for (const pe::AttentionKind &kind : config->kinds)
+      if (kind.sinks || kind.keyValueHeads || (kind.rope && kind.rope.isMultiStream())) {
+        (void)fail(&context, "--absorbed: " + kind.function +
+                                 " has learned sinks, its own key/value heads or rope "
+                                 "streams, which the absorbed form does not take");
+        return nullptr;
+      }
   if (options.emitKind() == Emit::Config) {
     std::string error;
     auto output = openOutputFile(options.output, &error);

@@ -81,6 +81,10 @@ static void buildAttention(OpBuilder &builder, Location loc,
 static void buildAbsorbedAttention(OpBuilder &builder, Location loc,
                                    const ModelConfig &config, const AttentionKind &kind,
                                    const ModelShapes &shapes) {
+  assert(config.rotaryOffset > 0 && config.latentRank > 0 && !shapes.sharedKey &&
+         "the absorbed form needs latent attention's widths");
+  assert(!kind.sinks && !kind.keyValueHeads && !(kind.rope && kind.rope.isMultiStream()) &&
+         "the absorbed form takes no sinks, own key/value heads or rope streams");
   const int64_t b = shapes.batch, latent = config.latentRank;
   const int64_t width = latent + config.headDim - config.rotaryOffset;
   auto activation = [&](int64_t heads, int64_t length, int64_t dim) {

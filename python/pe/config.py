@@ -159,7 +159,16 @@ class ModelConfig:
         query heads over the cache's one head, the values its first kv_lora_rank
         channels, the expanded head's scale, the rope on the cache's trailing block."""
         if not self.kv_lora_rank:
-            raise ValueError(f"{self.model_type} has no latent attention")
+            raise ValueError(f"{self.model_type} has no kv_lora_rank (the absorbed form is "
+                             f"latent attention's)")
+        if kind.sinks or kind.rope_streams:
+            raise ValueError(f"{kind.function}: the absorbed form takes no sinks or rope "
+                             f"streams")
+        width = self.kv_lora_rank + self.shared_key_dim
+        if np.shape(q)[-1] != width or np.shape(cache)[-1] != width:
+            raise ValueError(f"the absorbed form's q and cache have {width} channels "
+                             f"(kv_lora_rank + the rotated block), got {np.shape(q)[-1]} "
+                             f"and {np.shape(cache)[-1]}")
         rope = kind.rope_parameters
         if rope is not None:
             rope = dict(rope, rotary_offset=self.kv_lora_rank)

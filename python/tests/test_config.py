@@ -110,19 +110,31 @@ def _small_mla():
                                 "mscale_all_dim": 1.0, "original_max_position_embeddings": 64})
 
 
-def test_latent_attention_absorbed():
+ABSORBED = {
+    "deepseek-v3-yarn": {},
+    # Rotate-half pairs, a latent narrower than the plain channels.
+    "minicpm3": dict(model_type="minicpm3", rope_scaling=None, kv_lora_rank=12),
+    # Half the block rotated: its other channels pass through after the rotated ones.
+    "partial-rotary": dict(rope_scaling=None, partial_rotary_factor=0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ABSORBED))
+def test_latent_attention_absorbed(case):
     """The absorbed form (--absorbed) against the expanded one, both compiled: with the
     latent c [B, S, R], k_pe [B, S, rope] and per-head W_UK [H, nope, R], W_UV [H, Dv, R],
     the expanded keys are [c W_UK^T | k_pe] and values c W_UV^T; the absorbed query is
     [q_nope W_UK | q_pe] over the cache [c | k_pe], and its result times W_UV^T must be
     the expanded result (same scale, the rope moved to the cache's block). Prefill
     (causal) and decode, f32; and the float64 reference of the absorbed form."""
-    model = pe_config.read(_small_mla())
+    source = dict(_small_mla(), **ABSORBED[case])
+    model = pe_config.read({k: v for k, v in source.items() if v is not None})
     (kind,) = model.kinds
-    h, nope, rope_dim, dv, r = 4, 16, 8, 12, 20
-    assert (model.kv_lora_rank, model.shared_key_dim, model.head_dim) == (r, rope_dim, 24)
+    h, dv, r, rope_dim = 4, 12, model.kv_lora_rank, model.shared_key_dim
+    nope = model.head_dim - rope_dim
+    assert (nope, rope_dim, r) == (16, 8, source["kv_lora_rank"])
     ir = model.ir(seq_len=1, kv_len=-1, absorbed=True)
-    assert "rotary_offset = 20" in ir and "tensor<1x1x?x28xf32>" in ir, ir
+    assert f"rotary_offset = {r}" in ir and f"tensor<1x1x?x{r + rope_dim}xf32>" in ir, ir
     assert "tensor.extract_slice" in ir
     rng = np.random.default_rng(11)
     for seq, kv in ((7, 7), (1, 9)):
@@ -156,9 +168,13 @@ def test_absorbed_needs_latent_attention():
         pe_config.read(_example("llama-3.1-8b")).ir(seq_len=4, absorbed=True)
     with pytest.raises(pe_config.ConfigError, match="two forms of latent attention"):
         pe_config.read(_small_mla()).ir(seq_len=4, absorbed=True, shared_key=True)
-    with pytest.raises(ValueError, match="no latent attention"):
+    with pytest.raises(ValueError, match="no kv_lora_rank"):
         llama = pe_config.read(_example("llama-3.1-8b"))
         llama.absorbed_reference(llama.kinds[0], None, None, None, None)
+    small = pe_config.read(_small_mla())
+    with pytest.raises(ValueError, match="have 28 channels"):
+        small.absorbed_reference(small.kinds[0], np.zeros((1, 4, 1, 24)),
+                                 np.zeros((1, 1, 3, 28)), None, None)
 
 
 def test_shared_key_needs_latent_attention():

@@ -116,7 +116,8 @@ struct ModelShapes {
   bool sharedKey = false;
   /// Latent attention only: the absorbed form that decodes over the
   /// compressed cache, one KV head of kv_lora_rank latent channels and the
-  /// rotated block, the values being its latent channels:
+  /// block k_pe (rotated by the function), the values being its latent
+  /// channels:
   ///   q [B, H, Sq, R + rope] (W_UK absorbed into the query's first R
   ///   channels), cache [B, 1, Skv, R + rope] -> [B, H, Sq, R]
   /// (W_UV applies to the result), with the expanded form's scale.
