@@ -26,29 +26,31 @@ Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
   auto fma = [&](Value p, Value q, Value r) { return math::FmaOp::create(b, p, q, r); };
   constexpr double kLowest = -87.33654; // ln of the smallest normal f32
   // Below kLowest (and for -inf) the result is 0 whatever the steps below
-  // compute there, so x needs no clamp; NaN is restored at the end.
+  // compute there, so x needs no clamp.
   Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kLowest));
-  // x = n ln2 + r: n = round(x / ln2), r from a two-part ln2.
-  Value n = math::RoundEvenOp::create(
-      b, arith::MulFOp::create(b, x, c(1.44269504088896341)));
+  // x = n ln2 + r. For x in [kLowest, 0], t = x log2(e) + 1.5 2^23 + 127
+  // lies in [2^23, 2^24), where the f32 spacing is 1: the FMA rounds
+  // x log2(e) to the nearest integer n, t - (1.5 2^23 + 127) = n exactly,
+  // and t's low mantissa bits hold n + 127 (1.5 2^23's are 0).
+  constexpr double kShift = 12582912.0 + 127.0;
+  Value t = fma(x, c(1.44269504088896341), c(kShift));
+  Value n = arith::SubFOp::create(b, t, c(kShift));
+  // r = x - n ln2 from a two-part ln2, |r| <= ln2/2.
   Value r = fma(n, c(-0.693359375), x);
   r = fma(n, c(2.12194440e-4), r);
-  // exp(r) = 1 + r + r^2 P(r).
+  // exp(r) = 1 + r (1 + r P(r)), P the Cephes polynomial.
   Value poly = c(1.9875691500e-4);
   for (double coefficient : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
                              1.6666665459e-1, 5.0000001201e-1})
     poly = fma(poly, r, c(coefficient));
-  Value y = arith::AddFOp::create(
-      b, fma(poly, arith::MulFOp::create(b, r, r), r), c(1.0));
-  // 2^n: (n + 127) << 23 as the bits of an f32.
+  Value y = fma(fma(poly, r, c(1.0)), r, c(1.0));
+  // 2^n: the bits (n + 127) << 23, t's bits shifted (the shift drops the
+  // rest of t). A NaN x gives a NaN y, and NaN times any scale is NaN.
   Type intType = withElementType(x.getType(), b.getI32Type());
-  Value bits = arith::FPToSIOp::create(b, intType, arith::AddFOp::create(b, n, c(127.0)));
+  Value bits = arith::BitcastOp::create(b, intType, t);
   Value scale = arith::BitcastOp::create(
       b, x.getType(), arith::ShLIOp::create(b, bits, intConstantLike(b, bits, 23)));
-  Value result =
-      arith::SelectOp::create(b, tiny, c(0.0), arith::MulFOp::create(b, y, scale));
-  Value isNaN = arith::CmpFOp::create(b, FloatPredicate::UNO, x, x);
-  return arith::SelectOp::create(b, isNaN, x, result);
+  return arith::SelectOp::create(b, tiny, c(0.0), arith::MulFOp::create(b, y, scale));
 }
 
 Value pe::buildExpF64(ImplicitLocOpBuilder &b, Value x) {
