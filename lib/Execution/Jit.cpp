@@ -3,9 +3,11 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 
 using namespace mlir;
@@ -52,6 +54,8 @@ pe::createJitEngine(ModuleOp module, const JitOptions &options) {
   ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
   engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      llvm::CodeGenOpt::getLevel(static_cast<int>(std::min(options.optLevel, 3u)));
   engineOptions.sharedLibPaths = libs;
   return ExecutionEngine::create(module, engineOptions);
 }

@@ -117,6 +117,10 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
     return nullptr;
   pe::JitOptions jit;
   jit.threads = threads;
+  // Both ways run the same LLVM: what is compared is pe's lowering, and the
+  // kernels' code takes LLVM's optimizing code generation up to 30 s (the
+  // IR has no fast-math flags, so optimization leaves the results alone).
+  jit.optLevel = 0;
   auto engine = pe::createJitEngine(*copy, jit);
   if (!engine) {
     llvm::consumeError(engine.takeError());

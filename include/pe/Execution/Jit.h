@@ -27,7 +27,8 @@ std::string runtimeDirectory();
 std::string mlirLibraryDirectory();
 
 struct JitOptions {
-  /// LLVM optimization level of the JIT-compiled code.
+  /// LLVM optimization level of the JIT-compiled code: its IR passes and
+  /// its code generation (0-3).
   unsigned optLevel = 2;
   /// Threads the code was lowered for: more than one loads libomp.
   int64_t threads = 1;
