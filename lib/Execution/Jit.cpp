@@ -1,13 +1,13 @@
 //===- Jit.cpp - the JIT with the pe runtime loaded -----------------------===//
 #include "pe/Execution/Jit.h"
 
+#include "pe/Target/CpuTarget.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <algorithm>
 #include <dlfcn.h>
 
 using namespace mlir;
@@ -54,8 +54,7 @@ pe::createJitEngine(ModuleOp module, const JitOptions &options) {
   ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel =
-      llvm::CodeGenOpt::getLevel(static_cast<int>(std::min(options.optLevel, 3u)));
+  engineOptions.jitCodeGenOptLevel = codeGenOptLevel(options.optLevel);
   engineOptions.sharedLibPaths = libs;
   return ExecutionEngine::create(module, engineOptions);
 }

@@ -25,6 +25,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
 #include <mutex>
 
 using namespace mlir;
@@ -159,6 +160,10 @@ std::string CpuTarget::summary() const {
   return text;
 }
 
+llvm::CodeGenOptLevel pe::codeGenOptLevel(unsigned optLevel) {
+  return *llvm::CodeGenOpt::getLevel(static_cast<int>(std::min(optLevel, 3u)));
+}
+
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 pe::createTargetMachine(const CpuTarget &target, unsigned optLevel) {
   LLVM::detail::initializeBackendsOnce();
@@ -168,9 +173,7 @@ pe::createTargetMachine(const CpuTarget &target, unsigned optLevel) {
   if (!backend)
     return llvm::createStringError("no LLVM backend for the triple '" + target.triple +
                                    "': " + error);
-  llvm::CodeGenOptLevel level = optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-                                : optLevel == 0 ? llvm::CodeGenOptLevel::None
-                                                : llvm::CodeGenOptLevel::Default;
+  llvm::CodeGenOptLevel level = codeGenOptLevel(optLevel);
   llvm::TargetOptions options;
   // Assembly names spills and reloads (`# 64-byte Spill`), which the tests
   // count in the kernels.

@@ -551,11 +551,11 @@ func.func @{fn}(%q: {q}, %kc: {kc}, %vc: {vc}, %bt: tensor<?x{MAX_PAGES}xi32>,
 
 
 def _paged_modules():
-    """The default kernels and the GPU schedule with every layout and dtype;
-    the reference lowering and the AVX2 kernels with each layout and each
-    dtype once (a pairwise cover: the layout and the element type are
-    separate concerns of each lowering, and a module of every case takes
-    15-25 s to compile)."""
+    """The default kernels and the GPU schedule with every (layout, dtype);
+    the reference lowering and the AVX2 kernels with two of the four, which
+    hold each layout and each dtype once (the layout and the element type
+    are separate concerns of each lowering, and a module of every case
+    takes 15-25 s to compile)."""
     pairs = [("nhd", "f32"), ("hnd", "bf16")]
     for lowering in PAGED_LOWERINGS:
         if lowering in ("kernels", "gpu-on-cpu"):

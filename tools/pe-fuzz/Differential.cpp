@@ -102,6 +102,21 @@ double elementAt(const uint8_t *data, const std::string &element, int64_t i) {
   return value.convertToDouble();
 }
 
+/// LLVM's level for both ways: PE_FUZZ_OPT_LEVEL, default 0. What is
+/// compared is pe's lowering, kernels against the reference through the
+/// same LLVM; under the sanitizers the fused kernels' optimizing code
+/// generation took up to 30 s a program, -O0 about 1 s. What -O0 leaves out
+/// (optimizations that exploit poison or reassociate where the kernels allow
+/// it, instruction selection of optimized vector code) a run with
+/// PE_FUZZ_OPT_LEVEL=2 covers, and the compiled tests at -O3.
+unsigned jitOptLevel() {
+  static const unsigned level = [] {
+    const char *value = std::getenv("PE_FUZZ_OPT_LEVEL");
+    return value && value[0] >= '0' && value[0] <= '3' ? unsigned(value[0] - '0') : 0u;
+  }();
+  return level;
+}
+
 /// The JIT-compiled program, or null when it does not compile.
 std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t threads) {
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
@@ -117,10 +132,7 @@ std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t 
     return nullptr;
   pe::JitOptions jit;
   jit.threads = threads;
-  // Both ways run the same LLVM: what is compared is pe's lowering, and the
-  // kernels' code takes LLVM's optimizing code generation up to 30 s (the
-  // IR has no fast-math flags, so optimization leaves the results alone).
-  jit.optLevel = 0;
+  jit.optLevel = jitOptLevel();
   auto engine = pe::createJitEngine(*copy, jit);
   if (!engine) {
     llvm::consumeError(engine.takeError());

@@ -95,8 +95,9 @@ TEST(DescribeCpuTarget, TheHostByName) {
   EXPECT_EQ(named.l3Bytes, native.l3Bytes);
   // Another CPU of the same architecture is not the host.
   const char *other = native.cpu == "znver2" ? "skylake" : "znver2";
-  if (native.isa == CpuIsa::X86)
+  if (native.isa == CpuIsa::X86) {
     EXPECT_FALSE(describe(native.triple, other).host);
+  }
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -113,6 +114,10 @@ inline constexpr llvm::StringLiteral kSveVectorBitsAttrName = "pe.sve_vector_bit
 /// cannot build a target from is an error (emitted on the module).
 /// Descriptions are cached per attribute.
 FailureOr<CpuTarget> getCpuTarget(Operation *op);
+
+/// LLVM's code generation level for an optimization level 0-3 (-O0 None,
+/// -O1 Less, -O2 Default, -O3 and above Aggressive), as clang maps them.
+llvm::CodeGenOptLevel codeGenOptLevel(unsigned optLevel);
 
 /// An LLVM target machine for `target` (position-independent code, the
 /// given optimization level 0-3).

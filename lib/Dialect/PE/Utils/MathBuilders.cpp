@@ -31,7 +31,8 @@ Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
   // x = n ln2 + r. For x in [kLowest, 0], t = x log2(e) + 1.5 2^23 + 127
   // lies in [2^23, 2^24), where the f32 spacing is 1: the FMA rounds
   // x log2(e) to the nearest integer n, t - (1.5 2^23 + 127) = n exactly,
-  // and t's low mantissa bits hold n + 127 (1.5 2^23's are 0).
+  // and t's low mantissa bits hold n + 127 (1.5 2^23's are 0). Both need
+  // the FMA rounded once and t - kShift kept as written (no fast-math).
   constexpr double kShift = 12582912.0 + 127.0;
   Value t = fma(x, c(1.44269504088896341), c(kShift));
   Value n = arith::SubFOp::create(b, t, c(kShift));
