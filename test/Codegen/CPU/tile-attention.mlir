@@ -40,14 +40,16 @@
 // CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x2xi64>
 // CHECK-DAG: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<48xi64>
 // CHECK-NOT: scf.parallel
-// The 4 x 6 micro-tile of S^T = K Qt: 24 vector FMAs per channel; the rows'
-// max over the tile's scores (from -inf) follows each micro-tile's stores,
-// six keys per row vector, and the softmax of a tile whose scores need no
-// fix reads it instead of the scores.
+// The 4 x 6 micro-tile of S^T = K Qt: 24 vector FMAs per channel, two
+// channels a trip of its loop (32 trips at D = 64, no remainder loop); the
+// rows' max over the tile's scores (from -inf) follows each micro-tile's
+// stores, six keys per row vector, and the softmax of a tile whose scores
+// need no fix reads it instead of the scores.
 // CHECK: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
 // CHECK: vector.store %[[NEGINF]], %[[TILEMAX:[a-z_0-9]+]][{{.*}}] : memref<64xf32>
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} iter_args({{.*}}) -> ({{(vector<16xf32>, )+}}vector<16xf32>)
-// CHECK-COUNT-24: math.fma %{{.*}} : vector<16xf32>
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c2{{.*}} iter_args({{.*}}) -> ({{(vector<16xf32>, )+}}vector<16xf32>)
+// CHECK-COUNT-48: math.fma %{{.*}} : vector<16xf32>
+// CHECK-NOT: scf.for
 // CHECK-COUNT-24: vector.store %[[ACC]]#
 // CHECK: %[[M0:.*]] = vector.load %[[TILEMAX]]
 // CHECK-NEXT: %[[GT:.*]] = arith.cmpf ogt, %[[ACC]]#0, %[[M0]]
@@ -60,6 +62,12 @@
 // CHECK-NEXT: arith.cmpf ogt, %[[TM]], %{{.*}} : vector<16xf32>
 // exp is a polynomial on 2^n (no math.exp, no libm call).
 // CHECK-NOT: math.exp
+// O^T = alpha O^T + V^T P on micro-tiles of 4 row vectors x 6 value
+// channels, two keys a trip; a tile's odd last key in a loop of its own.
+// CHECK: %[[PV:.*]]:24 = scf.for %{{.*}} = %{{.*}} to %[[SPLIT:[a-z_0-9]+]] step %c2{{.*}} iter_args
+// CHECK-COUNT-48: math.fma %{{.*}} : vector<16xf32>
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[PV]]#0,
+// CHECK-COUNT-24: math.fma %{{.*}} : vector<16xf32>
 // CHECK: return
 // The decode kernel: 1 query x 4 heads in one vector of rows, Q and O
 // row-major (16 x 64), scores as dot products whose rows share one

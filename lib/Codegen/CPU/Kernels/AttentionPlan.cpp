@@ -222,6 +222,7 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
   p.rowVectors = tile.vectors;
   p.keysPerMicroTile = tile.columns;
   p.channelsPerMicroTile = tile.columns;
+  p.microTileUnroll = kMicroTileUnroll;
   p.maskedChannelsPerMicroTile = maskedMicroTileColumns(tile, target);
   p.decodeAccumulators = decodeAccumulators(target, /*masked=*/false);
   p.decodeMaskedAccumulators = decodeAccumulators(target, /*masked=*/true);

@@ -56,6 +56,8 @@ struct AttentionPlan {
   /// channels (O^T += V^T P), as the target's registers hold them
   /// (chooseMicroTile).
   int64_t rowVectors = 0, keysPerMicroTile = 0, channelsPerMicroTile = 0;
+  /// Steps of a micro-tile's loop a trip (kMicroTileUnroll).
+  int64_t microTileUnroll = 1;
   /// Value channels of a micro-tile whose FMAs skip keys of weight 0 (one
   /// mask and one temporary register more).
   int64_t maskedChannelsPerMicroTile = 0;

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -140,6 +141,29 @@ struct KernelBuilder {
       scf::YieldOp::create(b, body(op.getInductionVar(), op.getRegionIterArgs()));
     }
     return SmallVector<Value>(op.getResults());
+  }
+  /// The loop with loop-carried values above, `factor` steps a trip (the
+  /// body repeated), then the steps left one a trip (no such loop where the
+  /// bounds are constants that leave none).
+  SmallVector<Value>
+  unrolledLoop(Value lb, Value ub, int64_t step, int64_t factor, ValueRange init,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    const int64_t trip = step * factor;
+    std::optional<int64_t> first = getConstantIntValue(lb), last = getConstantIntValue(ub);
+    Value split;
+    if (first && last)
+      split = index(*first + (*last - *first) / trip * trip);
+    else
+      split = add(lb, mul(arith::DivUIOp::create(b, sub(ub, lb), index(trip)), index(trip)));
+    SmallVector<Value> acc = loop(lb, split, index(trip), init, [&](Value iv, ValueRange a) {
+      SmallVector<Value> next(a.begin(), a.end());
+      for (int64_t i = 0; i < factor; ++i)
+        next = body(add(iv, index(i * step)), next);
+      return next;
+    });
+    if (first && last && (*last - *first) % trip == 0)
+      return acc;
+    return loop(split, ub, index(step), acc, body);
   }
   /// for (c = from; c < to; c += lanes) body(c): unrolled up to
   /// `maxUnrolled` vectors, a loop beyond (an unrolled row of 16 NEON

@@ -93,8 +93,8 @@ private:
     g.loop(g.index(0), jEnd, g.index(microKeys), [&](Value j0) {
       g.loop(0, g.index(p.rows), rowVectors * g.lanes, [&](Value r0) {
         SmallVector<Value> init(microKeys * rowVectors, g.f32Splat(0.0));
-        SmallVector<Value> acc = g.loop(
-            g.index(0), g.index(p.headDim), g.index(1), init,
+        SmallVector<Value> acc = g.unrolledLoop(
+            g.index(0), g.index(p.headDim), 1, p.microTileUnroll, init,
             [&](Value d, ValueRange a) -> SmallVector<Value> {
               SmallVector<Value> q, next;
               for (int64_t v = 0; v < rowVectors; ++v)
