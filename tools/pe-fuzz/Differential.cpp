@@ -102,6 +102,18 @@ double elementAt(const uint8_t *data, const std::string &element, int64_t i) {
   return value.convertToDouble();
 }
 
+/// PE_FUZZ_OPT_LEVEL's level (0 where unset), or nullopt where it is set
+/// to anything but 0, 1, 2 or 3.
+std::optional<unsigned> optLevelVariable() {
+  const char *value = std::getenv("PE_FUZZ_OPT_LEVEL");
+  if (!value)
+    return 0u;
+  llvm::StringRef text(value);
+  if (text.size() != 1 || text[0] < '0' || text[0] > '3')
+    return std::nullopt;
+  return unsigned(text[0] - '0');
+}
+
 /// LLVM's level for both ways: PE_FUZZ_OPT_LEVEL, default 0. What is
 /// compared is pe's lowering, kernels against the reference through the
 /// same LLVM; under the sanitizers the fused kernels' optimizing code
@@ -110,12 +122,21 @@ double elementAt(const uint8_t *data, const std::string &element, int64_t i) {
 /// it, instruction selection of optimized vector code) a run with
 /// PE_FUZZ_OPT_LEVEL=2 covers, and the compiled tests at -O3.
 unsigned jitOptLevel() {
-  static const unsigned level = [] {
-    const char *value = std::getenv("PE_FUZZ_OPT_LEVEL");
-    return value && value[0] >= '0' && value[0] <= '3' ? unsigned(value[0] - '0') : 0u;
-  }();
+  static const unsigned level = optLevelVariable().value_or(0);
   return level;
 }
+
+} // namespace
+
+bool mlir::pe::fuzz::checkOptLevelVariable() {
+  if (optLevelVariable())
+    return true;
+  llvm::errs() << "pe-fuzz: PE_FUZZ_OPT_LEVEL must be 0, 1, 2 or 3, not '"
+               << std::getenv("PE_FUZZ_OPT_LEVEL") << "'\n";
+  return false;
+}
+
+namespace {
 
 /// The JIT-compiled program, or null when it does not compile.
 std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t threads) {

@@ -24,6 +24,10 @@ namespace mlir::pe::fuzz {
 void checkDifferential(const Program &program, ModuleOp module, uint64_t seed,
                        int64_t threads);
 
+/// False, with the reason on stderr, when PE_FUZZ_OPT_LEVEL (LLVM's level
+/// for both ways, default 0) is set to anything but 0, 1, 2 or 3.
+bool checkOptLevelVariable();
+
 } // namespace mlir::pe::fuzz
 
 #endif // PE_TOOLS_PE_FUZZ_DIFFERENTIAL_H

@@ -134,6 +134,8 @@ bool executeEnabled() {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  if (!pe::fuzz::checkOptLevelVariable())
+    std::exit(1);
   pe::registerAllPasses();
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

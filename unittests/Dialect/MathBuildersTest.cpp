@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
 
 using namespace mlir;
@@ -40,17 +41,18 @@ namespace {
 
 using ExpFn = float (*)(float);
 
-/// ln of the smallest normal f32: the kernel's exp is 0 below it.
-constexpr float kLowest = -87.33654f;
+constexpr float kLowest = float(pe::kExpNonPositiveLowest);
 
-class ExpNonPositiveTest : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  }
+/// buildExpNonPositive as a JIT-compiled f32 -> f32 function.
+struct CompiledExp {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<ExecutionEngine> jit;
+  ExpFn exp = nullptr;
+  /// Why `exp` is null.
+  std::string error;
 
-  void SetUp() override {
+  CompiledExp() {
     DialectRegistry registry;
     registry.insert<arith::ArithDialect, func::FuncDialect, math::MathDialect,
                     LLVM::LLVMDialect>();
@@ -74,20 +76,47 @@ protected:
     pm.addPass(createArithToLLVMConversionPass());
     pm.addPass(createConvertFuncToLLVMPass());
     pm.addPass(createReconcileUnrealizedCastsPass());
-    ASSERT_TRUE(succeeded(pm.run(*module)));
+    if (failed(pm.run(*module))) {
+      error = "lowering to the LLVM dialect failed";
+      return;
+    }
     auto engine = ExecutionEngine::create(*module);
-    ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+    if (!engine) {
+      error = llvm::toString(engine.takeError());
+      return;
+    }
     jit = std::move(*engine);
     auto symbol = jit->lookup("exp_non_positive");
-    ASSERT_TRUE(bool(symbol)) << llvm::toString(symbol.takeError());
+    if (!symbol) {
+      error = llvm::toString(symbol.takeError());
+      return;
+    }
     exp = reinterpret_cast<ExpFn>(*symbol);
   }
+};
 
-  MLIRContext context;
-  OwningOpRef<ModuleOp> module;
-  std::unique_ptr<ExecutionEngine> jit;
+/// Compiles the function once for the suite's tests.
+class ExpNonPositiveTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    compiled = new CompiledExp();
+  }
+  static void TearDownTestSuite() {
+    delete compiled;
+    compiled = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(compiled->exp, nullptr) << compiled->error;
+    exp = compiled->exp;
+  }
+
+  static CompiledExp *compiled;
   ExpFn exp = nullptr;
 };
+
+CompiledExp *ExpNonPositiveTest::compiled = nullptr;
 
 /// |got - want| in units of the f32 spacing in want's binade (want in the
 /// normal range); NaN when got is NaN.

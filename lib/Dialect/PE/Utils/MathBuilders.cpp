@@ -24,15 +24,15 @@ static Value intBitsLike(ImplicitLocOpBuilder &b, Type type, const APInt &value)
 Value pe::buildExpNonPositive(ImplicitLocOpBuilder &b, Value x) {
   auto c = [&](double v) { return floatConstantLike(b, x, v); };
   auto fma = [&](Value p, Value q, Value r) { return math::FmaOp::create(b, p, q, r); };
-  constexpr double kLowest = -87.33654; // ln of the smallest normal f32
-  // Below kLowest (and for -inf) the result is 0 whatever the steps below
-  // compute there, so x needs no clamp.
-  Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kLowest));
-  // x = n ln2 + r. For x in [kLowest, 0], t = x log2(e) + 1.5 2^23 + 127
-  // lies in [2^23, 2^24), where the f32 spacing is 1: the FMA rounds
-  // x log2(e) to the nearest integer n, t - (1.5 2^23 + 127) = n exactly,
-  // and t's low mantissa bits hold n + 127 (1.5 2^23's are 0). Both need
-  // the FMA rounded once and t - kShift kept as written (no fast-math).
+  // Below kExpNonPositiveLowest (and for -inf) the result is 0 whatever
+  // the steps below compute there, so x needs no clamp.
+  Value tiny = arith::CmpFOp::create(b, FloatPredicate::OLT, x, c(kExpNonPositiveLowest));
+  // x = n ln2 + r. For x in [kExpNonPositiveLowest, 0], t = x log2(e) +
+  // 1.5 2^23 + 127 lies in [2^23, 2^24), where the f32 spacing is 1: the
+  // FMA rounds x log2(e) to the nearest integer n, t - (1.5 2^23 + 127) = n
+  // exactly, and t's low mantissa bits hold n + 127 (1.5 2^23's are 0).
+  // Both need the FMA rounded once and t - kShift kept as written (no
+  // fast-math).
   constexpr double kShift = 12582912.0 + 127.0;
   Value t = fma(x, c(1.44269504088896341), c(kShift));
   Value n = arith::SubFOp::create(b, t, c(kShift));

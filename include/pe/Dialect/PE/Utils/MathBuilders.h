@@ -13,10 +13,14 @@
 
 namespace mlir::pe {
 
+/// ln of the smallest normal f32: buildExpNonPositive is 0 below it.
+constexpr double kExpNonPositiveLowest = -87.33654;
+
 /// exp(x) for x <= 0 (all the softmax needs) to about 1 ulp of f32: x = n
 /// ln2 + r with |r| <= ln2/2, exp(r) by the Cephes polynomial, times 2^n
 /// built in the exponent bits. exp(-inf) and every result below the normal
-/// range are 0 (a masked key weighs exactly 0); NaN stays NaN.
+/// range (x < kExpNonPositiveLowest) are 0 (a masked key weighs exactly 0);
+/// NaN stays NaN.
 Value buildExpNonPositive(ImplicitLocOpBuilder &b, Value x);
 
 /// exp(x) for f64 (scalars or vectors) to about 1 ulp: x = k ln2 + r with k =
