@@ -126,18 +126,6 @@ unsigned jitOptLevel() {
   return level;
 }
 
-} // namespace
-
-bool mlir::pe::fuzz::checkOptLevelVariable() {
-  if (optLevelVariable())
-    return true;
-  llvm::errs() << "pe-fuzz: PE_FUZZ_OPT_LEVEL must be 0, 1, 2 or 3, not '"
-               << std::getenv("PE_FUZZ_OPT_LEVEL") << "'\n";
-  return false;
-}
-
-namespace {
-
 /// The JIT-compiled program, or null when it does not compile.
 std::unique_ptr<ExecutionEngine> compile(ModuleOp module, bool kernels, int64_t threads) {
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
@@ -305,4 +293,12 @@ void mlir::pe::fuzz::checkDifferential(const Program &program, ModuleOp module, 
     llvm::errs() << "pe-fuzz: " << n << " elements agree\n" << program.ir;
   std::free(reinterpret_cast<void *>(intptr_t(got[0])));
   std::free(reinterpret_cast<void *>(intptr_t(want[0])));
+}
+
+bool mlir::pe::fuzz::checkOptLevelVariable() {
+  if (optLevelVariable())
+    return true;
+  llvm::errs() << "pe-fuzz: PE_FUZZ_OPT_LEVEL must be 0, 1, 2 or 3, not '"
+               << std::getenv("PE_FUZZ_OPT_LEVEL") << "'\n";
+  return false;
 }

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -101,22 +102,17 @@ protected:
   static void SetUpTestSuite() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    compiled = new CompiledExp();
+    compiled = std::make_unique<CompiledExp>();
   }
-  static void TearDownTestSuite() {
-    delete compiled;
-    compiled = nullptr;
-  }
+  static void TearDownTestSuite() { compiled.reset(); }
   void SetUp() override {
     ASSERT_NE(compiled->exp, nullptr) << compiled->error;
     exp = compiled->exp;
   }
 
-  static CompiledExp *compiled;
+  static inline std::unique_ptr<CompiledExp> compiled;
   ExpFn exp = nullptr;
 };
-
-CompiledExp *ExpNonPositiveTest::compiled = nullptr;
 
 /// |got - want| in units of the f32 spacing in want's binade (want in the
 /// normal range); NaN when got is NaN.

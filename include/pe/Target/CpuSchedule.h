@@ -29,12 +29,11 @@ struct MicroTile {
   }
 };
 
-/// Steps of a micro-tile's loop a trip. One step of the 4 x 6 AVX-512 tile
-/// is 24 FMAs (12 cycles on two FMA pipes) and 10 loads; the loop's counter,
-/// address and branch instructions compete with the FMAs for issue, about
-/// one cycle a step. Two steps a trip halve that: f32 causal prefill S = 2048
-/// 1.5-2 % faster on AVX-512 and on AVX2; four steps were slower than two
-/// (longer bodies, the same registers). The unrolled loops hold no spill.
+/// Steps of a micro-tile's loop a trip (docs/targets.md, "Loop unroll").
+/// One step of the 4 x 6 AVX-512 tile is 24 FMAs (12 cycles on two FMA
+/// pipes) and 10 loads; the loop's counter, address and branch instructions
+/// compete with the FMAs for issue, about one cycle a step, and two steps a
+/// trip halve that. Four steps were slower than two.
 constexpr int64_t kMicroTileUnroll = 2;
 
 /// The micro-tile of most FMAs per loaded operand (ties: fewer vectors)

@@ -179,10 +179,11 @@ void AttentionTask::accumulateOutputTiles(Value steps, int64_t microChannels,
       for (int64_t ec = 0; ec < channels; ++ec)
         for (int64_t v = 0; v < rowVectors; ++v)
           init.push_back(buildRescale(g.b, g.vload(output, at(e0, ec, v)), correction[v]));
-      SmallVector<Value> acc = g.unrolledLoop(g.index(0), steps, 1, p.microTileUnroll, init,
-                                      [&](Value s, ValueRange a) -> SmallVector<Value> {
-                                        return step(s, r0, e0, channels, a);
-                                      });
+      SmallVector<Value> acc =
+          g.unrolledLoop(g.index(0), steps, 1, p.microTileUnroll, init,
+                         [&](Value s, ValueRange a) -> SmallVector<Value> {
+                           return step(s, r0, e0, channels, a);
+                         });
       for (int64_t ec = 0; ec < channels; ++ec)
         for (int64_t v = 0; v < rowVectors; ++v)
           g.vstore(acc[ec * rowVectors + v], output, at(e0, ec, v));

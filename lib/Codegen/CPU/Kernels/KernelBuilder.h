@@ -144,10 +144,13 @@ struct KernelBuilder {
   }
   /// The loop with loop-carried values above, `factor` steps a trip (the
   /// body repeated), then the steps left one a trip (no such loop where the
-  /// bounds are constants that leave none).
+  /// bounds are constants that leave none). Needs lb <= ub.
   SmallVector<Value>
   unrolledLoop(Value lb, Value ub, int64_t step, int64_t factor, ValueRange init,
                function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    assert(step > 0 && factor > 0 && "steps and factors are positive");
+    if (factor == 1)
+      return loop(lb, ub, index(step), init, body);
     const int64_t trip = step * factor;
     std::optional<int64_t> first = getConstantIntValue(lb), last = getConstantIntValue(ub);
     Value split;
