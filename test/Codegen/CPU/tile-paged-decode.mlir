@@ -108,13 +108,26 @@ func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<
 
 // Decode tiles follow the cache layout: over hnd pages two pages (32 keys;
 // the scores S^T 32 keys x 16 rows), where a head's rows of a page lie side
-// by side; over nhd pages of several KV heads 16 keys.
+// by side; over nhd pages of several KV heads 16 keys, and the rows
+// prefetched are the same head's (no wrap of the head at 2).
 // CHECK-LABEL: func.func @tiles_nhd
 // CHECK-LABEL: func.func @tiles_hnd
 // CHECK: func.func private @{{pe_attention_kernel[_0-9]*}}(%{{.*}}: memref<?x8x1x64xf32>, %{{.*}}: memref<?x16x2x64xf32>
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<16x16xf32>
-// CHECK: func.func private @{{pe_attention_kernel[_0-9]*}}(%{{.*}}: memref<?x8x1x64xf32>, %{{.*}}: memref<?x2x16x64xf32>
+// CHECK-NOT: arith.cmpi uge, %{{.*}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: func.func private @{{pe_attention_kernel[_0-9]*}}(%{{.*}}: memref<?x8x1x64xf32>, %[[KC:[^:]*]]: memref<?x2x16x64xf32>
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<32x16xf32>
+// The task walks the two KV heads inside each tile; over hnd pages a row
+// prefetched past the tile is the next head's (the last head's: the first
+// head's, on the next tile): step j + 16 (4 KiB of 256-byte rows) against
+// the tile's keys, the head + 1 wrapping at 2.
+// CHECK: %[[STEP:.*]] = arith.addi %{{.*}}, %c16{{(_[0-9]+)?}} : index
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[STEP]], %[[TILE:[0-9]+]] : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[HEAD:arg[0-9]+]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[WRAPS:.*]] = arith.cmpi uge, %[[NEXT]], %c2{{(_[0-9]+)?}} : index
+// CHECK: %[[OTHER:.*]] = arith.select %[[WRAPS]], %c0{{(_[0-9]+)?}}, %[[NEXT]] : index
+// CHECK: %[[PHEAD:.*]] = arith.select %[[PAST]], %[[OTHER]], %[[HEAD]] : index
+// CHECK: memref.prefetch %[[KC]][%{{.*}}, %[[PHEAD]], %{{.*}}, %{{.*}}], read, locality<3>
 func.func @tiles_nhd(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<?x16x2x64xf32>,
                      %bt: tensor<?x32xi32>, %lens: tensor<?xi32>, %cu: tensor<?xi64>) -> tensor<?x8x64xf32> {
   %o = pe.paged_attention %q, %kc, %vc block_table(%bt : tensor<?x32xi32>) kv_lens(%lens : tensor<?xi32>) cu_seqlens(%cu : tensor<?xi64>) causal : tensor<?x8x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32> -> tensor<?x8x64xf32>

@@ -199,6 +199,7 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
   }
   streamKeyBlocks(g, p, task, kbBegin, kbEnd, skv, qMin, qMax,
                   [&](Value k0, Value kCount, const TileMasking &m, Value, Value) {
+                    task.setHeadWalkTile(inner ? kCount : Value());
                     forHeads([&](Value) { task.processTile(k0, kCount, m); });
                   });
   forHeads(finish);

@@ -385,9 +385,24 @@ void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
   const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
   Value last = g.sub(skv, g.index(1));
   for (auto [bytes, locality] : {std::pair{kL1AheadBytes, 3}, std::pair{kL2AheadBytes, 2}}) {
-    Value ahead = g.min(g.add(g.add(k0, j), g.index(prefetchDistance(bytes))), last);
+    Value step = g.add(j, g.index(prefetchDistance(bytes)));
+    Value head = kvh, key = g.add(k0, step);
+    // A task that walks its KV heads inside each tile reads the next head's
+    // rows of the same tile after this head's last: over hnd pages, whose
+    // head blocks lie 4 KiB and more apart (beyond the hardware's reach),
+    // steps past the tile land there, the last head's on the next tile of
+    // the first head. (In nhd rows the next head's piece follows this
+    // one's, where the hardware fetches it.) docs/targets.md, "Prefetch".
+    if (walkTileKeys && buf.layout == CacheLayout::hnd) {
+      Value past = g.cmp(arith::CmpIPredicate::uge, step, walkTileKeys);
+      Value next = g.add(kvh, g.index(1));
+      Value wraps = g.cmp(arith::CmpIPredicate::uge, next, g.index(p.kvHeads));
+      head = g.select(past, g.select(wraps, g.index(0), next), kvh);
+      key = g.select(past, g.select(wraps, key, g.sub(key, walkTileKeys)), key);
+    }
+    Value ahead = g.min(key, last);
     for (int64_t c = 0; c < type.getDimSize(3); c += lineElements)
-      memref::PrefetchOp::create(g.b, operand, kvAt(ahead, g.index(c)),
+      memref::PrefetchOp::create(g.b, operand, kvIndex(g, buf, bi, head, ahead, g.index(c)),
                                  /*isWrite=*/false, /*localityHint=*/locality,
                                  /*isDataCache=*/true);
   }

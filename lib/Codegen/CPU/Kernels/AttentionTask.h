@@ -93,6 +93,10 @@ public:
   /// The i64 scratch [slots, 2] where a task of several query blocks keeps
   /// each block's (min, max) query position (allocate() with slots > 1, where sharesTiles()).
   Value slotQueryRanges() const { return queryRanges; }
+  /// The tile of `keys` keys whose rows the task reads for each of its KV
+  /// heads in turn (a task that walks the heads inside each tile), or null:
+  /// where the prefetches ahead of a head's last rows go (prefetchAhead).
+  void setHeadWalkTile(Value keys) { walkTileKeys = keys; }
   /// The sizes of the call: queries and keys.
   void setSizes(Value queries, Value keys) {
     sq = queries;
@@ -153,6 +157,8 @@ protected:
   /// past kCount included), where the variant computes it with the scores;
   /// softmax then takes it for a tile whose scores need no fix. Null else.
   Value scoreRowMax;
+  /// setHeadWalkTile's keys.
+  Value walkTileKeys;
   /// The slots allocate() holds state for.
   int64_t slotCount() const { return heads; }
 
@@ -228,7 +234,7 @@ protected:
   int64_t prefetchDistance(int64_t aheadBytes) const;
   /// Prefetches the cache lines of `operand` (K or V) at key k0 + j plus
   /// 4 KiB of rows into L1 and plus 6 KiB into L2, each clamped to the last
-  /// key (see the .cpp).
+  /// key, in the order the task reads them (see the .cpp).
   void prefetchAhead(Value operand, Value k0, Value j);
   /// The online-softmax step over the scores of one tile: fixes, row max,
   /// weights, sums and the correction alpha of the running output.
