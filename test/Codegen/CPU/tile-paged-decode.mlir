@@ -121,7 +121,7 @@ func.func @mask(%q: tensor<?x8x64xf32>, %kc: tensor<?x16x2x64xf32>, %vc: tensor<
 // prefetched past the tile is the next head's (the last head's: the first
 // head's, on the next tile): step j + 16 (4 KiB of 256-byte rows) against
 // the tile's keys, the head + 1 wrapping at 2.
-// CHECK: %[[STEP:.*]] = arith.addi %{{.*}}, %c16{{(_[0-9]+)?}} : index
+// CHECK: %[[STEP:.*]] = arith.addi %arg{{[0-9]+}}, %c16{{(_[0-9]+)?}} : index
 // CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[STEP]], %[[TILE:[0-9]+]] : index
 // CHECK: %[[NEXT:.*]] = arith.addi %[[HEAD:arg[0-9]+]], %c1{{(_[0-9]+)?}} : index
 // CHECK: %[[WRAPS:.*]] = arith.cmpi uge, %[[NEXT]], %c2{{(_[0-9]+)?}} : index

@@ -385,8 +385,8 @@ void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
   const int64_t lineElements = 64 / (type.getElementTypeBitWidth() / 8);
   Value last = g.sub(skv, g.index(1));
   for (auto [bytes, locality] : {std::pair{kL1AheadBytes, 3}, std::pair{kL2AheadBytes, 2}}) {
-    Value step = g.add(j, g.index(prefetchDistance(bytes)));
-    Value head = kvh, key = g.add(k0, step);
+    Value distance = g.index(prefetchDistance(bytes));
+    Value head = kvh, key = g.add(g.add(k0, j), distance);
     // A task that walks its KV heads inside each tile reads the next head's
     // rows of the same tile after this head's last: over hnd pages, whose
     // head blocks lie 4 KiB and more apart (beyond the hardware's reach),
@@ -394,7 +394,7 @@ void AttentionTask::prefetchAhead(Value operand, Value k0, Value j) {
     // the first head. (In nhd rows the next head's piece follows this
     // one's, where the hardware fetches it.) docs/targets.md, "Prefetch".
     if (walkTileKeys && buf.layout == CacheLayout::hnd) {
-      Value past = g.cmp(arith::CmpIPredicate::uge, step, walkTileKeys);
+      Value past = g.cmp(arith::CmpIPredicate::uge, g.add(j, distance), walkTileKeys);
       Value next = g.add(kvh, g.index(1));
       Value wraps = g.cmp(arith::CmpIPredicate::uge, next, g.index(p.kvHeads));
       head = g.select(past, g.select(wraps, g.index(0), next), kvh);
