@@ -59,6 +59,13 @@ class Case:
     sample: Optional[np.ndarray] = field(default=None, repr=False)
     flags: List[str] = field(default_factory=list)  # more pe-compile options
     flops: int = 0  # floating-point operations of the unmasked work, for timed cases
+    # Arguments the function updates in place (pe.in_place): their values after the call
+    # follow the returned results, in this order, in `result_types` and the reference.
+    in_place: List[int] = field(default_factory=list)
+    # A case whose run must fail: the C interface's message contains `error`, the replay
+    # stops at the check that reports `error_report`; the in-place arguments stay as given.
+    error: str = ""
+    error_report: str = ""
 
     @property
     def args(self) -> List[np.ndarray]:
@@ -357,7 +364,8 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         flags=simt,
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
     out.append(_mla_absorbed_case(rng, full))
-    return out + _paged_cases(rng, full) + _tensor_core_cases(rng, full)
+    return out + _paged_cases(rng, full) + _serving_cases(rng, full) + \
+        _tensor_core_cases(rng, full)
 
 
 def _mla_absorbed_case(rng, full: bool) -> Case:
@@ -415,6 +423,129 @@ def _paged_cases(rng, full: bool) -> List[Case]:
         notes="ragged: prefill chunks against their caches, decode rows, an empty sequence; "
               "window 256"))
     return out
+
+
+def _serving_cases(rng, full: bool) -> List[Case]:
+    """pe.append_kv on the GPU (pe-gpu-tile-append-kv), the caches updated in place: a
+    prefill chunk's append with llama3 RoPE (slots in shuffled pages, some -1, some named
+    twice so that the later token must win), a decode step of a serving engine (each
+    sequence's new token appended, then attention over the pages, in one function), and a
+    slot out of range (the run fails with the op's message and writes nothing)."""
+    llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
+    page, hkv, d = 16, 8 if full else 2, 128
+    tokens, pages = (4096, 512) if full else (40, 8)
+    slots = rng.permutation(pages * page)[:tokens]
+    slots[::64 if full else 9] = -1
+    repeated = rng.choice(np.flatnonzero(slots >= 0), 8 if full else 2, replace=False)
+    later = np.flatnonzero(slots >= 0)[-1]
+    slots[repeated[repeated < later]] = slots[later]
+    positions = rng.integers(0, 131072, size=tokens)
+    written = int(np.unique(slots[slots >= 0]).size)
+    out = [_append_case("append_kv_llama3_bf16", rng, "bf16", "nhd", hkv, (pages, page),
+                        slots, positions, LLAMA3_IR, llama3_ref, timed=True,
+                        bytes_moved=4 * written * hkv * d * 2,
+                        notes=f"{tokens} tokens into {pages} pages of {page} (nhd), some "
+                              "slots -1, some repeated; GB/s of the rows read and written")]
+    out.append(_decode_step_case(rng, full, llama3_ref))
+    small = 6
+    bad = rng.permutation(4 * page)[:small]
+    bad[3] = 4 * page  # the capacity: one past the last slot
+    out.append(_append_case(
+        "append_kv_bad_slot_f32", rng, "f32", "hnd", 2, (4, page), bad,
+        None, None, None, error=f"slot {4 * page} (entry 3) is out of range",
+        error_report="pe_runtime_slot_out_of_range",
+        notes="slot = capacity: the call fails, the caches are unchanged"))
+    return out
+
+
+def _append_case(name, rng, dtype, layout, hkv, pages, slots, positions, rope_ir, rope_ref,
+                 timed=False, bytes_moved=0, notes="", error="", error_report="") -> Case:
+    """pe.append_kv of len(slots) new rows (D = 128) into caches of `pages` = (count,
+    page size) in `layout`, updated in place; keys rotated when `rope_ir` is given."""
+    d, tokens = 128, len(slots)
+    count, page = pages
+    cache = (count, page, hkv, d) if layout == "nhd" else (count, hkv, page, d)
+    k, v = _quantized(rng, (tokens, hkv, d), dtype), _quantized(rng, (tokens, hkv, d), dtype)
+    kc, vc = _quantized(rng, cache, dtype), _quantized(rng, cache, dtype)
+    rt, ct, st = _ttype((tokens, hkv, d), dtype), _ttype(cache, dtype), _ttype((tokens,), "i64")
+    args, arg_types = [k, v, kc, vc, slots.astype(np.int64)], [dtype] * 4 + ["i64"]
+    positioned, rotate, pos_arg = "", "", ""
+    if rope_ir:
+        args.append(positions.astype(np.int64))
+        arg_types.append("i64")
+        positioned, rotate, pos_arg = f" positions(%pos : {st})", f" rope({rope_ir})", \
+            f", %pos: {st}"
+    ir = (f"func.func @{name}(%k: {rt}, %v: {rt}, %kc: {ct} {{pe.in_place}}, "
+          f"%vc: {ct} {{pe.in_place}}, %slots: {st}{pos_arg}) -> ({ct}, {ct}) {{\n"
+          f"  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {st}){positioned} "
+          f"layout({layout}){rotate}\n       : {rt}, {rt} -> {ct}, {ct}\n"
+          f"  return %a, %b : {ct}, {ct}\n}}\n")
+
+    def reference(a, sample):
+        if error:  # nothing is written
+            return [a[2], a[3]]
+        return list(ref.append_kv(a[0], a[1], a[2], a[3], a[4], layout,
+                                  a[5] if rope_ir else None, rope_ref))
+
+    metric, limit = ("ulp", 1.0) if dtype != "f32" else ("scaled", 1e-6)
+    return Case(name, ir, args, arg_types, [dtype, dtype], reference, metric, limit,
+                bytes_moved=bytes_moved, timed=timed, in_place=[2, 3], error=error,
+                error_report=error_report,
+                notes=notes + ("" if error else f"; rotated keys within {limit:g} "
+                               f"{'ulp' if metric == 'ulp' else 'of the largest'}"))
+
+
+def _decode_step_case(rng, full: bool, llama3_ref) -> Case:
+    """A serving engine's decode step in one function: each sequence's new token (its
+    key rotated by llama3 RoPE) appended at its last position of a paged bf16 cache in
+    place, then paged attention of the batch over the pages (GQA 32/8, D = 128, RoPE on
+    the queries)."""
+    name, dtype, page, d = "decode_step_append_paged_bf16", "bf16", 16, 128
+    hq, hkv = (32, 8) if full else (4, 2)
+    lens = np.array([1024, 2048, 4096, 8192, 16384, 32768, 3000, 12000] if full
+                    else [1, 17, 40, 33, 64, 5, 90, 24], dtype=np.int32)
+    counts = -(-lens // page)
+    order = rng.permutation(int(counts.sum()))
+    table = np.full((len(lens), int(counts.max())), -1, dtype=np.int32)
+    start = 0
+    for b, n in enumerate(counts):
+        table[b, :n] = order[start:start + n]
+        start += n
+    last = lens - 1  # the new token is each sequence's last key
+    slots = (table[np.arange(len(lens)), last // page].astype(np.int64) * page + last % page)
+    cu = np.arange(len(lens) + 1, dtype=np.int32)
+    cache = (int(counts.sum()), page, hkv, d)
+    q = _quantized(rng, (len(lens), hq, d), dtype)
+    k, v = _quantized(rng, (len(lens), hkv, d), dtype), _quantized(rng, (len(lens), hkv, d), dtype)
+    kc, vc = _quantized(rng, cache, dtype), _quantized(rng, cache, dtype)
+    qt, rt, ct = (_ttype((len(lens), hq, d), dtype), _ttype((len(lens), hkv, d), dtype),
+                  _ttype(cache, dtype))
+    st, bt = _ttype((len(lens),), "i64"), _ttype(table.shape, "i32")
+    lt, cut = _ttype(lens.shape, "i32"), _ttype(cu.shape, "i32")
+    rope = f"rope({LLAMA3_IR})"
+    ir = (f"func.func @{name}(%q: {qt}, %k: {rt}, %v: {rt}, %kc: {ct} {{pe.in_place}}, "
+          f"%vc: {ct} {{pe.in_place}}, %slots: {st}, %pos: {st}, %bt: {bt}, %lens: {lt}, "
+          f"%cu: {cut}) -> ({qt}, {ct}, {ct}) {{\n"
+          f"  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {st}) "
+          f"positions(%pos : {st}) layout(nhd) {rope}\n       : {rt}, {rt} -> {ct}, {ct}\n"
+          f"  %o = pe.paged_attention %q, %a, %b block_table(%bt : {bt}) kv_lens(%lens : {lt}) "
+          f"cu_seqlens(%cu : {cut}) causal {rope}\n       : {qt}, {ct}, {ct} -> {qt}\n"
+          f"  return %o, %a, %b : {qt}, {ct}, {ct}\n}}\n")
+
+    def reference(a, sample):
+        new_k, new_v = ref.append_kv(a[1], a[2], a[3], a[4], a[5], "nhd", a[6], llama3_ref)
+        o = ref.paged_attention(a[0], new_k, new_v, a[7], a[8], a[9], "nhd", causal=True,
+                                rope=llama3_ref)
+        return [o, new_k, new_v]
+
+    keys = int(lens.sum())
+    return Case(name, ir, [q, k, v, kc, vc, slots, last.astype(np.int64), table, lens, cu],
+                [dtype] * 5 + ["i64", "i64", "i32", "i32", "i32"], [dtype] * 3, reference,
+                "scaled", 1.6e-2, bytes_moved=2 * keys * hkv * d * 2, timed=True,
+                flops=4 * hq * d * keys, in_place=[3, 4],
+                notes="decode of 8 requests, KV 1k..32k (small: 1..90), page 16: the new "
+                      "tokens appended (K rotated), then attention over the pages; GB/s of "
+                      "the K/V read; within 1.6e-2 of the largest output")
 
 
 def _paged_case(name, rng, dtype, layout, hq, hkv, sequences, attrs_ir, attrs_ref,

@@ -109,8 +109,54 @@ def from_device(cp, array, dtype: str) -> np.ndarray:
 
 
 def run_library(library: str, case) -> list:
+    """The case through its library's C interface: the returned results, then the
+    arguments it updates in place as they are after the call."""
     module = runner.load(library, os.path.splitext(library)[0] + ".interface.json")
-    return module.call(case.name, *[host_array(a, t) for a, t in zip(case.args, case.arg_types)])
+    args = [host_array(a, t) for a, t in zip(case.args, case.arg_types)]
+    return module.call(case.name, *args) + [args[i] for i in case.in_place]
+
+
+def run_failing(case, entry, folder: str, cp) -> dict:
+    """A case that must fail: through the C interface with a message that contains
+    `case.error`, through the replay at the check that reports `case.error_report`; the
+    arguments updated in place unchanged either way (nothing was written)."""
+    out = {"name": case.name, "notes": case.notes}
+    unchanged = [case.args[i] for i in case.in_place]
+
+    def outcome(run, expected: str, kind) -> dict:
+        try:
+            got = run()
+        except kind as e:  # noqa: PERF203
+            message = getattr(e, "message", str(e))
+            written = [error(g, w, t, case.metric) for g, w, t in
+                       zip(got_in_place, unchanged, case.result_types)]
+            ok = expected in message and max(written, default=0.0) == 0.0
+            return {"metric": "expected error", "error": 0.0 if ok else 1.0, "limit": 0.0,
+                    "ok": ok, "message": message[-300:]}
+        return {"metric": "expected error", "error": 1.0, "limit": 0.0, "ok": False,
+                "message": f"no error (returned {len(got)} results)"}
+
+    library = (os.path.join(folder, entry["library"]) if cp else
+               cpu_library(case, os.path.join(folder, "cpu-libraries")))
+    module = runner.load(library, os.path.splitext(library)[0] + ".interface.json")
+    args = [host_array(a, t) for a, t in zip(case.args, case.arg_types)]
+    got_in_place = [args[i] for i in case.in_place]
+    out["c_interface"] = outcome(lambda: module.call(case.name, *args), case.error,
+                                 runner.KernelError)
+    if cp is not None and entry["replayable"]:
+        manifest = replay.load_manifest(os.path.join(folder, entry["manifest"]))
+        fn = replay.CupyFunction(manifest, os.path.join(folder, entry["binary"]), case.name)
+        inputs = [device_array(cp, a, t) for a, t in zip(case.args, case.arg_types)]
+
+        def call():
+            try:
+                return fn(*inputs)
+            finally:
+                cp.cuda.Device().synchronize()
+                got_in_place[:] = [from_device(cp, inputs[i], case.arg_types[i])
+                                   for i in case.in_place]
+        out["manifest"] = outcome(call, case.error_report, RuntimeError)
+    return out
 
 
 def time_gpu(cp, call, repeats: int) -> dict:
@@ -272,6 +318,8 @@ def cpu_library(case, workdir: str) -> str:
 def run_case(case, entry, folder: str, cp, torch, options) -> dict:
     """Check (and with `options.time`, time) one case; `cp` None: the CPU dry run.
     `options`: repeats, time, replay_only, reference (False: run only, for a profiler)."""
+    if case.error:
+        return run_failing(case, entry, folder, cp)
     out = {"name": case.name, "notes": case.notes}
     if cp is None and case.gpu_only:
         out["skipped"] = "GPU only"
@@ -287,7 +335,7 @@ def run_case(case, entry, folder: str, cp, torch, options) -> dict:
         manifest = replay.load_manifest(os.path.join(folder, entry["manifest"]))
         fn = replay.CupyFunction(manifest, os.path.join(folder, entry["binary"]), case.name)
         inputs = [device_array(cp, a, t) for a, t in zip(case.args, case.arg_types)]
-        results = fn(*inputs)
+        results = fn(*inputs) + [inputs[i] for i in case.in_place]
         cp.cuda.Device().synchronize()
         if want is not None:
             out["manifest"] = compare(case, [from_device(cp, r, t) for r, t in

@@ -102,8 +102,10 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   // Paged attention without pe-gpu-tile-attention is refused.
   pm.addPass(pe::createPEExpandPagedAttention(
       pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));
-  if (options.tileRope)
+  if (options.tileRope) {
     pm.addPass(pe::createPEGpuTileRope());
+    pm.addPass(pe::createPEGpuTileAppendKv());
+  }
   pm.addPass(pe::createPELowerToLinalg());
   pe::addLinalgFusion(pm);
   // Buffers with the CPU pipeline's guarantees, then in device memory.

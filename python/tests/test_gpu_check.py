@@ -46,7 +46,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
             "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32",
-            "mla_absorbed_decode_bf16"} <= names
+            "mla_absorbed_decode_bf16", "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
+            "append_kv_bad_slot_f32"} <= names
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     assert total < 64 << 20
     for case in index["cases"]:
@@ -60,7 +61,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_attention_gqa_llama3_d128_bf16", "tc_prefill_gqa_llama3_d128_bf16",
             "tc_decode_gqa_llama3_d128_bf16", "tc_sync_attention_gqa_llama3_d128_bf16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "paged_decode_gqa_llama3_d128_bf16",
-            "paged_ragged_window_f32"} <= replayable
+            "paged_ragged_window_f32", "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
+            "append_kv_bad_slot_f32"} <= replayable
     # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync, the
     # others (--tensor-cores=false for bf16/f16 attention) on no tensor core.
     assert index["chip"] == "sm_90a"
@@ -144,6 +146,12 @@ def test_step2_dry_run_on_the_cpu_passes(prepared):
     skipped = {c["name"] for c in cases if "skipped" in c}
     assert skipped == {c["name"] for c in cases if c["name"].startswith("tc_")}
     assert all(c["c_interface"]["ok"] for c in cases if "skipped" not in c)
+    # The appends' in-place caches are compared (the C interface returns none), and the
+    # bad slot's run failed with the op's message.
+    by_name = {c["name"]: c for c in cases}
+    assert by_name["append_kv_llama3_bf16"]["c_interface"]["metric"] == "ulp"
+    failed = by_name["append_kv_bad_slot_f32"]["c_interface"]
+    assert failed["metric"] == "expected error" and "is out of range" in failed["message"]
     # Results are appended as they come, one JSON line per case.
     with open(os.path.join(out, "results.jsonl")) as f:
         assert [json.loads(line)["name"] for line in f] == [c["name"] for c in cases]

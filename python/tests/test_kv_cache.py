@@ -97,18 +97,26 @@ def _function_name(rope_name):
 AVX2 = ["--mcpu=x86-64-v3"] if "avx512f" in runner._cpu_flags() else None
 
 
+# The GPU pipeline's append (pe-gpu-tile-append-kv: the slots written, then a thread per
+# (token, KV head) row) run on the CPU.
+GPU_ON_CPU = ["--target=gpu-on-cpu", "--gpu-block-size=32", "--gpu-max-blocks=3"]
+TARGET_FLAGS = {"host": ["--num-threads=1"], "x86-64-v3": ["--num-threads=1", *(AVX2 or [])],
+                "gpu-on-cpu": GPU_ON_CPU}
+
+
 @pytest.fixture(scope="module",
                 params=[(layout, dtype, "host") for layout in ("dense", "nhd", "hnd")
                         for dtype in ("f32", "f16", "bf16")] +
                        ([(layout, dtype, "x86-64-v3") for layout in ("dense", "nhd", "hnd")
-                         for dtype in ("f16", "bf16")] if AVX2 else []),
+                         for dtype in ("f16", "bf16")] if AVX2 else []) +
+                       [(layout, dtype, "gpu-on-cpu") for layout in ("dense", "nhd", "hnd")
+                        for dtype in ("f32", "bf16")],
                 ids=lambda p: "-".join(p))
 def module(request):
     layout, dtype, target = request.param
     ir = "\n".join(_append_function(_function_name(n), layout, dtype, _rope(n)[0])
                    for n in _names(dtype))
-    return layout, dtype, runner.compile(
-        ir, ["--num-threads=1", *(AVX2 if target != "host" else [])])
+    return layout, dtype, runner.compile(ir, TARGET_FLAGS[target])
 
 
 def _inputs(layout, dtype, tokens, rng):
@@ -161,12 +169,14 @@ def test_append_against_reference(module):
 
 
 def test_repeated_slot_keeps_the_later_token(module):
+    """Slot 9 named twice (and, in the dense cache's second row, slot 5 twice in a row):
+    the later token's rows are kept."""
     layout, dtype, compiled = module
-    if layout == "dense":
-        pytest.skip("covered by the paged layouts: the loop over tokens is the same")
     rng = np.random.default_rng(3)
     k, v, kc, vc, _, pos = _inputs(layout, dtype, 4, rng)
     slots = np.array([9, 3, 9, -1], dtype=np.int64)
+    if layout == "dense":
+        slots = np.array([[9, 3, 9, -1], [5, 5, -1, 2]], dtype=np.int64)
     got_k, got_v = _run(compiled, "append_no_rope", dtype, k, v, kc, vc, slots, pos, None)
     want_k, want_v = reference.append_kv(k, v, kc, vc, slots, layout)
     np.testing.assert_array_equal(got_k, want_k)
@@ -347,6 +357,32 @@ func.func @step(%q: {t(hq, 1)}, %k: {t(HEADS, 1)}, %v: {t(HEADS, 1)},
         want = whole[:, :, s:s + 1]
         err = np.abs(out.astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
         assert err <= tolerance, f"step {s}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("target", ["host", "gpu-on-cpu"])
+def test_cache_read_after_an_append_is_the_old_one(target):
+    """Caches that are not `pe.in_place` and are still read after the append (here: returned
+    beside the new ones): the append writes a copy, the old caches come back as they were."""
+    attr, rope = _rope("llama3")
+    k, v, kc, vc, slots = _types("nhd", "f32")
+    ir = f"""
+func.func @append(%k: {k}, %v: {v}, %kc: {kc}, %vc: {vc}, %slots: {slots}, %pos: {slots})
+    -> ({kc}, {vc}, {kc}, {vc}) {{
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {slots}) positions(%pos : {slots})
+           layout(nhd) rope({attr}) : {k}, {v} -> {kc}, {vc}
+  return %a, %b, %kc, %vc : {kc}, {vc}, {kc}, {vc}
+}}"""
+    compiled = runner.compile(ir, TARGET_FLAGS[target])
+    rng = np.random.default_rng(29)
+    k, v, kc, vc, slots, pos = _inputs("nhd", "f32", 5, rng)
+    args = [a.astype(np.float32) for a in (k, v, kc, vc)]
+    new_k, new_v, old_k, old_v = compiled.call("append", *args, slots, pos)
+    want_k, want_v = reference.append_kv(k, v, kc, vc, slots, "nhd", pos, rope)
+    np.testing.assert_array_equal(old_k, kc)
+    np.testing.assert_array_equal(old_v, vc)
+    np.testing.assert_array_equal(new_v, want_v)
+    assert np.abs(new_k - want_k).max() / max(1.0, np.abs(want_k).max()) <= TOLERANCE["f32"]
+    assert not np.array_equal(new_k, kc)
 
 
 @pytest.mark.parametrize("layout", ["dense", "nhd", "hnd"])

@@ -165,8 +165,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
-      llvm::cl::desc("pe.rope as one pass over 16-byte chunks (pe-gpu-tile-rope; "
-                     "off: the reference linalg lowering)"),
+      llvm::cl::desc("pe.rope and pe.append_kv as parallel loops over 16-byte "
+                     "chunks (pe-gpu-tile-rope, pe-gpu-tile-append-kv; off: the "
+                     "reference linalg lowering)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> hostBuffers{
       *this, "host-buffers",

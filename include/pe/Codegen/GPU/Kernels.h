@@ -26,6 +26,11 @@ inline constexpr int64_t kMmaOperandAlignment = 16;
 /// channels are whole chunks.
 void populateGpuTileRopePatterns(RewritePatternSet &patterns);
 
+/// pe.append_kv -> one parallel loop over (batch row, token, KV head) that
+/// rotates each key row while it writes it into its slot
+/// (pe-gpu-tile-append-kv), where rows are whole 16-byte chunks.
+void populateGpuTileAppendKvPatterns(RewritePatternSet &patterns);
+
 /// pe.attention -> one parallel loop over (batch, query head, query, value
 /// chunk) holding the online softmax in registers (pe-gpu-tile-attention);
 /// with `tensorCores`, bf16/f16 prefill to pe_gpu.mma_attention instead.

@@ -207,6 +207,37 @@ def PEGpuTileRope : Pass<"pe-gpu-tile-rope"> {
   ];
 }
 
+def PEGpuTileAppendKv : Pass<"pe-gpu-tile-append-kv"> {
+  let summary = "Lower pe.append_kv to a parallel loop over the new rows that rotates K as it writes it (GPU)";
+  let description = [{
+    Every `pe.append_kv` whose key and value rows are whole chunks of 16
+    bytes of the cache (and whose rope, if any, has one position stream and
+    rotated pairs of whole chunks) becomes two parallel loops:
+
+    1. over the tokens: the slot each one writes, or -1 where its slot is
+       -1 or a later token of its batch row names the same slot (tokens
+       are written in order, so the later one is kept);
+    2. an `scf.parallel` over (batch row, token, KV head): a thread reads
+       its key row in 16-byte chunks, rotates them in f32 with its
+       position's cos/sin row (the tables computed once, as pe.rope computes
+       them) and writes them into the row of its slot, then copies the value
+       row. The rows written are disjoint, so the order of the threads does
+       not matter. The caches are the buffers bufferization gives them: the
+       caller's for a `pe.in_place` argument, else copies.
+
+    The op's run-time checks (sizes, slots in [-1, capacity), every buffer
+    16-byte aligned) come first. Other shapes are left to
+    pe-lower-to-linalg, whose loop over the tokens runs in one GPU thread.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
   let summary = "Lower pe.attention to a fused flash-attention loop without scores in memory (GPU)";
   let description = [{

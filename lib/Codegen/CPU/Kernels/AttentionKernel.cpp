@@ -202,6 +202,8 @@ static void runTask(KernelBuilder &g, const AttentionPlan &p, AttentionTask &tas
                     task.setHeadWalkTile(inner ? kCount : Value());
                     forHeads([&](Value) { task.processTile(k0, kCount, m); });
                   });
+  // kCount is a value of the stream's loop body: no use past it.
+  task.setHeadWalkTile(Value());
   forHeads(finish);
 }
 

@@ -144,7 +144,7 @@ struct KernelBuilder {
   }
   /// The loop with loop-carried values above, `factor` steps a trip (the
   /// body repeated), then the steps left one a trip (no such loop where the
-  /// bounds are constants that leave none). Needs lb <= ub.
+  /// bounds are constants that leave none). Runs no step where ub <= lb.
   SmallVector<Value>
   unrolledLoop(Value lb, Value ub, int64_t step, int64_t factor, ValueRange init,
                function_ref<SmallVector<Value>(Value, ValueRange)> body) {
@@ -157,7 +157,9 @@ struct KernelBuilder {
     if (first && last)
       split = index(*first + (*last - *first) / trip * trip);
     else
-      split = add(lb, mul(arith::DivUIOp::create(b, sub(ub, lb), index(trip)), index(trip)));
+      split = add(lb, mul(arith::DivUIOp::create(
+                              b, arith::MaxSIOp::create(b, sub(ub, lb), index(0)), index(trip)),
+                          index(trip)));
     SmallVector<Value> acc = loop(lb, split, index(trip), init, [&](Value iv, ValueRange a) {
       SmallVector<Value> next(a.begin(), a.end());
       for (int64_t i = 0; i < factor; ++i)

@@ -1,0 +1,338 @@
+//===- GpuTileAppendKv.cpp - pe-gpu-tile-append-kv ------------------------===//
+//
+// pe.append_kv for the GPU: one parallel loop over (batch row, token, KV
+// head), a thread per row of head_dim channels. The thread reads its key row
+// in 16-byte chunks, rotates them in f32 with the cos/sin row of its
+// token's position and writes them straight into the cache slot (K is
+// rotated once, as it enters the cache; no temporary), then copies the
+// value row.
+//
+// Tokens are written in order: where two tokens name one slot, the later
+// one is kept. A first parallel loop gives every token its slot or -1 (no
+// write) when the slot is -1 or a later token of its batch row names it
+// too, so the rows the second loop writes are disjoint and need no order.
+//
+// The caches are written as the buffers bufferization gives them: in place
+// where it may (the caller's cache for a `pe.in_place` argument), else a
+// copy. Rows, tables and caches are read and written in 16-byte accesses
+// (checked aligned at run time).
+//
+//===----------------------------------------------------------------------===//
+#include "pe/Codegen/GPU/Passes.h"
+#include "pe/Dialect/PE/IR/PE.h"
+#include "pe/Dialect/PE/Utils/KernelUtils.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
+#include "pe/Dialect/PE/Utils/RopeBuilders.h"
+#include "pe/Dialect/PE/Utils/ValueUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::pe {
+#define GEN_PASS_DEF_PEGPUTILEAPPENDKV
+#include "pe/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::pe
+
+using namespace mlir;
+using namespace mlir::pe;
+
+namespace {
+
+/// Bytes of one GPU vector access (ld.global.v4.b32).
+constexpr int64_t kChunkBytes = 16;
+
+struct GpuTileAppendKv : OpRewritePattern<AppendKvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AppendKvOp op, PatternRewriter &rewriter) const override {
+    if (LogicalResult shape = checkShape(op, rewriter); failed(shape))
+      return shape;
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value capacity = buildAppendKvChecks(b, op, op.getKey(), op.getValue(), op.getKeyCache(),
+                                         op.getValueCache(), op.getSlots(), op.getPositions());
+    Value cos, sin;
+    if (RopeAttr rope = op.getRopeAttr()) {
+      Value positions = op.getPositions();
+      if (op.isPaged())
+        positions = buildAppendTokenPositions(b, positions, /*multiStream=*/false);
+      std::tie(cos, sin) = buildRopeTables(b, rope, positions, b.getF32Type());
+    }
+    Value written = buildWrittenSlots(b, op.getSlots(), capacity);
+    rewriter.replaceOp(op, buildRowLoop(b, op, written, cos, sin));
+    return success();
+  }
+
+private:
+  /// Elements of one 16-byte chunk of the cache.
+  static int64_t chunkLanes(AppendKvOp op) {
+    Type element = cast<RankedTensorType>(op.getKeyCache().getType()).getElementType();
+    return kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+  }
+
+  /// Rows of whole chunks (the rotated half and the pass-through channels
+  /// too), one position stream, rows not read from a cache; anything else is
+  /// left to pe-lower-to-linalg.
+  static LogicalResult checkShape(AppendKvOp op, PatternRewriter &rewriter) {
+    const int64_t lanes = chunkLanes(op);
+    const int64_t d = op.getKey().getType().getShape().back();
+    const int64_t dv = op.getValue().getType().getShape().back();
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % lanes || dv % lanes)
+      return rewriter.notifyMatchFailure(op, "rows are not whole 16-byte chunks");
+    if (RopeAttr rope = op.getRopeAttr()) {
+      if (rope.isMultiStream())
+        return rewriter.notifyMatchFailure(op, "multi-stream rope");
+      const RotatedChannels rotation = RotatedChannels::of(rope);
+      if ((rope.getRotaryDim() / 2) % lanes || !rotation.passThroughAligned(d, lanes))
+        return rewriter.notifyMatchFailure(op, "rotated pairs are not whole chunks");
+    }
+    if (!SymbolTable::getNearestSymbolTable(op) ||
+        largestConstantTable(op) > kMaxConstantTableEntries)
+      return rewriter.notifyMatchFailure(op, "left to the reference lowering");
+    // Rows taken from a cache could be read after their slot is written.
+    for (Value rows : {op.getKey(), op.getValue()})
+      for (Value cache : {op.getKeyCache(), op.getValueCache()})
+        if (derivesFrom(rows, cache))
+          return rewriter.notifyMatchFailure(op, "new rows read from a cache");
+    return success();
+  }
+
+  /// Whether `value` is `source` or a view, cast or reshape of it.
+  static bool derivesFrom(Value value, Value source) {
+    while (value != source) {
+      Operation *def = value.getDefiningOp();
+      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+                           tensor::CollapseShapeOp>(def))
+        return false;
+      value = def->getOperand(0);
+    }
+    return true;
+  }
+
+  /// The slot each token is written to, -1 for none: slots[.., t] where it
+  /// is in [0, capacity) and no later token t' > t of its row names it,
+  /// else -1 (i64, the shape of `slots`). A parallel loop over the tokens,
+  /// each scanning the tokens after it.
+  static Value buildWrittenSlots(ImplicitLocOpBuilder &b, Value slots, Value capacity) {
+    auto type = cast<RankedTensorType>(slots.getType());
+    const int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(tensor::getMixedSize(b, b.getLoc(), slots, d));
+    Value init = tensor::EmptyOp::create(b, sizes, b.getI64Type());
+    Value tokens = dimValue(b, slots, rank - 1);
+    AffineMap identity = b.getMultiDimIdentityMap(rank);
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, init.getType(), ValueRange{}, ValueRange{init}, ArrayRef<AffineMap>{identity},
+        iterators, [&](OpBuilder &nb, Location loc, ValueRange) {
+          ImplicitLocOpBuilder n(loc, nb);
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d)
+            at.push_back(linalg::IndexOp::create(n, d));
+          Value slot = extendToI64(n, tensor::ExtractOp::create(n, slots, at));
+          Value zero = arith::ConstantIntOp::create(n, n.getI64Type(), 0);
+          Value inRange = arith::AndIOp::create(
+              n, arith::CmpIOp::create(n, arith::CmpIPredicate::sge, slot, zero),
+              arith::CmpIOp::create(n, arith::CmpIPredicate::slt, slot, capacity));
+          Value next = arith::AddIOp::create(n, at.back(), arith::ConstantIndexOp::create(n, 1));
+          Value noLater = arith::ConstantIntOp::create(n, n.getI1Type(), 1);
+          auto scan = scf::ForOp::create(
+              n, next, tokens, arith::ConstantIndexOp::create(n, 1), ValueRange{noLater},
+              [&](OpBuilder &sb, Location sloc, Value later, ValueRange carried) {
+                ImplicitLocOpBuilder s(sloc, sb);
+                SmallVector<Value> laterAt(at);
+                laterAt.back() = later;
+                Value other = extendToI64(s, tensor::ExtractOp::create(s, slots, laterAt));
+                Value differs = arith::CmpIOp::create(s, arith::CmpIPredicate::ne, other, slot);
+                scf::YieldOp::create(s, ValueRange{arith::AndIOp::create(s, carried[0],
+                                                                         differs)});
+              });
+          Value kept = arith::AndIOp::create(n, inRange, scan.getResult(0));
+          Value none = arith::ConstantIntOp::create(n, n.getI64Type(), -1);
+          linalg::YieldOp::create(n, ValueRange{arith::SelectOp::create(n, kept, slot, none)});
+        });
+    return generic.getResult(0);
+  }
+
+  /// The caches after a parallel loop over (batch row, token, KV head) that
+  /// writes each written token's key row (rotated) and value row into the
+  /// row of its slot. Buffers: the rows, slots and tables read-only, the
+  /// caches as the buffers they are written in (in place where bufferization
+  /// finds them writable and not read after, else copies of them).
+  static SmallVector<Value> buildRowLoop(ImplicitLocOpBuilder &b, AppendKvOp op, Value written,
+                                         Value cos, Value sin) {
+    const bool paged = op.isPaged();
+    Buffers buf{toReadOnlyBuffer(b, op.getKey()), toReadOnlyBuffer(b, op.getValue()),
+                toReadOnlyBuffer(b, cos), toReadOnlyBuffer(b, sin),
+                toWrittenBuffer(b, op.getKeyCache()), toWrittenBuffer(b, op.getValueCache())};
+    for (Value buffer : {buf.keys, buf.values, buf.cos, buf.sin, buf.keyCache, buf.valueCache})
+      if (buffer)
+        buildAlignmentCheck(b, op, buffer, kChunkBytes);
+    Value slots = toReadOnlyBuffer(b, written);
+    Value zeroIndex = arith::ConstantIndexOp::create(b, 0);
+    Value oneIndex = arith::ConstantIndexOp::create(b, 1);
+    SmallVector<Value> bounds = {paged ? oneIndex : memref::DimOp::create(b, buf.keys, 0),
+                                 memref::DimOp::create(b, buf.keys, paged ? 0 : 2),
+                                 memref::DimOp::create(b, buf.keys, 1)};
+    Value pageSize;
+    if (paged)
+      pageSize = memref::DimOp::create(b, buf.keyCache,
+                                       op.getLayout() == CacheLayout::nhd ? 1 : 2);
+    auto loop = scf::ParallelOp::create(b, SmallVector<Value>(3, zeroIndex), bounds,
+                                        SmallVector<Value>(3, oneIndex));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      // (A copy: the loop returns its induction variables by value.)
+      SmallVector<Value> ivs(loop.getInductionVars());
+      Value batch = ivs[0], token = ivs[1], head = ivs[2];
+      const bool rowSlots = cast<MemRefType>(slots.getType()).getRank() == 2;
+      Value slot = memref::LoadOp::create(
+          b, slots, rowSlots ? ValueRange{batch, token} : ValueRange{token});
+      Value write = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, slot,
+                                          arith::ConstantIntOp::create(b, b.getI64Type(), 0));
+      auto ifWrite = scf::IfOp::create(b, write, /*withElseRegion=*/false);
+      b.setInsertionPoint(ifWrite.thenBlock()->getTerminator());
+      Value at = arith::IndexCastOp::create(b, b.getIndexType(), slot);
+      RowAt rows{paged ? SmallVector<Value>{token, head} : SmallVector<Value>{batch, head, token},
+                 {}, cacheOffsets(b, op, batch, head, at, pageSize)};
+      if (cos)
+        rows.table = paged ? SmallVector<Value>{token, zeroIndex}
+                     : cast<MemRefType>(buf.cos.getType()).getRank() == 2
+                         ? SmallVector<Value>{token}
+                         : SmallVector<Value>{batch, token};
+      writeKeyRow(b, op, buf, rows);
+      copyRow(b, buf.values, buf.valueCache, rows);
+    }
+    return {toResultTensor(b, buf.keyCache, op.getNewKeyCache().getType()),
+            toResultTensor(b, buf.valueCache, op.getNewValueCache().getType())};
+  }
+
+  /// The buffers the row loop reads and writes (tables null without a rope).
+  struct Buffers {
+    Value keys, values, cos, sin, keyCache, valueCache;
+  };
+
+  /// Where a thread's rows are: [t, h] (pages) or [b, h, t] (dense) in the
+  /// new rows, the start of its cos/sin row, and its cache row.
+  struct RowAt {
+    SmallVector<Value> row, table, cache;
+  };
+
+  /// `cache` as the buffer the kernel writes: its own where bufferization
+  /// may write it in place, else a copy (identity layout).
+  static Value toWrittenBuffer(ImplicitLocOpBuilder &b, Value cache) {
+    auto type = cast<RankedTensorType>(cache.getType());
+    return bufferization::ToBufferOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType()), cache,
+        /*read_only=*/false);
+  }
+
+  /// The indices of the cache row of slot `at`: [b, h, at] (dense),
+  /// [page, row, h] (nhd) or [page, h, row] (hnd).
+  static SmallVector<Value> cacheOffsets(ImplicitLocOpBuilder &b, AppendKvOp op, Value batch,
+                                         Value head, Value at, Value pageSize) {
+    if (!op.isPaged())
+      return {batch, head, at};
+    Value page = arith::DivUIOp::create(b, at, pageSize);
+    Value row = arith::RemUIOp::create(b, at, pageSize);
+    if (op.getLayout() == CacheLayout::nhd)
+      return {page, row, head};
+    return {page, head, row};
+  }
+
+  static SmallVector<Value> indices(ArrayRef<Value> prefix, Value last) {
+    SmallVector<Value> index(prefix);
+    index.push_back(last);
+    return index;
+  }
+
+  /// `n` elements of `buffer` from `at` + [channel], 16-byte aligned.
+  static Value load(ImplicitLocOpBuilder &b, Value buffer, ArrayRef<Value> at, Value channel,
+                    int64_t n) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    return vector::LoadOp::create(b, VectorType::get({n}, element), buffer,
+                                  indices(at, channel), /*nontemporal=*/false,
+                                  llvm::Align(kChunkBytes));
+  }
+
+  /// `v` stored into `cache` at `at` + [channel], rounded once to the
+  /// cache's element type, 16-byte aligned.
+  static void store(ImplicitLocOpBuilder &b, Value v, Value cache, ArrayRef<Value> at,
+                    Value channel) {
+    Type element = cast<MemRefType>(cache.getType()).getElementType();
+    if (cast<VectorType>(v.getType()).getElementType() != element)
+      v = convertFloat(b, v, element);
+    vector::StoreOp::create(b, v, cache, indices(at, channel), /*nontemporal=*/false,
+                            llvm::Align(kChunkBytes));
+  }
+
+  /// Elements of one 16-byte chunk of `cache`.
+  static int64_t lanesOf(Value cache) {
+    return kChunkBytes /
+           (cast<MemRefType>(cache.getType()).getElementType().getIntOrFloatBitWidth() / 8);
+  }
+
+  /// body(channel) for the chunks [from, to) of `lanes`, unrolled.
+  static void forEachChunk(ImplicitLocOpBuilder &b, int64_t from, int64_t to, int64_t lanes,
+                           function_ref<void(Value)> body) {
+    for (int64_t c = from; c < to; c += lanes)
+      body(arith::ConstantIndexOp::create(b, c));
+  }
+
+  /// The new row of `rows` copied into the cache row.
+  static void copyRow(ImplicitLocOpBuilder &b, Value rows, Value cache, const RowAt &at) {
+    const int64_t lanes = lanesOf(cache);
+    forEachChunk(b, 0, cast<MemRefType>(rows.getType()).getShape().back(), lanes, [&](Value c) {
+      store(b, load(b, rows, at.row, c, lanes), cache, at.cache, c);
+    });
+  }
+
+  /// The new key row rotated by its table row (f32 arithmetic, pe.rope's)
+  /// and written into the cache row; copied without a rope.
+  static void writeKeyRow(ImplicitLocOpBuilder &b, AppendKvOp op, const Buffers &buf,
+                          const RowAt &at) {
+    RopeAttr rope = op.getRopeAttr();
+    if (!rope)
+      return copyRow(b, buf.keys, buf.keyCache, at);
+    const int64_t lanes = lanesOf(buf.keyCache);
+    const RotatedChannels rotation = RotatedChannels::of(rope);
+    forEachChunk(b, 0, rope.getRotaryDim() / 2, lanes, [&](Value pair) {
+      Value cos = load(b, buf.cos, at.table, pair, lanes);
+      Value sin = load(b, buf.sin, at.table, pair, lanes);
+      buildVectorPairRotation(
+          b, cos, sin, pair, rotation,
+          [&](Value c, int64_t n) { return extendToF32(b, load(b, buf.keys, at.row, c, n)); },
+          [&](Value v, Value c) { store(b, v, buf.keyCache, at.cache, c); });
+    });
+    const int64_t d = cast<MemRefType>(buf.keys.getType()).getShape().back();
+    for (auto [begin, end] : rotation.passThrough(d))
+      forEachChunk(b, begin, end, lanes, [&](Value c) {
+        store(b, load(b, buf.keys, at.row, c, lanes), buf.keyCache, at.cache, c);
+      });
+  }
+};
+
+struct GpuTileAppendKvPass : pe::impl::PEGpuTileAppendKvBase<GpuTileAppendKvPass> {
+  void runOnOperation() override {
+    if (failed(checkLoweringRoot(getOperation(), "pe-gpu-tile-append-kv")))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateGpuTileAppendKvPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void mlir::pe::populateGpuTileAppendKvPatterns(RewritePatternSet &patterns) {
+  patterns.add<GpuTileAppendKv>(patterns.getContext());
+}
