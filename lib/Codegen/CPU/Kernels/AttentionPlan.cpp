@@ -110,12 +110,19 @@ int64_t decodeKeysPerTile(const AttentionPlan &p, const CpuTarget &target) {
 /// / 126.5 with 24 / 36 / 48 / 72 / 96 keys; S = 512 9.7 -> 9.0 and MHA
 /// S = 2048 133.7 -> 128.7 from 96 keys to 48; bf16 on the FMAs, GQA S =
 /// 2048, 125 -> 120.
-int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
+/// The keys of a tile are a multiple of this: whole key pairs (the bf16
+/// pair kernels), whole micro-tiles, whole AMX tiles of 96.
+int64_t keyTileMultiple(const AttentionPlan &p) {
   int64_t multiple = p.kind == AttentionKernelKind::Decode
                          ? 2
                          : std::lcm<int64_t>(p.keysPerMicroTile, 2);
   if (p.kind == AttentionKernelKind::Amx)
     multiple = std::lcm<int64_t>(multiple, 96);
+  return multiple;
+}
+
+int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
+  const int64_t multiple = keyTileMultiple(p);
   // Scratch per key: K and S^T; per task: Q, O and the row statistics.
   int64_t bytesPerKey = 4 * (p.headDim + p.valueDim + p.rows + 2);
   int64_t preferred = 96;
@@ -235,6 +242,15 @@ std::optional<AttentionPlan> planWithOptions(AttentionOp op, const TileAttention
   p.blockStateBytes = *state;
   p.keysPerTile = keysPerTile(p, options);
   std::optional<int64_t> bytes = scratchBytes(p);
+  // Wide heads with many rows (absorbed latent attention: 576 channels, 128
+  // query heads on one KV head) take shorter tiles until the task's scratch
+  // fits; a tile size the options named stays as named.
+  const int64_t multiple = keyTileMultiple(p);
+  while ((!bytes || *bytes > kMaxTaskScratchBytes) && options.blockKeys <= 0 &&
+         p.keysPerTile > multiple) {
+    p.keysPerTile = std::max(multiple, p.keysPerTile / 2 / multiple * multiple);
+    bytes = scratchBytes(p);
+  }
   if (!bytes || *bytes > kMaxTaskScratchBytes)
     return std::nullopt;
   p.taskScratchBytes = *bytes;
