@@ -15,7 +15,8 @@ process - or a hang costs that case only: the next worker takes the rest):
 2. full: the machine's limits (copy bandwidth, bf16 matmul rate), then every case at full
    size, checked and, where marked, timed (`measure.py`), with PyTorch beside it;
 3. sanitizer: compute-sanitizer memcheck, racecheck and synccheck over small cases of each
-   kernel family (RoPE, SIMT attention and its decode merge, both tensor-core kernels);
+   kernel family (RoPE, SIMT attention and its decode merge, both tensor-core kernels, the
+   KV-cache append and a decode step over pages);
 4. profile: the SASS of the prefill target's kernels (cuobjdump) and one Nsight Compute
    profile of its attention launch.
 
@@ -46,7 +47,8 @@ import report  # noqa: E402
 PROTOCOL = "@@"  # worker -> driver lines: "@@start NAME", "@@result JSON"
 SANITIZED = ["rope_llama3_qk_bf16", "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16",
              "tc_attention_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
-             "tc_sync_attention_gqa_llama3_d128_bf16"]
+             "tc_sync_attention_gqa_llama3_d128_bf16", "append_kv_llama3_bf16",
+             "decode_step_append_paged_bf16"]
 PROFILED = "tc_prefill_gqa_llama3_d128_bf16"
 
 

@@ -80,6 +80,8 @@ struct GpuMapParallelLoopsPass
         mapToLaunch(loop);
       } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
         loadThroughScratch(load);
+      } else if (auto check = dyn_cast<scf::ForOp>(op); check && writesNothing(check)) {
+        mapToLaunch(toParallel(check));
       } else {
         runInOneThread(op);
       }
@@ -94,6 +96,50 @@ struct GpuMapParallelLoopsPass
                return isa<memref::LoadOp, memref::StoreOp>(inner) ? WalkResult::interrupt()
                                                                   : WalkResult::advance();
              }).wasInterrupted();
+  }
+
+  /// Whether `loop` carries no values, holds no loop and its body writes no
+  /// memory: it reads and reports run-time errors (a check of each entry of
+  /// an index tensor such as a KV-cache append's slots), so its iterations
+  /// are independent and may run one a GPU thread. Where several iterations
+  /// report, the first thread to claim the record is reported (on the CPU,
+  /// the first iteration). Nested loops (a block table's check, sequence by
+  /// sequence) stay in one thread.
+  static bool writesNothing(scf::ForOp loop) {
+    if (loop.getNumResults() != 0)
+      return false;
+    return !loop.getBody()
+                ->walk([](Operation *op) {
+                  if (isa<LoopLikeOpInterface>(op))
+                    return WalkResult::interrupt();
+                  // Error reports: deferred to the host (deferCalls).
+                  if (isa<func::CallOp>(op))
+                    return WalkResult::advance();
+                  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+                    return WalkResult::advance();
+                  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+                  if (!effects || effects.hasEffect<MemoryEffects::Write>() ||
+                      effects.hasEffect<MemoryEffects::Allocate>() ||
+                      effects.hasEffect<MemoryEffects::Free>())
+                    return WalkResult::interrupt();
+                  return WalkResult::advance();
+                })
+                .wasInterrupted();
+  }
+
+  /// `loop` (no loop-carried values) as the scf.parallel of its iterations.
+  static scf::ParallelOp toParallel(scf::ForOp loop) {
+    ImplicitLocOpBuilder b(loop.getLoc(), loop);
+    auto parallel = scf::ParallelOp::create(b, ValueRange{loop.getLowerBound()},
+                                            ValueRange{loop.getUpperBound()},
+                                            ValueRange{loop.getStep()});
+    Block *body = parallel.getBody();
+    loop.getInductionVar().replaceAllUsesWith(parallel.getInductionVars()[0]);
+    body->getOperations().splice(body->begin(), loop.getBody()->getOperations(),
+                                 loop.getBody()->begin(),
+                                 std::prev(loop.getBody()->end()));
+    loop.erase();
+    return parallel;
   }
 
   /// A launch of `grid` x `block` threads whose kernel is outlined as

@@ -28,7 +28,11 @@ def PEGpuMapParallelLoops : Pass<"pe-gpu-map-parallel-loops", "func::FuncOp"> {
     Host work that reads or writes buffers outside parallel loops runs on
     the GPU too, so that host code never dereferences a device pointer: an
     outermost `scf.for` or `memref.store` that touches memory becomes a
-    one-thread launch (a reduction to a scalar, for example), and a scalar
+    one-thread launch (a reduction to a scalar, for example), except an
+    `scf.for` that carries no values, holds no loop and writes no memory
+    (an op's run-time check of each entry of an index tensor: its
+    iterations are independent), which is launched as a parallel loop; a
+    scalar
     `memref.load` copies its element to a device scratch buffer in a
     one-thread launch and from there to a host stack slot (`gpu.memcpy`).
 
