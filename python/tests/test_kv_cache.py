@@ -226,7 +226,7 @@ PARTIAL_APPENDS = {"half-first-32": dict(theta=10000.0, rotary_dim=32),
 
 @pytest.mark.parametrize("name", list(PARTIAL_APPENDS))
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("target", ["host"] + (["x86-64-v3"] if AVX2 else []))
+@pytest.mark.parametrize("target", ["host", "gpu-on-cpu"] + (["x86-64-v3"] if AVX2 else []))
 def test_append_partial_rotary_blocks(name, dtype, target):
     """Keys of 64 channels whose rotated block is half of them (first or last), paged (nhd)
     and dense with slots [B, S] beside positions [S] shared by the batch, against the
@@ -251,15 +251,18 @@ def test_append_partial_rotary_blocks(name, dtype, target):
            rope({attr}) : {rows}, {rows} -> {cache}, {cache}
   return %a, %b : {cache}, {cache}
 }}"""
-    module = runner.compile(paged + dense, ["--num-threads=1",
-                                            *(AVX2 if target != "host" else [])])
+    shared = dense.replace("@dense", "@dense_shared").replace(
+        f"tensor<{batch}x?xi64>", "tensor<?xi64>")
+    module = runner.compile(paged + dense + shared, TARGET_FLAGS[target])
     rng = np.random.default_rng(4)
     make = lambda shape: round_to(rng.standard_normal(shape) * 2, dtype)  # noqa: E731
     positions = rng.integers(0, 50000, size=tokens).astype(np.int64)
     cases = {"paged": ((tokens, heads, d), (pages, page, heads, d),
                        rng.permutation(pages * page)[:tokens].astype(np.int64), "nhd"),
              "dense": ((batch, heads, tokens, d), (batch, heads, smax, d),
-                       np.stack([rng.permutation(smax)[:tokens] for _ in range(batch)]), "dense")}
+                       np.stack([rng.permutation(smax)[:tokens] for _ in range(batch)]), "dense"),
+             "dense_shared": ((batch, heads, tokens, d), (batch, heads, smax, d),
+                              rng.permutation(smax)[:tokens], "dense")}
     for fn, (row_shape, cache_shape, slots, layout) in cases.items():
         k, v, kc, vc = make(row_shape), make(row_shape), make(cache_shape), make(cache_shape)
         got_k, got_v = _run(module, fn, dtype, k, v, kc, vc, slots.astype(np.int64),
@@ -360,29 +363,52 @@ func.func @step(%q: {t(hq, 1)}, %k: {t(HEADS, 1)}, %v: {t(HEADS, 1)},
 
 
 @pytest.mark.parametrize("target", ["host", "gpu-on-cpu"])
-def test_cache_read_after_an_append_is_the_old_one(target):
-    """Caches that are not `pe.in_place` and are still read after the append (here: returned
-    beside the new ones): the append writes a copy, the old caches come back as they were."""
+def test_caches_read_elsewhere_keep_their_values(target):
+    """Caches that are more than the append's: one tensor as both caches (the key result
+    holds the keys, the value result the values); an append's result that two later
+    appends start from and that is returned too (each later append writes its own copy,
+    the first result comes back as it was). Against the float64 reference, applied in
+    the same order."""
     attr, rope = _rope("llama3")
     k, v, kc, vc, slots = _types("nhd", "f32")
+    t = f"{k}, {v} -> {kc}, {vc}"
     ir = f"""
-func.func @append(%k: {k}, %v: {v}, %kc: {kc}, %vc: {vc}, %slots: {slots}, %pos: {slots})
-    -> ({kc}, {vc}, {kc}, {vc}) {{
-  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : {slots}) positions(%pos : {slots})
-           layout(nhd) rope({attr}) : {k}, {v} -> {kc}, {vc}
-  return %a, %b, %kc, %vc : {kc}, {vc}, {kc}, {vc}
+func.func @both(%k: {k}, %v: {k}, %c: {kc}, %slots: {slots}, %pos: {slots}) -> ({kc}, {kc}) {{
+  %a, %b = pe.append_kv %k, %v into %c, %c slots(%slots : {slots}) positions(%pos : {slots})
+           layout(nhd) rope({attr}) : {k}, {k} -> {kc}, {kc}
+  return %a, %b : {kc}, {kc}
+}}
+func.func @fork(%k: {k}, %v: {v}, %kc: {kc}, %vc: {vc}, %s0: {slots}, %s1: {slots},
+                %s2: {slots}, %pos: {slots}) -> ({kc}, {vc}, {kc}, {vc}, {kc}, {vc}) {{
+  %a0, %b0 = pe.append_kv %k, %v into %kc, %vc slots(%s0 : {slots}) positions(%pos : {slots})
+             layout(nhd) rope({attr}) : {t}
+  %a1, %b1 = pe.append_kv %k, %v into %a0, %b0 slots(%s1 : {slots}) positions(%pos : {slots})
+             layout(nhd) rope({attr}) : {t}
+  %a2, %b2 = pe.append_kv %k, %v into %a0, %b0 slots(%s2 : {slots}) positions(%pos : {slots})
+             layout(nhd) rope({attr}) : {t}
+  return %a0, %b0, %a1, %b1, %a2, %b2 : {kc}, {vc}, {kc}, {vc}, {kc}, {vc}
 }}"""
     compiled = runner.compile(ir, TARGET_FLAGS[target])
     rng = np.random.default_rng(29)
     k, v, kc, vc, slots, pos = _inputs("nhd", "f32", 5, rng)
-    args = [a.astype(np.float32) for a in (k, v, kc, vc)]
-    new_k, new_v, old_k, old_v = compiled.call("append", *args, slots, pos)
-    want_k, want_v = reference.append_kv(k, v, kc, vc, slots, "nhd", pos, rope)
-    np.testing.assert_array_equal(old_k, kc)
-    np.testing.assert_array_equal(old_v, vc)
-    np.testing.assert_array_equal(new_v, want_v)
-    assert np.abs(new_k - want_k).max() / max(1.0, np.abs(want_k).max()) <= TOLERANCE["f32"]
-    assert not np.array_equal(new_k, kc)
+    f32 = lambda *xs: [x.astype(np.float32) for x in xs]  # noqa: E731
+
+    def close(got, want, what):
+        err = np.abs(got - want).max() / max(1.0, np.abs(want).max())
+        assert err <= TOLERANCE["f32"], f"{what}: relative error {err:.3g}"
+
+    k2 = round_to(rng.standard_normal(k.shape), "f32")
+    got = compiled.call("both", *f32(k, k2, kc), slots, pos)
+    want = reference.append_kv(k, k2, kc, kc, slots, "nhd", pos, rope)
+    for g, w, what in zip(got, want, ("keys", "values")):
+        close(g, w, f"one tensor as both caches: {what}")
+    others = [rng.permutation(PAGES * PAGE)[:5].astype(np.int64) for _ in range(2)]
+    got = compiled.call("fork", *f32(k, v, kc, vc), slots, *others, pos)
+    first = reference.append_kv(k, v, kc, vc, slots, "nhd", pos, rope)
+    want = [*first, *reference.append_kv(k, v, *first, others[0], "nhd", pos, rope),
+            *reference.append_kv(k, v, *first, others[1], "nhd", pos, rope)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        close(g, w, f"fork result {i}")
 
 
 @pytest.mark.parametrize("layout", ["dense", "nhd", "hnd"])

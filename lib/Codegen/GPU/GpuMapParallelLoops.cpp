@@ -106,15 +106,17 @@ struct GpuMapParallelLoopsPass
   /// the first iteration). Nested loops (a block table's check, sequence by
   /// sequence) stay in one thread.
   static bool writesNothing(scf::ForOp loop) {
-    if (loop.getNumResults() != 0)
+    if (loop.getNumResults() != 0 || loop.getUnsignedCmp())
       return false;
     return !loop.getBody()
                 ->walk([](Operation *op) {
                   if (isa<LoopLikeOpInterface>(op))
                     return WalkResult::interrupt();
-                  // Error reports: deferred to the host (deferCalls).
-                  if (isa<func::CallOp>(op))
-                    return WalkResult::advance();
+                  // The runtime's error reports: deferred to the host
+                  // (deferCalls). Any other call may write.
+                  if (auto call = dyn_cast<func::CallOp>(op))
+                    return call.getCallee().starts_with("pe_runtime_") ? WalkResult::advance()
+                                                                        : WalkResult::interrupt();
                   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
                     return WalkResult::advance();
                   auto effects = dyn_cast<MemoryEffectOpInterface>(op);

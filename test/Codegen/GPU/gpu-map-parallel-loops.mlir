@@ -142,20 +142,24 @@ func.func @report(%a: memref<?xi64>, %n: index) {
 
 // A sequential loop that only reads and reports (an op's check of each entry
 // of an index tensor) has independent iterations: one launch of 256-thread
-// blocks over them, as for scf.parallel. A loop that stores, or one that
-// holds a loop, runs in one thread.
+// blocks over them, as for scf.parallel. A loop that stores, one that holds
+// a loop, or one that calls anything but the runtime's reports runs in one
+// thread.
 // CHECK-LABEL: func.func @check_loop
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c256
 // CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, {{.*}} function(@check_loop_kernel_0)
 // CHECK: memref.atomic_rmw assign
-// CHECK: func.call @error
+// CHECK: func.call @pe_runtime_check_failed
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) module(@pe_kernels) function(@check_loop_kernel_2)
 // CHECK: scf.for
 // CHECK: memref.store
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) module(@pe_kernels) function(@check_loop_kernel_3)
 // CHECK: scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) module(@pe_kernels) function(@check_loop_kernel_5)
 // CHECK: scf.for
-func.func private @error(i64, index)
+// CHECK: scf.for
+func.func private @pe_runtime_check_failed(i64, index)
+func.func private @other(i64, index)
 func.func @check_loop(%a: memref<?xi64>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -164,7 +168,7 @@ func.func @check_loop(%a: memref<?xi64>, %n: index) {
     %x = memref.load %a[%i] : memref<?xi64>
     %bad = arith.cmpi slt, %x, %zero : i64
     scf.if %bad {
-      func.call @error(%x, %i) : (i64, index) -> ()
+      func.call @pe_runtime_check_failed(%x, %i) : (i64, index) -> ()
     }
   }
   scf.for %i = %c0 to %n step %c1 {
@@ -173,11 +177,15 @@ func.func @check_loop(%a: memref<?xi64>, %n: index) {
     memref.store %y, %a[%i] : memref<?xi64>
   }
   scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<?xi64>
+    func.call @other(%x, %i) : (i64, index) -> ()
+  }
+  scf.for %i = %c0 to %n step %c1 {
     scf.for %j = %c0 to %n step %c1 {
       %x = memref.load %a[%j] : memref<?xi64>
       %bad = arith.cmpi slt, %x, %zero : i64
       scf.if %bad {
-        func.call @error(%x, %i) : (i64, index) -> ()
+        func.call @pe_runtime_check_failed(%x, %i) : (i64, index) -> ()
       }
     }
   }

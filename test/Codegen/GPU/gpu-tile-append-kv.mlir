@@ -10,7 +10,9 @@
 // thread reads its key row in 16-byte chunks (8 bf16), rotates each pair of
 // chunks in f32 and stores the results, rounded once, straight into the
 // cache row (slot / 16, slot mod 16, h); the value row is copied the same
-// way. The caches are written as the buffers they are (not read-only).
+// way. The caches are written as the buffers they are (not read-only),
+// taken before the rows' so that a read of an aliasing tensor comes after
+// their write.
 // CHECK-LABEL: func.func @paged_nhd
 // CHECK: func.call @pe_runtime_slot_out_of_range
 // CHECK: %[[TABLES:.*]]:2 = linalg.generic
@@ -25,12 +27,12 @@
 // CHECK: arith.cmpi ne, %[[OTHER]], %[[SLOT]]
 // CHECK: %[[KEPT:.*]] = arith.andi %{{.*}}, %[[NONE_LATER]]
 // CHECK: arith.select %[[KEPT]], %[[SLOT]], %c-1_i64
+// CHECK: %[[KC:.*]] = bufferization.to_buffer %arg2 : tensor<?x16x8x64xbf16>
+// CHECK: %[[VC:.*]] = bufferization.to_buffer %arg3 : tensor<?x16x8x32xbf16>
 // CHECK: %[[K:.*]] = bufferization.to_buffer %arg0 read_only
 // CHECK: %[[V:.*]] = bufferization.to_buffer %arg1 read_only
 // CHECK: %[[COS:.*]] = bufferization.to_buffer %[[TABLES]]#0 read_only : tensor<?x1x32xf32>
 // CHECK: %[[SIN:.*]] = bufferization.to_buffer %[[TABLES]]#1 read_only
-// CHECK: %[[KC:.*]] = bufferization.to_buffer %arg2 : tensor<?x16x8x64xbf16>
-// CHECK: %[[VC:.*]] = bufferization.to_buffer %arg3 : tensor<?x16x8x32xbf16>
 // CHECK-COUNT-6: func.call @pe_runtime_size_mismatch(%c20_i64
 // CHECK: %[[WS:.*]] = bufferization.to_buffer %[[WRITTEN]] read_only
 // CHECK: scf.parallel (%{{.*}}, %[[TOK:[a-z0-9_]+]], %[[H:[a-z0-9_]+]]) =
@@ -111,12 +113,23 @@ func.func @dense_rows(%k: tensor<2x4x?x32xf32>, %v: tensor<2x4x?x16xf32>,
 // -----
 
 // Left to pe-lower-to-linalg: rows that are not whole 16-byte chunks (6 f32
-// channels), a rotated half of 4 bf16 channels, a multi-stream rope.
+// channels), a rotated half of 4 bf16 channels, a multi-stream rope, value
+// rows of 20 bf16 channels beside an f32 key cache (chunks of 4 keys but 8
+// values); and caches that are read elsewhere too (one tensor as both
+// caches; a cache two appends start from), which the kernel's in-place
+// writes could share with another reader.
 // CHECK-LABEL: func.func @not_chunks
 // CHECK: pe.append_kv
 // CHECK-LABEL: func.func @half_not_chunks
 // CHECK: pe.append_kv
 // CHECK-LABEL: func.func @multi_stream
+// CHECK: pe.append_kv
+// CHECK-LABEL: func.func @value_lanes
+// CHECK: pe.append_kv
+// CHECK-LABEL: func.func @one_tensor_both_caches
+// CHECK: pe.append_kv
+// CHECK-LABEL: func.func @two_appends_from_one_cache
+// CHECK: pe.append_kv
 // CHECK: pe.append_kv
 func.func @not_chunks(%k: tensor<?x2x6xf32>, %v: tensor<?x2x8xf32>, %kc: tensor<?x4x2x6xf32>,
                       %vc: tensor<?x4x2x8xf32>, %slots: tensor<?xi64>) -> (tensor<?x4x2x6xf32>, tensor<?x4x2x8xf32>) {
@@ -139,4 +152,25 @@ func.func @multi_stream(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %kc: ten
            layout(nhd) rope(#pe.rope<rotary_dim = 16, sections = [2, 2, 4]>)
            : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
   return %a, %b : tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+}
+func.func @value_lanes(%k: tensor<?x2x16xf32>, %v: tensor<?x2x20xbf16>, %kc: tensor<?x4x2x16xf32>,
+                       %vc: tensor<?x4x2x20xbf16>, %slots: tensor<?xi64>) -> (tensor<?x4x2x16xf32>, tensor<?x4x2x20xbf16>) {
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x20xbf16> -> tensor<?x4x2x16xf32>, tensor<?x4x2x20xbf16>
+  return %a, %b : tensor<?x4x2x16xf32>, tensor<?x4x2x20xbf16>
+}
+func.func @one_tensor_both_caches(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %c: tensor<?x4x2x16xf32>,
+                                  %slots: tensor<?xi64>) -> (tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>) {
+  %a, %b = pe.append_kv %k, %v into %c, %c slots(%slots : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+  return %a, %b : tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+}
+func.func @two_appends_from_one_cache(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %kc: tensor<?x4x2x16xf32>,
+                                      %vc: tensor<?x4x2x16xf32>, %s1: tensor<?xi64>, %s2: tensor<?xi64>)
+    -> (tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>) {
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%s1 : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+  %c, %d = pe.append_kv %k, %v into %kc, %vc slots(%s2 : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+  return %a, %c : tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
 }

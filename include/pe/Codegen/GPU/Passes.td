@@ -226,12 +226,16 @@ def PEGpuTileAppendKv : Pass<"pe-gpu-tile-append-kv"> {
        position's cos/sin row (the tables computed once, as pe.rope computes
        them) and writes them into the row of its slot, then copies the value
        row. The rows written are disjoint, so the order of the threads does
-       not matter. The caches are the buffers bufferization gives them: the
-       caller's for a `pe.in_place` argument, else copies.
+       not matter. The caches are the buffers bufferization gives them:
+       the caller's for a `pe.in_place` argument, another op's result in
+       place, a copy of an argument that is not `pe.in_place`. So that no
+       other reader can share them, each cache must have this op as its
+       only use (the caches of a serving step's append do).
 
     The op's run-time checks (sizes, slots in [-1, capacity), every buffer
-    16-byte aligned) come first. Other shapes are left to
-    pe-lower-to-linalg, whose loop over the tokens runs in one GPU thread.
+    16-byte aligned) come first. Other shapes and caches with other uses
+    are left to pe-lower-to-linalg, whose loop over the tokens runs in one
+    GPU thread.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

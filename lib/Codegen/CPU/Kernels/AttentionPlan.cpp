@@ -99,17 +99,6 @@ int64_t decodeKeysPerTile(const AttentionPlan &p, const CpuTarget &target) {
   return 16;
 }
 
-/// The tile of keys the task streams, from the target's L1d and L2
-/// (CpuSchedule.h): a multiple of the micro-tile's keys and of 2 (bf16
-/// pairs); the decode kernel, which has no micro-tile, of 2; AMX takes whole
-/// 16-key score tiles and 32-key P V steps (multiples of 96). Decode
-/// prefers short tiles (decodeKeysPerTile), the FMA prefill kernel the
-/// tiles whose rows stay in L1d (prefillKeysPerTile). Measured (Xeon, 48
-/// KiB L1d, 2 threads, f32 causal prefill with llama3 RoPE, D = 128, 64
-/// rows, ms, same rounds): GQA 32/8 S = 2048 123.5 / 122.9 / 120.5 / 127.0
-/// / 126.5 with 24 / 36 / 48 / 72 / 96 keys; S = 512 9.7 -> 9.0 and MHA
-/// S = 2048 133.7 -> 128.7 from 96 keys to 48; bf16 on the FMAs, GQA S =
-/// 2048, 125 -> 120.
 /// The keys of a tile are a multiple of this: whole key pairs (the bf16
 /// pair kernels), whole micro-tiles, whole AMX tiles of 96.
 int64_t keyTileMultiple(const AttentionPlan &p) {
@@ -121,6 +110,17 @@ int64_t keyTileMultiple(const AttentionPlan &p) {
   return multiple;
 }
 
+/// The tile of keys the task streams, from the target's L1d and L2
+/// (CpuSchedule.h): a multiple of the micro-tile's keys and of 2 (bf16
+/// pairs); the decode kernel, which has no micro-tile, of 2; AMX takes whole
+/// 16-key score tiles and 32-key P V steps (multiples of 96). Decode
+/// prefers short tiles (decodeKeysPerTile), the FMA prefill kernel the
+/// tiles whose rows stay in L1d (prefillKeysPerTile). Measured (Xeon, 48
+/// KiB L1d, 2 threads, f32 causal prefill with llama3 RoPE, D = 128, 64
+/// rows, ms, same rounds): GQA 32/8 S = 2048 123.5 / 122.9 / 120.5 / 127.0
+/// / 126.5 with 24 / 36 / 48 / 72 / 96 keys; S = 512 9.7 -> 9.0 and MHA
+/// S = 2048 133.7 -> 128.7 from 96 keys to 48; bf16 on the FMAs, GQA S =
+/// 2048, 125 -> 120.
 int64_t keysPerTile(const AttentionPlan &p, const TileAttentionOptions &options) {
   const int64_t multiple = keyTileMultiple(p);
   // Scratch per key: K and S^T; per task: Q, O and the row statistics.

@@ -102,18 +102,6 @@ private:
     return success();
   }
 
-  /// Whether `value` is `source` or a view, cast or reshape of it.
-  static bool derivesFrom(Value value, Value source) {
-    while (value != source) {
-      Operation *def = value.getDefiningOp();
-      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
-                           tensor::CollapseShapeOp>(def))
-        return false;
-      value = def->getOperand(0);
-    }
-    return true;
-  }
-
   /// For each batch row (dense caches), for each token in
   /// order: its rows at its slot when the slot is in [0, capacity) (the
   /// checks reported any other slot but -1).

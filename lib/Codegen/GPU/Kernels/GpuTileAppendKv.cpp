@@ -14,8 +14,11 @@
 //
 // The caches are written as the buffers bufferization gives them: in place
 // where it may (the caller's cache for a `pe.in_place` argument), else a
-// copy. Rows, tables and caches are read and written in 16-byte accesses
-// (checked aligned at run time).
+// copy; so each cache must be used by this op alone (checkCaches). Rows,
+// tables and caches are read and written in 16-byte accesses (checked
+// aligned at run time). The first loop's scans cost O(T^2) loads for T
+// tokens: nothing for a decode step, about 2k loads a thread for a
+// 4096-token prefill chunk.
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
@@ -46,15 +49,14 @@ using namespace mlir::pe;
 
 namespace {
 
-/// Bytes of one GPU vector access (ld.global.v4.b32).
-constexpr int64_t kChunkBytes = 16;
-
 struct GpuTileAppendKv : OpRewritePattern<AppendKvOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AppendKvOp op, PatternRewriter &rewriter) const override {
     if (LogicalResult shape = checkShape(op, rewriter); failed(shape))
       return shape;
+    if (LogicalResult caches = checkCaches(op, rewriter); failed(caches))
+      return caches;
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value capacity = buildAppendKvChecks(b, op, op.getKey(), op.getValue(), op.getKeyCache(),
                                          op.getValueCache(), op.getSlots(), op.getPositions());
@@ -71,49 +73,59 @@ struct GpuTileAppendKv : OpRewritePattern<AppendKvOp> {
   }
 
 private:
-  /// Elements of one 16-byte chunk of the cache.
-  static int64_t chunkLanes(AppendKvOp op) {
-    Type element = cast<RankedTensorType>(op.getKeyCache().getType()).getElementType();
-    return kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+  /// The buffers the row loop reads and writes (tables null without a rope).
+  struct Buffers {
+    Value keys, values, cos, sin, keyCache, valueCache;
+  };
+
+  /// Where a thread's rows are: [t, h] (pages) or [b, h, t] (dense) in the
+  /// new rows, the start of its cos/sin row, and its cache row.
+  struct RowAt {
+    SmallVector<Value> row, table, cache;
+  };
+
+  static int64_t lanesOf(Value shaped) {
+    return gpuChunkLanes(cast<ShapedType>(shaped.getType()).getElementType());
   }
 
-  /// Rows of whole chunks (the rotated half and the pass-through channels
-  /// too), one position stream, rows not read from a cache; anything else is
+  /// Rows of whole chunks of their caches (the rotated half and the
+  /// pass-through channels too) and one position stream; anything else is
   /// left to pe-lower-to-linalg.
   static LogicalResult checkShape(AppendKvOp op, PatternRewriter &rewriter) {
-    const int64_t lanes = chunkLanes(op);
+    const int64_t keyLanes = lanesOf(op.getKeyCache()), valueLanes = lanesOf(op.getValueCache());
     const int64_t d = op.getKey().getType().getShape().back();
     const int64_t dv = op.getValue().getType().getShape().back();
-    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % lanes || dv % lanes)
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % keyLanes ||
+        dv % valueLanes)
       return rewriter.notifyMatchFailure(op, "rows are not whole 16-byte chunks");
     if (RopeAttr rope = op.getRopeAttr()) {
       if (rope.isMultiStream())
         return rewriter.notifyMatchFailure(op, "multi-stream rope");
       const RotatedChannels rotation = RotatedChannels::of(rope);
-      if ((rope.getRotaryDim() / 2) % lanes || !rotation.passThroughAligned(d, lanes))
+      if ((rope.getRotaryDim() / 2) % keyLanes || !rotation.passThroughAligned(d, keyLanes))
         return rewriter.notifyMatchFailure(op, "rotated pairs are not whole chunks");
     }
     if (!SymbolTable::getNearestSymbolTable(op) ||
         largestConstantTable(op) > kMaxConstantTableEntries)
       return rewriter.notifyMatchFailure(op, "left to the reference lowering");
-    // Rows taken from a cache could be read after their slot is written.
-    for (Value rows : {op.getKey(), op.getValue()})
-      for (Value cache : {op.getKeyCache(), op.getValueCache()})
-        if (derivesFrom(rows, cache))
-          return rewriter.notifyMatchFailure(op, "new rows read from a cache");
     return success();
   }
 
-  /// Whether `value` is `source` or a view, cast or reshape of it.
-  static bool derivesFrom(Value value, Value source) {
-    while (value != source) {
-      Operation *def = value.getDefiningOp();
-      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
-                           tensor::CollapseShapeOp>(def))
-        return false;
-      value = def->getOperand(0);
-    }
-    return true;
+  /// The kernel writes the caches as buffers (bufferization.to_buffer, not
+  /// read-only), which the IR's value semantics do not see: a cache that
+  /// is read anywhere else (the other cache, the new rows, a second append,
+  /// a later read of the old cache) could be folded or merged into a buffer
+  /// this op writes. So each cache must have this op as its only use;
+  /// others are left to pe-lower-to-linalg.
+  static LogicalResult checkCaches(AppendKvOp op, PatternRewriter &rewriter) {
+    Value keyCache = op.getKeyCache(), valueCache = op.getValueCache();
+    if (keyCache == valueCache || !keyCache.hasOneUse() || !valueCache.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "a cache with other uses");
+    for (Value rows : {op.getKey(), op.getValue()})
+      for (Value cache : {keyCache, valueCache})
+        if (derivesFrom(rows, cache))
+          return rewriter.notifyMatchFailure(op, "new rows read from a cache");
+    return success();
   }
 
   /// The slot each token is written to, -1 for none: slots[.., t] where it
@@ -170,12 +182,18 @@ private:
   static SmallVector<Value> buildRowLoop(ImplicitLocOpBuilder &b, AppendKvOp op, Value written,
                                          Value cos, Value sin) {
     const bool paged = op.isPaged();
-    Buffers buf{toReadOnlyBuffer(b, op.getKey()), toReadOnlyBuffer(b, op.getValue()),
-                toReadOnlyBuffer(b, cos), toReadOnlyBuffer(b, sin),
-                toWrittenBuffer(b, op.getKeyCache()), toWrittenBuffer(b, op.getValueCache())};
+    // The caches' buffers first: a read of an aliasing tensor placed after
+    // them conflicts with their write, and bufferization copies it.
+    Buffers buf;
+    buf.keyCache = toWrittenBuffer(b, op.getKeyCache());
+    buf.valueCache = toWrittenBuffer(b, op.getValueCache());
+    buf.keys = toReadOnlyBuffer(b, op.getKey());
+    buf.values = toReadOnlyBuffer(b, op.getValue());
+    buf.cos = toReadOnlyBuffer(b, cos);
+    buf.sin = toReadOnlyBuffer(b, sin);
     for (Value buffer : {buf.keys, buf.values, buf.cos, buf.sin, buf.keyCache, buf.valueCache})
       if (buffer)
-        buildAlignmentCheck(b, op, buffer, kChunkBytes);
+        buildAlignmentCheck(b, op, buffer, kGpuChunkBytes);
     Value slots = toReadOnlyBuffer(b, written);
     Value zeroIndex = arith::ConstantIndexOp::create(b, 0);
     Value oneIndex = arith::ConstantIndexOp::create(b, 1);
@@ -216,17 +234,6 @@ private:
             toResultTensor(b, buf.valueCache, op.getNewValueCache().getType())};
   }
 
-  /// The buffers the row loop reads and writes (tables null without a rope).
-  struct Buffers {
-    Value keys, values, cos, sin, keyCache, valueCache;
-  };
-
-  /// Where a thread's rows are: [t, h] (pages) or [b, h, t] (dense) in the
-  /// new rows, the start of its cos/sin row, and its cache row.
-  struct RowAt {
-    SmallVector<Value> row, table, cache;
-  };
-
   /// `cache` as the buffer the kernel writes: its own where bufferization
   /// may write it in place, else a copy (identity layout).
   static Value toWrittenBuffer(ImplicitLocOpBuilder &b, Value cache) {
@@ -261,7 +268,7 @@ private:
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
     return vector::LoadOp::create(b, VectorType::get({n}, element), buffer,
                                   indices(at, channel), /*nontemporal=*/false,
-                                  llvm::Align(kChunkBytes));
+                                  llvm::Align(kGpuChunkBytes));
   }
 
   /// `v` stored into `cache` at `at` + [channel], rounded once to the
@@ -272,13 +279,7 @@ private:
     if (cast<VectorType>(v.getType()).getElementType() != element)
       v = convertFloat(b, v, element);
     vector::StoreOp::create(b, v, cache, indices(at, channel), /*nontemporal=*/false,
-                            llvm::Align(kChunkBytes));
-  }
-
-  /// Elements of one 16-byte chunk of `cache`.
-  static int64_t lanesOf(Value cache) {
-    return kChunkBytes /
-           (cast<MemRefType>(cache.getType()).getElementType().getIntOrFloatBitWidth() / 8);
+                            llvm::Align(kGpuChunkBytes));
   }
 
   /// body(channel) for the chunks [from, to) of `lanes`, unrolled.

@@ -38,9 +38,6 @@ using namespace mlir::pe;
 
 namespace {
 
-/// Bytes of one GPU vector access (ld.global.v4.b32).
-constexpr int64_t kChunkBytes = 16;
-
 struct GpuTileRope : OpRewritePattern<RopeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -48,7 +45,7 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     RopeAttr rope = op.getRope();
     Type element = type.getElementType();
-    const int64_t lanes = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+    const int64_t lanes = gpuChunkLanes(element);
     const RotatedChannels rotation = RotatedChannels::of(rope);
     const int64_t d = type.getDimSize(3), rotary = rope.getRotaryDim(), half = rotary / 2;
     if (type.isDynamicDim(3) || half % lanes || !rotation.passThroughAligned(d, lanes))
@@ -63,7 +60,7 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     Value x = toReadOnlyBuffer(b, op.getInput());
     Value cos = toReadOnlyBuffer(b, cosTable), sin = toReadOnlyBuffer(b, sinTable);
     for (Value buffer : {x, cos, sin})
-      buildAlignmentCheck(b, op, buffer, kChunkBytes);
+      buildAlignmentCheck(b, op, buffer, kGpuChunkBytes);
     SmallVector<Value> sizes;
     for (int64_t i = 0; i < 4; ++i)
       sizes.push_back(memref::DimOp::create(b, x, i));
@@ -131,11 +128,11 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
   static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange indices, int64_t n) {
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
     return vector::LoadOp::create(b, VectorType::get({n}, element), buffer, indices,
-                                  /*nontemporal=*/false, llvm::Align(kChunkBytes));
+                                  /*nontemporal=*/false, llvm::Align(kGpuChunkBytes));
   }
   static void store(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange indices) {
     vector::StoreOp::create(b, v, buffer, indices, /*nontemporal=*/false,
-                            llvm::Align(kChunkBytes));
+                            llvm::Align(kGpuChunkBytes));
   }
 };
 

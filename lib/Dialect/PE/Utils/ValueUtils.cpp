@@ -89,3 +89,14 @@ Value pe::extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices
   return arith::IndexCastOp::create(b, b.getIndexType(),
                                     tensor::ExtractOp::create(b, tensor, indices));
 }
+
+bool mlir::pe::derivesFrom(Value value, Value source) {
+  while (value != source) {
+    Operation *def = value.getDefiningOp();
+    if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+                         tensor::CollapseShapeOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return true;
+}

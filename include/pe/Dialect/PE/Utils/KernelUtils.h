@@ -37,6 +37,15 @@ inline Value toResultTensor(ImplicitLocOpBuilder &b, Value buffer, Type resultTy
   return result;
 }
 
+/// Bytes of one GPU vector access (ld.global.v4.b32): the chunks the
+/// streaming GPU kernels (RoPE, the KV-cache append) read and write.
+constexpr int64_t kGpuChunkBytes = 16;
+
+/// Elements of `element` in one GPU chunk.
+inline int64_t gpuChunkLanes(Type element) {
+  return kGpuChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+}
+
 /// The most channels a GPU thread reads, rotates and multiplies at a time
 /// (the SIMT and the tensor-core attention kernels alike): 8 lanes, 32 bytes
 /// of f32 in registers.

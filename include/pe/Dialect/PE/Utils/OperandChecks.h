@@ -83,7 +83,8 @@ void buildAlignmentCheck(ImplicitLocOpBuilder &b, Operation *op, Value buffer, i
 
 /// Calls the runtime function `errorFn(value, flat index, high)` for the
 /// first entry of the integer tensor `indices` (rank 1 or 2) outside
-/// [low, high) (`high` an i64 value), on the calling thread.
+/// [low, high) (`high` an i64 value): a loop over the entries (on the GPU
+/// a thread per entry, reporting one bad entry, not necessarily the first).
 void buildIndexRangeCheck(ImplicitLocOpBuilder &b, Operation *op,
                           StringRef errorFn, Value indices, int64_t low,
                           Value high);

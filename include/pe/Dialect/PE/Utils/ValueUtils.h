@@ -53,6 +53,10 @@ Value dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d);
 /// The integer element of `tensor` at `indices`, as an index.
 Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices);
 
+/// Whether the tensor `value` is `source` or a slice, cast or reshape of
+/// it (a chain of them).
+bool derivesFrom(Value value, Value source);
+
 /// The indexing map from `rank` loops to the loops `dims` (for the
 /// linalg.generic ops the builders emit).
 AffineMap loopsMap(MLIRContext *ctx, int64_t rank, ArrayRef<int64_t> dims);
