@@ -2,10 +2,13 @@
 //
 // Public host functions of a GPU module take and return host memory, as
 // their CPU builds do: arguments are copied to the device on entry, results
-// back to fresh host buffers on return.
+// back to fresh host buffers on return, and the arguments the function
+// updates in place (`pe.in_place_arguments`: KV caches) back into the
+// caller's buffers.
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
+#include "pe/CInterface/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -45,7 +48,10 @@ struct GpuHostBuffersPass : pe::impl::PEGpuHostBuffersBase<GpuHostBuffersPass> {
     if (failed(checkLayouts(func)))
       return signalPassFailure();
     SmallVector<Value> deviceArguments = copyArgumentsIn(func);
-    func.walk([&](func::ReturnOp ret) { copyResultsOut(ret, deviceArguments); });
+    func.walk([&](func::ReturnOp ret) {
+      copyInPlaceArgumentsBack(ret, func, deviceArguments);
+      copyResultsOut(ret, deviceArguments);
+    });
   }
 
   /// Host <-> device copies are flat: every buffer at the boundary must be
@@ -62,13 +68,16 @@ struct GpuHostBuffersPass : pe::impl::PEGpuHostBuffersBase<GpuHostBuffersPass> {
                             "copied to and from the GPU whole, so they must be contiguous");
   }
 
-  /// On entry: a device copy of every memref argument, used in its place.
+  /// On entry: a device copy of every memref argument, used in its place
+  /// (one entry per argument, null for the others).
   static SmallVector<Value> copyArgumentsIn(func::FuncOp func) {
     SmallVector<Value> copies;
     auto b = ImplicitLocOpBuilder::atBlockBegin(func.getLoc(), &func.front());
     for (BlockArgument argument : func.getArguments()) {
-      if (!isa<MemRefType>(argument.getType()))
+      if (!isa<MemRefType>(argument.getType())) {
+        copies.push_back(nullptr);
         continue;
+      }
       Value device = deviceAlloc(b, argument);
       auto copy = gpu::MemcpyOp::create(b, Type(), ValueRange(), device, argument);
       // Every use but the copy and the sizes of the allocation.
@@ -81,13 +90,29 @@ struct GpuHostBuffersPass : pe::impl::PEGpuHostBuffersBase<GpuHostBuffersPass> {
     return copies;
   }
 
+  /// Before `ret`: the device copy of each argument the function updates
+  /// in place copied back into the caller's buffer.
+  static void copyInPlaceArgumentsBack(func::ReturnOp ret, func::FuncOp func,
+                                       ArrayRef<Value> deviceArguments) {
+    auto inPlace = func->getAttrOfType<DenseI64ArrayAttr>(pe::kInPlaceArgumentsAttr);
+    if (!inPlace)
+      return;
+    ImplicitLocOpBuilder b(ret.getLoc(), ret);
+    for (int64_t index : inPlace.asArrayRef())
+      if (Value device = deviceArguments[index])
+        gpu::MemcpyOp::create(b, Type(), ValueRange(), func.getArgument(index), device);
+  }
+
   /// Before `ret`: every memref result copied to a new host buffer (what
   /// the caller owns and frees), then the device buffers freed: the
   /// results' (once each) and the argument copies.
   static void copyResultsOut(func::ReturnOp ret, ArrayRef<Value> deviceArguments) {
     ImplicitLocOpBuilder b(ret.getLoc(), ret);
     SmallVector<Value> results;
-    llvm::SetVector<Value> toFree(deviceArguments.begin(), deviceArguments.end());
+    llvm::SetVector<Value> toFree;
+    for (Value device : deviceArguments)
+      if (device)
+        toFree.insert(device);
     for (Value result : ret.getOperands()) {
       if (!isa<MemRefType>(result.getType())) {
         results.push_back(result);

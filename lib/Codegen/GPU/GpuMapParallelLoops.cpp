@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
+#include "pe/Dialect/PE/Utils/OperandChecks.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -106,7 +107,8 @@ struct GpuMapParallelLoopsPass
   /// the first iteration). Nested loops (a block table's check, sequence by
   /// sequence) stay in one thread.
   static bool writesNothing(scf::ForOp loop) {
-    if (loop.getNumResults() != 0 || loop.getUnsignedCmp())
+    if (loop.getNumResults() != 0 || loop.getUnsignedCmp() ||
+        !loop.getInductionVar().getType().isIndex())
       return false;
     return !loop.getBody()
                 ->walk([](Operation *op) {
@@ -115,8 +117,8 @@ struct GpuMapParallelLoopsPass
                   // The runtime's error reports: deferred to the host
                   // (deferCalls). Any other call may write.
                   if (auto call = dyn_cast<func::CallOp>(op))
-                    return call.getCallee().starts_with("pe_runtime_") ? WalkResult::advance()
-                                                                        : WalkResult::interrupt();
+                    return pe::isRuntimeErrorReport(call.getCallee()) ? WalkResult::advance()
+                                                                       : WalkResult::interrupt();
                   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
                     return WalkResult::advance();
                   auto effects = dyn_cast<MemoryEffectOpInterface>(op);

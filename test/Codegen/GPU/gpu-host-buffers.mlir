@@ -40,6 +40,27 @@ func.func @twice() -> (memref<8xf32>, memref<8xf32>) {
   return %r, %r : memref<8xf32>, memref<8xf32>
 }
 
+// An argument the function updates in place (a KV cache; what
+// pe-in-place-results records) is copied back from its device copy into the
+// caller's buffer before that copy is freed; the others are not.
+// CHECK-LABEL: func.func @update
+// CHECK-SAME: (%[[C:.*]]: memref<4x8xf32>, %[[X:.*]]: memref<8xf32>)
+// CHECK: %[[DC:.*]] = gpu.alloc () : memref<4x8xf32>
+// CHECK: gpu.memcpy %[[DC]], %[[C]]
+// CHECK: %[[DX:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK: gpu.memcpy %[[DX]], %[[X]]
+// CHECK: gpu.memcpy %[[C]], %[[DC]]
+// CHECK-NOT: gpu.memcpy %[[X]]
+// CHECK: gpu.dealloc %[[DC]]
+// CHECK: gpu.dealloc %[[DX]]
+// CHECK-NEXT: return
+func.func @update(%c: memref<4x8xf32>, %x: memref<8xf32>) attributes {pe.in_place_arguments = array<i64: 0>} {
+  %c0 = arith.constant 0 : index
+  %subview = memref.subview %c[0, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %x, %subview : memref<8xf32> to memref<8xf32, strided<[1]>>
+  return
+}
+
 // Private functions are called with device buffers: unchanged.
 // CHECK-LABEL: func.func private @inner
 // CHECK-NEXT: return %arg0

@@ -149,7 +149,7 @@ func.func @report(%a: memref<?xi64>, %n: index) {
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c256
 // CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, {{.*}} function(@check_loop_kernel_0)
 // CHECK: memref.atomic_rmw assign
-// CHECK: func.call @pe_runtime_check_failed
+// CHECK: func.call @pe_runtime_slot_out_of_range
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) module(@pe_kernels) function(@check_loop_kernel_2)
 // CHECK: scf.for
 // CHECK: memref.store
@@ -158,7 +158,7 @@ func.func @report(%a: memref<?xi64>, %n: index) {
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) module(@pe_kernels) function(@check_loop_kernel_5)
 // CHECK: scf.for
 // CHECK: scf.for
-func.func private @pe_runtime_check_failed(i64, index)
+func.func private @pe_runtime_slot_out_of_range(i64, index)
 func.func private @other(i64, index)
 func.func @check_loop(%a: memref<?xi64>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -168,7 +168,7 @@ func.func @check_loop(%a: memref<?xi64>, %n: index) {
     %x = memref.load %a[%i] : memref<?xi64>
     %bad = arith.cmpi slt, %x, %zero : i64
     scf.if %bad {
-      func.call @pe_runtime_check_failed(%x, %i) : (i64, index) -> ()
+      func.call @pe_runtime_slot_out_of_range(%x, %i) : (i64, index) -> ()
     }
   }
   scf.for %i = %c0 to %n step %c1 {
@@ -185,7 +185,7 @@ func.func @check_loop(%a: memref<?xi64>, %n: index) {
       %x = memref.load %a[%j] : memref<?xi64>
       %bad = arith.cmpi slt, %x, %zero : i64
       scf.if %bad {
-        func.call @pe_runtime_check_failed(%x, %i) : (i64, index) -> ()
+        func.call @pe_runtime_slot_out_of_range(%x, %i) : (i64, index) -> ()
       }
     }
   }

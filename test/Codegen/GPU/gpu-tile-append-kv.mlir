@@ -112,6 +112,38 @@ func.func @dense_rows(%k: tensor<2x4x?x32xf32>, %v: tensor<2x4x?x16xf32>,
 
 // -----
 
+// Dense, a rope of interleaved pairs on channels 16..47 of 64 (f32, chunks
+// of 4): the cos/sin row of token s is [s] for positions [S] shared by the
+// batch; the pairs of channels 16..47 are read as 8-channel spans, split
+// into even and odd members, rotated and zipped back; channels 0..15 and
+// 48..63 are copied (at [b, h, slot]).
+// CHECK-LABEL: func.func @dense_interleaved_offset
+// CHECK: scf.parallel (%[[BI:[a-z0-9_]+]], %[[TOK:[a-z0-9_]+]], %[[H:[a-z0-9_]+]]) =
+// CHECK: %[[AT:.*]] = arith.index_cast
+// CHECK: vector.load %{{.*}}[%[[TOK]], %{{.*}}] {alignment = 16 : i64} : memref<?x16xf32>, vector<4xf32>
+// CHECK: %[[C:.*]] = arith.addi %{{.*}}, %c16
+// CHECK: %[[X:.*]] = vector.load %{{.*}}[%[[BI]], %[[H]], %[[TOK]], %[[C]]] {alignment = 16 : i64} : memref<2x2x?x64xf32>, vector<8xf32>
+// CHECK: vector.shuffle %[[X]], %[[X]] [0, 2, 4, 6]
+// CHECK: vector.shuffle %[[X]], %[[X]] [1, 3, 5, 7]
+// CHECK: math.fma
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5, 2, 6, 3, 7]
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[BI]], %[[H]], %[[AT]], %[[C]]] {alignment = 16 : i64} : memref<2x2x32x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[BI]], %[[H]], %[[AT]], %c0{{.*}}] {alignment = 16 : i64} : memref<2x2x32x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[BI]], %[[H]], %[[AT]], %c12{{.*}}] {alignment = 16 : i64} : memref<2x2x32x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[BI]], %[[H]], %[[AT]], %c48] {alignment = 16 : i64} : memref<2x2x32x64xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[BI]], %[[H]], %[[AT]], %c60] {alignment = 16 : i64} : memref<2x2x32x64xf32>, vector<4xf32>
+func.func @dense_interleaved_offset(%k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x16xf32>,
+                                    %kc: tensor<2x2x32x64xf32> {pe.in_place}, %vc: tensor<2x2x32x16xf32> {pe.in_place},
+                                    %slots: tensor<2x?xi64>, %pos: tensor<?xi64>)
+    -> (tensor<2x2x32x64xf32>, tensor<2x2x32x16xf32>) {
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : tensor<2x?xi64>) positions(%pos : tensor<?xi64>)
+           rope(#pe.rope<rotary_dim = 32, rotary_offset = 16, style = interleaved>)
+           : tensor<2x2x?x64xf32>, tensor<2x2x?x16xf32> -> tensor<2x2x32x64xf32>, tensor<2x2x32x16xf32>
+  return %a, %b : tensor<2x2x32x64xf32>, tensor<2x2x32x16xf32>
+}
+
+// -----
+
 // Left to pe-lower-to-linalg: rows that are not whole 16-byte chunks (6 f32
 // channels), a rotated half of 4 bf16 channels, a multi-stream rope, value
 // rows of 20 bf16 channels beside an f32 key cache (chunks of 4 keys but 8
@@ -130,6 +162,12 @@ func.func @dense_rows(%k: tensor<2x4x?x32xf32>, %v: tensor<2x4x?x16xf32>,
 // CHECK: pe.append_kv
 // CHECK-LABEL: func.func @two_appends_from_one_cache
 // CHECK: pe.append_kv
+// CHECK: pe.append_kv
+// CHECK-LABEL: func.func @casts_of_one_tensor
+// CHECK: pe.append_kv
+// CHECK-LABEL: func.func @cast_of_a_returned_cache
+// CHECK: call @pe_runtime_slot_out_of_range
+// CHECK: scf.parallel
 // CHECK: pe.append_kv
 func.func @not_chunks(%k: tensor<?x2x6xf32>, %v: tensor<?x2x8xf32>, %kc: tensor<?x4x2x6xf32>,
                       %vc: tensor<?x4x2x8xf32>, %slots: tensor<?xi64>) -> (tensor<?x4x2x6xf32>, tensor<?x4x2x8xf32>) {
@@ -173,4 +211,23 @@ func.func @two_appends_from_one_cache(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16x
   %c, %d = pe.append_kv %k, %v into %kc, %vc slots(%s2 : tensor<?xi64>) layout(nhd)
            : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
   return %a, %c : tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+}
+func.func @casts_of_one_tensor(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %c: tensor<4x4x2x16xf32>,
+                               %slots: tensor<?xi64>) -> (tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>) {
+  %kc = tensor.cast %c : tensor<4x4x2x16xf32> to tensor<?x4x2x16xf32>
+  %vc = tensor.cast %c : tensor<4x4x2x16xf32> to tensor<?x4x2x16xf32>
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%slots : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+  return %a, %b : tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+}
+func.func @cast_of_a_returned_cache(%k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %kc: tensor<4x4x2x16xf32>,
+                                    %vc: tensor<4x4x2x16xf32>, %s1: tensor<?xi64>, %s2: tensor<?xi64>)
+    -> (tensor<4x4x2x16xf32>, tensor<?x4x2x16xf32>) {
+  %a, %b = pe.append_kv %k, %v into %kc, %vc slots(%s1 : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<4x4x2x16xf32>, tensor<4x4x2x16xf32>
+  %ca = tensor.cast %a : tensor<4x4x2x16xf32> to tensor<?x4x2x16xf32>
+  %cb = tensor.cast %b : tensor<4x4x2x16xf32> to tensor<?x4x2x16xf32>
+  %c, %d = pe.append_kv %k, %v into %ca, %cb slots(%s2 : tensor<?xi64>) layout(nhd)
+           : tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x2x16xf32>, tensor<?x4x2x16xf32>
+  return %a, %c : tensor<4x4x2x16xf32>, tensor<?x4x2x16xf32>
 }

@@ -135,9 +135,11 @@ def PEGpuHostBuffers : Pass<"pe-gpu-host-buffers", "func::FuncOp"> {
     the GPU build and change nothing else, this pass makes each public
     function copy its memref arguments to new device buffers on entry and
     its memref results to new host buffers (`memref.alloc`, which the caller
-    frees as it frees the CPU build's results) before it returns, freeing
-    every device buffer it made. Buffers at the boundary must have the
-    identity layout.
+    frees as it frees the CPU build's results) before it returns, and the
+    device copies of the arguments it updates in place
+    (`pe.in_place_arguments`, set by `pe-in-place-results`: KV caches) back
+    into the caller's buffers, freeing every device buffer it made. Buffers
+    at the boundary must have the identity layout.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"];
 }

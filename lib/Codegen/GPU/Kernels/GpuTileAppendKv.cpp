@@ -114,18 +114,31 @@ private:
   /// The kernel writes the caches as buffers (bufferization.to_buffer, not
   /// read-only), which the IR's value semantics do not see: a cache that
   /// is read anywhere else (the other cache, the new rows, a second append,
-  /// a later read of the old cache) could be folded or merged into a buffer
-  /// this op writes. So each cache must have this op as its only use;
-  /// others are left to pe-lower-to-linalg.
+  /// a later read of the old cache), directly or through a cast of it, could
+  /// be folded or merged into a buffer this op writes. So each cache and
+  /// every view it is made of must have this op as its only reader, and the
+  /// two caches must come from different values; others are left to
+  /// pe-lower-to-linalg.
   static LogicalResult checkCaches(AppendKvOp op, PatternRewriter &rewriter) {
-    Value keyCache = op.getKeyCache(), valueCache = op.getValueCache();
-    if (keyCache == valueCache || !keyCache.hasOneUse() || !valueCache.hasOneUse())
+    Value keyRoot = soleSource(op.getKeyCache()), valueRoot = soleSource(op.getValueCache());
+    if (!keyRoot || !valueRoot || keyRoot == valueRoot)
       return rewriter.notifyMatchFailure(op, "a cache with other uses");
-    for (Value rows : {op.getKey(), op.getValue()})
-      for (Value cache : {keyCache, valueCache})
-        if (derivesFrom(rows, cache))
-          return rewriter.notifyMatchFailure(op, "new rows read from a cache");
     return success();
+  }
+
+  /// The value `cache` is a cast, reshape or slice of (through a chain of
+  /// them; `cache` itself if none), or null where any value of the chain
+  /// has another use: bufferization folds such views into one buffer, so a
+  /// reader of any of them would share the buffer this op writes.
+  static Value soleSource(Value cache) {
+    while (cache.hasOneUse()) {
+      Operation *def = cache.getDefiningOp();
+      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+                           tensor::CollapseShapeOp>(def))
+        return cache;
+      cache = def->getOperand(0);
+    }
+    return nullptr;
   }
 
   /// The slot each token is written to, -1 for none: slots[.., t] where it

@@ -46,6 +46,18 @@ inline constexpr char kMaskColumnsOutOfRangeFn[] = "pe_runtime_mask_columns_out_
 /// `check` one of `enum pe_size_check` (include/pe-c/Runtime.h).
 inline constexpr char kSizeMismatchFn[] = "pe_runtime_size_mismatch";
 
+/// Whether `callee` is one of the run-time error reports above: a call that
+/// reports and never writes the program's buffers.
+inline bool isRuntimeErrorReport(StringRef callee) {
+  return llvm::is_contained(
+      {StringRef(kLearnedOutOfRangeFn), StringRef(kSlotOutOfRangeFn),
+       StringRef(kPageOutOfRangeFn), StringRef(kKvLengthOutOfRangeFn),
+       StringRef(kQueryCountOutOfRangeFn), StringRef(kSequenceOutOfRangeFn),
+       StringRef(kGatherPageOutOfRangeFn), StringRef(kGatherLengthOutOfRangeFn),
+       StringRef(kMaskColumnsOutOfRangeFn), StringRef(kSizeMismatchFn)},
+      callee);
+}
+
 /// Constant tables built on the host at compile time (frequencies, slopes)
 /// hold at most this many entries; larger ones are a diagnostic.
 inline constexpr int64_t kMaxConstantTableEntries = int64_t(1) << 20;
