@@ -79,20 +79,8 @@ private:
   /// Rows of whole vectors (the rotated half and the pass-through channels
   /// too), one position stream; anything else is left to pe-lower-to-linalg.
   LogicalResult checkShape(AppendKvOp op, PatternRewriter &rewriter) const {
-    const int64_t d = op.getKey().getType().getShape().back();
-    const int64_t dv = op.getValue().getType().getShape().back();
-    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % lanes || dv % lanes)
-      return rewriter.notifyMatchFailure(op, "rows are not whole vectors");
-    if (RopeAttr rope = op.getRopeAttr()) {
-      if (rope.isMultiStream())
-        return rewriter.notifyMatchFailure(op, "multi-stream rope");
-      const RotatedChannels rotation = RotatedChannels::of(rope);
-      if ((rope.getRotaryDim() / 2) % lanes || !rotation.passThroughAligned(d, lanes))
-        return rewriter.notifyMatchFailure(op, "rotated pairs are not whole vectors");
-    }
-    if (!SymbolTable::getNearestSymbolTable(op) ||
-        largestConstantTable(op) > kMaxConstantTableEntries)
-      return rewriter.notifyMatchFailure(op, "left to the reference lowering");
+    if (const char *refusal = appendKernelRefusal(op, lanes, lanes))
+      return rewriter.notifyMatchFailure(op, refusal);
     // The rows are read as buffers while the caches are written in place:
     // rows taken from a cache could be read after they are overwritten.
     for (Value rows : {op.getKey(), op.getValue()})

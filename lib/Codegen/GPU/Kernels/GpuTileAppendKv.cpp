@@ -92,22 +92,9 @@ private:
   /// pass-through channels too) and one position stream; anything else is
   /// left to pe-lower-to-linalg.
   static LogicalResult checkShape(AppendKvOp op, PatternRewriter &rewriter) {
-    const int64_t keyLanes = lanesOf(op.getKeyCache()), valueLanes = lanesOf(op.getValueCache());
-    const int64_t d = op.getKey().getType().getShape().back();
-    const int64_t dv = op.getValue().getType().getShape().back();
-    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % keyLanes ||
-        dv % valueLanes)
-      return rewriter.notifyMatchFailure(op, "rows are not whole 16-byte chunks");
-    if (RopeAttr rope = op.getRopeAttr()) {
-      if (rope.isMultiStream())
-        return rewriter.notifyMatchFailure(op, "multi-stream rope");
-      const RotatedChannels rotation = RotatedChannels::of(rope);
-      if ((rope.getRotaryDim() / 2) % keyLanes || !rotation.passThroughAligned(d, keyLanes))
-        return rewriter.notifyMatchFailure(op, "rotated pairs are not whole chunks");
-    }
-    if (!SymbolTable::getNearestSymbolTable(op) ||
-        largestConstantTable(op) > kMaxConstantTableEntries)
-      return rewriter.notifyMatchFailure(op, "left to the reference lowering");
+    if (const char *refusal = appendKernelRefusal(op, lanesOf(op.getKeyCache()),
+                                                  lanesOf(op.getValueCache())))
+      return rewriter.notifyMatchFailure(op, refusal);
     return success();
   }
 
@@ -132,11 +119,10 @@ private:
   /// reader of any of them would share the buffer this op writes.
   static Value soleSource(Value cache) {
     while (cache.hasOneUse()) {
-      Operation *def = cache.getDefiningOp();
-      if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
-                           tensor::CollapseShapeOp>(def))
+      Value source = viewSource(cache);
+      if (!source)
         return cache;
-      cache = def->getOperand(0);
+      cache = source;
     }
     return nullptr;
   }
@@ -275,24 +261,18 @@ private:
     return index;
   }
 
-  /// `n` elements of `buffer` from `at` + [channel], 16-byte aligned.
+  /// `n` elements of `buffer` from `at` + [channel].
   static Value load(ImplicitLocOpBuilder &b, Value buffer, ArrayRef<Value> at, Value channel,
                     int64_t n) {
-    Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    return vector::LoadOp::create(b, VectorType::get({n}, element), buffer,
-                                  indices(at, channel), /*nontemporal=*/false,
-                                  llvm::Align(kGpuChunkBytes));
+    return loadGpuChunk(b, buffer, indices(at, channel), n);
   }
 
   /// `v` stored into `cache` at `at` + [channel], rounded once to the
-  /// cache's element type, 16-byte aligned.
+  /// cache's element type.
   static void store(ImplicitLocOpBuilder &b, Value v, Value cache, ArrayRef<Value> at,
                     Value channel) {
-    Type element = cast<MemRefType>(cache.getType()).getElementType();
-    if (cast<VectorType>(v.getType()).getElementType() != element)
-      v = convertFloat(b, v, element);
-    vector::StoreOp::create(b, v, cache, indices(at, channel), /*nontemporal=*/false,
-                            llvm::Align(kGpuChunkBytes));
+    v = convertFloat(b, v, cast<MemRefType>(cache.getType()).getElementType());
+    storeGpuChunk(b, v, cache, indices(at, channel));
   }
 
   /// body(channel) for the chunks [from, to) of `lanes`, unrolled.

@@ -97,12 +97,12 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
     Value pair = arith::MulIOp::create(b, chunk, arith::ConstantIndexOp::create(b, lanes));
     SmallVector<Value> row = batchTables ? SmallVector<Value>{ivs[0], ivs[seqDim], pair}
                                          : SmallVector<Value>{ivs[seqDim], pair};
-    Value cosChunk = load(b, cos, row, lanes);
-    Value sinChunk = load(b, sin, row, lanes);
+    Value cosChunk = loadGpuChunk(b, cos, row, lanes);
+    Value sinChunk = loadGpuChunk(b, sin, row, lanes);
     buildVectorPairRotation(
         b, cosChunk, sinChunk, pair, rotation,
-        [&](Value channel, int64_t n) { return extendToF32(b, load(b, x, at(channel), n)); },
-        [&](Value v, Value channel) { store(b, convertFloat(b, v, element), out, at(channel)); });
+        [&](Value channel, int64_t n) { return extendToF32(b, loadGpuChunk(b, x, at(channel), n)); },
+        [&](Value v, Value channel) { storeGpuChunk(b, convertFloat(b, v, element), out, at(channel)); });
 
     // Pass-through channel e = (chunk - pairChunks) * lanes of the others:
     // e before the rotated block, e + r after it.
@@ -116,24 +116,13 @@ struct GpuTileRope : OpRewritePattern<RopeOp> {
                                            arith::ConstantIndexOp::create(b, rotation.offset));
       channel = arith::SelectOp::create(b, before, rest, channel);
     }
-    store(b, load(b, x, at(channel), lanes), out, at(channel));
+    storeGpuChunk(b, loadGpuChunk(b, x, at(channel), lanes), out, at(channel));
 
     b.setInsertionPointAfter(loop);
     rewriter.replaceOp(op, toResultTensor(b, out, op.getType()));
     return success();
   }
 
-  /// `n` elements of `buffer` from `indices`, in one or more 16-byte
-  /// accesses (every chunk index is a multiple of the chunk).
-  static Value load(ImplicitLocOpBuilder &b, Value buffer, ValueRange indices, int64_t n) {
-    Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    return vector::LoadOp::create(b, VectorType::get({n}, element), buffer, indices,
-                                  /*nontemporal=*/false, llvm::Align(kGpuChunkBytes));
-  }
-  static void store(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange indices) {
-    vector::StoreOp::create(b, v, buffer, indices, /*nontemporal=*/false,
-                            llvm::Align(kGpuChunkBytes));
-  }
 };
 
 struct GpuTileRopePass : pe::impl::PEGpuTileRopeBase<GpuTileRopePass> {

@@ -633,3 +633,22 @@ Value pe::buildAppendTokenPositions(ImplicitLocOpBuilder &b, Value positions,
                             type.getElementType()),
       byToken, SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
+
+const char *pe::appendKernelRefusal(AppendKvOp op, int64_t keyLanes, int64_t valueLanes) {
+  const int64_t d = op.getKey().getType().getShape().back();
+  const int64_t dv = op.getValue().getType().getShape().back();
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % keyLanes ||
+      dv % valueLanes)
+    return "rows are not whole vectors";
+  if (RopeAttr rope = op.getRopeAttr()) {
+    if (rope.isMultiStream())
+      return "multi-stream rope";
+    const RotatedChannels rotation = RotatedChannels::of(rope);
+    if ((rope.getRotaryDim() / 2) % keyLanes || !rotation.passThroughAligned(d, keyLanes))
+      return "rotated pairs are not whole vectors";
+  }
+  if (!SymbolTable::getNearestSymbolTable(op) ||
+      largestConstantTable(op) > kMaxConstantTableEntries)
+    return "left to the reference lowering";
+  return nullptr;
+}

@@ -90,13 +90,16 @@ Value pe::extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices
                                     tensor::ExtractOp::create(b, tensor, indices));
 }
 
+Value mlir::pe::viewSource(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
+                       tensor::CollapseShapeOp>(def))
+    return nullptr;
+  return def->getOperand(0);
+}
+
 bool mlir::pe::derivesFrom(Value value, Value source) {
-  while (value != source) {
-    Operation *def = value.getDefiningOp();
-    if (!isa_and_nonnull<tensor::ExtractSliceOp, tensor::CastOp, tensor::ExpandShapeOp,
-                         tensor::CollapseShapeOp>(def))
-      return false;
-    value = def->getOperand(0);
-  }
-  return true;
+  while (value && value != source)
+    value = viewSource(value);
+  return bool(value);
 }

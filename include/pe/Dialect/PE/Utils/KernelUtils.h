@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::pe {
@@ -44,6 +45,22 @@ constexpr int64_t kGpuChunkBytes = 16;
 /// Elements of `element` in one GPU chunk.
 inline int64_t gpuChunkLanes(Type element) {
   return kGpuChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+}
+
+/// `n` elements of `buffer` from `indices` in 16-byte aligned vector loads
+/// (the caller checks the buffer's alignment and keeps the indices on
+/// whole chunks).
+inline Value loadGpuChunk(ImplicitLocOpBuilder &b, Value buffer, ValueRange indices,
+                          int64_t n) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  return vector::LoadOp::create(b, VectorType::get({n}, element), buffer, indices,
+                                /*nontemporal=*/false, llvm::Align(kGpuChunkBytes));
+}
+
+/// `v` stored into `buffer` at `indices`, 16-byte aligned (as loadGpuChunk).
+inline void storeGpuChunk(ImplicitLocOpBuilder &b, Value v, Value buffer, ValueRange indices) {
+  vector::StoreOp::create(b, v, buffer, indices, /*nontemporal=*/false,
+                          llvm::Align(kGpuChunkBytes));
 }
 
 /// The most channels a GPU thread reads, rotates and multiplies at a time

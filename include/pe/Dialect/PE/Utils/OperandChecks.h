@@ -216,6 +216,13 @@ Value buildAppendKvChecks(ImplicitLocOpBuilder &b, AppendKvOp op, Value key, Val
 /// tables take them: [T] -> [T, 1], a multi-stream rope's [A, T] -> [T, A, 1].
 Value buildAppendTokenPositions(ImplicitLocOpBuilder &b, Value positions, bool multiStream);
 
+/// Why the vector kernels of pe.append_kv (pe-tile-append-kv,
+/// pe-gpu-tile-append-kv) do not take `op`, or null: key rows in whole
+/// vectors of `keyLanes`, value rows of `valueLanes` (the rotated half and
+/// the pass-through channels too), one position stream, constant tables
+/// within kMaxConstantTableEntries, inside a symbol table.
+const char *appendKernelRefusal(AppendKvOp op, int64_t keyLanes, int64_t valueLanes);
+
 /// The head counts and head dims of attention `op` (the verifier makes them
 /// static), or std::nullopt when one is 0.
 struct AttentionHeads {

@@ -53,6 +53,10 @@ Value dimValue(ImplicitLocOpBuilder &b, Value tensor, int64_t d);
 /// The integer element of `tensor` at `indices`, as an index.
 Value extractIndex(ImplicitLocOpBuilder &b, Value tensor, ValueRange indices);
 
+/// The tensor `value` is a slice, cast or reshape of, or null where it is
+/// none of them.
+Value viewSource(Value value);
+
 /// Whether the tensor `value` is `source` or a slice, cast or reshape of
 /// it (a chain of them).
 bool derivesFrom(Value value, Value source);
