@@ -1,4 +1,5 @@
-"""Run libraries compiled for another architecture under qemu-user.
+"""Run libraries under qemu-user: compiled for another architecture, or for
+another CPU of this one.
 
 `runner.compile(ir, ["--mtriple=aarch64-linux-gnu", ...])` on an x86-64 machine
 returns an `EmulatedModule`: the same `call(name, *arrays, out=...)` as
@@ -13,6 +14,14 @@ qemu runs `-cpu max` (every AArch64 extension); a library built for a
 fixed SVE vector length (`--sve-vector-bits=N`) runs with that length
 (`sve-default-vector-length`), any other with qemu's default of 512 bits.
 `PE_QEMU_CPU` replaces the `-cpu` value.
+
+`runner.compile(ir, ["--mcpu=znver2"], qemu_cpu="EPYC-Rome")` runs a library of
+this machine's architecture on an emulated CPU model (`qemu-x86_64 -cpu help`
+lists them; EPYC-Rome is AMD Zen 2: AVX2, FMA, F16C, no AVX-512), with this
+machine's pe-call: an instruction that CPU lacks faults (SIGILL) instead of
+running on the wider CPU underneath. `compile_as_host(model, ...)` runs
+pe-compile itself on that model, so that what it detects as the host, and
+the code it picks for it, are that CPU's.
 """
 
 from __future__ import annotations
@@ -61,16 +70,19 @@ def qemu(arch: str) -> Optional[str]:
 
 
 def pe_call(arch: str) -> str:
-    """pe-call built for `arch`, next to that architecture's pe runtime."""
+    """pe-call built for `arch`, next to that architecture's pe runtime (this
+    machine's beside pe-compile)."""
+    if arch == host_arch():
+        return os.path.join(os.path.dirname(runner.PE_COMPILE), "pe-call")
     build = os.path.dirname(os.path.dirname(runner.PE_COMPILE))
     return os.path.join(build, "lib", f"{arch}-linux-gnu", "pe-call")
 
 
 def missing(arch: str) -> Optional[str]:
-    """Why libraries for `arch` cannot run here (None when they can)."""
+    """Why libraries for `arch` cannot run here under qemu (None when they can)."""
     if qemu(arch) is None:
         return f"qemu-{arch} is not installed (Debian: apt-get install qemu-user)"
-    if not os.path.isdir(_SYSROOT.format(arch=arch)):
+    if arch != host_arch() and not os.path.isdir(_SYSROOT.format(arch=arch)):
         return f"no {arch} libc (Debian: apt-get install libc6-dev-{_DEBIAN_ARCH.get(arch, arch)}-cross)"
     if not os.access(pe_call(arch), os.X_OK):
         return (f"{pe_call(arch)} is missing (pe-mlir builds it where the cross compiler "
@@ -102,14 +114,15 @@ def _read_tensor(path: str, element: str) -> np.ndarray:
 class EmulatedModule:
     """A library for another architecture: `call` as `runner.Module.call`."""
 
-    def __init__(self, arch: str, library: str, interface: str, owner=None, sve_bits: int = 0):
+    def __init__(self, arch: str, library: str, interface: str, owner=None, sve_bits: int = 0,
+                 cpu: Optional[str] = None):
         reason = missing(arch)
         if reason:
             raise RuntimeError(f"cannot run {arch} code here: {reason}")
         self.arch, self.library = arch, library
         self._last_error, self.entries = runner.read_interface(interface)
         self._owner = owner
-        self._cpu = os.environ.get("PE_QEMU_CPU") or (
+        self._cpu = cpu or os.environ.get("PE_QEMU_CPU") or (
             f"max,sve-default-vector-length={sve_bits // 8}" if sve_bits else "max")
 
     @property
@@ -158,14 +171,65 @@ class EmulatedModule:
         return list(outs) + results
 
     def _run(self, entry: runner.Entry, spec: List[str]) -> None:
-        command = [qemu(self.arch), "-L", _SYSROOT.format(arch=self.arch),
-                   "-cpu", self._cpu,
+        command = [*_qemu_command(self.arch, self._cpu),
                    pe_call(self.arch), self.library, entry.symbol, self._last_error, *spec]
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0 or not proc.stdout.startswith("status "):
-            raise RuntimeError(f"{entry.name} under qemu-{self.arch} failed (exit "
-                               f"{proc.returncode}): {proc.stderr.strip()}")
+            raise RuntimeError(f"{entry.name} under qemu-{self.arch} -cpu {self._cpu} failed "
+                               f"(exit {proc.returncode}): {_stderr(proc)}")
         status, _, message = proc.stdout.partition("\n")
         status = int(status.split()[1])
         if status != 0:
             raise runner.KernelError(entry.name, status, message.strip())
+
+
+def _qemu_command(arch: str, cpu: str) -> List[str]:
+    """qemu-user for `arch` on CPU model `cpu`, with the libc of `arch` where
+    that is not this machine's."""
+    sysroot = [] if arch == host_arch() else ["-L", _SYSROOT.format(arch=arch)]
+    return [qemu(arch), *sysroot, "-cpu", cpu]
+
+
+def _stderr(proc: subprocess.CompletedProcess) -> str:
+    """A process's stderr without qemu's notes on CPUID bits its translator does
+    not model (printed for every model that names one)."""
+    return "\n".join(line for line in proc.stderr.splitlines()
+                     if "TCG doesn't support requested feature" not in line).strip()
+
+
+def compile_as_host(cpu: str, ir: str, extra_args: Sequence[str] = (),
+                    timeout: float | None = None) -> "EmulatedModule":
+    """`runner.compile` with pe-compile itself run under `qemu-<this arch> -cpu
+    cpu`: no target is named unless `extra_args` names one, so the host pe-compile
+    detects (CPU name, features, the schedule chosen from them) is the emulated
+    CPU, as on such a machine. The library runs on the same model. About 15
+    times slower to compile than natively."""
+    arch = host_arch()
+    reason = missing(arch)
+    if reason:
+        raise RuntimeError(f"cannot emulate {cpu} here: {reason}")
+    folder = tempfile.TemporaryDirectory(prefix="pe-")
+    src, lib, interface = (os.path.join(folder.name, n)
+                           for n in ("module.mlir", "libmodule.so", "module.json"))
+    with open(src, "w") as f:
+        f.write(ir)
+    command = [*_qemu_command(arch, cpu), runner.PE_COMPILE, src, "--emit=shared", "-o", lib,
+               f"--interface={interface}", *extra_args]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"pe-compile under qemu did not finish within {timeout} s") from None
+    if proc.returncode != 0:
+        raise RuntimeError(f"pe-compile under qemu -cpu {cpu} failed:\n{_stderr(proc)}")
+    return EmulatedModule(arch, lib, interface, owner=folder, cpu=cpu)
+
+
+def print_target_as_host(cpu: str) -> str:
+    """`pe-compile --print-target` run on the emulated CPU model: the target
+    description and schedule pe-compile picks as that machine's host."""
+    command = [*_qemu_command(host_arch(), cpu), runner.PE_COMPILE, "--print-target"]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pe-compile --print-target under qemu -cpu {cpu} failed:\n"
+                           f"{_stderr(proc)}")
+    return proc.stdout

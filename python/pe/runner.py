@@ -454,11 +454,13 @@ def _collect_results(values, result_types, inputs) -> List:
     return outputs
 
 
-def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = None) -> Module:
+def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = None,
+            qemu_cpu: str | None = None) -> Module:
     """Compile `ir` with `pe-compile --emit=shared` into a temporary folder and
     load it; the folder is removed with the module. With `--mtriple` of
-    another architecture in `extra_args` the module runs under qemu-user
-    (`pe.emulated.EmulatedModule`, the same `call`)."""
+    another architecture in `extra_args`, or with `qemu_cpu` (a qemu CPU model
+    of this architecture, e.g. "EPYC-Rome" for AMD Zen 2), the module runs under
+    qemu-user (`pe.emulated.EmulatedModule`, the same `call`)."""
     folder = tempfile.TemporaryDirectory(prefix="pe-")
     src = os.path.join(folder.name, "module.mlir")
     lib = os.path.join(folder.name, "libmodule.so")
@@ -475,9 +477,10 @@ def compile(ir: str, extra_args: Sequence[str] = (), timeout: float | None = Non
         raise RuntimeError(f"pe-compile failed:\n{proc.stderr}")
     from pe import emulated  # imports this module
     arch = emulated.triple_arch(command)
-    if arch and arch != emulated.host_arch():  # another architecture: under qemu-user
-        return emulated.EmulatedModule(arch, lib, interface, owner=folder,
-                                       sve_bits=emulated.sve_vector_bits(command))
+    if (arch and arch != emulated.host_arch()) or qemu_cpu:  # under qemu-user
+        return emulated.EmulatedModule(arch or emulated.host_arch(), lib, interface,
+                                       owner=folder, sve_bits=emulated.sve_vector_bits(command),
+                                       cpu=qemu_cpu)
     return Module(lib, interface, owner=folder)
 
 

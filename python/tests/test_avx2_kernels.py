@@ -1,29 +1,40 @@
-"""Every numeric test of test_compiled.py again, on kernels built for AVX2.
+"""Every numeric test of test_compiled.py again, on kernels built for AVX2 and
+run on an emulated AVX2-only CPU.
 
-`--mcpu=x86-64-v3` (AVX2, FMA, F16C; 16 vector registers of 8 f32 lanes, no
-AVX512-BF16) is what the AMD Zen 2 and other AVX2-only CPUs run: 8-lane
-kernels with 2 x 6 micro-tiles, bf16 rounded in integer arithmetic, bf16
-attention on f32 FMAs. On a machine with AVX-512 this exercises that path
-too, with the same references and tolerances; on an AVX2-only machine the
-default build already is that path (test_compiled.py), and this file skips.
+`--mtriple=x86_64-linux-gnu --mcpu=znver2` (AVX2, FMA, F16C; 16 vector
+registers of 8 f32 lanes, no AVX-512) is the AMD Zen 2 this file stands in
+for: 8-lane kernels with 2 x 6 micro-tiles, bf16 rounded in integer
+arithmetic, bf16 attention on f32 FMAs. The libraries run under
+`qemu-x86_64 -cpu EPYC-Rome` (Zen 2; pe.emulated), so an instruction that
+CPU lacks (anything AVX-512, vdpbf16ps, AMX) faults and fails the test,
+where on the AVX-512 machine underneath it would have run. Same references
+and tolerances as test_compiled.py. On a CPU without AVX-512 the default
+build already is this path (test_compiled.py), and this file skips.
 """
 
 import pytest
 
 import test_compiled
-from pe import runner
+from pe import emulated, runner
 from test_compiled import *  # noqa: F401,F403 - the tests and their module fixtures
 
-pytestmark = pytest.mark.skipif(
-    "avx512f" not in runner._cpu_flags(),
-    reason="this CPU has no AVX-512: test_compiled.py already runs its own AVX2 (or "
-           "narrower) kernels")
+ZEN2 = ("--mtriple=x86_64-linux-gnu", "--mcpu=znver2")
+ZEN2_QEMU = "EPYC-Rome"
+
+pytestmark = [
+    pytest.mark.skipif(
+        "avx512f" not in runner._cpu_flags(),
+        reason="this CPU has no AVX-512: test_compiled.py already runs its own AVX2 (or "
+               "narrower) kernels"),
+    pytest.mark.skipif(emulated.missing(emulated.host_arch()) is not None,
+                       reason=f"emulated Zen 2: {emulated.missing(emulated.host_arch())}"),
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _avx2_target():
-    """Compiles this module's fixtures for x86-64-v3."""
-    saved = test_compiled.TARGET_ARGS
-    test_compiled.TARGET_ARGS = ("--mcpu=x86-64-v3",)
+def _zen2_target():
+    """Compiles this module's fixtures for Zen 2 and runs them on its emulation."""
+    saved = test_compiled.TARGET_ARGS, test_compiled.QEMU_CPU
+    test_compiled.TARGET_ARGS, test_compiled.QEMU_CPU = ZEN2, ZEN2_QEMU
     yield
-    test_compiled.TARGET_ARGS = saved
+    test_compiled.TARGET_ARGS, test_compiled.QEMU_CPU = saved

@@ -179,6 +179,9 @@ class ModuleGroup:
 # pe-compile arguments of every module compiled here: none (the CPU build); the GPU
 # schedule run on the CPU in test_gpu_schedule.py.
 TARGET_ARGS: Tuple[str, ...] = ()
+# The qemu CPU model the modules run on (None: this machine); test_avx2_kernels.py's
+# emulated Zen 2.
+QEMU_CPU: Optional[str] = None
 
 
 def compile_module(funcs: Sequence[str], extra_args: Sequence[str] = ()) -> runner.Module:
@@ -188,7 +191,7 @@ def compile_module(funcs: Sequence[str], extra_args: Sequence[str] = ()) -> runn
     fails the fixture instead of hanging the whole run.
     """
     return runner.compile("\n".join(funcs), [*TARGET_ARGS, *extra_args],
-                          timeout=COMPILE_TIMEOUT_S)
+                          timeout=COMPILE_TIMEOUT_S, qemu_cpu=QEMU_CPU)
 
 
 def check_rope_like(got, want, dtype: str, scale: float, op: str, variant: str,

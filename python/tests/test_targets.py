@@ -21,7 +21,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from pe import emulated, runner
+from pe import emulated, ir, reference, runner
+from pe.ir import rope_attr
+from pe.testing import check_attention, round_to
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -246,3 +248,110 @@ def test_host_bf16_dot_products_chosen_by_measured_rates(tmp_path):
     again = _describe_with_cache(tmp_path)
     assert json.loads(files[0].read_text())["host"] == cached["host"]
     assert again["measured_one_core_gflops"]["f32_fma"] > 0
+
+
+# An AVX2-only machine, emulated: qemu-x86_64 -cpu EPYC-Rome (AMD Zen 2: AVX2,
+# FMA, F16C; no AVX-512, no AVX512-BF16, no AMX). pe-compile itself runs on
+# it, so the host it detects and the code it picks are that machine's, and
+# the library runs on it, where any instruction Zen 2 lacks faults.
+ZEN2 = "EPYC-Rome"
+HOST_QEMU_MISSING = emulated.missing(emulated.host_arch())
+needs_host_qemu = pytest.mark.skipif(HOST_QEMU_MISSING is not None,
+                                     reason=f"emulated Zen 2: {HOST_QEMU_MISSING}")
+
+
+@needs_host_qemu
+def test_emulated_zen2_host_description():
+    zen2 = json.loads(emulated.print_target_as_host(ZEN2))
+    assert (zen2["isa"], zen2["cpu"]) == ("x86", "znver2")
+    assert (zen2["vector_bits"], zen2["vector_registers"], zen2["f32_lanes"]) == (256, 16, 8)
+    assert zen2["fma"] and zen2["f16_convert"]
+    assert not (zen2["bf16_dot"] or zen2["bf16_convert"] or zen2["amx"])
+    features = zen2["features"].split(",")
+    assert "+avx2" in features and "-avx512f" in features
+    schedule = zen2["schedule"]
+    assert schedule["micro_tile"] == {"vectors": 2, "columns": 6, "accumulators": 12}
+    assert not schedule["bf16_dot_products"]
+
+
+def _zen2_functions():
+    """(IR, reference of each function from its inputs) of the attention shapes an
+    AVX2 host compiles for itself: bf16 GQA prefill with llama3 RoPE, bf16 decode
+    with YaRN over split keys, f16 with a window and ALiBi, f32 with a mask, and an
+    f16 `pe.rope`."""
+    llama3 = dict(theta=500000.0, rotary_dim=64, style="half",
+                  scaling={"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                           "high_freq_factor": 4.0, "original_max_position_embeddings": 64})
+    yarn = dict(theta=10000.0, rotary_dim=32, style="interleaved",
+                scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})
+    t = lambda shape, dtype: "tensor<" + "x".join(map(str, shape)) + f"x{dtype}>"
+    cases = {  # name: (dtype, q, kv, attrs, mask)
+        "prefill_bf16": ("bf16", (1, 8, 40, 64), (1, 2, 40, 64), dict(causal=True, rope=llama3), False),
+        "decode_bf16": ("bf16", (1, 8, 1, 64), (1, 2, 700, 64), dict(rope=yarn), False),
+        "window_alibi_f16": ("f16", (1, 4, 33, 32), (1, 4, 33, 32),
+                             dict(causal=True, window=8, alibi=8.0), False),
+        "mask_f32": ("f32", (2, 6, 17, 48), (2, 3, 21, 48), {}, True),
+    }
+    funcs, refs = [], {}
+    for name, (dtype, q, kv, attrs, mask) in cases.items():
+        m = t((q[0], q[1], q[2], kv[2]), "f32") if mask else None
+        op_attrs = dict(attrs, rope=rope_attr(**attrs["rope"])) if "rope" in attrs else attrs
+        funcs.append(ir.attention_function(name, t(q, dtype), t(kv, dtype), t(kv, dtype),
+                                           mask=m, **op_attrs))
+        refs[name] = (dtype, q, kv, attrs, mask)
+    x = t((1, 3, 25, 64), "f16")
+    funcs.append(f"func.func @rope_f16(%x: {x}, %p: tensor<25xi64>) -> {x} {{\n"
+                 f"  %y = pe.rope {rope_attr(**yarn)} %x, %p : {x}, tensor<25xi64>\n"
+                 f"  return %y : {x}\n}}\n")
+    return "\n".join(funcs), refs, yarn
+
+
+@needs_host_qemu
+def test_emulated_zen2_host_compiles_and_runs_for_itself():
+    """pe-compile with no target on the emulated Zen 2: the library has no
+    512-bit register, no bf16 dot product and no undefined helper, and every
+    function matches the float64 reference on that CPU."""
+    text, refs, yarn = _zen2_functions()
+    mod = emulated.compile_as_host(ZEN2, text, timeout=600)
+    asm = subprocess.run(["objdump", "-d", mod.library], check=True, capture_output=True,
+                         text=True).stdout
+    assert "%ymm" in asm and "%zmm" not in asm and "vdpbf16ps" not in asm
+    assert_no_helpers(mod.library)
+    rng = np.random.default_rng(2)
+    for name, (dtype, q_shape, kv_shape, attrs, mask) in refs.items():
+        q, k, v = (round_to(rng.standard_normal(s), dtype) for s in (q_shape, kv_shape, kv_shape))
+        args = [q, k, v]
+        if mask:
+            m = np.where(rng.random(q_shape[:3] + kv_shape[2:3]) < 0.2, -np.inf,
+                         rng.standard_normal(q_shape[:3] + kv_shape[2:3])).astype(np.float32)
+            args.append(m)
+        want = reference.attention(q, k, v, mask=m if mask else None, **attrs)
+        call = [a.astype(np.float16) if dtype == "f16" and i < 3 else a.astype(np.float32)
+                for i, a in enumerate(args)]
+        (got,) = mod.call(name, *call)
+        check_attention(got, want, dtype, f"emulated Zen 2 {name}")
+    x = round_to(rng.standard_normal((1, 3, 25, 64)), "f16")
+    p = np.sort(rng.choice(5000, 25, replace=False)).astype(np.int64)
+    (got,) = mod.call("rope_f16", x.astype(np.float16), p)
+    want = reference.apply_rope(x, p, **yarn)
+    assert np.abs(np.asarray(got, np.float64) - want).max() <= 2e-3 * max(1.0, np.abs(want).max())
+
+
+@needs_host_qemu
+def test_emulated_zen2_faults_on_avx512_code():
+    """The emulation is a real AVX2-only CPU: a library built for AVX-512 dies
+    there with SIGILL (so the AVX2 runs of the suite can fail), and the same
+    function built for Zen 2 runs."""
+    x = "tensor<1x4x16x128xf32>"
+    text = (f"func.func @rope(%x: {x}, %p: tensor<16xi64>) -> {x} {{\n"
+            f"  %y = pe.rope {rope_attr()} %x, %p : {x}, tensor<16xi64>\n"
+            f"  return %y : {x}\n}}\n")
+    x_in = np.ones((1, 4, 16, 128), np.float32)
+    p = np.arange(16, dtype=np.int64)
+    wide = runner.compile(text, ["--mtriple=x86_64-linux-gnu", "--mcpu=skylake-avx512"],
+                          qemu_cpu=ZEN2)
+    with pytest.raises(RuntimeError, match="Illegal instruction"):
+        wide.call("rope", x_in, p)
+    narrow = runner.compile(text, ["--mtriple=x86_64-linux-gnu", "--mcpu=znver2"], qemu_cpu=ZEN2)
+    (got,) = narrow.call("rope", x_in, p)
+    assert np.abs(got - reference.apply_rope(x_in, p)).max() <= 1e-6 * 2

@@ -175,14 +175,14 @@ def _check(got, want, dtype, what):
     assert err <= REL[dtype] * scale, f"{what}: max error {err:.3g} > {REL[dtype]} * {scale:.3g}"
 
 
-def _compile(name, dtype, tiles, threads, tile=True, static=False, target=()):
+def _compile(name, dtype, tiles, threads, tile=True, static=False, target=(), qemu_cpu=None):
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     ir = _ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
              window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
              alibi=opts.get("alibi"), mask=opts.get("mask", False),
              positions=opts.get("positions"), b=b if static else None)
     extra = [f"--num-threads={threads}", f"--tile-attention={'true' if tile else 'false'}"]
-    return runner.compile(ir, extra_args=extra + tiles + list(target))
+    return runner.compile(ir, extra_args=extra + tiles + list(target), qemu_cpu=qemu_cpu)
 
 
 @pytest.mark.sanitized
@@ -339,42 +339,46 @@ def test_amx_code_on_a_cpu_without_amx():
     assert caught.value.status == 4
 
 
-# The kernels of other targets: 8-lane AVX2 (2 x 6 micro-tiles, bf16 through
-# integer rounding), 4-lane AArch64 NEON (4 x 6) and 8-lane SVE (under
-# qemu-user, one thread: cross-compiled libraries have no OpenMP). Every
-# case, both layouts of decode, and the low-precision paths.
+# The kernels of other targets, each on an emulated CPU (qemu-user): 8-lane
+# AVX2 on AMD Zen 2 (2 x 6 micro-tiles, bf16 through integer rounding; any
+# wider instruction faults there), 4-lane AArch64 NEON (4 x 6) and 8-lane SVE
+# (one thread: cross-compiled libraries have no OpenMP). Every case, both
+# layouts of decode, and the low-precision paths. Each entry: pe-compile
+# arguments, threads, qemu CPU model (None: the architecture's default), why
+# it cannot run here (None: it can).
+_HOST_QEMU = emulated.missing(emulated.host_arch())
 OTHER_TARGETS = {
-    "avx2": (("--mcpu=x86-64-v3",), 2,
-             None if "avx2" in runner._cpu_flags() else "the CPU has no AVX2"),
-    "aarch64": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"), 1,
+    "avx2": (("--mtriple=x86_64-linux-gnu", "--mcpu=znver2"), 2, "EPYC-Rome", _HOST_QEMU),
+    "aarch64": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"), 1, None,
                 emulated.missing("aarch64")),
     # SVE at 256 bits (Graviton 3): 8-lane kernels computed with SVE
     # instructions, run with qemu's vector length set to 256 bits.
     "sve256": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v1", "--sve-vector-bits=256"),
-               1, emulated.missing("aarch64")),
+               1, None, emulated.missing("aarch64")),
 }
 # bf16 on BFDOT dot products (NEON with BF16, Neoverse V2: pe-compile's
 # default --bf16-dot=auto), for the low-precision cases.
 BF16_DOT_TARGETS = {
-    "neon-bfdot": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v2"), 1,
+    "neon-bfdot": (("--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v2"), 1, None,
                    emulated.missing("aarch64")),
 }
 
 
 def _target(which):
-    args, threads, missing = {**OTHER_TARGETS, **BF16_DOT_TARGETS}[which]
+    args, threads, qemu_cpu, missing = {**OTHER_TARGETS, **BF16_DOT_TARGETS}[which]
     if missing:
         pytest.skip(f"{which}: {missing}")
-    return args, threads
+    return args, threads, qemu_cpu
 
 
 @pytest.mark.parametrize("which", sorted(OTHER_TARGETS))
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_other_targets(name, which):
-    target, threads = _target(which)
+    target, threads, qemu_cpu = _target(which)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     static = name in DECODE
-    mod = _compile(name, "f32", SMALL_TILES, threads, static=static, target=target)
+    mod = _compile(name, "f32", SMALL_TILES, threads, static=static, target=target,
+                   qemu_cpu=qemu_cpu)
     args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     (got,) = mod.call("attn", *args)
@@ -386,9 +390,10 @@ def test_other_targets(name, which):
 @pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "mask-causal-rope",
                                   "odd-dims-partial-rope", "decode-rope-bf16-shapes"])
 def test_other_targets_low_precision(name, dtype, which):
-    target, threads = _target(which)
+    target, threads, qemu_cpu = _target(which)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES, threads, static=name in DECODE, target=target)
+    mod = _compile(name, dtype, SMALL_TILES, threads, static=name in DECODE, target=target,
+                   qemu_cpu=qemu_cpu)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
