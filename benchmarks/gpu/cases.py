@@ -252,17 +252,19 @@ def _absolute_cases(rng, full: bool) -> List[Case]:
 def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi=None,
                     rope_ir=None, rope_ref=None, qpos=None, kpos=None, timed=False,
                     rows=None, torch_attention=None, notes="", flags=(),
-                    separate_rope=False, sinks=False) -> Case:
-    """pe.attention of q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D] (`shape` = (B, Hq, Hkv, Sq,
-    Skv, D)) with the given attributes and positions; `rows` samples the query rows that
+                    separate_rope=False, sinks=False, dv=None) -> Case:
+    """pe.attention of q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] (`shape` =
+    (B, Hq, Hkv, Sq, Skv, D); Dv = `dv`, default D) with the given attributes and
+    positions; `rows` samples the query rows that
     the reference is computed for (all when None). `separate_rope` (Sq = Skv, default
     positions) states the RoPE as pe.rope of q and k at positions 0 .. S - 1 (an argument)
     before the attention, as an importer would, which --fuse=false leaves unfused."""
     b, hq, hkv, sq, skv, d = shape
+    dv = dv or d
     q = _quantized(rng, (b, hq, sq, d), dtype)
     k = _quantized(rng, (b, hkv, skv, d), dtype)
-    v = _quantized(rng, (b, hkv, skv, d), dtype)
-    qt, kt = _ttype(q.shape, dtype), _ttype(k.shape, dtype)
+    v = _quantized(rng, (b, hkv, skv, dv), dtype)
+    qt, kt, vt = _ttype(q.shape, dtype), _ttype(k.shape, dtype), _ttype(v.shape, dtype)
     args, arg_types = [q, k, v], [dtype] * 3
     positions, rotate = None, None
     if separate_rope:
@@ -281,7 +283,8 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
         arg_types.append("f32")
         sinks_type = _ttype((hq,), "f32")
     ir = pe_ir.attention_function(
-        name, qt, kt, kt, positions=positions, rotate=rotate, attend_positions=False,
+        name, qt, kt, vt, out=_ttype((b, hq, sq, dv), dtype), positions=positions,
+        rotate=rotate, attend_positions=False,
         causal=causal, window=window or None, alibi=alibi or None,
         rope=None if separate_rope else rope_ir, sinks=sinks_type)
 
@@ -294,10 +297,10 @@ def _attention_case(name, rng, dtype, shape, *, causal=False, window=None, alibi
 
     metric, limit = "scaled", 1e-5 if dtype == "f32" else 1.6e-2
     elem_bytes = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
-    # Q K^T and P V: 4 B Hq Sq Skv D, half of it under a causal mask (Sq = Skv).
-    flops = 4 * b * hq * sq * skv * d // (2 if causal and sq == skv else 1)
+    # Q K^T and P V: 2 B Hq Sq Skv (D + Dv), half of it under a causal mask (Sq = Skv).
+    flops = 2 * b * hq * sq * skv * (d + dv) // (2 if causal and sq == skv else 1)
     return Case(name, ir, args, arg_types, [dtype], reference, metric, limit,
-                bytes_moved=2 * k.size * elem_bytes, timed=timed,
+                bytes_moved=(k.size + v.size) * elem_bytes, timed=timed,
                 sample_axis=2 if rows is not None else None, sample=rows,
                 torch_attention=torch_attention, flags=list(flags), flops=flops,
                 notes=notes or "within 1e-5 (f32) and 1.6e-2 (bf16/f16) of the largest output")
@@ -618,6 +621,19 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         sinks=True, flags=tc,
         notes="tensor cores: decode with sinks (key splits: the sink counts once, in the "
               "first range)"))
+    deepseek_rope = {"rotary_dim": 64, "style": "interleaved", "rotary_offset": 128,
+                     "scaling": {"type": "yarn", "factor": 40.0,
+                                 "original_max_position_embeddings": 4096, "mscale": 1.0,
+                                 "mscale_all_dim": 1.0}}
+    out.append(_attention_case(
+        "tc_attention_mla_heads_bf16", rng, "bf16", (1, 16, 16, s, s, 192), dv=128,
+        causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope, flags=tc,
+        notes="tensor cores: latent attention's full-width heads (DeepSeek-V3: D = 192, "
+              "the last 64 channels rotated with its YaRN, Dv = 128; 16-key tiles)"))
+    out.append(_attention_case(
+        "tc_decode_mla_heads_f16", rng, "f16", (2, 16, 16, 1, 2048 if full else 600, 192),
+        dv=128, causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope,
+        flags=tc, notes="tensor cores: decode with D = 192, Dv = 128 (key splits)"))
     skv = 131072 if full else 600
     out.append(_attention_case(
         "tc_decode_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 128), causal=True,

@@ -1,7 +1,7 @@
 """The tensor-core attention kernels over the variant space, without a GPU.
 
 Each variant (every RoPE style and scaling, partial rotary, ALiBi, the mask operand, windows,
-attention sinks, GQA/MQA, head dims 16 to 128, Dv != D, f16 and bf16, decode) is compiled with
+attention sinks, GQA/MQA, head dims 16 to 192, Dv != D, f16 and bf16, decode) is compiled with
 `pe-compile --target=gpu --tensor-cores` for sm_80 (mma.sync) and sm_90a (warpgroup MMA). Its
 PTX must hold one attention kernel whose products are the chip's tensor-core instructions,
 and (with a CUDA toolkit) `ptxas -v` must assemble every kernel without spills, within the
@@ -66,6 +66,18 @@ VARIANTS = {
                              "causal window(128) rope(#pe.rope<theta = 150000.0, "
                              "rotary_dim = 64>) sinks"),
     "decode_sinks_d64_f16": ("f16", 2, 16, 2, 1, 64, 64, "causal sinks"),
+    # Latent attention's full-width heads (DeepSeek-V3: 128 channels without
+    # RoPE, then 64 rotated with its YaRN; values of 128): 16-key tiles.
+    "mla_yarn_d192_dv128": ("bf16", 1, 8, 8, "?", 192, 128,
+                            "causal rope(#pe.rope<rotary_dim = 64, style = interleaved, "
+                            "rotary_offset = 128, scaling = #pe.yarn<factor = 40.0, "
+                            "original_max_position_embeddings = 4096, mscale = 1.0, "
+                            "mscale_all_dim = 1.0>>)"),
+    "decode_mla_d192_f16": ("f16", 2, 16, 16, 1, 192, 128,
+                            "causal rope(#pe.rope<rotary_dim = 64, style = interleaved, "
+                            "rotary_offset = 128>)"),
+    "window_gqa_d160": ("bf16", 1, 8, 2, "?", 160, 160,
+                        "causal window(256) rope(#pe.rope<rotary_dim = 160>)"),
 }
 
 
@@ -135,3 +147,19 @@ def test_variant_on_tensor_cores(tmp_path, name, chip):
     for kernel, info in report.items():
         assert info["spill_stores"] == 0 and info["spill_loads"] == 0, (kernel, info)
         assert info["shared_bytes"] <= 48 * 1024, (kernel, info)
+
+
+def test_heads_beyond_the_shared_memory_take_the_simt_kernel(tmp_path):
+    """D = Dv = 256 (Gemma): the tensor-core kernel's tiles would exceed 48 KiB
+    of static shared memory, so the attention compiles to the SIMT kernel."""
+    src, ptx = tmp_path / "wide.mlir", tmp_path / "wide.ptx"
+    t = "tensor<1x8x?x256xbf16>"
+    src.write_text(f"func.func @wide(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+                   f"  %o = pe.attention %q, %k, %v causal : {t}, {t}, {t} -> {t}\n"
+                   f"  return %o : {t}\n}}\n")
+    for chip in sorted(CHIPS):
+        proc = subprocess.run([runner.PE_COMPILE, "--target=gpu", f"--chip={chip}", str(src),
+                               "-o", str(ptx)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        text = ptx.read_text()
+        assert entries(text) and not any(re.search(r, text) for r in CHIPS.values()), chip

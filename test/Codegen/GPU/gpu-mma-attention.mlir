@@ -283,3 +283,46 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
        : tensor<1x16x?x128xbf16>, tensor<1x2x?x96xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x16x?x64xbf16>
   return %o : tensor<1x16x?x64xbf16>
 }
+
+// -----
+
+// Latent attention's full-width heads (DeepSeek-V3: 192 query/key channels,
+// the RoPE block last, 128 value channels): 32-key tiles would take 58 KiB
+// of shared memory, so the kernel's tiles hold 16 keys (42 KiB, within
+// the 48 KiB of static shared memory): S on two 8-key blocks, P V one
+// 16-key step.
+// CHECK-SELECT-LABEL: func.func @mla_heads
+// CHECK-SELECT: pe_gpu.mma_attention {{.*}} rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>) rotated_keys
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x200xbf16, 3>
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<16x200xbf16, 3>
+// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x136xbf16, 3>
+// CHECK-KERNEL-LABEL: func.func @mla_heads
+// CHECK-KERNEL: gpu.launch
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_queries : memref<24x65x8xbf16, 3>
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_keys : memref<24x17x8xbf16, 3>
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x17x8xbf16, 3>
+// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_weights : memref<2x65x8xbf16, 3>
+// CHECK-WGMMA-LABEL: func.func @mla_heads
+// CHECK-WGMMA: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+func.func @mla_heads(%q: tensor<1x8x?x192xbf16>, %k: tensor<1x8x?x192xbf16>,
+                     %v: tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16> {
+  %o = pe.attention %q, %k, %v causal
+       rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>)
+       : tensor<1x8x?x192xbf16>, tensor<1x8x?x192xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x8x?x128xbf16>
+  return %o : tensor<1x8x?x128xbf16>
+}
+
+// -----
+
+// Head dims of 256 (Gemma): even 16-key tiles need 60 KiB of shared memory,
+// more than a block's static 48 KiB, so the SIMT kernel takes them.
+// CHECK-SELECT-LABEL: func.func @wide_heads
+// CHECK-SELECT-NOT: pe_gpu.mma_attention
+// CHECK-SELECT: scf.parallel
+func.func @wide_heads(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x4x?x256xbf16>,
+                      %v: tensor<1x4x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
+  %o = pe.attention %q, %k, %v causal
+       : tensor<1x8x?x256xbf16>, tensor<1x4x?x256xbf16>, tensor<1x4x?x256xbf16> -> tensor<1x8x?x256xbf16>
+  return %o : tensor<1x8x?x256xbf16>
+}

@@ -6,7 +6,7 @@
 func.func @mma_attention_head_dim(%q: memref<1x4x?x72xbf16>, %k: memref<1x4x?x72xbf16>,
                                   %v: memref<1x4x?x72xbf16>, %p: memref<?xi64>,
                                   %o: memref<1x4x?x72xbf16>) {
-  // expected-error @+1 {{expects head dims that are multiples of 16 up to 128, got 72 and 72}}
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, got 72 and 72}}
   pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
     : memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x72xbf16>
   return

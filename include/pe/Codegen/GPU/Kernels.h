@@ -17,6 +17,18 @@ namespace pe {
 /// kernel (pe-gpu-mma-attention): 4 warps of 16.
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
+/// The static shared memory of a block (CUDA's limit without the opt-in
+/// launch attribute): the tensor-core attention kernel's Q, K, V (and, on
+/// warpgroup MMA, P) tiles fit in it.
+inline constexpr int64_t kMmaStaticSharedBytes = 48 * 1024;
+
+/// Keys per K/V tile of the tensor-core attention kernel for head dims `d`
+/// (query, key) and `dv` (value), multiples of 16: 64, or 32 when a head
+/// dim exceeds 64 (registers), halved again while its tiles exceed
+/// kMmaStaticSharedBytes (16 at d = 192, dv = 128); 0 when even 16-key
+/// tiles do not fit (d = dv = 256).
+int64_t mmaAttentionTileKeys(int64_t d, int64_t dv);
+
 /// Bytes to which the tensor-core attention kernel's K and V must be
 /// aligned (its 16-byte cp.async copies; checked on the host).
 inline constexpr int64_t kMmaOperandAlignment = 16;

@@ -21,7 +21,8 @@
 // Per block:
 //   Qs <- rope(q) of the block's rows, read from global memory once,
 //         rotated in f32 and rounded to the element type
-//   for each tile of tileKeys keys (64; 32 for head dims over 64), skipped
+//   for each tile of tileKeys keys (64; 32 for head dims over 64; 16 where
+//   larger tiles would not fit the static shared memory), skipped
 //   when causal/window masks hide it from every row of the block:
 //     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
 //                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
@@ -114,10 +115,13 @@ constexpr int64_t kThreads = kWarps * kWarpSize;
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
 static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
-/// Keys per K/V tile: eight 8-key blocks of S, four 16-key steps of P V;
-/// half as many for head dims over 64, whose query fragments and output
-/// accumulators leave fewer of a thread's 255 registers to the scores.
+/// Keys per K/V tile (mmaAttentionTileKeys): eight 8-key blocks of S, four
+/// 16-key steps of P V; half as many for head dims over 64, whose query
+/// fragments and output accumulators leave fewer of a thread's 255
+/// registers to the scores; fewer again where the tiles would not fit the
+/// static shared memory; never fewer than one 16-key step.
 constexpr int64_t kTileKeys = 64;
+constexpr int64_t kMinTileKeys = 16;
 constexpr int64_t kWideHeadDim = 64;
 /// Elements (16 bytes) added to each shared-memory row.
 constexpr int64_t kPad = 8;
@@ -128,6 +132,29 @@ constexpr int64_t kValueStages = 2;
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
+
+/// Bytes of a shared tile of `rows` x `width` 2-byte elements in the
+/// larger of the engines' layouts: mma.sync's rows padded by kPad elements,
+/// wgmma's 8-column chunks of core matrices with a spare row each.
+int64_t sharedTileBytes(int64_t rows, int64_t width) {
+  return 2 * std::max(rows * (width + kPad), width * (rows + 1));
+}
+
+} // namespace
+
+int64_t mlir::pe::mmaAttentionTileKeys(int64_t d, int64_t dv) {
+  int64_t keys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+  for (; keys >= kMinTileKeys; keys /= 2) {
+    // Q, K, the V stages and warpgroup MMA's P (64 rows x keys).
+    int64_t bytes = sharedTileBytes(kBlockRows, d) + sharedTileBytes(keys, d) +
+                    kValueStages * sharedTileBytes(keys, dv) + sharedTileBytes(kBlockRows, keys);
+    if (bytes <= kMmaStaticSharedBytes)
+      return keys;
+  }
+  return 0;
+}
+
+namespace {
 
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
 /// gq + 8), whether it exists, and its query, head and positions.
@@ -150,7 +177,7 @@ public:
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
-    tileKeys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+    tileKeys = mmaAttentionTileKeys(d, dv);
   }
   virtual ~MmaKernelState() = default;
 
@@ -1266,6 +1293,14 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
     // Kernels @pe_kernels::@<function>_attention_<n>, n counted per function.
     llvm::StringMap<int64_t> kernels;
     for (pe_gpu::MmaAttentionOp op : ops) {
+      const int64_t d = op.getQuery().getType().getDimSize(3),
+                    dv = op.getValue().getType().getDimSize(3);
+      if (mmaAttentionTileKeys(d, dv) == 0) {
+        op.emitOpError() << "has head dims " << d << " and " << dv
+                         << " whose tiles do not fit a block's "
+                         << kMmaStaticSharedBytes / 1024 << " KiB of static shared memory";
+        return signalPassFailure();
+      }
       auto function = op->getParentOfType<FunctionOpInterface>();
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);

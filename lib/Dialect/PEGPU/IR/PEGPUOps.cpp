@@ -36,9 +36,10 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects Hkv key/value heads dividing the Hq query and out heads");
   if (k.getDimSize(3) != d || out.getDimSize(3) != dv)
     return emitOpError("expects key and query, out and value to share their head dims");
-  // The kernel's tensor-core steps: m16n8k16 products over the head dims.
-  if (d % 16 != 0 || dv % 16 != 0 || d > 128 || dv > 128)
-    return emitOpError() << "expects head dims that are multiples of 16 up to 128, got "
+  // The kernel's tensor-core steps: m16n8k16 products over the head dims
+  // (whether its tiles fit the shared memory is the kernel's check).
+  if (d % 16 != 0 || dv % 16 != 0 || d > 256 || dv > 256)
+    return emitOpError() << "expects head dims that are multiples of 16 up to 256, got "
                          << d << " and " << dv;
   if (getRopeAttr() && !getQCos())
     return emitOpError("expects the cos/sin tables of its rope");
