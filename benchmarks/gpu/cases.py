@@ -629,7 +629,14 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         "tc_attention_mla_heads_bf16", rng, "bf16", (1, 16, 16, s, s, 192), dv=128,
         causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope, flags=tc,
         notes="tensor cores: latent attention's full-width heads (DeepSeek-V3: D = 192, "
-              "the last 64 channels rotated with its YaRN, Dv = 128; 16-key tiles)"))
+              "the last 64 channels rotated with its YaRN, Dv = 128; 32-key tiles in 57 "
+              "KiB of dynamic shared memory)"))
+    out.append(_attention_case(
+        "tc_attention_gemma_d256_bf16", rng, "bf16", (1, 8, 4, s, s, 256), causal=True,
+        window=s // 2, rope_ir="#pe.rope<rotary_dim = 256>", rope_ref={"rotary_dim": 256},
+        flags=tc, notes="tensor cores: Gemma's heads (D = 256: mma.sync on every chip, "
+                        "16-key tiles in 58 KiB of dynamic shared memory), GQA 8/4, "
+                        "causal, sliding window"))
     out.append(_attention_case(
         "tc_decode_mla_heads_f16", rng, "f16", (2, 16, 16, 1, 2048 if full else 600, 192),
         dv=128, causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope,

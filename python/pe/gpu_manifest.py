@@ -19,6 +19,10 @@ ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i
                  "i8": 1, "i1": 1}
 SCALAR_TYPES = {"i64": np.int64, "i32": np.int32, "f64": np.float64, "f32": np.float32,
                 "i16": np.int16, "i8": np.int8, "i1": np.int8}
+# CUDA's dynamic shared memory without the opt-in attribute, and that attribute
+# (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+DEFAULT_SHARED_BYTES = 48 * 1024
+MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
 def load_manifest(path: str) -> dict:
@@ -74,6 +78,7 @@ class CupyFunction:
         self.kernels: Dict[str, Tuple[object, list]] = {
             k["name"]: (self.module.get_function(k["name"]), k["params"])
             for k in manifest["kernels"]}
+        self._opted_in: Dict[str, int] = {}
 
     def __call__(self, *arguments, launch_events: list | None = None):
         """Runs the steps on the current stream. `launch_events`, if given, receives
@@ -121,18 +126,27 @@ class CupyFunction:
                     raise RuntimeError(f"{step['report']}({values})")
             elif op == "launch":
                 kernel, params = self.kernels[step["kernel"]]
+                shared = step.get("shared_bytes", 0)
+                if shared > self._opted_in.get(step["kernel"], DEFAULT_SHARED_BYTES):
+                    self._opt_in(step["kernel"], kernel, shared)
                 launch_args = tuple(kernel_arguments(params, step["args"], address))
                 if launch_events is not None:
                     start, stop = cp.cuda.Event(), cp.cuda.Event()
                     start.record()
                 kernel(tuple(step["grid"]), tuple(step["block"]), launch_args,
-                       shared_mem=step.get("shared_bytes", 0))
+                       shared_mem=shared)
                 if launch_events is not None:
                     stop.record()
                     launch_events.append((step["kernel"], start, stop))
             else:
                 raise ValueError(f"unknown manifest step {op!r}")
         return [self._result(base(view), view) for view in self.fn["returns"]]
+
+    def _opt_in(self, name: str, kernel, shared: int) -> None:
+        """Lets `kernel` launch with `shared` bytes of dynamic shared memory, above
+        the 48 KiB CUDA allows without asking (as libpe_cuda_runtime's launch does)."""
+        self.cp.cuda.driver.funcSetAttribute(kernel.ptr, MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        self._opted_in[name] = shared
 
     def _result(self, buffer, view):
         """The returned view as a CuPy array (bf16 as its 16-bit patterns)."""

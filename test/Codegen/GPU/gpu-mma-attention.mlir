@@ -287,24 +287,31 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
 // -----
 
 // Latent attention's full-width heads (DeepSeek-V3: 192 query/key channels,
-// the RoPE block last, 128 value channels): 32-key tiles would take 58 KiB
-// of shared memory, so the kernel's tiles hold 16 keys (42 KiB, within
-// the 48 KiB of static shared memory): S on two 8-key blocks, P V one
-// 16-key step.
+// the RoPE block last, 128 value channels): 32-key tiles take 57 KiB of
+// shared memory, more than a block's static 48 KiB, so they are views of
+// its dynamic shared memory (16-byte aligned offsets, in address space 3),
+// and the launch asks for their bytes: Q, K, two V stages (mma.sync:
+// 25600 + 12800 + 17408 bytes), and P on warpgroup MMA (core-matrix
+// layouts: 24960 + 12672 + 16896 + 4160).
 // CHECK-SELECT-LABEL: func.func @mla_heads
 // CHECK-SELECT: pe_gpu.mma_attention {{.*}} rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>) rotated_keys
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x200xbf16, 3>
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<16x200xbf16, 3>
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x136xbf16, 3>
 // CHECK-KERNEL-LABEL: func.func @mla_heads
-// CHECK-KERNEL: gpu.launch
-// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c16{{.*}} iter_args
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_queries : memref<24x65x8xbf16, 3>
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_keys : memref<24x17x8xbf16, 3>
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x17x8xbf16, 3>
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_weights : memref<2x65x8xbf16, 3>
+// CHECK-KERNEL-NOT: memref.get_global @__pe_mma_attention
+// CHECK-KERNEL: gpu.launch {{.*}} dynamic_shared_memory_size %c55808_i32
+// CHECK-KERNEL: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-KERNEL: %[[BASE:.*]] = memref.memory_space_cast %[[DYN]] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xi8, 3>
+// CHECK-KERNEL: memref.view %[[BASE]][%c0{{.*}}][] : memref<?xi8, 3> to memref<64x200xbf16, 3>
+// CHECK-KERNEL: memref.view %[[BASE]][%c25600{{.*}}][] : memref<?xi8, 3> to memref<32x200xbf16, 3>
+// CHECK-KERNEL: memref.view %[[BASE]][%c38400{{.*}}][] : memref<?xi8, 3> to memref<2x32x136xbf16, 3>
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args
 // CHECK-WGMMA-LABEL: func.func @mla_heads
-// CHECK-WGMMA: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+// CHECK-WGMMA: gpu.launch {{.*}} dynamic_shared_memory_size %c58688_i32
+// CHECK-WGMMA: %[[BASE:.*]] = memref.memory_space_cast
+// CHECK-WGMMA: memref.view %[[BASE]][%c0{{.*}}][] : memref<?xi8, 3> to memref<24x65x8xbf16, 3>
+// CHECK-WGMMA: memref.view %[[BASE]][%c24960{{.*}}][] : memref<?xi8, 3> to memref<24x33x8xbf16, 3>
+// CHECK-WGMMA: memref.view %[[BASE]][%c37632{{.*}}][] : memref<?xi8, 3> to memref<2x16x33x8xbf16, 3>
+// CHECK-WGMMA: memref.view %[[BASE]][%c54528{{.*}}][] : memref<?xi8, 3> to memref<4x65x8xbf16, 3>
+// CHECK-WGMMA: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args
 func.func @mla_heads(%q: tensor<1x8x?x192xbf16>, %k: tensor<1x8x?x192xbf16>,
                      %v: tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16> {
   %o = pe.attention %q, %k, %v causal
@@ -315,11 +322,14 @@ func.func @mla_heads(%q: tensor<1x8x?x192xbf16>, %k: tensor<1x8x?x192xbf16>,
 
 // -----
 
-// Head dims of 256 (Gemma): even 16-key tiles need 60 KiB of shared memory,
-// more than a block's static 48 KiB, so the SIMT kernel takes them.
+// Head dims of 256 (Gemma): O takes 128 of a thread's registers, so 16-key
+// tiles; Q alone is 33 KiB, the tiles (mma.sync: 33792 + 8448 + 16896
+// bytes) 58 KiB of dynamic shared memory.
 // CHECK-SELECT-LABEL: func.func @wide_heads
-// CHECK-SELECT-NOT: pe_gpu.mma_attention
-// CHECK-SELECT: scf.parallel
+// CHECK-SELECT: pe_gpu.mma_attention
+// CHECK-KERNEL-LABEL: func.func @wide_heads
+// CHECK-KERNEL: gpu.launch {{.*}} dynamic_shared_memory_size %c59136_i32
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c16{{.*}} iter_args
 func.func @wide_heads(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x4x?x256xbf16>,
                       %v: tensor<1x4x?x256xbf16>) -> tensor<1x8x?x256xbf16> {
   %o = pe.attention %q, %k, %v causal

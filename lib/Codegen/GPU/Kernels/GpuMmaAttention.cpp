@@ -119,10 +119,19 @@ static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKer
 /// 16-key steps of P V; half as many for head dims over 64, whose query
 /// fragments and output accumulators leave fewer of a thread's 255
 /// registers to the scores; fewer again where the tiles would not fit the
-/// static shared memory; never fewer than one 16-key step.
+/// shared memory a block may have; never fewer than one 16-key step.
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kMinTileKeys = 16;
 constexpr int64_t kWideHeadDim = 64;
+/// Value heads over kWideValueDim channels (a thread's rows of O are dv / 2
+/// f32 registers) leave room for the scores of 16 keys only; at most
+/// kMaxValueDim, so that everything fits a thread's 255 registers.
+constexpr int64_t kWideValueDim = 128;
+constexpr int64_t kMaxValueDim = 256;
+/// Value heads over 192 channels stay on mma.sync on sm_90a too: warpgroup
+/// MMA's 64 x dv accumulator, its descriptors and the scores' masks exceed
+/// a thread's 255 registers (ptxas spills at dv = 256 with a window).
+constexpr int64_t kMaxWarpgroupValueDim = 192;
 /// Elements (16 bytes) added to each shared-memory row.
 constexpr int64_t kPad = 8;
 /// Elements of one cp.async (16 bytes of bf16/f16).
@@ -132,6 +141,8 @@ constexpr int64_t kValueStages = 2;
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
+/// Alignment of every shared tile (cp.async, ldmatrix, wgmma descriptors).
+constexpr int64_t kSharedAlignment = 16;
 
 /// Bytes of a shared tile of `rows` x `width` 2-byte elements in the
 /// larger of the engines' layouts: mma.sync's rows padded by kPad elements,
@@ -142,15 +153,22 @@ int64_t sharedTileBytes(int64_t rows, int64_t width) {
 
 } // namespace
 
+int64_t mlir::pe::mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t keys) {
+  // Q, K, the V stages and warpgroup MMA's P (64 rows x keys).
+  return sharedTileBytes(kBlockRows, d) + sharedTileBytes(keys, d) +
+         kValueStages * sharedTileBytes(keys, dv) + sharedTileBytes(kBlockRows, keys);
+}
+
 int64_t mlir::pe::mmaAttentionTileKeys(int64_t d, int64_t dv) {
-  int64_t keys = std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
-  for (; keys >= kMinTileKeys; keys /= 2) {
-    // Q, K, the V stages and warpgroup MMA's P (64 rows x keys).
-    int64_t bytes = sharedTileBytes(kBlockRows, d) + sharedTileBytes(keys, d) +
-                    kValueStages * sharedTileBytes(keys, dv) + sharedTileBytes(kBlockRows, keys);
-    if (bytes <= kMmaStaticSharedBytes)
+  // O holds dv / 2 f32 accumulators a thread.
+  if (dv > kMaxValueDim)
+    return 0;
+  int64_t keys = dv > kWideValueDim                ? kMinTileKeys
+                 : std::max(d, dv) > kWideHeadDim ? kTileKeys / 2
+                                                  : kTileKeys;
+  for (; keys >= kMinTileKeys; keys /= 2)
+    if (mmaAttentionSharedBytes(d, dv, keys) <= kMmaMaxSharedBytes)
       return keys;
-  }
   return 0;
 }
 
@@ -178,6 +196,10 @@ public:
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
     tileKeys = mmaAttentionTileKeys(d, dv);
+    // The verifier's head dims (multiples of 16 up to 256) all fit: 256 and
+    // 256 take 61 KiB in 16-key tiles.
+    assert(tileKeys > 0 && "head dims the kernel cannot tile");
+    dynamicShared = mmaAttentionSharedBytes(d, dv, tileKeys) > kMmaStaticSharedBytes;
   }
   virtual ~MmaKernelState() = default;
 
@@ -210,28 +232,60 @@ protected:
   virtual void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
                                 Value stage) = 0;
 
+  /// A tile of shared memory (sharedTile): a static memref.global, or
+  /// `offset` bytes into the block's dynamic shared memory.
+  struct SharedTile {
+    MemRefType type;
+    memref::GlobalOp global;
+    int64_t offset = 0;
+  };
+
   /// A tile of `rows` rows of `width` elements in shared memory (`stages`
-  /// of them, the leading dimension, when more than one): a
-  /// memref.global in address space 3, 16-byte aligned for cp.async,
-  /// ldmatrix and wgmma descriptors, shaped by the engine (tileShape).
-  /// (Outlining copies it
-  /// into the kernel's module. The integer address space, unlike
+  /// of them, the leading dimension, when more than one), in address space
+  /// 3, 16-byte aligned for cp.async, ldmatrix and wgmma descriptors,
+  /// shaped by the engine (tileShape): a memref.global when the block's
+  /// tiles fit the static shared memory, else the next 16-byte aligned
+  /// bytes of its dynamic shared memory (`dynamicShared`; the launch asks
+  /// for `sharedBytes`). (Outlining copies a global into the kernel's
+  /// module. The integer address space, unlike
   /// #gpu.address_space<workgroup>, needs no mapping in the vector dialect's
   /// own LLVM lowering.)
-  memref::GlobalOp sharedTile(SymbolTable &symbols, StringRef name, int64_t rows,
-                              int64_t width, int64_t stages = 1) {
+  SharedTile sharedTile(SymbolTable &symbols, StringRef name, int64_t rows, int64_t width,
+                        int64_t stages = 1) {
     SmallVector<int64_t> shape = tileShape(rows, width);
     if (stages > 1)
       shape.insert(shape.begin(), stages);
     auto type =
         MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    const int64_t offset = llvm::alignTo(sharedBytes, kSharedAlignment);
+    sharedBytes = offset + type.getNumElements() * element.getIntOrFloatBitWidth() / 8;
+    if (dynamicShared)
+      return {type, nullptr, offset};
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&symbols.getOp()->getRegion(0).front());
     auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), type,
                                            b.getUnitAttr(), /*constant=*/false,
-                                           b.getI64IntegerAttr(16));
+                                           b.getI64IntegerAttr(kSharedAlignment));
     symbols.insert(global);
-    return global;
+    return {type, global, offset};
+  }
+
+  /// The tile in the kernel: its global, or a view of the dynamic shared
+  /// memory (one gpu.dynamic_shared_memory per kernel, cast to address
+  /// space 3).
+  Value bindTile(SharedTile tile) {
+    if (tile.global)
+      return memref::GetGlobalOp::create(b, tile.type, tile.global.getSymName());
+    if (!dynamicBase) {
+      auto bytes = [&](Attribute space) {
+        return MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+                               space);
+      };
+      Value base = gpu::DynamicSharedMemoryOp::create(
+          b, bytes(gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
+      dynamicBase = memref::MemorySpaceCastOp::create(b, bytes(b.getI64IntegerAttr(3)), base);
+    }
+    return memref::ViewOp::create(b, tile.type, dynamicBase, index(tile.offset), ValueRange{});
   }
 
   ImplicitLocOpBuilder &b;
@@ -242,6 +296,11 @@ protected:
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
+  /// Whether the tiles are in dynamic shared memory (more than the static
+  /// 48 KiB), and the bytes of the tiles declared so far.
+  bool dynamicShared;
+  int64_t sharedBytes = 0;
+  Value dynamicBase;
   Value queries, keys, rows, qs, ks, vs, key, value;
   /// Decode: the number of key ranges (null otherwise) and their length.
   Value splits, splitKeys;
@@ -546,25 +605,28 @@ public:
     Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
     auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
     b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
-    memref::GlobalOp queryTile =
-        sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
-    memref::GlobalOp keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
-    memref::GlobalOp valueTile =
+    SharedTile queryTile = sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
+    SharedTile keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
+    SharedTile valueTile =
         sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
     declareEngineTiles(symbols);
     Value one = index(1);
+    // Dynamic shared memory (above 48 KiB: the runtime opts the kernel in).
+    Value dynamicBytes = dynamicShared ? arith::ConstantOp::create(
+                                             b, b.getI32IntegerAttr(sharedBytes))
+                                       : Value();
     auto launch = gpu::LaunchOp::create(
-        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one,
-        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one, dynamicBytes,
+        /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
         FlatSymbolRefAttr::get(b.getContext(), kernelName));
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::TerminatorOp::create(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    qs = memref::GetGlobalOp::create(b, queryTile.getType(), queryTile.getSymName());
-    ks = memref::GetGlobalOp::create(b, keyTile.getType(), keyTile.getSymName());
-    vs = memref::GetGlobalOp::create(b, valueTile.getType(), valueTile.getSymName());
+    qs = bindTile(queryTile);
+    ks = bindTile(keyTile);
+    vs = bindTile(valueTile);
     bindEngineTiles();
     // Causal: the last row tiles see the most keys (queries in position
     // order); the blocks are scheduled in index order, so they go first and
@@ -1130,7 +1192,7 @@ private:
     weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
   }
   void bindEngineTiles() override {
-    ps = memref::GetGlobalOp::create(b, weightTile.getType(), weightTile.getSymName());
+    ps = bindTile(weightTile);
     Value tiles[] = {qs, ks, vs, ps};
     for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
       address = sharedAddress(tile);
@@ -1276,7 +1338,7 @@ private:
     llvm::copy(blocks, state.begin() + 4);
   }
 
-  memref::GlobalOp weightTile;
+  SharedTile weightTile;
   Value ps;
   /// The shared-memory addresses of Qs, Ks, Vs and Ps (i64).
   Value addresses[4];
@@ -1293,19 +1355,11 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
     // Kernels @pe_kernels::@<function>_attention_<n>, n counted per function.
     llvm::StringMap<int64_t> kernels;
     for (pe_gpu::MmaAttentionOp op : ops) {
-      const int64_t d = op.getQuery().getType().getDimSize(3),
-                    dv = op.getValue().getType().getDimSize(3);
-      if (mmaAttentionTileKeys(d, dv) == 0) {
-        op.emitOpError() << "has head dims " << d << " and " << dv
-                         << " whose tiles do not fit a block's "
-                         << kMmaStaticSharedBytes / 1024 << " KiB of static shared memory";
-        return signalPassFailure();
-      }
       auto function = op->getParentOfType<FunctionOpInterface>();
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
-      if (warpgroup)
+      if (warpgroup && op.getValue().getType().getDimSize(3) <= kMaxWarpgroupValueDim)
         WarpgroupKernel(b, op).build(symbols, name);
       else
         MmaSyncKernel(b, op).build(symbols, name);
