@@ -245,14 +245,23 @@ func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
 // first lane of the row's quad only (the lanes' sums are added at the end).
 // CHECK-SELECT-LABEL: func.func @sinks
 // CHECK-SELECT: pe_gpu.mma_attention {{.*}} slopes(%{{.*}} : memref<16xf32>) sinks(%{{.*}} : memref<16xf32>) scale
+// The key range cut to what the block's rows see (default positions,
+// queries [qMin, qMax]): up to qMax + 1 (causal), from qMin - 127 (window
+// 128) rounded down to the tile grid.
 // CHECK-KERNEL-LABEL: func.func @sinks
 // CHECK-KERNEL: gpu.launch
+// CHECK-KERNEL: %[[AFTER:.*]] = arith.addi %[[QMAX:.*]], %c1_i64 : i64
+// CHECK-KERNEL: %[[END:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK-KERNEL: arith.subi %[[QMIN:.*]], %c127_i64 : i64
+// CHECK-KERNEL: %[[TILES:.*]] = arith.divui %{{.*}}, %c64{{.*}} : index
+// CHECK-KERNEL: %[[SKIP:.*]] = arith.muli %[[TILES]], %c64{{.*}} : index
+// CHECK-KERNEL: %[[BEGIN:.*]] = arith.addi %c0{{.*}}, %[[SKIP]] : index
 // CHECK-KERNEL: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
 // CHECK-KERNEL: %[[SINK:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<16xf32>
 // CHECK-KERNEL: arith.select %{{.*}}, %[[SINK]], %{{.*}} : f32
 // CHECK-KERNEL: %[[LEAD:.*]] = arith.andi %{{.*}}, %[[FIRST]] : i1
 // CHECK-KERNEL: arith.select %[[LEAD]], %{{.*}}, %{{.*}} : f32
-// CHECK-KERNEL: scf.for
+// CHECK-KERNEL: scf.for %{{.*}} = %[[BEGIN]] to %[[END]] step %c64
 func.func @sinks(%q: tensor<1x16x?x64xbf16>, %k: tensor<1x2x?x64xbf16>,
                  %v: tensor<1x2x?x64xbf16>, %s: tensor<16xf32>) -> tensor<1x16x?x64xbf16> {
   %o = pe.attention %q, %k, %v sinks(%s : tensor<16xf32>) causal window(128) alibi(8.0)

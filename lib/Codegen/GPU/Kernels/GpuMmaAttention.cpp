@@ -669,6 +669,8 @@ protected:
     std::pair<Value, Value> queryRange;
     if (mask.any())
       queryRange = blockQueryPositions();
+    if (op.getDefaultPositions() && (mask.causal || mask.window))
+      narrowKeyRange(queryRange);
 
     // State: (m, l) of the lane's two rows, O per 8 value channels, and
     // whether the tile before copied this tile's V (prefetched).
@@ -708,6 +710,39 @@ protected:
     // The last tile's prefetch lands before the block's shared memory goes.
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// The block's key range [keyBegin, keyEnd) cut to the keys its rows can
+  /// see, with the default positions (key j at position j, the block's
+  /// query positions [qMin, qMax]): causal, none after qMax; a window of W,
+  /// none W or more before qMin and, without causal, none W or more after
+  /// qMax. The start stays on the tile grid of the range (keyBegin + n
+  /// tileKeys). The loop then visits the visible tiles only (causal
+  /// prefill: about half as many), and still skips a tile inside the range
+  /// that the masks hide from every row.
+  void narrowKeyRange(std::pair<Value, Value> queryRange) {
+    auto [qMin, qMax] = queryRange;
+    auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
+    // max(position, 0) as an index.
+    auto nonNegative = [&](Value position) {
+      return arith::IndexCastOp::create(b, b.getIndexType(),
+                                        arith::MaxSIOp::create(b, position, constant(0)));
+    };
+    // Default positions are below 2^40 apart: a wider window hides nothing
+    // more, and the sums below cannot overflow.
+    const int64_t window = mask.window ? std::min<int64_t>(*mask.window, int64_t(1) << 40) : 0;
+    // The first key hidden after qMax: qMax + 1 (causal), qMax + W (a window).
+    keyEnd = arith::MinUIOp::create(
+        b, keyEnd,
+        nonNegative(arith::AddIOp::create(b, qMax, constant(mask.causal ? 1 : window))));
+    if (mask.window) {
+      // The first key that qMin sees: qMin - W + 1.
+      Value first = nonNegative(arith::SubIOp::create(b, qMin, constant(window - 1)));
+      Value skipped = arith::SubIOp::create(b, arith::MaxUIOp::create(b, first, keyBegin),
+                                            keyBegin);
+      skipped = mul(arith::DivUIOp::create(b, skipped, index(tileKeys)), tileKeys);
+      keyBegin = add(keyBegin, skipped);
+    }
   }
 
   /// Attention sinks: the head's sink logit enters each row's state as a key
