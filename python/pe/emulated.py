@@ -197,39 +197,42 @@ def _stderr(proc: subprocess.CompletedProcess) -> str:
                      if "TCG doesn't support requested feature" not in line).strip()
 
 
-def compile_as_host(cpu: str, ir: str, extra_args: Sequence[str] = (),
-                    timeout: float | None = None) -> "EmulatedModule":
-    """`runner.compile` with pe-compile itself run under `qemu-<this arch> -cpu
-    cpu`: no target is named unless `extra_args` names one, so the host pe-compile
-    detects (CPU name, features, the schedule chosen from them) is the emulated
-    CPU, as on such a machine. The library runs on the same model. About 15
-    times slower to compile than natively."""
+def pe_compile_as_host(cpu: str, args: Sequence[str],
+                       timeout: float | None = None) -> subprocess.CompletedProcess:
+    """pe-compile `args` run under `qemu-<this arch> -cpu cpu`: with no target
+    named in `args`, the host it detects (CPU name, features, the schedule
+    chosen from them) is the emulated CPU, as on such a machine. About 15
+    times slower than natively. Raises RuntimeError with pe-compile's
+    diagnostics when it fails."""
     arch = host_arch()
     reason = missing(arch)
     if reason:
         raise RuntimeError(f"cannot emulate {cpu} here: {reason}")
-    folder = tempfile.TemporaryDirectory(prefix="pe-")
-    src, lib, interface = (os.path.join(folder.name, n)
-                           for n in ("module.mlir", "libmodule.so", "module.json"))
-    with open(src, "w") as f:
-        f.write(ir)
-    command = [*_qemu_command(arch, cpu), runner.PE_COMPILE, src, "--emit=shared", "-o", lib,
-               f"--interface={interface}", *extra_args]
+    command = [*_qemu_command(arch, cpu), runner.PE_COMPILE, *args]
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"pe-compile under qemu did not finish within {timeout} s") from None
     if proc.returncode != 0:
         raise RuntimeError(f"pe-compile under qemu -cpu {cpu} failed:\n{_stderr(proc)}")
-    return EmulatedModule(arch, lib, interface, owner=folder, cpu=cpu)
+    return proc
+
+
+def compile_as_host(cpu: str, ir: str, extra_args: Sequence[str] = (),
+                    timeout: float | None = None) -> "EmulatedModule":
+    """`runner.compile` as on a machine with CPU model `cpu`: pe-compile run
+    there (pe_compile_as_host), and the library run on the same model."""
+    folder = tempfile.TemporaryDirectory(prefix="pe-")
+    src, lib, interface = (os.path.join(folder.name, n)
+                           for n in ("module.mlir", "libmodule.so", "module.json"))
+    with open(src, "w") as f:
+        f.write(ir)
+    pe_compile_as_host(cpu, [src, "--emit=shared", "-o", lib, f"--interface={interface}",
+                             *extra_args], timeout)
+    return EmulatedModule(host_arch(), lib, interface, owner=folder, cpu=cpu)
 
 
 def print_target_as_host(cpu: str) -> str:
-    """`pe-compile --print-target` run on the emulated CPU model: the target
+    """`pe-compile --print-target` on the emulated CPU model: the target
     description and schedule pe-compile picks as that machine's host."""
-    command = [*_qemu_command(host_arch(), cpu), runner.PE_COMPILE, "--print-target"]
-    proc = subprocess.run(command, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"pe-compile --print-target under qemu -cpu {cpu} failed:\n"
-                           f"{_stderr(proc)}")
-    return proc.stdout
+    return pe_compile_as_host(cpu, ["--print-target"]).stdout

@@ -16,20 +16,23 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from pe import emulated, ir, reference, runner
 from pe.ir import rope_attr
-from pe.testing import check_attention, round_to
+from pe.testing import check_attention, inner_loops, round_to
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 pytestmark = pytest.mark.skipif(not os.access(runner.PE_COMPILE, os.X_OK),
                                 reason=f"pe-compile not found at {runner.PE_COMPILE}")
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST_FLAGS = runner._cpu_flags()
 AARCH64_MISSING = emulated.missing("aarch64")
 
@@ -355,3 +358,29 @@ def test_emulated_zen2_faults_on_avx512_code():
     narrow = runner.compile(text, ["--mtriple=x86_64-linux-gnu", "--mcpu=znver2"], qemu_cpu=ZEN2)
     (got,) = narrow.call("rope", x_in, p)
     assert np.abs(got - reference.apply_rope(x_in, p)).max() <= 1e-6 * 2
+
+
+@needs_host_qemu
+def test_emulated_zen2_benchmark_probes_its_fma_peak_with_ymm_chains(tmp_path):
+    """benchmarks/run.py's FMA probe, as that machine builds it for itself: one
+    independent chain of 256-bit FMAs per accumulator (12 on 16 registers),
+    every accumulator in a register of its own, none spilled in the loop, so
+    the peak it measures is the machine's FMA rate (a probe of 128-bit FMAs or
+    of too few chains reports half of it; one whose multiply LLVM folds, x +
+    a b with constant a and b, measures the adder)."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import run as bench  # noqa: E402  (benchmarks/run.py)
+
+    target = json.loads(emulated.print_target_as_host(ZEN2))
+    lanes, chains = target["f32_lanes"], bench.fma_chains(target)
+    assert (lanes, chains) == (8, 12)
+    src, out = tmp_path / "probe.mlir", tmp_path / "probe.s"
+    src.write_text(bench.fma_ir(lanes, chains))
+    emulated.pe_compile_as_host(ZEN2, [str(src), "--emit=asm", "-o", str(out)], timeout=600)
+    asm = out.read_text()
+    loops = [lines for _, lines in inner_loops(asm) if any("vfmadd" in l for l in lines)]
+    assert len(loops) == 1, loops
+    body = "\n".join(loops[0])
+    fmas = re.findall(r"vfmadd\d+ps\s+%ymm\d+, %ymm\d+, (%ymm\d+)", body)
+    assert len(fmas) == chains and len(set(fmas)) == chains, body
+    assert "%rsp" not in body and "%zmm" not in asm
