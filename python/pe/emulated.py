@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -78,6 +80,27 @@ def pe_call(arch: str) -> str:
     return os.path.join(build, "lib", f"{arch}-linux-gnu", "pe-call")
 
 
+def _qemu_version(arch: str) -> tuple:
+    """qemu-<arch>'s version as a tuple of ints ((0,) when unreadable)."""
+    proc = subprocess.run([qemu(arch), "--version"], capture_output=True, text=True)
+    match = re.search(r"version (\d+)\.(\d+)", proc.stdout)
+    return tuple(int(x) for x in match.groups()) if match else (0,)
+
+
+def missing_cpu_model() -> Optional[str]:
+    """Why libraries of this machine cannot run on an emulated x86 CPU model
+    here (None when they can): the models (`qemu-x86_64 -cpu EPYC-Rome`, ...)
+    are x86's, and qemu translates AVX2 from version 7.2 on."""
+    if host_arch() != "x86_64":
+        return f"emulated x86 CPU models need an x86-64 machine (this one is {host_arch()})"
+    reason = missing("x86_64")
+    if reason:
+        return reason
+    if _qemu_version("x86_64") < (7, 2):
+        return "qemu-x86_64 before 7.2 does not translate AVX2"
+    return None
+
+
 def missing(arch: str) -> Optional[str]:
     """Why libraries for `arch` cannot run here under qemu (None when they can)."""
     if qemu(arch) is None:
@@ -85,6 +108,8 @@ def missing(arch: str) -> Optional[str]:
     if arch != host_arch() and not os.path.isdir(_SYSROOT.format(arch=arch)):
         return f"no {arch} libc (Debian: apt-get install libc6-dev-{_DEBIAN_ARCH.get(arch, arch)}-cross)"
     if not os.access(pe_call(arch), os.X_OK):
+        if arch == host_arch():
+            return f"{pe_call(arch)} is missing (build pe-mlir)"
         return (f"{pe_call(arch)} is missing (pe-mlir builds it where the cross compiler "
                 f"{arch}-linux-gnu-gcc was found at configure time)")
     return None
@@ -173,7 +198,7 @@ class EmulatedModule:
     def _run(self, entry: runner.Entry, spec: List[str]) -> None:
         command = [*_qemu_command(self.arch, self._cpu),
                    pe_call(self.arch), self.library, entry.symbol, self._last_error, *spec]
-        proc = subprocess.run(command, capture_output=True, text=True)
+        proc = subprocess.run(command, capture_output=True, text=True, preexec_fn=_no_core_files)
         if proc.returncode != 0 or not proc.stdout.startswith("status "):
             raise RuntimeError(f"{entry.name} under qemu-{self.arch} -cpu {self._cpu} failed "
                                f"(exit {proc.returncode}): {_stderr(proc)}")
@@ -181,6 +206,13 @@ class EmulatedModule:
         status = int(status.split()[1])
         if status != 0:
             raise runner.KernelError(entry.name, status, message.strip())
+
+
+def _no_core_files() -> None:
+    """In a child before exec: no core file (qemu-user writes one in the
+    working folder when the emulated program dies of a signal, as a library
+    with an instruction its CPU lacks does)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _qemu_command(arch: str, cpu: str) -> List[str]:
@@ -210,7 +242,8 @@ def pe_compile_as_host(cpu: str, args: Sequence[str],
         raise RuntimeError(f"cannot emulate {cpu} here: {reason}")
     command = [*_qemu_command(arch, cpu), runner.PE_COMPILE, *args]
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=_no_core_files)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"pe-compile under qemu did not finish within {timeout} s") from None
     if proc.returncode != 0:

@@ -73,7 +73,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
         if not case["name"].startswith("tc_"):
             assert "wgmma" not in ptx and "mma.sync" not in ptx, case["name"]
             continue
-        # Value heads over 192 channels (Gemma's 256) take mma.sync on sm_90a too.
+        # Value heads over 192 channels (Gemma's 256) take mma.sync on sm_90a too
+        # (the kernel's kMaxWarpgroupValueDim).
         sync = case["name"].startswith("tc_sync_") or "_d256_" in case["name"]
         if case["name"].startswith("tc_unfused_"):
             # RoPE kernels write rotated Q and K; the attention kernel reads them.

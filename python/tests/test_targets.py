@@ -258,9 +258,9 @@ def test_host_bf16_dot_products_chosen_by_measured_rates(tmp_path):
 # it, so the host it detects and the code it picks are that machine's, and
 # the library runs on it, where any instruction Zen 2 lacks faults.
 ZEN2 = "EPYC-Rome"
-HOST_QEMU_MISSING = emulated.missing(emulated.host_arch())
-needs_host_qemu = pytest.mark.skipif(HOST_QEMU_MISSING is not None,
-                                     reason=f"emulated Zen 2: {HOST_QEMU_MISSING}")
+ZEN2_MISSING = emulated.missing_cpu_model()
+needs_host_qemu = pytest.mark.skipif(ZEN2_MISSING is not None,
+                                     reason=f"emulated Zen 2: {ZEN2_MISSING}")
 
 
 @needs_host_qemu

@@ -68,7 +68,8 @@ VARIANTS = {
                              "rotary_dim = 64>) sinks"),
     "decode_sinks_d64_f16": ("f16", 2, 16, 2, 1, 64, 64, "causal sinks"),
     # Latent attention's full-width heads (DeepSeek-V3: 128 channels without
-    # RoPE, then 64 rotated with its YaRN; values of 128): 16-key tiles.
+    # RoPE, then 64 rotated with its YaRN; values of 128): 32-key tiles in
+    # dynamic shared memory.
     "mla_yarn_d192_dv128": ("bf16", 1, 8, 8, "?", 192, 128,
                             "causal rope(#pe.rope<rotary_dim = 64, style = interleaved, "
                             "rotary_offset = 128, scaling = #pe.yarn<factor = 40.0, "
@@ -83,6 +84,14 @@ VARIANTS = {
     "gemma_gqa_d256": ("bf16", 1, 8, 4, "?", 256, 256,
                        "causal window(4096) rope(#pe.rope<rotary_dim = 256>)"),
     "decode_d256_f16": ("f16", 1, 8, 4, 1, 256, 256, "causal rope(#pe.rope<rotary_dim = 256>)"),
+    # The largest tiles (D = 256 with 32-key tiles: 70 KiB), the widest values
+    # on warpgroup MMA (192), and 256-channel values with every per-score
+    # feature (registers: the rows of O take 128 of a thread's 255).
+    "d256_dv128_yarn": ("bf16", 1, 8, 2, "?", 256, 128,
+                        f"causal rope(#pe.rope<rotary_dim = 128, scaling = {YARN}>)"),
+    "d192_dv192_window_f16": ("f16", 1, 4, 4, "?", 192, 192, "window(300)"),
+    "d256_alibi_mask_positions_sinks": ("bf16", 2, 8, 2, "?", 256, 256,
+                                        "causal window(512) alibi(8.0) mask positions sinks"),
 }
 
 
@@ -136,7 +145,8 @@ def test_variant_on_tensor_cores(tmp_path, name, chip):
     attention = {k: v for k, v in kernels.items() if re.search(r"_attention_\d+$", k)}
     assert list(attention) == [f"{name}_attention_0"], list(kernels)
     body = attention[f"{name}_attention_0"]
-    # Value heads over 192 channels take mma.sync on sm_90a too (registers).
+    # Value heads over 192 channels take mma.sync on sm_90a too (registers:
+    # the kernel's kMaxWarpgroupValueDim).
     engine = "sm_80" if VARIANTS[name][6] > 192 else chip
     assert re.search(CHIPS[engine], body), "no tensor-core product"
     other = CHIPS["sm_90a" if engine == "sm_80" else "sm_80"]

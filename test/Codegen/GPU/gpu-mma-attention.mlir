@@ -248,11 +248,21 @@ func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
 // The key range cut to what the block's rows see (default positions,
 // queries [qMin, qMax]): up to qMax + 1 (causal), from qMin - 127 (window
 // 128) rounded down to the tile grid.
+// The block's first query (row r0 / 8, GQA 16/2) and last (ceil(min(r0 +
+// 64, rows) / 8) - 1), at positions Skv - Sq + i.
 // CHECK-KERNEL-LABEL: func.func @sinks
 // CHECK-KERNEL: gpu.launch
-// CHECK-KERNEL: %[[AFTER:.*]] = arith.addi %[[QMAX:.*]], %c1_i64 : i64
-// CHECK-KERNEL: %[[END:.*]] = arith.minui %{{.*}}, %{{.*}} : index
-// CHECK-KERNEL: arith.subi %[[QMIN:.*]], %c127_i64 : i64
+// CHECK-KERNEL: %[[LASTQ:.*]] = arith.ceildivui %{{.*}}, %c8{{.*}} : index
+// CHECK-KERNEL: %[[QMINI:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK-KERNEL: %[[QMIN:.*]] = arith.index_cast %[[QMINI]] : index to i64
+// CHECK-KERNEL: %[[LASTI:.*]] = arith.subi %[[LASTQ]], %c1{{.*}} : index
+// CHECK-KERNEL: %[[QMAXI:.*]] = arith.addi %{{.*}}, %[[LASTI]] : index
+// CHECK-KERNEL: %[[QMAX:.*]] = arith.index_cast %[[QMAXI]] : index to i64
+// CHECK-KERNEL: %[[AFTER:.*]] = arith.addi %[[QMAX]], %c1_i64 : i64
+// CHECK-KERNEL: %[[AFTER0:.*]] = arith.maxsi %[[AFTER]], %c0_i64 : i64
+// CHECK-KERNEL: %[[AFTERI:.*]] = arith.index_cast %[[AFTER0]] : i64 to index
+// CHECK-KERNEL: %[[END:.*]] = arith.minui %{{.*}}, %[[AFTERI]] : index
+// CHECK-KERNEL: arith.subi %[[QMIN]], %c127_i64 : i64
 // CHECK-KERNEL: %[[TILES:.*]] = arith.divui %{{.*}}, %c64{{.*}} : index
 // CHECK-KERNEL: %[[SKIP:.*]] = arith.muli %[[TILES]], %c64{{.*}} : index
 // CHECK-KERNEL: %[[BEGIN:.*]] = arith.addi %c0{{.*}}, %[[SKIP]] : index
@@ -305,7 +315,6 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
 // CHECK-SELECT-LABEL: func.func @mla_heads
 // CHECK-SELECT: pe_gpu.mma_attention {{.*}} rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>) rotated_keys
 // CHECK-KERNEL-LABEL: func.func @mla_heads
-// CHECK-KERNEL-NOT: memref.get_global @__pe_mma_attention
 // CHECK-KERNEL: gpu.launch {{.*}} dynamic_shared_memory_size %c55808_i32
 // CHECK-KERNEL: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK-KERNEL: %[[BASE:.*]] = memref.memory_space_cast %[[DYN]] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xi8, 3>
@@ -344,4 +353,23 @@ func.func @wide_heads(%q: tensor<1x8x?x256xbf16>, %k: tensor<1x4x?x256xbf16>,
   %o = pe.attention %q, %k, %v causal
        : tensor<1x8x?x256xbf16>, tensor<1x4x?x256xbf16>, tensor<1x4x?x256xbf16> -> tensor<1x8x?x256xbf16>
   return %o : tensor<1x8x?x256xbf16>
+}
+
+// -----
+
+// A window both ways (no causal), default positions: the key range runs
+// from qMin - 99 (on the 64-key tile grid) to qMax + 100.
+// CHECK-KERNEL-LABEL: func.func @window_both_ways
+// CHECK-KERNEL: %[[AFTER:.*]] = arith.addi %{{.*}}, %c100_i64 : i64
+// CHECK-KERNEL: %[[AFTER0:.*]] = arith.maxsi %[[AFTER]], %c0_i64 : i64
+// CHECK-KERNEL: %[[AFTERI:.*]] = arith.index_cast %[[AFTER0]] : i64 to index
+// CHECK-KERNEL: %[[END:.*]] = arith.minui %{{.*}}, %[[AFTERI]] : index
+// CHECK-KERNEL: arith.subi %{{.*}}, %c99_i64 : i64
+// CHECK-KERNEL: %[[BEGIN:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
+// CHECK-KERNEL: scf.for %{{.*}} = %[[BEGIN]] to %[[END]] step %c64
+func.func @window_both_ways(%q: tensor<1x4x?x64xbf16>, %k: tensor<1x4x?x64xbf16>,
+                            %v: tensor<1x4x?x64xbf16>) -> tensor<1x4x?x64xbf16> {
+  %o = pe.attention %q, %k, %v window(100)
+       : tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x?x64xbf16>
+  return %o : tensor<1x4x?x64xbf16>
 }

@@ -17,32 +17,6 @@ namespace pe {
 /// kernel (pe-gpu-mma-attention): 4 warps of 16.
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
-/// The static shared memory of a block (CUDA's limit without the opt-in
-/// launch attribute): the tensor-core attention kernel's tiles that fit in
-/// it are static; larger ones are dynamic shared memory, for which the
-/// runtime opts the kernel in.
-inline constexpr int64_t kMmaStaticSharedBytes = 48 * 1024;
-
-/// The most shared memory the tensor-core attention kernel's block takes:
-/// 98 KiB, within the opt-in maximum per block of every sm_80+ chip (sm_86,
-/// sm_89 and sm_120 allow 99 KiB; sm_80 and sm_87 163 KiB; sm_90 227 KiB)
-/// with room for the static placeholder the dynamic memory's symbol takes.
-inline constexpr int64_t kMmaMaxSharedBytes = 98 * 1024;
-
-/// Bytes of the tensor-core attention kernel's shared tiles (Q, K, two V
-/// stages and warpgroup MMA's P) for head dims `d`, `dv` and `keys` keys per
-/// tile, in the larger of its two engines' layouts.
-int64_t mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t keys);
-
-/// Keys per K/V tile of the tensor-core attention kernel for head dims `d`
-/// (query, key) and `dv` (value), multiples of 16: 64, or 32 when a head
-/// dim exceeds 64, 16 when dv exceeds 128 (registers), halved again while
-/// its tiles exceed kMmaMaxSharedBytes; 0 when even 16-key tiles do not
-/// fit, or dv exceeds 256 (the accumulators of O). Tiles above
-/// kMmaStaticSharedBytes (d = 192, dv = 128: 57 KiB; d = dv = 256: 61 KiB)
-/// are dynamic shared memory.
-int64_t mmaAttentionTileKeys(int64_t d, int64_t dv);
-
 /// Bytes to which the tensor-core attention kernel's K and V must be
 /// aligned (its 16-byte cp.async copies; checked on the host).
 inline constexpr int64_t kMmaOperandAlignment = 16;

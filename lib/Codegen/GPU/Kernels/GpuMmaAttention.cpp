@@ -21,8 +21,8 @@
 // Per block:
 //   Qs <- rope(q) of the block's rows, read from global memory once,
 //         rotated in f32 and rounded to the element type
-//   for each tile of tileKeys keys (64; 32 for head dims over 64; 16 where
-//   larger tiles would not fit the static shared memory), skipped
+//   for each tile of tileKeys keys (64; 32 for head dims over 64; 16 for
+//   value heads over 128), skipped
 //   when causal/window masks hide it from every row of the block:
 //     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
 //                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
@@ -115,23 +115,27 @@ constexpr int64_t kThreads = kWarps * kWarpSize;
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
 static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
-/// Keys per K/V tile (mmaAttentionTileKeys): eight 8-key blocks of S, four
-/// 16-key steps of P V; half as many for head dims over 64, whose query
-/// fragments and output accumulators leave fewer of a thread's 255
-/// registers to the scores; fewer again where the tiles would not fit the
-/// shared memory a block may have; never fewer than one 16-key step.
+/// Keys per K/V tile (tileKeysFor): eight 8-key blocks of S, four 16-key
+/// steps of P V; half as many for head dims over 64, whose query fragments
+/// and output accumulators leave fewer of a thread's 255 registers to the
+/// scores; 16 (one step of P V) for value heads over kWideValueDim
+/// channels, whose rows of O alone are dv / 2 f32 registers a thread.
 constexpr int64_t kTileKeys = 64;
-constexpr int64_t kMinTileKeys = 16;
 constexpr int64_t kWideHeadDim = 64;
-/// Value heads over kWideValueDim channels (a thread's rows of O are dv / 2
-/// f32 registers) leave room for the scores of 16 keys only; at most
-/// kMaxValueDim, so that everything fits a thread's 255 registers.
 constexpr int64_t kWideValueDim = 128;
-constexpr int64_t kMaxValueDim = 256;
 /// Value heads over 192 channels stay on mma.sync on sm_90a too: warpgroup
 /// MMA's 64 x dv accumulator, its descriptors and the scores' masks exceed
 /// a thread's 255 registers (ptxas spills at dv = 256 with a window).
 constexpr int64_t kMaxWarpgroupValueDim = 192;
+/// Shared memory a block has without asking (CUDA's static limit); tiles
+/// beyond it are dynamic shared memory, which the runtime opts the kernel
+/// into at launch. Head dims up to 256 (the verifier's bound) need at most
+/// 70 KiB (D = 256, Dv = 128, 32-key tiles), within the per-block maximum
+/// of every sm_80+ chip (99 KiB on sm_86, sm_89 and sm_120; 163 KiB on
+/// sm_80; 227 KiB on sm_90), with room for the static placeholder that the
+/// dynamic memory's symbol takes.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr int64_t kMaxSharedBytes = 98 * 1024;
 /// Elements (16 bytes) added to each shared-memory row.
 constexpr int64_t kPad = 8;
 /// Elements of one cp.async (16 bytes of bf16/f16).
@@ -144,33 +148,14 @@ constexpr int64_t kCoreRowBytes = 16;
 /// Alignment of every shared tile (cp.async, ldmatrix, wgmma descriptors).
 constexpr int64_t kSharedAlignment = 16;
 
-/// Bytes of a shared tile of `rows` x `width` 2-byte elements in the
-/// larger of the engines' layouts: mma.sync's rows padded by kPad elements,
-/// wgmma's 8-column chunks of core matrices with a spare row each.
-int64_t sharedTileBytes(int64_t rows, int64_t width) {
-  return 2 * std::max(rows * (width + kPad), width * (rows + 1));
+/// Keys per K/V tile for head dims d and dv (kTileKeys).
+int64_t tileKeysFor(int64_t d, int64_t dv) {
+  if (dv > kWideValueDim)
+    return kTileKeys / 4;
+  return std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
 }
 
 } // namespace
-
-int64_t mlir::pe::mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t keys) {
-  // Q, K, the V stages and warpgroup MMA's P (64 rows x keys).
-  return sharedTileBytes(kBlockRows, d) + sharedTileBytes(keys, d) +
-         kValueStages * sharedTileBytes(keys, dv) + sharedTileBytes(kBlockRows, keys);
-}
-
-int64_t mlir::pe::mmaAttentionTileKeys(int64_t d, int64_t dv) {
-  // O holds dv / 2 f32 accumulators a thread.
-  if (dv > kMaxValueDim)
-    return 0;
-  int64_t keys = dv > kWideValueDim                ? kMinTileKeys
-                 : std::max(d, dv) > kWideHeadDim ? kTileKeys / 2
-                                                  : kTileKeys;
-  for (; keys >= kMinTileKeys; keys /= 2)
-    if (mmaAttentionSharedBytes(d, dv, keys) <= kMmaMaxSharedBytes)
-      return keys;
-  return 0;
-}
 
 namespace {
 
@@ -195,11 +180,7 @@ public:
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
-    tileKeys = mmaAttentionTileKeys(d, dv);
-    // The verifier's head dims (multiples of 16 up to 256) all fit: 256 and
-    // 256 take 61 KiB in 16-key tiles.
-    assert(tileKeys > 0 && "head dims the kernel cannot tile");
-    dynamicShared = mmaAttentionSharedBytes(d, dv, tileKeys) > kMmaStaticSharedBytes;
+    tileKeys = tileKeysFor(d, dv);
   }
   virtual ~MmaKernelState() = default;
 
@@ -220,7 +201,8 @@ protected:
   /// product reads: where the copies past the last land.
   virtual std::pair<int64_t, int64_t> spareSlot(int64_t n) const = 0;
   /// Shared tiles of the engine's own, declared beside Qs, Ks and Vs, and
-  /// bound in the kernel after them.
+  /// bound in the kernel after them; `engineTileBytes` their bytes.
+  virtual int64_t engineTileBytes() const { return 0; }
   virtual void declareEngineTiles(SymbolTable &symbols) {}
   virtual void bindEngineTiles() {}
   /// Before the barrier after the block's writes to shared memory.
@@ -258,7 +240,7 @@ protected:
     auto type =
         MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     const int64_t offset = llvm::alignTo(sharedBytes, kSharedAlignment);
-    sharedBytes = offset + type.getNumElements() * element.getIntOrFloatBitWidth() / 8;
+    sharedBytes = offset + tileBytes(shape);
     if (dynamicShared)
       return {type, nullptr, offset};
     OpBuilder::InsertionGuard guard(b);
@@ -268,6 +250,18 @@ protected:
                                            b.getI64IntegerAttr(kSharedAlignment));
     symbols.insert(global);
     return {type, global, offset};
+  }
+
+  /// Bytes of a tile of `shape` (sharedTile's, or tileShape's) elements.
+  int64_t tileBytes(ArrayRef<int64_t> shape) const {
+    return llvm::product_of(shape) * element.getIntOrFloatBitWidth() / 8;
+  }
+  /// Bytes of every shared tile of the block, each from a 16-byte boundary
+  /// (their sizes are multiples of 16): Q, K, the V stages and the
+  /// engine's own.
+  int64_t blockSharedBytes() const {
+    return tileBytes(tileShape(kBlockRows, d)) + tileBytes(tileShape(tileKeys, d)) +
+           kValueStages * tileBytes(tileShape(tileKeys, dv)) + engineTileBytes();
   }
 
   /// The tile in the kernel: its global, or a view of the dynamic shared
@@ -298,7 +292,7 @@ protected:
   int64_t group, d, dv, tileKeys;
   /// Whether the tiles are in dynamic shared memory (more than the static
   /// 48 KiB), and the bytes of the tiles declared so far.
-  bool dynamicShared;
+  bool dynamicShared = false;
   int64_t sharedBytes = 0;
   Value dynamicBase;
   Value queries, keys, rows, qs, ks, vs, key, value;
@@ -497,7 +491,9 @@ protected:
   /// the last key). The pieces of a row (those of buildVectorPairRotation,
   /// then the pass-through channels) go round-robin to the kThreads /
   /// tileKeys threads of key t % tileKeys, thread t taking pieces t /
-  /// tileKeys, + kThreads / tileKeys, ... (the same for a whole warp). The
+  /// tileKeys, + kThreads / tileKeys, ... (one group per warp with 32-key
+  /// tiles, two with 16-key tiles, whose lanes then diverge on the
+  /// piece counts that do not divide evenly). The
   /// code is straight-line: a thread's piece indices are values, and the
   /// stores come after every load and rotation, so all the tile's loads of
   /// a thread are in flight at once.
@@ -605,6 +601,9 @@ public:
     Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, blocks, index(0));
     auto ifAny = scf::IfOp::create(b, any, /*withElseRegion=*/false);
     b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    const int64_t blockBytes = blockSharedBytes();
+    assert(blockBytes <= kMaxSharedBytes && "the verifier's head dims fit");
+    dynamicShared = blockBytes > kStaticSharedBytes;
     SharedTile queryTile = sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
     SharedTile keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
     SharedTile valueTile =
@@ -1223,6 +1222,9 @@ private:
   }
   /// The spare row of chunk 0.
   std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
+  int64_t engineTileBytes() const override {
+    return tileBytes(tileShape(kBlockRows, tileKeys));
+  }
   void declareEngineTiles(SymbolTable &symbols) override {
     weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
   }

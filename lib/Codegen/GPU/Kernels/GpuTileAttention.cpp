@@ -86,8 +86,7 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
 }
 
 /// Whether the tensor-core kernel computes `op`: bf16/f16, head dims that
-/// are multiples of 16 up to 256 whose tiles fit the static shared memory
-/// (pe_gpu.mma_attention, mmaAttentionTileKeys), a rotated block
+/// are multiples of 16 up to 256 (pe_gpu.mma_attention), a rotated block
 /// that starts at a multiple of 16 channels (its vector accesses are
 /// aligned to their width).
 bool suitsTensorCores(AttentionOp op) {
@@ -96,8 +95,7 @@ bool suitsTensorCores(AttentionOp op) {
   auto fits = [](int64_t dim) { return dim % 16 == 0 && dim <= 256; };
   RopeAttr rope = op.getRopeAttr();
   return heads && element.isF16() != element.isBF16() && fits(heads->headDim) &&
-         fits(heads->valueDim) && mmaAttentionTileKeys(heads->headDim, heads->valueDim) > 0 &&
-         (!rope || rope.getRotaryOffset() % 16 == 0);
+         fits(heads->valueDim) && (!rope || rope.getRotaryOffset() % 16 == 0);
 }
 
 /// Whether `op` has a shared key block that the kernel it would take cannot
