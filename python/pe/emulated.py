@@ -137,7 +137,8 @@ def _read_tensor(path: str, element: str) -> np.ndarray:
 
 
 class EmulatedModule:
-    """A library for another architecture: `call` as `runner.Module.call`."""
+    """A library run under qemu-user (another architecture, or another CPU
+    model of this one): `call` as `runner.Module.call`."""
 
     def __init__(self, arch: str, library: str, interface: str, owner=None, sve_bits: int = 0,
                  cpu: Optional[str] = None):

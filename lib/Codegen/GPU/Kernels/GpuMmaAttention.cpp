@@ -155,10 +155,6 @@ int64_t tileKeysFor(int64_t d, int64_t dv) {
   return std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
 }
 
-} // namespace
-
-namespace {
-
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
 /// gq + 8), whether it exists, and its query, head and positions.
 struct LaneRow {

@@ -37,7 +37,7 @@ LogicalResult MmaAttentionOp::verify() {
   if (k.getDimSize(3) != d || out.getDimSize(3) != dv)
     return emitOpError("expects key and query, out and value to share their head dims");
   // The kernel's tensor-core steps: m16n8k16 products over the head dims
-  // (whether its tiles fit the shared memory is the kernel's check).
+  // (the kernel's tiles of heads up to 256 fit a block's shared memory).
   if (d % 16 != 0 || dv % 16 != 0 || d > 256 || dv > 256)
     return emitOpError() << "expects head dims that are multiples of 16 up to 256, got "
                          << d << " and " << dv;
