@@ -96,6 +96,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <limits>
+#include <tuple>
 #include <numeric>
 
 namespace mlir::pe {
@@ -153,6 +154,44 @@ int64_t tileKeysFor(int64_t d, int64_t dv) {
   if (dv > kWideValueDim)
     return kTileKeys / 4;
   return std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+}
+
+/// The key range `range` = [begin, end) of a block cut to the keys its rows
+/// can see, with the default positions (key j at position j, the block's
+/// query positions `queries` = [qMin, qMax], i64): causal, none after qMax;
+/// a window of W, none W or more before qMin and, without causal, none W or
+/// more after qMax. The start stays on the tile grid of the range (begin +
+/// n `tileKeys`). The kernel's loop then visits the visible tiles only
+/// (causal prefill: about half as many), and still skips a tile inside the
+/// range that the masks hide from every row.
+std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, const PositionMask &mask,
+                                        std::pair<Value, Value> queries,
+                                        std::pair<Value, Value> range, int64_t tileKeys) {
+  auto [qMin, qMax] = queries;
+  auto [begin, end] = range;
+  auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
+  // max(position, 0) as an index.
+  auto nonNegative = [&](Value position) {
+    return arith::IndexCastOp::create(b, b.getIndexType(),
+                                      arith::MaxSIOp::create(b, position, constant(0)));
+  };
+  // Default positions are below 2^40 apart: a wider window hides nothing
+  // more, and the sums below cannot overflow.
+  const int64_t window = mask.window ? std::min<int64_t>(*mask.window, int64_t(1) << 40) : 0;
+  // The first key hidden after qMax: qMax + 1 (causal), qMax + W (a window).
+  end = arith::MinUIOp::create(
+      b, end, nonNegative(arith::AddIOp::create(b, qMax, constant(mask.causal ? 1 : window))));
+  if (mask.window) {
+    // The first key that qMin sees: qMin - W + 1.
+    Value first = nonNegative(arith::SubIOp::create(b, qMin, constant(window - 1)));
+    Value skipped =
+        arith::SubIOp::create(b, arith::MaxUIOp::create(b, first, begin), begin);
+    skipped = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, skipped, index(tileKeys)), index(tileKeys));
+    begin = arith::AddIOp::create(b, begin, skipped);
+  }
+  return {begin, end};
 }
 
 /// The row of a lane in the A/C fragments: which of the two it is (gq or
@@ -665,7 +704,8 @@ protected:
     if (mask.any())
       queryRange = blockQueryPositions();
     if (op.getDefaultPositions() && (mask.causal || mask.window))
-      narrowKeyRange(queryRange);
+      std::tie(keyBegin, keyEnd) =
+          visibleKeyRange(b, mask, queryRange, {keyBegin, keyEnd}, tileKeys);
 
     // State: (m, l) of the lane's two rows, O per 8 value channels, and
     // whether the tile before copied this tile's V (prefetched).
@@ -705,39 +745,6 @@ protected:
     // The last tile's prefetch lands before the block's shared memory goes.
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     storeOutput(tiles.getResults().drop_back());
-  }
-
-  /// The block's key range [keyBegin, keyEnd) cut to the keys its rows can
-  /// see, with the default positions (key j at position j, the block's
-  /// query positions [qMin, qMax]): causal, none after qMax; a window of W,
-  /// none W or more before qMin and, without causal, none W or more after
-  /// qMax. The start stays on the tile grid of the range (keyBegin + n
-  /// tileKeys). The loop then visits the visible tiles only (causal
-  /// prefill: about half as many), and still skips a tile inside the range
-  /// that the masks hide from every row.
-  void narrowKeyRange(std::pair<Value, Value> queryRange) {
-    auto [qMin, qMax] = queryRange;
-    auto constant = [&](int64_t v) { return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)); };
-    // max(position, 0) as an index.
-    auto nonNegative = [&](Value position) {
-      return arith::IndexCastOp::create(b, b.getIndexType(),
-                                        arith::MaxSIOp::create(b, position, constant(0)));
-    };
-    // Default positions are below 2^40 apart: a wider window hides nothing
-    // more, and the sums below cannot overflow.
-    const int64_t window = mask.window ? std::min<int64_t>(*mask.window, int64_t(1) << 40) : 0;
-    // The first key hidden after qMax: qMax + 1 (causal), qMax + W (a window).
-    keyEnd = arith::MinUIOp::create(
-        b, keyEnd,
-        nonNegative(arith::AddIOp::create(b, qMax, constant(mask.causal ? 1 : window))));
-    if (mask.window) {
-      // The first key that qMin sees: qMin - W + 1.
-      Value first = nonNegative(arith::SubIOp::create(b, qMin, constant(window - 1)));
-      Value skipped = arith::SubIOp::create(b, arith::MaxUIOp::create(b, first, keyBegin),
-                                            keyBegin);
-      skipped = mul(arith::DivUIOp::create(b, skipped, index(tileKeys)), tileKeys);
-      keyBegin = add(keyBegin, skipped);
-    }
   }
 
   /// Attention sinks: the head's sink logit enters each row's state as a key
