@@ -366,16 +366,17 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         torch_attention={"rope": llama3_ref, "causal": True},
         flags=simt,
         notes="S = 2048 (16 small), timed against HF RoPE + SDPA; reference on sampled rows"))
-    out.append(_mla_absorbed_case(rng, full))
+    out.append(_mla_absorbed_case(rng, full, "mla_absorbed_decode_bf16", simt,
+                                  "the SIMT kernel"))
     return out + _paged_cases(rng, full) + _serving_cases(rng, full) + \
         _tensor_core_cases(rng, full)
 
 
-def _mla_absorbed_case(rng, full: bool) -> Case:
+def _mla_absorbed_case(rng, full: bool, name: str, flags: List[str], kernel: str) -> Case:
     """Absorbed latent attention (DeepSeek-V3's decode over the compressed cache): H query
     heads of 512 + 64 channels against one KV head (the latent, then the rotated k_pe) whose
-    first 512 channels are the values, a slice of the keys in the IR (no copy). The SIMT
-    kernel steps through the 576 channels of a row per key."""
+    first 512 channels are the values, a slice of the keys in the IR (no copy), compiled
+    with `flags` (`kernel`: which kernel that gives)."""
     b, h, skv = (4, 128, 4096) if full else (1, 4, 40)
     latent, d = 512, 576
     q = _quantized(rng, (b, h, 1, d), "bf16")
@@ -386,7 +387,6 @@ def _mla_absorbed_case(rng, full: bool) -> Case:
                 "style": "interleaved"}
     qt, ct = _ttype(q.shape, "bf16"), _ttype(c.shape, "bf16")
     vt, ot = _ttype((b, 1, skv, latent), "bf16"), _ttype((b, h, 1, latent), "bf16")
-    name = "mla_absorbed_decode_bf16"
     ir = (f"func.func @{name}(%q: {qt}, %c: {ct}) -> {ot} {{\n"
           f"  %v = tensor.extract_slice %c[0, 0, 0, 0] [{b}, 1, {skv}, {latent}] [1, 1, 1, 1]"
           f" : {ct} to {vt}\n"
@@ -399,9 +399,10 @@ def _mla_absorbed_case(rng, full: bool) -> Case:
 
     return Case(name, ir, [q, c], ["bf16", "bf16"], ["bf16"], reference, "scaled", 1.6e-2,
                 bytes_moved=2 * c.size, timed=True, flops=2 * b * h * skv * (d + latent),
-                notes="absorbed MLA decode, B = 4, H = 128, Skv = 4096 (1, 4, 40 small): the "
-                      "SIMT kernel (heads above the tensor cores' 128); GB/s of the latent "
-                      "read; within 1.6e-2 of the largest output")
+                flags=flags,
+                notes=f"absorbed MLA decode, B = 4, H = 128, Skv = 4096 (1, 4, 40 small): "
+                      f"{kernel}; GB/s of the latent read; within 1.6e-2 of the largest "
+                      f"output")
 
 
 def _paged_cases(rng, full: bool) -> List[Case]:
@@ -641,6 +642,10 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         "tc_decode_mla_heads_f16", rng, "f16", (2, 16, 16, 1, 2048 if full else 600, 192),
         dv=128, causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope,
         flags=tc, notes="tensor cores: decode with D = 192, Dv = 128 (key splits)"))
+    out.append(_mla_absorbed_case(
+        rng, full, "tc_decode_mla_absorbed_bf16", tc,
+        "tensor cores: two channel groups of 4 warps (mma.sync on every chip), 132 KiB of "
+        "dynamic shared memory (sm_80, sm_90, sm_100; the SIMT kernel elsewhere)"))
     skv = 131072 if full else 600
     out.append(_attention_case(
         "tc_decode_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 128), causal=True,

@@ -46,7 +46,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
             "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32",
-            "mla_absorbed_decode_bf16", "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
+            "mla_absorbed_decode_bf16", "tc_decode_mla_absorbed_bf16",
+            "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
             "append_kv_bad_slot_f32", "tc_attention_mla_heads_bf16", "tc_decode_mla_heads_f16",
             "tc_attention_gemma_d256_bf16"} <= names
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
@@ -73,9 +74,10 @@ def test_step1_writes_every_case_under_64_mib(prepared):
         if not case["name"].startswith("tc_"):
             assert "wgmma" not in ptx and "mma.sync" not in ptx, case["name"]
             continue
-        # Value heads over 192 channels (Gemma's 256) take mma.sync on sm_90a too
-        # (the kernel's kMaxWarpgroupValueDim).
-        sync = case["name"].startswith("tc_sync_") or "_d256_" in case["name"]
+        # Value heads over 192 channels (Gemma's 256, absorbed latent attention's 512)
+        # take mma.sync on sm_90a too (the kernel's kMaxWarpgroupValueDim).
+        sync = case["name"].startswith("tc_sync_") or "_d256_" in case["name"] or \
+            "_absorbed_" in case["name"]
         if case["name"].startswith("tc_unfused_"):
             # RoPE kernels write rotated Q and K; the attention kernel reads them.
             assert ptx.count(".entry") >= 3 and "wgmma.mma_async" in ptx
@@ -171,7 +173,9 @@ def test_gpu_only_cases_have_a_reference():
     assert len(gpu_only) >= 9
     for case in gpu_only:
         (out,) = case.reference(case.args, case.sample)
-        q, v = case.args[0], case.args[2]
+        q = case.args[0]
+        # Absorbed latent attention (q, cache): the values are the cache's first 512 channels.
+        dv = case.args[2].shape[3] if len(case.args) > 2 else 512
         rows = q.shape[2] if case.sample is None else len(case.sample)
-        assert out.shape == (q.shape[0], q.shape[1], rows, v.shape[3]), case.name
+        assert out.shape == (q.shape[0], q.shape[1], rows, dv), case.name
         assert np.isfinite(out).all(), case.name

@@ -1,7 +1,8 @@
 """The tensor-core attention kernels over the variant space, without a GPU.
 
 Each variant (every RoPE style and scaling, partial rotary, ALiBi, the mask operand, windows,
-attention sinks, GQA/MQA, head dims 16 to 256, Dv != D, f16 and bf16, decode) is compiled with
+attention sinks, GQA/MQA, head dims 16 to 256, Dv != D, absorbed latent attention's 576/512,
+f16 and bf16, decode) is compiled with
 `pe-compile --target=gpu --tensor-cores` for sm_80 (mma.sync) and sm_90a (warpgroup MMA). Its
 PTX must hold one attention kernel whose products are the chip's tensor-core instructions,
 and (with a CUDA toolkit) `ptxas -v` must assemble every kernel without spills, within the
@@ -92,6 +93,18 @@ VARIANTS = {
     "d192_dv192_window_f16": ("f16", 1, 4, 4, "?", 192, 192, "window(300)"),
     "d256_alibi_mask_positions_sinks": ("bf16", 2, 8, 2, "?", 256, 256,
                                         "causal window(512) alibi(8.0) mask positions sinks"),
+    # Absorbed latent attention (512 latent + 64 rotated channels, values of
+    # 512 over one KV head): two channel groups of four warps, 132 KiB of
+    # dynamic shared memory; decode with split keys, a prefill with every
+    # per-score feature, f16.
+    "absorbed_mla_decode": ("bf16", 2, 16, 1, 1, 576, 512,
+                            "causal rope(#pe.rope<rotary_dim = 64, style = interleaved, "
+                            "rotary_offset = 512, scaling = #pe.yarn<factor = 40.0, "
+                            "original_max_position_embeddings = 4096, mscale = 1.0, "
+                            "mscale_all_dim = 1.0>>)"),
+    "absorbed_mla_features_f16": ("f16", 1, 32, 1, "?", 576, 512,
+                                  "causal window(1024) alibi(8.0) mask positions sinks"),
+    "d320_dv288": ("bf16", 1, 4, 2, "?", 320, 288, "causal rope(#pe.rope<rotary_dim = 64>)"),
 }
 
 
@@ -166,16 +179,50 @@ def test_variant_on_tensor_cores(tmp_path, name, chip):
         assert info["shared_bytes"] <= 48 * 1024, (kernel, info)
 
 
-def test_heads_beyond_the_kernel_take_the_simt_kernel(tmp_path):
-    """Absorbed latent attention (D = 576, Dv = 512: a row's accumulators alone
-    would be 256 of a thread's registers): the SIMT kernel, on every chip."""
+ABSORBED = ("tensor<1x16x1x576xbf16>", "tensor<1x1x?x576xbf16>", "tensor<1x1x?x512xbf16>",
+            "tensor<1x16x1x512xbf16>")
+
+
+def attention_ir(q: str, k: str, v: str, o: str) -> str:
+    return (f"func.func @absorbed(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
+            f"  %o = pe.attention %q, %k, %v : {q}, {k}, {v} -> {o}\n"
+            f"  return %o : {o}\n}}\n")
+
+
+@pytest.mark.parametrize("chip,tensor_cores", [("sm_80", True), ("sm_87", True),
+                                               ("sm_90a", True), ("sm_100a", True),
+                                               ("sm_86", False), ("sm_89", False),
+                                               ("sm_120", False)])
+def test_absorbed_heads_where_the_chip_allows_their_tiles(tmp_path, chip, tensor_cores):
+    """Absorbed latent attention (D = 576, Dv = 512): its tiles take 132 KiB of
+    shared memory, which sm_80, sm_87, sm_90 and sm_100 allow a block: the
+    tensor-core kernel with two channel groups (256 threads, mma.sync); on
+    chips that allow 99 KiB, the SIMT kernel."""
     src, ptx = tmp_path / "absorbed.mlir", tmp_path / "absorbed.ptx"
-    q, k, v = ("tensor<1x16x1x576xbf16>", "tensor<1x1x?x576xbf16>",
-               "tensor<1x1x?x512xbf16>")
-    o = "tensor<1x16x1x512xbf16>"
-    src.write_text(f"func.func @absorbed(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
-                   f"  %o = pe.attention %q, %k, %v : {q}, {k}, {v} -> {o}\n"
-                   f"  return %o : {o}\n}}\n")
+    src.write_text(attention_ir(*ABSORBED))
+    proc = subprocess.run([runner.PE_COMPILE, "--target=gpu", f"--chip={chip}", str(src),
+                           "-o", str(ptx)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kernels = entries(ptx.read_text())
+    attention = [body for name, body in kernels.items() if name == "absorbed_attention_0"]
+    assert bool(attention) == tensor_cores, list(kernels)
+    if tensor_cores:
+        assert ".maxntid 256, 1, 1" in attention[0]
+        assert re.search(CHIPS["sm_80"], attention[0])
+        assert not re.search(CHIPS["sm_90a"], attention[0])
+    else:
+        assert not any(re.search(r, body) for body in kernels.values() for r in CHIPS.values())
+
+
+@pytest.mark.parametrize("dims", [(592, 512), (576, 528), (560, 512)])
+def test_heads_beyond_the_kernel_take_the_simt_kernel(tmp_path, dims):
+    """Query/key heads over 576 channels, values over 512, and values over 256
+    with a head dim that two channel groups cannot halve into whole steps:
+    the SIMT kernel, on every chip."""
+    d, dv = dims
+    src, ptx = tmp_path / "wide.mlir", tmp_path / "wide.ptx"
+    src.write_text(attention_ir(f"tensor<1x16x1x{d}xbf16>", f"tensor<1x1x?x{d}xbf16>",
+                                f"tensor<1x1x?x{dv}xbf16>", f"tensor<1x16x1x{dv}xbf16>"))
     for chip in sorted(CHIPS):
         proc = subprocess.run([runner.PE_COMPILE, "--target=gpu", f"--chip={chip}", str(src),
                                "-o", str(ptx)], capture_output=True, text=True)

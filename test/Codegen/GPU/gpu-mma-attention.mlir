@@ -2,6 +2,7 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=CHECK-SIMT
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=CHECK-KERNEL
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WGMMA
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true chip=sm_86" -split-input-file | FileCheck %s --check-prefix=CHECK-SM86
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
 // pe_gpu.mma_attention on the buffers, the positions (the defaults: the
@@ -372,4 +373,63 @@ func.func @window_both_ways(%q: tensor<1x4x?x64xbf16>, %k: tensor<1x4x?x64xbf16>
   %o = pe.attention %q, %k, %v window(100)
        : tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16>, tensor<1x4x?x64xbf16> -> tensor<1x4x?x64xbf16>
   return %o : tensor<1x4x?x64xbf16>
+}
+
+// -----
+
+// Absorbed latent attention (576 query/key channels, 512 value channels):
+// two channel groups of four warps, 256 threads. Tiles: Q 64 x 584, K 16 x
+// 584, two V stages of 16 x 520 (bf16), then the f32 exchange of the
+// groups' halves of S, [8 warps][2 key blocks][32 lanes][4]: 134912 bytes,
+// more than sm_86 allows a block (99 KiB), where the SIMT kernel takes it.
+// Group g = warp / 4 multiplies channels 288 g .. 288 g + 287 of Q and K,
+// stores its accumulators, waits at a barrier, adds those of warp (warp +
+// 4) mod 8, and accumulates O over value channels 256 g .. 256 g + 255;
+// the first group stores the decode statistics.
+// CHECK-SELECT-LABEL: func.func @absorbed
+// CHECK-SELECT: pe_gpu.mma_attention
+// CHECK-SM86-LABEL: func.func @absorbed
+// CHECK-SM86-NOT: pe_gpu.mma_attention
+// CHECK-SM86: scf.parallel
+// CHECK-KERNEL-LABEL: func.func @absorbed
+// CHECK-KERNEL: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c134912_i32
+// CHECK-KERNEL: memref.view %[[BASE:.*]][%c0{{.*}}][] : memref<?xi8, 3> to memref<64x584xbf16, 3>
+// CHECK-KERNEL: memref.view %[[BASE]][%c74752{{.*}}][] : memref<?xi8, 3> to memref<16x584xbf16, 3>
+// CHECK-KERNEL: memref.view %[[BASE]][%c93440{{.*}}][] : memref<?xi8, 3> to memref<2x16x520xbf16, 3>
+// CHECK-KERNEL: %[[XS:.*]] = memref.view %[[BASE]][%c126720{{.*}}][] : memref<?xi8, 3> to memref<8x2x32x4xf32, 3>
+// CHECK-KERNEL: %[[WARP:.*]] = arith.divui %[[TID:.*]], %c32
+// CHECK-KERNEL: arith.remui %[[WARP]], %c4
+// CHECK-KERNEL: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4
+// CHECK-KERNEL: %[[QBASE:.*]] = arith.muli %[[GROUP]], %c288
+// CHECK-KERNEL: %[[VBASE:.*]] = arith.muli %[[GROUP]], %c256
+// CHECK-KERNEL: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+// CHECK-KERNEL-COUNT-36: nvvm.mma.sync
+// CHECK-KERNEL: %[[W:.*]] = arith.divui %[[TID]], %c32
+// CHECK-KERNEL: %[[SUM:.*]] = arith.addi %[[W]], %c4
+// CHECK-KERNEL: %[[OTHER:.*]] = arith.remui %[[SUM]], %c8
+// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[W]], %c0{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
+// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[W]], %c1{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
+// CHECK-KERNEL-NEXT: gpu.barrier
+// CHECK-KERNEL-NOT: nvvm.mma.sync
+// CHECK-KERNEL: %[[THEIRS:.*]] = vector.load %[[XS]][%[[OTHER]], %c0{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
+// CHECK-KERNEL: %[[E0:.*]] = vector.extract %[[THEIRS]][0] : f32 from vector<4xf32>
+// CHECK-KERNEL-NEXT: arith.addf %{{.*}}, %[[E0]] : f32
+// CHECK-KERNEL-COUNT-32: nvvm.mma.sync
+// CHECK-KERNEL-NOT: nvvm.mma.sync
+// CHECK-KERNEL: arith.cmpi eq, %[[GROUP]], %c0
+// CHECK-KERNEL: memref.store {{.*}} : memref<1x16x1x?x2xf32>
+// CHECK-WGMMA-LABEL: func.func @absorbed
+// CHECK-WGMMA-NOT: nvvm.wgmma
+// CHECK-WGMMA: nvvm.mma.sync
+// CHECK-WGMMA-NOT: nvvm.wgmma
+// CHECK-WGMMA: return
+func.func @absorbed(%q: tensor<1x16x1x576xbf16>, %c: tensor<1x1x?x576xbf16>)
+    -> tensor<1x16x1x512xbf16> {
+  %c2 = arith.constant 2 : index
+  %s = tensor.dim %c, %c2 : tensor<1x1x?x576xbf16>
+  %v = tensor.extract_slice %c[0, 0, 0, 0] [1, 1, %s, 512] [1, 1, 1, 1] : tensor<1x1x?x576xbf16> to tensor<1x1x?x512xbf16>
+  %o = pe.attention %q, %c, %v causal
+       rope(#pe.rope<rotary_dim = 64, rotary_offset = 512, style = interleaved>)
+       : tensor<1x16x1x576xbf16>, tensor<1x1x?x576xbf16>, tensor<1x1x?x512xbf16> -> tensor<1x16x1x512xbf16>
+  return %o : tensor<1x16x1x512xbf16>
 }

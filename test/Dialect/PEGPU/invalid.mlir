@@ -6,9 +6,34 @@
 func.func @mma_attention_head_dim(%q: memref<1x4x?x72xbf16>, %k: memref<1x4x?x72xbf16>,
                                   %v: memref<1x4x?x72xbf16>, %p: memref<?xi64>,
                                   %o: memref<1x4x?x72xbf16>) {
-  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, got 72 and 72}}
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 576 (query/key) and 512 (value), got 72 and 72}}
   pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
     : memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x72xbf16>
+  return
+}
+
+// -----
+
+// mma_attention: value heads of at most 512 channels.
+func.func @mma_attention_value_dim(%q: memref<1x16x?x576xbf16>, %k: memref<1x1x?x576xbf16>,
+                                   %v: memref<1x1x?x528xbf16>, %p: memref<?xi64>,
+                                   %o: memref<1x16x?x528xbf16>) {
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 576 (query/key) and 512 (value), got 576 and 528}}
+  pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x16x?x576xbf16>, memref<1x1x?x576xbf16>, memref<1x1x?x528xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x16x?x528xbf16>
+  return
+}
+
+// -----
+
+// mma_attention: value heads over 256 channels split the query/key head
+// dim into two halves of whole 16-channel steps.
+func.func @mma_attention_channel_groups(%q: memref<1x16x?x560xbf16>, %k: memref<1x1x?x560xbf16>,
+                                        %v: memref<1x1x?x512xbf16>, %p: memref<?xi64>,
+                                        %o: memref<1x16x?x512xbf16>) {
+  // expected-error @+1 {{expects a query/key head dim that is a multiple of 32 with value heads over 256 channels, got 560}}
+  pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x16x?x560xbf16>, memref<1x1x?x560xbf16>, memref<1x1x?x512xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x16x?x512xbf16>
   return
 }
 

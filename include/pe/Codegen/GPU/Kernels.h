@@ -17,6 +17,12 @@ namespace pe {
 /// kernel (pe-gpu-mma-attention): 4 warps of 16.
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
+/// Bytes of shared memory one block of the tensor-core attention kernel
+/// takes for head dims d and dv of `elementBytes`-byte elements, on warpgroup
+/// MMA where `warpgroup` asks for it and the value heads allow it, else on
+/// mma.sync (a chip runs it where its per-block limit holds).
+int64_t mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup);
+
 /// Bytes to which the tensor-core attention kernel's K and V must be
 /// aligned (its 16-byte cp.async copies; checked on the host).
 inline constexpr int64_t kMmaOperandAlignment = 16;

@@ -7,7 +7,11 @@
 // make row r = i G + g of KV head kvh: the rows of one KV head, query-major.
 // A block of kWarps warps takes kBlockRows consecutive rows of one (batch,
 // KV head), warp w rows 16 w .. 16 w + 15 of them, so that every head of a
-// GQA/MQA group shares the block's K/V tiles.
+// GQA/MQA group shares the block's K/V tiles. Value heads over 256
+// channels (absorbed latent attention) take two channel groups of kWarps
+// warps on the same rows: each multiplies its half of the head dim, the
+// halves of S are added through shared memory, and each accumulates its
+// half of the value channels (kMaxGroupValueDim).
 //
 // Fragments (PTX ISA, mma.m16n8k16): lane l = 4 gq + tq of a warp holds
 //   A (16 x 16, row-major):  rows gq and gq + 8, columns 2 tq + {0, 1} and
@@ -110,6 +114,7 @@ using namespace mlir::pe;
 namespace {
 
 constexpr int64_t kWarpSize = 32;
+/// Warps of one channel group: 16 rows each, the block's 64 rows.
 constexpr int64_t kWarps = 4;
 constexpr int64_t kThreads = kWarps * kWarpSize;
 /// Rows of an m16n8k16 product: the rows of one warp.
@@ -128,15 +133,25 @@ constexpr int64_t kWideValueDim = 128;
 /// MMA's 64 x dv accumulator, its descriptors and the scores' masks exceed
 /// a thread's 255 registers (ptxas spills at dv = 256 with a window).
 constexpr int64_t kMaxWarpgroupValueDim = 192;
+/// Value heads over kMaxGroupValueDim channels (absorbed latent attention:
+/// D = 576, Dv = 512) are split between two channel groups of kWarps warps
+/// (256 threads): both hold the block's 64 rows; each computes S over its
+/// half of the head dim, the halves are added through shared memory (the
+/// same sum in both groups: addition commutes), both run the same online
+/// softmax, and each accumulates O over its half of the value channels
+/// (Dv / 4 registers a thread: 128 at Dv = 512). mma.sync only.
+constexpr int64_t kMaxGroupValueDim = 256;
 /// Shared memory a block has without asking (CUDA's static limit); tiles
 /// beyond it are dynamic shared memory, which the runtime opts the kernel
-/// into at launch. Head dims up to 256 (the verifier's bound) need at most
-/// 70 KiB (D = 256, Dv = 128, 32-key tiles), within the per-block maximum
-/// of every sm_80+ chip (99 KiB on sm_86, sm_89 and sm_120; 163 KiB on
-/// sm_80; 227 KiB on sm_90), with room for the static placeholder that the
-/// dynamic memory's symbol takes.
+/// into at launch. Head dims up to 256 need at most 70 KiB (D = 256, Dv =
+/// 128, 32-key tiles), within the per-block maximum of every sm_80+ chip
+/// (99 KiB on sm_86, sm_89 and sm_120; 163 KiB on sm_80; 227 KiB on sm_90
+/// and sm_100); absorbed latent attention's two channel groups (D = 576,
+/// Dv = 512) 132 KiB, which the pipeline gives the tensor cores only on the
+/// chips that allow it (mmaAttentionSharedBytes). kMaxSharedBytes: the
+/// largest any chip allows a block (the verifier's head dims stay within).
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
-constexpr int64_t kMaxSharedBytes = 98 * 1024;
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
 /// Elements (16 bytes) added to each shared-memory row.
 constexpr int64_t kPad = 8;
 /// Elements of one cp.async (16 bytes of bf16/f16).
@@ -154,6 +169,49 @@ int64_t tileKeysFor(int64_t d, int64_t dv) {
   if (dv > kWideValueDim)
     return kTileKeys / 4;
   return std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+}
+
+/// Channel groups of the block for value heads of dv channels
+/// (kMaxGroupValueDim).
+int64_t channelGroupsFor(int64_t dv) { return dv > kMaxGroupValueDim ? 2 : 1; }
+
+/// Whether the kernel of value heads of dv channels runs on warpgroup MMA
+/// when the pass's `warpgroup` option asks for it (kMaxWarpgroupValueDim).
+bool takesWarpgroupMma(bool warpgroup, int64_t dv) {
+  return warpgroup && dv <= kMaxWarpgroupValueDim;
+}
+
+/// The shape of a shared tile of `rows` rows of `width` elements: for
+/// mma.sync rows of `width + kPad` elements (ldmatrix's eight row addresses
+/// fall in different banks); for warpgroup MMA [width / 8][rows + 1][8],
+/// the 8-element chunks of core matrices with a spare row per chunk.
+SmallVector<int64_t> tileShapeOf(bool warpgroup, int64_t rows, int64_t width) {
+  if (warpgroup)
+    return {width / kCopyLanes, rows + 1, kCopyLanes};
+  return {rows, width + kPad};
+}
+
+/// The f32 tile through which two channel groups add their halves of S:
+/// [warps, 8-key blocks, lanes, 4], each lane's C fragment of a block 16
+/// contiguous bytes (a warp's stores and loads free of bank conflicts).
+SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
+  return {kWarps * channelGroupsFor(dv), tileKeysFor(d, dv) / 8, kWarpSize, 4};
+}
+
+/// Bytes of every shared tile of a block, each from a 16-byte boundary
+/// (their sizes are multiples of 16): Q, K, the V stages, and the engine's
+/// own (warpgroup MMA: P; two channel groups: the exchange of S).
+int64_t blockSharedBytesOf(bool warpgroup, int64_t d, int64_t dv, int64_t elementBytes) {
+  const int64_t tileKeys = tileKeysFor(d, dv);
+  auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
+  int64_t total = bytes(tileShapeOf(warpgroup, kBlockRows, d)) +
+                  bytes(tileShapeOf(warpgroup, tileKeys, d)) +
+                  kValueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
+  if (warpgroup)
+    total += bytes(tileShapeOf(warpgroup, kBlockRows, tileKeys));
+  if (channelGroupsFor(dv) > 1)
+    total += llvm::product_of(exchangeShapeOf(d, dv)) * 4;
+  return total;
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -208,14 +266,19 @@ struct LaneRow {
 /// tiles and computes S = Q K^T and O += P V.
 class MmaKernelState {
 public:
-  MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
-      : b(b), op(op), rope(op.getRopeAttr()), rotateKeys(rope && !op.getRotatedKeys()),
+  MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool warpgroup)
+      : b(b), op(op), warpgroup(warpgroup), rope(op.getRopeAttr()),
+        rotateKeys(rope && !op.getRotatedKeys()),
         mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
     tileKeys = tileKeysFor(d, dv);
+    channelGroups = channelGroupsFor(dv);
+    assert((channelGroups == 1 || !warpgroup) && "channel groups run on mma.sync");
+    threads = kThreads * channelGroups;
+    valueBlocks = dv / channelGroups / 8;
   }
   virtual ~MmaKernelState() = default;
 
@@ -225,7 +288,9 @@ protected:
   //===--------------------------------------------------------------------===//
 
   /// The shape of a shared tile of `rows` rows of `width` elements.
-  virtual SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const = 0;
+  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const {
+    return tileShapeOf(warpgroup, rows, width);
+  }
   /// The indices of element (row, col) of a shared tile (sharedTile); col
   /// is a multiple of the accessed vector's length, at most 8.
   virtual SmallVector<Value> tileIndex(Value row, Value col) = 0;
@@ -236,8 +301,7 @@ protected:
   /// product reads: where the copies past the last land.
   virtual std::pair<int64_t, int64_t> spareSlot(int64_t n) const = 0;
   /// Shared tiles of the engine's own, declared beside Qs, Ks and Vs, and
-  /// bound in the kernel after them; `engineTileBytes` their bytes.
-  virtual int64_t engineTileBytes() const { return 0; }
+  /// bound in the kernel after them (blockSharedBytesOf counts them).
   virtual void declareEngineTiles(SymbolTable &symbols) {}
   virtual void bindEngineTiles() {}
   /// Before the barrier after the block's writes to shared memory.
@@ -272,31 +336,31 @@ protected:
     SmallVector<int64_t> shape = tileShape(rows, width);
     if (stages > 1)
       shape.insert(shape.begin(), stages);
-    auto type =
-        MemRefType::get(shape, element, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    return sharedBuffer(symbols, name, shape, element);
+  }
+
+  /// A buffer of `shape` x `type` in shared memory, as sharedTile places
+  /// its tiles.
+  SharedTile sharedBuffer(SymbolTable &symbols, StringRef name, ArrayRef<int64_t> shape,
+                          Type type) {
+    auto memrefType =
+        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     const int64_t offset = llvm::alignTo(sharedBytes, kSharedAlignment);
-    sharedBytes = offset + tileBytes(shape);
+    sharedBytes = offset + llvm::product_of(shape) * type.getIntOrFloatBitWidth() / 8;
     if (dynamicShared)
-      return {type, nullptr, offset};
+      return {memrefType, nullptr, offset};
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&symbols.getOp()->getRegion(0).front());
-    auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), type,
+    auto global = memref::GlobalOp::create(b, name, b.getStringAttr("private"), memrefType,
                                            b.getUnitAttr(), /*constant=*/false,
                                            b.getI64IntegerAttr(kSharedAlignment));
     symbols.insert(global);
-    return {type, global, offset};
+    return {memrefType, global, offset};
   }
 
-  /// Bytes of a tile of `shape` (sharedTile's, or tileShape's) elements.
-  int64_t tileBytes(ArrayRef<int64_t> shape) const {
-    return llvm::product_of(shape) * element.getIntOrFloatBitWidth() / 8;
-  }
-  /// Bytes of every shared tile of the block, each from a 16-byte boundary
-  /// (their sizes are multiples of 16): Q, K, the V stages and the
-  /// engine's own.
+  /// Bytes of every shared tile of the block (blockSharedBytesOf).
   int64_t blockSharedBytes() const {
-    return tileBytes(tileShape(kBlockRows, d)) + tileBytes(tileShape(tileKeys, d)) +
-           kValueStages * tileBytes(tileShape(tileKeys, dv)) + engineTileBytes();
+    return blockSharedBytesOf(warpgroup, d, dv, element.getIntOrFloatBitWidth() / 8);
   }
 
   /// The tile in the kernel: its global, or a view of the dynamic shared
@@ -319,12 +383,17 @@ protected:
 
   ImplicitLocOpBuilder &b;
   pe_gpu::MmaAttentionOp op;
+  /// The engine: warpgroup MMA (else mma.sync).
+  bool warpgroup;
   RopeAttr rope;
   /// Whether the kernel rotates the keys (not when they come rotated).
   bool rotateKeys;
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
+  /// Channel groups (kMaxGroupValueDim), the block's threads, and the
+  /// 8-channel blocks of O a lane accumulates (its group's).
+  int64_t channelGroups, threads, valueBlocks;
   /// Whether the tiles are in dynamic shared memory (more than the static
   /// 48 KiB), and the bytes of the tiles declared so far.
   bool dynamicShared = false;
@@ -335,6 +404,9 @@ protected:
   Value splits, splitKeys;
   // Per thread.
   Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
+  /// With two channel groups: the thread's, and the first channel of its
+  /// half of the head dim and of the value heads (null with one group).
+  Value channelGroup, queryChannelBase, valueChannelBase;
   /// The block's keys [keyBegin, keyEnd) (all, or its split's) and split.
   Value keyBegin, keyEnd, split;
   LaneRow laneRows[2];
@@ -352,6 +424,8 @@ protected:
   }
   Value add(Value x, int64_t v) { return arith::AddIOp::create(b, x, index(v)); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  /// x + base, or x for a null base (one channel group).
+  Value offsetBy(Value x, Value base) { return base ? add(x, base) : x; }
   Value mul(Value x, int64_t v) { return arith::MulIOp::create(b, x, index(v)); }
   Value lessThan(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
@@ -469,7 +543,7 @@ protected:
   /// block's threads share.
   void stageQueries() {
     const int64_t pairs = d / 2;
-    auto loop = scf::ForOp::create(b, tid, index(kBlockRows * pairs), index(kThreads));
+    auto loop = scf::ForOp::create(b, tid, index(kBlockRows * pairs), index(threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value w = loop.getInductionVar();
@@ -488,18 +562,18 @@ protected:
 
   /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
   /// Hkv, S, n] into `tile` (its stage `stage` when not null), 16 bytes per
-  /// copy, thread t taking copies t, t + kThreads, ...; rows past the last
+  /// copy, thread t taking copies t, t + threads, ...; rows past the last
   /// key are zero. One group of copies.
   void copyTile(Value source, Value tile, Value t0, int64_t n, Value stage = nullptr) {
     const int64_t chunks = n / kCopyLanes, copies = tileKeys * chunks;
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     SmallVector<Value> tokens;
-    for (int64_t k = 0; k * kThreads < copies; ++k) {
-      Value w = add(tid, k * kThreads);
+    for (int64_t k = 0; k * threads < copies; ++k) {
+      Value w = add(tid, k * threads);
       auto [row, col] = copyPiece(w, chunks);
       Value j = add(t0, row);
       Value inside = lessThan(j, keyEnd);
-      if (copies % kThreads != 0) {
+      if (copies % threads != 0) {
         // Past the last copy: 16 zero bytes where nothing is read (the
         // engine's spareSlot), from row 0 of the tile (no bytes read).
         Value inRange = lessThan(w, index(copies));
@@ -524,16 +598,16 @@ protected:
 
   /// Ks <- rope(k) of the tile's keys, rounded to the element type (0 past
   /// the last key). The pieces of a row (those of buildVectorPairRotation,
-  /// then the pass-through channels) go round-robin to the kThreads /
+  /// then the pass-through channels) go round-robin to the threads /
   /// tileKeys threads of key t % tileKeys, thread t taking pieces t /
-  /// tileKeys, + kThreads / tileKeys, ... (one group per warp with 32-key
+  /// tileKeys, + threads / tileKeys, ... (one group per warp with 32-key
   /// tiles, two with 16-key tiles, whose lanes then diverge on the
   /// piece counts that do not divide evenly). The
   /// code is straight-line: a thread's piece indices are values, and the
   /// stores come after every load and rotation, so all the tile's loads of
   /// a thread are in flight at once.
   void stageRotatedKeys(Value t0) {
-    const int64_t groups = kThreads / tileKeys;
+    const int64_t groups = threads / tileKeys;
     Value row = arith::RemUIOp::create(b, tid, index(tileKeys));
     Value group = arith::DivUIOp::create(b, tid, index(tileKeys));
     Value j = add(t0, row);
@@ -650,7 +724,7 @@ public:
                                              b, b.getI32IntegerAttr(sharedBytes))
                                        : Value();
     auto launch = gpu::LaunchOp::create(
-        b, rowTiles, kvHeads, gridZ, index(kThreads), one, one, dynamicBytes,
+        b, rowTiles, kvHeads, gridZ, index(threads), one, one, dynamicBytes,
         /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
@@ -695,7 +769,12 @@ protected:
     gq = arith::DivUIOp::create(b, lane, index(4));
     tq = arith::RemUIOp::create(b, lane, index(4));
     r0 = mul(rowTile, kBlockRows);
-    warpRow = mul(warp, kWarpRows);
+    warpRow = mul(arith::RemUIOp::create(b, warp, index(kWarps)), kWarpRows);
+    if (channelGroups > 1) {
+      channelGroup = arith::DivUIOp::create(b, warp, index(kWarps));
+      queryChannelBase = mul(channelGroup, d / channelGroups);
+      valueChannelBase = mul(channelGroup, dv / channelGroups);
+    }
     for (int64_t k = 0; k < 2; ++k)
       laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
 
@@ -713,7 +792,7 @@ protected:
                                f32(-std::numeric_limits<double>::infinity()), f32(0.0),
                                f32(0.0)};
     Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
-    init.append(dv / 8, zeros);
+    init.append(valueBlocks, zeros);
     init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
     if (op.getSinks())
       startWithSinks(init);
@@ -1011,8 +1090,9 @@ protected:
       next[k] = rowMax;
       next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
     }
-    rescaleOutput(state.slice(4, dv / 8), alphas, arith::OrIOp::create(b, grown[0], grown[1]),
-                  MutableArrayRef<Value>(next).slice(4, dv / 8));
+    rescaleOutput(state.slice(4, valueBlocks), alphas,
+                  arith::OrIOp::create(b, grown[0], grown[1]),
+                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
     return {next, weights};
   }
 
@@ -1045,9 +1125,10 @@ protected:
   }
 
   /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
-  /// the lane, l summed over the row's quad. Decode: the split's state
-  /// instead, O unnormalized into partial_out and (m, l) into partial_stats
-  /// (by the quad's first lane).
+  /// the lane, l summed over the row's quad (channels from the group's
+  /// first). Decode: the split's state instead, O unnormalized into
+  /// partial_out and (m, l) into partial_stats (by the quad's first lane of
+  /// the first channel group).
   void storeOutput(ValueRange state) {
     for (int64_t k = 0; k < 2; ++k) {
       const LaneRow &row = laneRows[k];
@@ -1057,11 +1138,11 @@ protected:
       auto ifValid = scf::IfOp::create(b, row.valid, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifValid.thenBlock()->getTerminator());
-      for (int64_t nb = 0; nb < dv / 8; ++nb) {
+      for (int64_t nb = 0; nb < valueBlocks; ++nb) {
         Value acc = vector::ExtractStridedSliceOp::create(b, state[4 + nb], ArrayRef<int64_t>{2 * k},
                                                           ArrayRef<int64_t>{2},
                                                           ArrayRef<int64_t>{1});
-        Value channel = add(mul(tq, 2), 8 * nb);
+        Value channel = offsetBy(add(mul(tq, 2), 8 * nb), valueChannelBase);
         if (splits) {
           vector::StoreOp::create(b, acc, op.getPartialOut(),
                                   ValueRange{bi, row.h, row.i, split, channel},
@@ -1076,6 +1157,9 @@ protected:
       if (!splits)
         continue;
       Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tq, index(0));
+      if (channelGroup)
+        first = arith::AndIOp::create(
+            b, first, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, channelGroup, index(0)));
       auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
       b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
       SmallVector<Value, 2> stats = {state[k], l};
@@ -1087,17 +1171,14 @@ protected:
 };
 
 /// mma.sync m16n8k16 (sm_80 and later): each warp multiplies its 16 rows,
-/// operands loaded from padded row-major tiles by ldmatrix.
+/// operands loaded from padded row-major tiles (tileShapeOf) by ldmatrix;
+/// with two channel groups, each warp its group's half of the channels.
 class MmaSyncKernel final : public MmaAttentionKernel {
 public:
-  using MmaAttentionKernel::MmaAttentionKernel;
+  MmaSyncKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
+      : MmaAttentionKernel(b, op, /*warpgroup=*/false) {}
 
 private:
-  /// Rows of `width + kPad` elements: ldmatrix's eight row addresses fall in
-  /// different banks.
-  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
-    return {rows, width + kPad};
-  }
   SmallVector<Value> tileIndex(Value row, Value col) override { return {row, col}; }
   /// Row-major: a warp reads whole rows.
   std::pair<Value, Value> copyPiece(Value w, int64_t chunks) override {
@@ -1106,7 +1187,46 @@ private:
   }
   /// The padding of row 0.
   std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {0, n}; }
-  SmallVector<SmallVector<Value>> products() override { return tileProducts(); }
+  void declareEngineTiles(SymbolTable &symbols) override {
+    if (channelGroups > 1)
+      exchangeTile = sharedBuffer(symbols, "__pe_mma_attention_exchange",
+                                  exchangeShapeOf(d, dv), b.getF32Type());
+  }
+  void bindEngineTiles() override {
+    if (channelGroups > 1)
+      xs = bindTile(exchangeTile);
+  }
+  SmallVector<SmallVector<Value>> products() override {
+    SmallVector<SmallVector<Value>> accs = tileProducts();
+    return channelGroups > 1 ? addOtherGroupsScores(accs) : accs;
+  }
+
+  /// S = the sum of the two channel groups' halves: each warp stores its
+  /// accumulators, and after a barrier adds those of the warp of the other
+  /// group with the same rows (the barrier at the end of the tile keeps the
+  /// next tile's stores behind these loads).
+  SmallVector<SmallVector<Value>> addOtherGroupsScores(ArrayRef<SmallVector<Value>> accs) {
+    auto type = VectorType::get({4}, b.getF32Type());
+    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+    Value other = arith::RemUIOp::create(b, add(warp, kWarps), index(kWarps * channelGroups));
+    for (auto [nb, acc] : llvm::enumerate(accs))
+      vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, acc), xs,
+                              ValueRange{warp, index(nb), lane, index(0)},
+                              /*nontemporal=*/false, alignOf(4, b.getF32Type()));
+    gpu::BarrierOp::create(b);
+    SmallVector<SmallVector<Value>> sums;
+    for (auto [nb, acc] : llvm::enumerate(accs)) {
+      Value theirs = vector::LoadOp::create(b, type, xs,
+                                            ValueRange{other, index(nb), lane, index(0)},
+                                            /*nontemporal=*/false, alignOf(4, b.getF32Type()));
+      SmallVector<Value> sum;
+      for (auto [k, mine] : llvm::enumerate(acc))
+        sum.push_back(arith::AddFOp::create(
+            b, mine, vector::ExtractOp::create(b, theirs, ArrayRef<int64_t>{int64_t(k)})));
+      sums.push_back(sum);
+    }
+    return sums;
+  }
 
   Value packPair(Value lo, Value hi) { return fragmentRegister(roundPair(lo, hi)); }
 
@@ -1151,7 +1271,8 @@ private:
   /// S = Q K^T of the tile, the four accumulators of each 8-key block: per
   /// 16-channel step, the warp's A fragment (ldmatrix x4: lane l points at
   /// row l % 16, column 8 (l / 16) of its rows) times the B fragment of each
-  /// 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)).
+  /// 8-key block (x2: key l % 8, column 8 ((l / 8) % 2)); over the channels
+  /// of the warp's group.
   SmallVector<SmallVector<Value>> tileProducts() {
     const int64_t blocks = tileKeys / 8;
     SmallVector<SmallVector<Value>> accs(blocks, SmallVector<Value>(4, f32(0.0)));
@@ -1159,12 +1280,14 @@ private:
     Value queryHalf = arith::DivUIOp::create(b, lane, index(16));
     Value keyInBlock = arith::RemUIOp::create(b, lane, index(8));
     Value keyHalf = arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, index(8)), index(2));
-    for (int64_t step = 0; step < d / 16; ++step) {
-      SmallVector<Value> a = loadFragment(
-          qs, ValueRange{queryRow, add(mul(queryHalf, 8), 16 * step)}, 4, /*transpose=*/false);
+    Value queryColumn = offsetBy(mul(queryHalf, 8), queryChannelBase);
+    Value keyColumn = offsetBy(mul(keyHalf, 8), queryChannelBase);
+    for (int64_t step = 0; step < d / channelGroups / 16; ++step) {
+      SmallVector<Value> a = loadFragment(qs, ValueRange{queryRow, add(queryColumn, 16 * step)},
+                                          4, /*transpose=*/false);
       for (int64_t nb = 0; nb < blocks; ++nb) {
         SmallVector<Value> bFrag = loadFragment(
-            ks, ValueRange{add(keyInBlock, 8 * nb), add(mul(keyHalf, 8), 16 * step)}, 2,
+            ks, ValueRange{add(keyInBlock, 8 * nb), add(keyColumn, 16 * step)}, 2,
             /*transpose=*/false);
         accs[nb] = mma(a, bFrag, accs[nb]);
       }
@@ -1183,9 +1306,10 @@ private:
         for (int64_t k = 0; k < 2; ++k)
           a.push_back(packPair(weights[k][2 * nb], weights[k][2 * nb + 1]));
       Value row = add(keyRow, 16 * step);
-      for (int64_t nb = 0; nb < dv / 8; ++nb) {
-        SmallVector<Value> bFrag =
-            loadFragment(vs, ValueRange{stage, row, index(8 * nb)}, 2, /*transpose=*/true);
+      for (int64_t nb = 0; nb < valueBlocks; ++nb) {
+        SmallVector<Value> bFrag = loadFragment(
+            vs, ValueRange{stage, row, offsetBy(index(8 * nb), valueChannelBase)}, 2,
+            /*transpose=*/true);
         SmallVector<Value> c;
         for (int64_t k = 0; k < 4; ++k)
           c.push_back(vector::ExtractOp::create(b, state[4 + nb], ArrayRef<int64_t>{k}));
@@ -1194,6 +1318,9 @@ private:
       }
     }
   }
+
+  SharedTile exchangeTile;
+  Value xs;
 };
 
 /// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup, each
@@ -1202,14 +1329,11 @@ private:
 /// shared memory (Ps).
 class WarpgroupKernel final : public MmaAttentionKernel {
 public:
-  using MmaAttentionKernel::MmaAttentionKernel;
+  WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
+      : MmaAttentionKernel(b, op, /*warpgroup=*/true) {}
 
 private:
-  /// [width / 8][rows + 1][8]: 8-element chunks of core matrices, a spare
-  /// row per chunk.
-  SmallVector<int64_t> tileShape(int64_t rows, int64_t width) const override {
-    return {width / kCopyLanes, rows + 1, kCopyLanes};
-  }
+  /// Tiles of core-matrix chunks (tileShapeOf).
   SmallVector<Value> tileIndex(Value row, Value col) override {
     return {arith::DivUIOp::create(b, col, index(kCopyLanes)), row,
             arith::RemUIOp::create(b, col, index(kCopyLanes))};
@@ -1225,9 +1349,6 @@ private:
   }
   /// The spare row of chunk 0.
   std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
-  int64_t engineTileBytes() const override {
-    return tileBytes(tileShape(kBlockRows, tileKeys));
-  }
   void declareEngineTiles(SymbolTable &symbols) override {
     weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
   }
@@ -1399,7 +1520,7 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
       std::string prefix = function ? function.getName().str() : "pe";
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
-      if (warpgroup && op.getValue().getType().getDimSize(3) <= kMaxWarpgroupValueDim)
+      if (takesWarpgroupMma(warpgroup, op.getValue().getType().getDimSize(3)))
         WarpgroupKernel(b, op).build(symbols, name);
       else
         MmaSyncKernel(b, op).build(symbols, name);
@@ -1410,3 +1531,8 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
 
 } // namespace
 
+
+int64_t mlir::pe::mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes,
+                                          bool warpgroup) {
+  return blockSharedBytesOf(takesWarpgroupMma(warpgroup, dv), d, dv, elementBytes);
+}

@@ -85,24 +85,33 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   return s;
 }
 
-/// Whether the tensor-core kernel computes `op`: bf16/f16, head dims that
-/// are multiples of 16 up to 256 (pe_gpu.mma_attention), a rotated block
-/// that starts at a multiple of 16 channels (its vector accesses are
+/// Whether the tensor-core kernel computes `op` on `chip`: bf16/f16, head
+/// dims pe_gpu.mma_attention takes (pe_gpu::kMaxMmaHeadDim, kMaxMmaValueDim)
+/// whose tiles fit the shared memory the chip allows a block (absorbed
+/// latent attention's 132 KiB: sm_80, sm_87, sm_90, sm_100), a rotated
+/// block that starts at a multiple of 16 channels (its vector accesses are
 /// aligned to their width).
-bool suitsTensorCores(AttentionOp op) {
+bool suitsTensorCores(AttentionOp op, const GpuChip &chip) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   Type element = op.getQuery().getType().getElementType();
-  auto fits = [](int64_t dim) { return dim % 16 == 0 && dim <= 256; };
+  if (!heads || element.isF16() == element.isBF16())
+    return false;
+  const int64_t d = heads->headDim, dv = heads->valueDim;
+  if (d % 16 != 0 || dv % 16 != 0 || d > pe_gpu::kMaxMmaHeadDim ||
+      dv > pe_gpu::kMaxMmaValueDim || (dv > pe_gpu::kMaxMmaValueDim / 2 && d % 32 != 0))
+    return false;
+  // Either engine (sm_90a's warpgroup MMA may be turned off).
+  const int64_t bytes = std::max(mmaAttentionSharedBytes(d, dv, 2, /*warpgroup=*/false),
+                                 mmaAttentionSharedBytes(d, dv, 2, chip.warpgroupMma));
   RopeAttr rope = op.getRopeAttr();
-  return heads && element.isF16() != element.isBF16() && fits(heads->headDim) &&
-         fits(heads->valueDim) && (!rope || rope.getRotaryOffset() % 16 == 0);
+  return bytes <= chip.sharedBytesPerBlock && (!rope || rope.getRotaryOffset() % 16 == 0);
 }
 
 /// Whether `op` has a shared key block that the kernel it would take cannot
 /// read in place: the tensor-core kernel's K tiles are copied from one
 /// tensor, and the SIMT kernel pairs no rotated channels across the two.
-bool needsExpandedKeys(AttentionOp op, bool tensorCores) {
-  return op.getSharedKey() && ((tensorCores && suitsTensorCores(op)) || !shapeOf(op) ||
+bool needsExpandedKeys(AttentionOp op, bool tensorCores, const GpuChip &chip) {
+  return op.getSharedKey() && ((tensorCores && suitsTensorCores(op, chip)) || !shapeOf(op) ||
                                rotationStraddlesSharedKey(op));
 }
 
@@ -220,9 +229,9 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
   GpuChip chip;
 
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
-    if (needsExpandedKeys(op, tensorCores))
+    if (needsExpandedKeys(op, tensorCores, chip))
       return rewriter.notifyMatchFailure(op, "a shared key block to expand first");
-    if (tensorCores && suitsTensorCores(op) &&
+    if (tensorCores && suitsTensorCores(op, chip) &&
         SymbolTable::getNearestSymbolTable(op) &&
         largestConstantTable(op) <= kMaxConstantTableEntries) {
       replaceWithMmaAttention(op, rewriter, chip);
@@ -327,7 +336,9 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
     // where the block's channels and the head's would share a rotated pair,
     // it is written into every key head first.
     expandSharedKeys(getOperation(),
-                     [&](AttentionOp op) { return needsExpandedKeys(op, tensorCores); });
+                     [&](AttentionOp op) {
+                       return needsExpandedKeys(op, tensorCores, *described);
+                     });
     RewritePatternSet patterns(&getContext());
     populateGpuTileAttentionPatterns(patterns, tensorCores, *described);
     populateGpuTilePagedAttentionPatterns(patterns, *described);
