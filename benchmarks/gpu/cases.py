@@ -372,12 +372,13 @@ def _attention_cases(rng, full: bool) -> List[Case]:
         _tensor_core_cases(rng, full)
 
 
-def _mla_absorbed_case(rng, full: bool, name: str, flags: List[str], kernel: str) -> Case:
+def _mla_absorbed_case(rng, full: bool, name: str, flags: List[str], kernel: str,
+                       sizes=((4, 128, 4096), (1, 4, 40))) -> Case:
     """Absorbed latent attention (DeepSeek-V3's decode over the compressed cache): H query
     heads of 512 + 64 channels against one KV head (the latent, then the rotated k_pe) whose
     first 512 channels are the values, a slice of the keys in the IR (no copy), compiled
-    with `flags` (`kernel`: which kernel that gives)."""
-    b, h, skv = (4, 128, 4096) if full else (1, 4, 40)
+    with `flags` (`kernel`: which kernel that gives); (B, H, Skv) full and small."""
+    b, h, skv = sizes[0] if full else sizes[1]
     latent, d = 512, 576
     q = _quantized(rng, (b, h, 1, d), "bf16")
     c = _quantized(rng, (b, 1, skv, d), "bf16")
@@ -400,7 +401,7 @@ def _mla_absorbed_case(rng, full: bool, name: str, flags: List[str], kernel: str
     return Case(name, ir, [q, c], ["bf16", "bf16"], ["bf16"], reference, "scaled", 1.6e-2,
                 bytes_moved=2 * c.size, timed=True, flops=2 * b * h * skv * (d + latent),
                 flags=flags,
-                notes=f"absorbed MLA decode, B = 4, H = 128, Skv = 4096 (1, 4, 40 small): "
+                notes=f"absorbed MLA decode, (B, H, Skv) = {sizes[0]} ({sizes[1]} small): "
                       f"{kernel}; GB/s of the latent read; within 1.6e-2 of the largest "
                       f"output")
 
@@ -645,7 +646,8 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
     out.append(_mla_absorbed_case(
         rng, full, "tc_decode_mla_absorbed_bf16", tc,
         "tensor cores: two channel groups of 4 warps (mma.sync on every chip), 132 KiB of "
-        "dynamic shared memory (sm_80, sm_90, sm_100; the SIMT kernel elsewhere)"))
+        "dynamic shared memory (sm_80, sm_87, sm_90, sm_100; the SIMT kernel elsewhere)",
+        sizes=((4, 128, 4096), (1, 64, 600))))
     skv = 131072 if full else 600
     out.append(_attention_case(
         "tc_decode_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, 1, skv, 128), causal=True,

@@ -241,7 +241,8 @@ struct CompileCLOptions : CompileOptions {
   cl::opt<bool> tensorCoresOpt{
       "tensor-cores",
       cl::desc("--target=gpu: bf16/f16 attention on the tensor-core kernel (mma.sync, "
-               "warpgroup MMA on sm_90a; head dims multiples of 16 up to 128; default), "
+               "warpgroup MMA on sm_90a; head dims multiples of 16 up to 256, absorbed "
+               "latent attention's 576/512 where the chip allows its tiles; default), "
                "or the SIMT kernel with --tensor-cores=false (--target=gpu-on-cpu runs "
                "the SIMT kernel)"),
       cl::callback([this](const bool &value) { gpu.tensorCores = value; }),

@@ -99,6 +99,20 @@ static FailureOr<pe::CpuTarget> chooseCpuTarget(MLIRContext *context,
     return fail(context, "--bf16-dot=on computes with vdpbf16ps (x86) or BFDOT (AArch64 "
                          "NEON), but the target is " +
                              cpuTarget->summary());
+  // Both x86 kernels compute beside 16-lane f32 vectors: an AVX2 target
+  // would silently take the FMA kernel instead.
+  if (x86 && cpuTarget->f32Lanes() != 16) {
+    if (options.amx == Choice::On)
+      return fail(context, "--amx=on: the AMX kernel works beside 512-bit vectors (AVX-512), "
+                           "but the target is " +
+                               cpuTarget->summary() + "; name such a CPU (e.g. " +
+                               "--mcpu=sapphirerapids)");
+    if (options.bf16Dot == Choice::On)
+      return fail(context, "--bf16-dot=on: the kernel's vdpbf16ps works on 512-bit vectors "
+                           "(AVX-512), but the target is " +
+                               cpuTarget->summary() + "; name such a CPU (e.g. " +
+                               "--mcpu=znver4)");
+  }
   // Auto: AMX tiles wherever the target has them (the fastest bf16 prefill
   // on every such CPU); dot products where they beat f32 FMAs on it.
   amx = options.amx == Choice::On || (options.amx == Choice::Auto && cpuTarget->amx);

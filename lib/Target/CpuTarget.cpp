@@ -200,11 +200,16 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   target.cpu = hostCpu ? llvm::sys::getHostCPUName().str() : cpu.str();
   target.features = hostCpu ? joinFeatures(hostFeatures(), features) : features.str();
   llvm::Triple parsed(target.triple);
-  // The host's CPU, asked for as "native" or by the name LLVM gives it (as a
-  // module's llvm.target names it once the driver resolved "native").
-  target.host = hostCpu || (parsed.getArch() ==
-                                llvm::Triple(llvm::sys::getProcessTriple()).getArch() &&
-                            target.cpu == llvm::sys::getHostCPUName());
+  // The host's CPU, asked for as "native", or by the name LLVM gives it
+  // with the host's features (as a module's llvm.target names it once the
+  // driver resolved "native"; the driver may add features after them). A
+  // bare name is the CPU model, so that its schedule does not depend on
+  // which machine compiles.
+  target.host =
+      hostCpu ||
+      (parsed.getArch() == llvm::Triple(llvm::sys::getProcessTriple()).getArch() &&
+       target.cpu == llvm::sys::getHostCPUName() &&
+       StringRef(target.features).starts_with(hostFeatures()));
   target.isa = parsed.isX86()       ? CpuIsa::X86
                : parsed.isAArch64() ? CpuIsa::AArch64
                                     : CpuIsa::Other;

@@ -48,7 +48,7 @@ func.func @decode(%q: tensor<1x32x1x128x{t}>, %k: tensor<1x8x4096x128x{t}>,
 # target: (pe-compile arguments, the FMA of the target's vectors)
 TARGETS = {
     "avx2": (["--mtriple=x86_64-linux-gnu", "--mcpu=znver2"], r"vfmadd\d+ps\s.*%ymm"),
-    "avx512": (["--mtriple=x86_64-linux-gnu", "--mcpu=znver4"], r"vfmadd\d+ps\s.*%zmm"),
+    "avx512": (["--mtriple=x86_64-linux-gnu", "--mcpu=cooperlake"], r"vfmadd\d+ps\s.*%zmm"),
     "neon": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"], r"fmla\s+v\d+\.4s"),
     "neon-v2": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v2"], r"fmla\s+v\d+\.4s"),
     "sve256": (["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-v1", "--sve-vector-bits=256"],

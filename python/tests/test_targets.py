@@ -357,7 +357,8 @@ def test_emulated_zen2_faults_on_avx512_code():
         wide.call("rope", x_in, p)
     narrow = runner.compile(text, ["--mtriple=x86_64-linux-gnu", "--mcpu=znver2"], qemu_cpu=ZEN2)
     (got,) = narrow.call("rope", x_in, p)
-    assert np.abs(got - reference.apply_rope(x_in, p)).max() <= 1e-6 * 2
+    # f32: the rotated values are at most sqrt(2), a few of their ulps (2^-23 each).
+    assert np.abs(got - reference.apply_rope(x_in, p)).max() <= 2e-6
 
 
 @needs_host_qemu

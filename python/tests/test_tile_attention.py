@@ -326,6 +326,9 @@ def test_amx_bf16(name, tiles, threads):
 
 
 @pytest.mark.skipif(runner.host_has_amx(), reason="the CPU has AMX")
+@pytest.mark.skipif("avx512f" not in runner._cpu_flags(),
+                    reason="the CPU has no AVX-512: pe-compile refuses --amx=on for its "
+                           "256-bit vectors (test_targets, pe-compile-errors.test)")
 def test_amx_code_on_a_cpu_without_amx():
     """Code compiled with --amx=on (for an AMX machine) returns PE_ERROR_CPU with a
     message on a CPU without AMX instead of faulting on its first tile instruction."""

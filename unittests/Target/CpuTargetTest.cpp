@@ -93,7 +93,9 @@ TEST(DescribeCpuTarget, TheHostByName) {
   EXPECT_EQ(named.l1dBytes, native.l1dBytes);
   EXPECT_EQ(named.l2Bytes, native.l2Bytes);
   EXPECT_EQ(named.l3Bytes, native.l3Bytes);
-  // Another CPU of the same architecture is not the host.
+  // The host's model named without its features, and another CPU of the
+  // same architecture, are not the host.
+  EXPECT_FALSE(describe(native.triple, native.cpu).host);
   const char *other = native.cpu == "znver2" ? "skylake" : "znver2";
   if (native.isa == CpuIsa::X86) {
     EXPECT_FALSE(describe(native.triple, other).host);

@@ -152,7 +152,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("bf16/f16 attention (head dims multiples of 16 up to 128) "
+      llvm::cl::desc("bf16/f16 attention (head dims multiples of 16 up to 256; "
+                     "absorbed latent attention's 576/512 where the chip allows "
+                     "its tiles) "
                      "on the tensor-core kernel of "
                      "pe-gpu-mma-attention (mma.sync, warpgroup MMA on sm_90a; "
                      "off: the SIMT kernel). The on-CPU schedule runs the SIMT "

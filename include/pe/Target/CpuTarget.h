@@ -72,9 +72,12 @@ struct CpuTarget {
   /// of that length with SVE instructions); 0: any length, and the kernels
   /// use NEON's 128-bit vectors, which run on every SVE implementation.
   int64_t sveVectorBits = 0;
-  /// The CPU is the host's (`cpu` empty, "native" or the host CPU's own
-  /// name on the host's architecture): its caches are read from the OS, and
-  /// what the host measures about itself (HostThroughput.h) applies.
+  /// The CPU is the host's (`cpu` empty, "native", or the host CPU's own
+  /// name on the host's architecture with the host's features first, as a
+  /// module's llvm.target names it once the driver resolved "native"): its
+  /// caches are read from the OS, and what the host measures about itself
+  /// (HostThroughput.h) applies. A CPU named without them is that model as
+  /// LLVM describes it, whatever machine compiles.
   bool host = false;
   /// Data cache sizes in bytes (0: unknown).
   int64_t l1dBytes = 0, l2Bytes = 0, l3Bytes = 0;

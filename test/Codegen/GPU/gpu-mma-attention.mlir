@@ -400,22 +400,31 @@ func.func @window_both_ways(%q: tensor<1x4x?x64xbf16>, %k: tensor<1x4x?x64xbf16>
 // CHECK-KERNEL: %[[WARP:.*]] = arith.divui %[[TID:.*]], %c32
 // CHECK-KERNEL: arith.remui %[[WARP]], %c4
 // CHECK-KERNEL: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4
+// CHECK-KERNEL: %[[SUM:.*]] = arith.addi %[[WARP]], %c4
+// CHECK-KERNEL: %[[OTHER:.*]] = arith.remui %[[SUM]], %c8
 // CHECK-KERNEL: %[[QBASE:.*]] = arith.muli %[[GROUP]], %c288
 // CHECK-KERNEL: %[[VBASE:.*]] = arith.muli %[[GROUP]], %c256
 // CHECK-KERNEL: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+// CHECK-KERNEL: %[[QCOL:.*]] = arith.addi %{{.*}}, %[[QBASE]] : index
+// CHECK-KERNEL: %[[KCOL:.*]] = arith.addi %{{.*}}, %[[QBASE]] : index
+// CHECK-KERNEL: %[[QSTEP:.*]] = arith.addi %[[QCOL]], %c0{{.*}} : index
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%{{.*}}, %[[QSTEP]]] {numTiles = 4 : i32, transpose = false} : memref<64x584xbf16, 3>
+// CHECK-KERNEL: %[[KSTEP:.*]] = arith.addi %[[KCOL]], %c0{{.*}} : index
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%{{.*}}, %[[KSTEP]]] {numTiles = 2 : i32, transpose = false} : memref<16x584xbf16, 3>
 // CHECK-KERNEL-COUNT-36: nvvm.mma.sync
-// CHECK-KERNEL: %[[W:.*]] = arith.divui %[[TID]], %c32
-// CHECK-KERNEL: %[[SUM:.*]] = arith.addi %[[W]], %c4
-// CHECK-KERNEL: %[[OTHER:.*]] = arith.remui %[[SUM]], %c8
-// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[W]], %c0{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
-// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[W]], %c1{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
+// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[WARP]], %c0{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
+// CHECK-KERNEL: vector.store %{{.*}}, %[[XS]][%[[WARP]], %c1{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
 // CHECK-KERNEL-NEXT: gpu.barrier
 // CHECK-KERNEL-NOT: nvvm.mma.sync
 // CHECK-KERNEL: %[[THEIRS:.*]] = vector.load %[[XS]][%[[OTHER]], %c0{{.*}}, %{{.*}}, %c0{{.*}}] {alignment = 16 : i64} : memref<8x2x32x4xf32, 3>, vector<4xf32>
 // CHECK-KERNEL: %[[E0:.*]] = vector.extract %[[THEIRS]][0] : f32 from vector<4xf32>
 // CHECK-KERNEL-NEXT: arith.addf %{{.*}}, %[[E0]] : f32
+// CHECK-KERNEL: %[[VCOL:.*]] = arith.addi %c0{{.*}}, %[[VBASE]] : index
+// CHECK-KERNEL-NEXT: nvgpu.ldmatrix %{{.*}}[%{{.*}}, %{{.*}}, %[[VCOL]]] {numTiles = 2 : i32, transpose = true} : memref<2x16x520xbf16, 3>
 // CHECK-KERNEL-COUNT-32: nvvm.mma.sync
 // CHECK-KERNEL-NOT: nvvm.mma.sync
+// CHECK-KERNEL: %[[OCOL:.*]] = arith.addi %{{.*}}, %[[VBASE]] : index
+// CHECK-KERNEL-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[OCOL]]] {{.*}} : memref<1x16x1x?x512xf32>, vector<2xf32>
 // CHECK-KERNEL: arith.cmpi eq, %[[GROUP]], %c0
 // CHECK-KERNEL: memref.store {{.*}} : memref<1x16x1x?x2xf32>
 // CHECK-WGMMA-LABEL: func.func @absorbed

@@ -6,7 +6,7 @@
 func.func @mma_attention_head_dim(%q: memref<1x4x?x72xbf16>, %k: memref<1x4x?x72xbf16>,
                                   %v: memref<1x4x?x72xbf16>, %p: memref<?xi64>,
                                   %o: memref<1x4x?x72xbf16>) {
-  // expected-error @+1 {{expects head dims that are multiples of 16 up to 576 (query/key) and 512 (value), got 72 and 72}}
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, or value heads up to 512 with query/key heads up to 576 that are multiples of 32, got 72 and 72}}
   pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
     : memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<1x4x?x72xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x4x?x72xbf16>
   return
@@ -18,9 +18,22 @@ func.func @mma_attention_head_dim(%q: memref<1x4x?x72xbf16>, %k: memref<1x4x?x72
 func.func @mma_attention_value_dim(%q: memref<1x16x?x576xbf16>, %k: memref<1x1x?x576xbf16>,
                                    %v: memref<1x1x?x528xbf16>, %p: memref<?xi64>,
                                    %o: memref<1x16x?x528xbf16>) {
-  // expected-error @+1 {{expects head dims that are multiples of 16 up to 576 (query/key) and 512 (value), got 576 and 528}}
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, or value heads up to 512 with query/key heads up to 576 that are multiples of 32, got 576 and 528}}
   pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
     : memref<1x16x?x576xbf16>, memref<1x1x?x576xbf16>, memref<1x1x?x528xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x16x?x528xbf16>
+  return
+}
+
+// -----
+
+// mma_attention: query/key heads over 256 channels need value heads over 256
+// (two channel groups).
+func.func @mma_attention_wide_keys(%q: memref<1x16x?x576xbf16>, %k: memref<1x1x?x576xbf16>,
+                                   %v: memref<1x1x?x128xbf16>, %p: memref<?xi64>,
+                                   %o: memref<1x16x?x128xbf16>) {
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, or value heads up to 512 with query/key heads up to 576 that are multiples of 32, got 576 and 128}}
+  pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
+    : memref<1x16x?x576xbf16>, memref<1x1x?x576xbf16>, memref<1x1x?x128xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x16x?x128xbf16>
   return
 }
 
@@ -31,7 +44,7 @@ func.func @mma_attention_value_dim(%q: memref<1x16x?x576xbf16>, %k: memref<1x1x?
 func.func @mma_attention_channel_groups(%q: memref<1x16x?x560xbf16>, %k: memref<1x1x?x560xbf16>,
                                         %v: memref<1x1x?x512xbf16>, %p: memref<?xi64>,
                                         %o: memref<1x16x?x512xbf16>) {
-  // expected-error @+1 {{expects a query/key head dim that is a multiple of 32 with value heads over 256 channels, got 560}}
+  // expected-error @+1 {{expects head dims that are multiples of 16 up to 256, or value heads up to 512 with query/key heads up to 576 that are multiples of 32, got 560 and 512}}
   pe_gpu.mma_attention %q, %k, %v into %o positions(%p, %p) scale(0.125)
     : memref<1x16x?x560xbf16>, memref<1x1x?x560xbf16>, memref<1x1x?x512xbf16>, memref<?xi64>, memref<?xi64> -> memref<1x16x?x512xbf16>
   return

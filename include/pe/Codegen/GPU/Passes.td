@@ -289,7 +289,9 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     run the same grid. The op's run-time checks come first.
 
     With `tensor-cores` (sm_80 and newer), a bf16/f16 attention with head
-    dims that are multiples of 16 up to 128 becomes `pe_gpu.mma_attention`
+    dims that `pe_gpu.mma_attention` takes (multiples of 16 up to 256; value
+    heads up to 512 with query/key heads up to 576 where the chip allows a
+    block the shared memory of their tiles) becomes `pe_gpu.mma_attention`
     on its buffers instead, the tensor-core kernel that pe-gpu-mma-attention
     builds after bufferization; for decode with its keys split across
     blocks, followed by the loop that merges the splits.
@@ -317,12 +319,15 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
   let summary = "Build the tensor-core flash-attention kernel of pe_gpu.mma_attention (sm_80+)";
   let description = [{
     Every `pe_gpu.mma_attention` becomes one `gpu.launch`: a block of four
-    warps per (row tile of 64, KV head, batch), where the rows of a tile
+    warps (eight, two channel groups that each take half of the head dims,
+    for value heads over 256 channels) per (row tile of 64, KV head,
+    batch), where the rows of a tile
     are (query, head of the KV head's group) pairs, query-major, so that
     the heads of a GQA/MQA group share each K/V tile; 16 rows per warp.
     Q is read once, rotated in f32 (every RoPE style and scaling, from the
     f32 tables) and stored to shared memory as bf16/f16. Per tile of 64
-    keys (32 for head dims over 64): K is read, rotated and stored to
+    keys (32 for head dims over 64, 16 for value heads over 128): K is
+    read, rotated and stored to
     shared memory (copied by `cp.async` without RoPE), V is copied by
     `cp.async` one tile ahead (two stages), S = Q K^T and O += P V run on
     `mma.sync` m16n8k16 with `ldmatrix` fragments (V transposed by

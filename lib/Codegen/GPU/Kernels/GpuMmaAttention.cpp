@@ -34,6 +34,9 @@
 //           or when the keys come rotated: `rotated_keys`)
 //     wait for all copies but the next tile's V
 //     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
+//                                 (two channel groups: each its half of the
+//                                 channels, the halves added through shared
+//                                 memory after a barrier)
 //     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
 //         tested only in the tiles that need it)
 //     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
@@ -125,7 +128,8 @@ static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKer
 /// steps of P V; half as many for head dims over 64, whose query fragments
 /// and output accumulators leave fewer of a thread's 255 registers to the
 /// scores; 16 (one step of P V) for value heads over kWideValueDim
-/// channels, whose rows of O alone are dv / 2 f32 registers a thread.
+/// channels, whose rows of O alone are dv / 2 f32 registers a thread (dv /
+/// 4 with two channel groups).
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kWideHeadDim = 64;
 constexpr int64_t kWideValueDim = 128;
@@ -140,7 +144,9 @@ constexpr int64_t kMaxWarpgroupValueDim = 192;
 /// same sum in both groups: addition commutes), both run the same online
 /// softmax, and each accumulates O over its half of the value channels
 /// (Dv / 4 registers a thread: 128 at Dv = 512). mma.sync only.
-constexpr int64_t kMaxGroupValueDim = 256;
+constexpr int64_t kMaxGroupValueDim = pe_gpu::kMaxMmaGroupValueDim;
+static_assert(kMaxWarpgroupValueDim <= kMaxGroupValueDim,
+              "warpgroup MMA kernels have one channel group");
 /// Shared memory a block has without asking (CUDA's static limit); tiles
 /// beyond it are dynamic shared memory, which the runtime opts the kernel
 /// into at launch. Head dims up to 256 need at most 70 KiB (D = 256, Dv =
@@ -201,7 +207,7 @@ SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
 /// (their sizes are multiples of 16): Q, K, the V stages, and the engine's
 /// own (warpgroup MMA: P; two channel groups: the exchange of S).
-int64_t blockSharedBytesOf(bool warpgroup, int64_t d, int64_t dv, int64_t elementBytes) {
+int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup) {
   const int64_t tileKeys = tileKeysFor(d, dv);
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
   int64_t total = bytes(tileShapeOf(warpgroup, kBlockRows, d)) +
@@ -278,6 +284,7 @@ public:
     channelGroups = channelGroupsFor(dv);
     assert((channelGroups == 1 || !warpgroup) && "channel groups run on mma.sync");
     threads = kThreads * channelGroups;
+    groupHeadDim = d / channelGroups;
     valueBlocks = dv / channelGroups / 8;
   }
   virtual ~MmaKernelState() = default;
@@ -360,7 +367,7 @@ protected:
 
   /// Bytes of every shared tile of the block (blockSharedBytesOf).
   int64_t blockSharedBytes() const {
-    return blockSharedBytesOf(warpgroup, d, dv, element.getIntOrFloatBitWidth() / 8);
+    return blockSharedBytesOf(d, dv, element.getIntOrFloatBitWidth() / 8, warpgroup);
   }
 
   /// The tile in the kernel: its global, or a view of the dynamic shared
@@ -391,9 +398,10 @@ protected:
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
-  /// Channel groups (kMaxGroupValueDim), the block's threads, and the
-  /// 8-channel blocks of O a lane accumulates (its group's).
-  int64_t channelGroups, threads, valueBlocks;
+  /// Channel groups (kMaxGroupValueDim), the block's threads, the query/key
+  /// channels of a group, and the 8-channel blocks of O a lane accumulates
+  /// (its group's).
+  int64_t channelGroups, threads, groupHeadDim, valueBlocks;
   /// Whether the tiles are in dynamic shared memory (more than the static
   /// 48 KiB), and the bytes of the tiles declared so far.
   bool dynamicShared = false;
@@ -404,9 +412,10 @@ protected:
   Value splits, splitKeys;
   // Per thread.
   Value bi, kvh, tid, lane, gq, tq, r0, warpRow;
-  /// With two channel groups: the thread's, and the first channel of its
-  /// half of the head dim and of the value heads (null with one group).
-  Value channelGroup, queryChannelBase, valueChannelBase;
+  /// With two channel groups: the thread's, its warp and the warp of the
+  /// other group with the same rows, and the first channel of its half of
+  /// the head dim and of the value heads (null with one group).
+  Value channelGroup, warp, partnerWarp, queryChannelBase, valueChannelBase;
   /// The block's keys [keyBegin, keyEnd) (all, or its split's) and split.
   Value keyBegin, keyEnd, split;
   LaneRow laneRows[2];
@@ -718,6 +727,7 @@ public:
     SharedTile valueTile =
         sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
     declareEngineTiles(symbols);
+    assert(sharedBytes == blockBytes && "blockSharedBytesOf counts every tile");
     Value one = index(1);
     // Dynamic shared memory (above 48 KiB: the runtime opts the kernel in).
     Value dynamicBytes = dynamicShared ? arith::ConstantOp::create(
@@ -764,15 +774,17 @@ protected:
     // converting the nvgpu ops before outlining casts them inside it.)
     key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
     value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
-    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+    warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
     lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
     gq = arith::DivUIOp::create(b, lane, index(4));
     tq = arith::RemUIOp::create(b, lane, index(4));
     r0 = mul(rowTile, kBlockRows);
     warpRow = mul(arith::RemUIOp::create(b, warp, index(kWarps)), kWarpRows);
     if (channelGroups > 1) {
+      assert(channelGroups == 2 && "one partner group");
       channelGroup = arith::DivUIOp::create(b, warp, index(kWarps));
-      queryChannelBase = mul(channelGroup, d / channelGroups);
+      partnerWarp = arith::RemUIOp::create(b, add(warp, kWarps), index(threads / kWarpSize));
+      queryChannelBase = mul(channelGroup, groupHeadDim);
       valueChannelBase = mul(channelGroup, dv / channelGroups);
     }
     for (int64_t k = 0; k < 2; ++k)
@@ -1198,17 +1210,15 @@ private:
   }
   SmallVector<SmallVector<Value>> products() override {
     SmallVector<SmallVector<Value>> accs = tileProducts();
-    return channelGroups > 1 ? addOtherGroupsScores(accs) : accs;
+    return channelGroups > 1 ? addPartnerScores(accs) : accs;
   }
 
   /// S = the sum of the two channel groups' halves: each warp stores its
-  /// accumulators, and after a barrier adds those of the warp of the other
-  /// group with the same rows (the barrier at the end of the tile keeps the
-  /// next tile's stores behind these loads).
-  SmallVector<SmallVector<Value>> addOtherGroupsScores(ArrayRef<SmallVector<Value>> accs) {
+  /// accumulators, and after a barrier adds those of its partner warp, of
+  /// the other group with the same rows (the barrier at the end of the tile
+  /// keeps the next tile's stores behind these loads).
+  SmallVector<SmallVector<Value>> addPartnerScores(ArrayRef<SmallVector<Value>> accs) {
     auto type = VectorType::get({4}, b.getF32Type());
-    Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
-    Value other = arith::RemUIOp::create(b, add(warp, kWarps), index(kWarps * channelGroups));
     for (auto [nb, acc] : llvm::enumerate(accs))
       vector::StoreOp::create(b, vector::FromElementsOp::create(b, type, acc), xs,
                               ValueRange{warp, index(nb), lane, index(0)},
@@ -1217,7 +1227,7 @@ private:
     SmallVector<SmallVector<Value>> sums;
     for (auto [nb, acc] : llvm::enumerate(accs)) {
       Value theirs = vector::LoadOp::create(b, type, xs,
-                                            ValueRange{other, index(nb), lane, index(0)},
+                                            ValueRange{partnerWarp, index(nb), lane, index(0)},
                                             /*nontemporal=*/false, alignOf(4, b.getF32Type()));
       SmallVector<Value> sum;
       for (auto [k, mine] : llvm::enumerate(acc))
@@ -1282,7 +1292,7 @@ private:
     Value keyHalf = arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, index(8)), index(2));
     Value queryColumn = offsetBy(mul(queryHalf, 8), queryChannelBase);
     Value keyColumn = offsetBy(mul(keyHalf, 8), queryChannelBase);
-    for (int64_t step = 0; step < d / channelGroups / 16; ++step) {
+    for (int64_t step = 0; step < groupHeadDim / 16; ++step) {
       SmallVector<Value> a = loadFragment(qs, ValueRange{queryRow, add(queryColumn, 16 * step)},
                                           4, /*transpose=*/false);
       for (int64_t nb = 0; nb < blocks; ++nb) {
@@ -1531,8 +1541,7 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
 
 } // namespace
 
-
 int64_t mlir::pe::mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes,
                                           bool warpgroup) {
-  return blockSharedBytesOf(takesWarpgroupMma(warpgroup, dv), d, dv, elementBytes);
+  return blockSharedBytesOf(d, dv, elementBytes, takesWarpgroupMma(warpgroup, dv));
 }

@@ -38,6 +38,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace mlir::pe {
@@ -55,7 +56,8 @@ namespace {
 constexpr int64_t kMaxDecodeQueries = 8;
 /// The tensor-core decode: splits of at least kMinMmaSplitKeys keys, until
 /// about kMmaBlocksPerMultiprocessor blocks per multiprocessor of
-/// pe-gpu-mma-attention.
+/// pe-gpu-mma-attention (fewer where a multiprocessor's shared memory
+/// holds fewer blocks: one of absorbed latent attention's).
 constexpr int64_t kMinMmaSplitKeys = 256;
 constexpr int64_t kMmaBlocksPerMultiprocessor = 4;
 
@@ -85,8 +87,17 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
   return s;
 }
 
+/// The shared memory of a tensor-core block for `op`'s heads, on either
+/// engine (sm_90a's warpgroup MMA may be turned off).
+static int64_t mmaSharedBytes(AttentionOp op, const AttentionHeads &heads, const GpuChip &chip) {
+  const int64_t bytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
+  return std::max(
+      mmaAttentionSharedBytes(heads.headDim, heads.valueDim, bytes, /*warpgroup=*/false),
+      mmaAttentionSharedBytes(heads.headDim, heads.valueDim, bytes, chip.warpgroupMma));
+}
+
 /// Whether the tensor-core kernel computes `op` on `chip`: bf16/f16, head
-/// dims pe_gpu.mma_attention takes (pe_gpu::kMaxMmaHeadDim, kMaxMmaValueDim)
+/// dims pe_gpu.mma_attention takes (pe_gpu::mmaAttentionTakesHeadDims)
 /// whose tiles fit the shared memory the chip allows a block (absorbed
 /// latent attention's 132 KiB: sm_80, sm_87, sm_90, sm_100), a rotated
 /// block that starts at a multiple of 16 channels (its vector accesses are
@@ -94,17 +105,12 @@ std::optional<GpuAttentionShape> shapeOf(AttentionOp op, bool anyHeadDim = false
 bool suitsTensorCores(AttentionOp op, const GpuChip &chip) {
   std::optional<AttentionHeads> heads = attentionHeads(op);
   Type element = op.getQuery().getType().getElementType();
-  if (!heads || element.isF16() == element.isBF16())
+  if (!heads || element.isF16() == element.isBF16() ||
+      !pe_gpu::mmaAttentionTakesHeadDims(heads->headDim, heads->valueDim))
     return false;
-  const int64_t d = heads->headDim, dv = heads->valueDim;
-  if (d % 16 != 0 || dv % 16 != 0 || d > pe_gpu::kMaxMmaHeadDim ||
-      dv > pe_gpu::kMaxMmaValueDim || (dv > pe_gpu::kMaxMmaValueDim / 2 && d % 32 != 0))
-    return false;
-  // Either engine (sm_90a's warpgroup MMA may be turned off).
-  const int64_t bytes = std::max(mmaAttentionSharedBytes(d, dv, 2, /*warpgroup=*/false),
-                                 mmaAttentionSharedBytes(d, dv, 2, chip.warpgroupMma));
   RopeAttr rope = op.getRopeAttr();
-  return bytes <= chip.sharedBytesPerBlock && (!rope || rope.getRotaryOffset() % 16 == 0);
+  return mmaSharedBytes(op, *heads, chip) <= chip.sharedBytesPerBlock &&
+         (!rope || rope.getRotaryOffset() % 16 == 0);
 }
 
 /// Whether `op` has a shared key block that the kernel it would take cannot
@@ -202,8 +208,10 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
       b, getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[0]),
       arith::ConstantIndexOp::create(b, rowTiles * shape->heads.kvHeads));
   Value keys = memref::DimOp::create(b, k, 2);
-  Value splits =
-      mmaKeySplits(b, keys, blocks, chip.multiprocessors * kMmaBlocksPerMultiprocessor);
+  const int64_t resident =
+      std::clamp<int64_t>(chip.sharedBytesPerMultiprocessor / mmaSharedBytes(op, *heads, chip),
+                          1, kMmaBlocksPerMultiprocessor);
+  Value splits = mmaKeySplits(b, keys, blocks, chip.multiprocessors * resident);
   SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
   partialSizes.push_back(splits);
   partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));

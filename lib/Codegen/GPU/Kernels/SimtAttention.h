@@ -42,8 +42,8 @@ constexpr int64_t kMaxChunk = 8;
 /// Wider heads, up to kMaxStreamedHeadDim, read the query again per key:
 /// no register holds more than a few of their channels (absorbed latent
 /// attention, D = 576 and Dv = 512: at most 128 registers, no spills on
-/// sm_90a; on sm_80 the dense decode kernel spills 52 bytes with a dynamic
-/// key count), and the bound only caps the work a thread repeats per key
+/// sm_90a; on sm_80 ptxas spills 52 bytes in the dense decode kernel with
+/// a dynamic key count), and the bound only caps the work a thread repeats per key
 /// (a row's Dv / 8 chunk threads each take the whole dot product).
 constexpr int64_t kMaxHeadDim = 64;
 constexpr int64_t kMaxStreamedHeadDim = 1024;

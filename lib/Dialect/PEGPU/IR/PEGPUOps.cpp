@@ -38,16 +38,14 @@ LogicalResult MmaAttentionOp::verify() {
     return emitOpError("expects key and query, out and value to share their head dims");
   // The kernel's tensor-core steps: m16n8k16 products over the head dims
   // (every such head's tiles fit the shared memory of a block of sm_90);
-  // value heads over half the bound split both head dims in two halves of
-  // whole 16-channel steps.
-  if (d % 16 != 0 || dv % 16 != 0 || d > kMaxMmaHeadDim || dv > kMaxMmaValueDim)
+  // value heads over kMaxMmaGroupValueDim split both head dims in two
+  // halves of whole 16-channel steps.
+  if (!mmaAttentionTakesHeadDims(d, dv))
     return emitOpError() << "expects head dims that are multiples of 16 up to "
-                         << kMaxMmaHeadDim << " (query/key) and " << kMaxMmaValueDim
-                         << " (value), got " << d << " and " << dv;
-  if (dv > kMaxMmaValueDim / 2 && d % 32 != 0)
-    return emitOpError() << "expects a query/key head dim that is a multiple of 32 with "
-                            "value heads over "
-                         << kMaxMmaValueDim / 2 << " channels, got " << d;
+                         << kMaxMmaGroupValueDim << ", or value heads up to "
+                         << kMaxMmaValueDim << " with query/key heads up to "
+                         << kMaxMmaHeadDim << " that are multiples of 32, got " << d
+                         << " and " << dv;
   if (getRopeAttr() && !getQCos())
     return emitOpError("expects the cos/sin tables of its rope");
   if (getQCos() && !getRopeAttr())
