@@ -200,11 +200,21 @@ func.func @decode_splits(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x?x64xf32>,
 // sequence per key (page j / 4, slot j mod 4 at [page, kv head, slot]) and
 // either writes its output (one split) or its partial state, merged by a
 // second loop only when there are several splits. No loop over the
-// sequences, no gathered copy of the pages.
+// sequences, no gathered copy of the pages. The checks: one loop over the
+// sequences (key and query counts), then one over the block table's B x 6
+// entries, entry t at (t / 6, t mod 6), each checked where its column holds
+// keys (independent iterations: a GPU thread each, not a nest in one).
 // CHECK-LABEL: func.func @paged
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x8x32xf32>, %[[KC:.*]]: tensor<?x4x2x32xf32>, %[[VC:.*]]: tensor<?x4x2x16xf32>, %[[BT:.*]]: tensor<?x6xi32>, %[[LENS:.*]]: tensor<?xi32>, %[[CU:.*]]: tensor<?xi64>)
 // CHECK: scf.for
 // CHECK: call @pe_runtime_kv_length_out_of_range
+// CHECK-NOT: call @pe_runtime_page_out_of_range
+// CHECK: %[[ENTRIES:.*]] = arith.muli %{{.*}}, %c6 : index
+// CHECK-NEXT: scf.for %[[T:.*]] = %{{.*}} to %[[ENTRIES]] step %{{.*}} {
+// CHECK-NEXT: %[[SEQ:.*]] = arith.divui %[[T]], %c6 : index
+// CHECK-NEXT: %[[COL:.*]] = arith.remui %[[T]], %c6 : index
+// CHECK: %[[HOLDS:.*]] = arith.cmpi slt, %[[COL]], %{{.*}} : index
+// CHECK: tensor.extract %[[BT]][%[[SEQ]], %[[COL]]] : tensor<?x6xi32>
 // CHECK: call @pe_runtime_page_out_of_range
 // CHECK: tensor.generate
 // CHECK: scf.while

@@ -419,15 +419,33 @@ void pe::buildPagedCheck(ImplicitLocOpBuilder &b, Operation *op, Value cond,
   });
 }
 
-Value pe::buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table,
-                             Value seq, Value length, Value pageSize) {
+/// Whether `length` keys lie outside [0, M * page_size] for a block table of
+/// M columns (i1), and that capacity.
+static std::pair<Value, Value> kvLengthOutside(ImplicitLocOpBuilder &b, Value table,
+                                               Value length, Value pageSize) {
   Value capacity = arith::MulIOp::create(b, dimValue(b, table, 1), pageSize);
   Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value bad = outside(b, length, zero, capacity, arith::CmpIPredicate::sgt);
+  return {outside(b, length, zero, capacity, arith::CmpIPredicate::sgt), capacity};
+}
+
+Value pe::buildKvLengthCheck(ImplicitLocOpBuilder &b, Operation *op, Value table,
+                             Value seq, Value length, Value pageSize) {
+  auto [bad, capacity] = kvLengthOutside(b, table, length, pageSize);
   buildPagedCheck(b, op, bad,
                   isa<GatherPagesOp>(op) ? kGatherLengthOutOfRangeFn : kKvLengthOutOfRangeFn,
                   length, seq, capacity);
   return arith::XOrIOp::create(b, bad, arith::ConstantIntOp::create(b, 1, 1));
+}
+
+/// The check that block_table[seq, column] lies within [0, pages).
+static void buildPageCheck(ImplicitLocOpBuilder &b, Operation *op, Value table, Value seq,
+                           Value column, Value pages) {
+  Value page = extractIndex(b, table, ValueRange{seq, column});
+  Value bad =
+      outside(b, page, arith::ConstantIndexOp::create(b, 0), pages, arith::CmpIPredicate::sge);
+  buildPagedCheck(b, op, bad,
+                  isa<GatherPagesOp>(op) ? kGatherPageOutOfRangeFn : kPageOutOfRangeFn, page,
+                  seq, pages);
 }
 
 void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value seq,
@@ -440,27 +458,20 @@ void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Va
   scf::ForOp::create(b, zero, used, one, ValueRange{},
                      [&](OpBuilder &nb, Location nloc, Value column, ValueRange) {
                        ImplicitLocOpBuilder n(nloc, nb);
-                       Value page = extractIndex(n, table, ValueRange{seq, column});
-                       Value bad = outside(n, page, arith::ConstantIndexOp::create(n, 0),
-                                           pages, arith::CmpIPredicate::sge);
-                       buildPagedCheck(n, op, bad,
-                                       isa<GatherPagesOp>(op) ? kGatherPageOutOfRangeFn
-                                                              : kPageOutOfRangeFn,
-                                       page, seq, pages);
+                       buildPageCheck(n, op, table, seq, column, pages);
                        scf::YieldOp::create(n);
                      });
 }
 
 /// The checks of sequence `seq` of paged attention `op`: its key count,
-/// its query count, its mask columns, its pages. Each only where the ones
-/// before it passed, so that a sequence reports one error also where
-/// checks do not stop (GPU check kernels).
+/// its query count, its mask columns (its pages: buildTablePageChecks).
+/// Each only where the ones before it passed, so that a sequence reports
+/// one error also where checks do not stop (GPU check kernels).
 static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value seq) {
   Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
-  Value pages = dimValue(b, op.getKeyCache(), 0);
   Value keys = extractIndex(b, lens, seq);
   Value queries = arith::SubIOp::create(
       b, extractIndex(b, cu, ValueRange{arith::AddIOp::create(b, seq, one)}),
@@ -477,7 +488,45 @@ static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Va
     buildPagedCheck(b, op, arith::AndIOp::create(b, goodLength, fewColumns),
                     kMaskColumnsOutOfRangeFn, keys, seq, columns);
   }
-  buildPageChecks(b, op, table, seq, keys, pageSize, pages, goodLength);
+}
+
+/// The checks of every page the sequences of paged attention `op` read:
+/// one loop over the block table's B x M entries, entry t at (t / M, t %
+/// M), checked where its column holds keys of a sequence whose cu_seqlens
+/// ends and key count are right (what buildSequenceChecks reports
+/// otherwise). Its iterations are independent: on the GPU, a thread each
+/// (a nest of the sequences' pages would run in one thread).
+static void buildTablePageChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value tokens) {
+  Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value batch = dimValue(b, table, 0), columns = dimValue(b, table, 1);
+  Value pageSize = dimValue(b, op.getKeyCache(), op.getPageSizeDim());
+  Value pages = dimValue(b, op.getKeyCache(), 0);
+  Value entries = arith::MulIOp::create(b, batch, columns);
+  scf::ForOp::create(b, zero, entries, one, ValueRange{}, [&](OpBuilder &nb, Location nloc,
+                                                              Value t, ValueRange) {
+    ImplicitLocOpBuilder n(nloc, nb);
+    Value seq = arith::DivUIOp::create(n, t, columns);
+    Value column = arith::RemUIOp::create(n, t, columns);
+    auto equal = [&](Value x, Value y) {
+      return arith::CmpIOp::create(n, arith::CmpIPredicate::eq, x, y);
+    };
+    Value ends = arith::AndIOp::create(n, equal(extractIndex(n, cu, zero), zero),
+                                       equal(extractIndex(n, cu, batch), tokens));
+    Value keys = extractIndex(n, lens, seq);
+    Value goodLength = arith::XOrIOp::create(
+        n, kvLengthOutside(n, table, keys, pageSize).first, arith::ConstantIntOp::create(n, 1, 1));
+    // (A page size of 0 leaves only 0 keys valid, which hold no column.)
+    Value used = arith::CeilDivSIOp::create(n, keys, arith::MaxUIOp::create(n, pageSize, one));
+    Value holdsKeys = arith::CmpIOp::create(n, arith::CmpIPredicate::slt, column, used);
+    Value check = arith::AndIOp::create(n, arith::AndIOp::create(n, ends, goodLength), holdsKeys);
+    scf::IfOp::create(n, check, [&](OpBuilder &, Location) {
+      buildPageCheck(n, op, table, seq, column, pages);
+      scf::YieldOp::create(n);
+    });
+    scf::YieldOp::create(n);
+  });
 }
 
 void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
@@ -532,8 +581,8 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
            [&] { buildSequenceChecks(n, op, seq); });
     scf::YieldOp::create(n);
   });
+  buildTablePageChecks(b, op, tokens);
 }
-
 
 void pe::checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op) {
   Value table = op.getBlockTable(), seq = op.getSequence();
