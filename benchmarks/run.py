@@ -395,10 +395,14 @@ def amx_peak(repeat):
 
 
 def bf16_kernels():
-    """The bf16 kernels this host runs (pe.testing.BF16_KERNELS), and the one
-    pe-compile chooses for prefill and for decode without options."""
+    """The bf16 kernels this host runs and the target takes (pe.testing.BF16_KERNELS:
+    pe-compile refuses the x86 dot-product and AMX kernels without 16-lane
+    vectors), and the one pe-compile chooses for prefill and for decode without
+    options."""
     target = target_description()
-    runs = [k for k in BF16_KERNELS if bf16_kernel_missing(k) is None]
+    wide = target["isa"] != "x86" or target["f32_lanes"] == 16
+    runs = [k for k in BF16_KERNELS
+            if bf16_kernel_missing(k) is None and (k == "fma" or wide)]
     dot = "dot" if target["schedule"]["bf16_dot_products"] else "fma"
     return runs, ("amx" if target["amx"] else dot), dot
 

@@ -89,6 +89,9 @@ static FailureOr<pe::CpuTarget> chooseCpuTarget(MLIRContext *context,
   FailureOr<pe::CpuTarget> cpuTarget = describeTarget(context, options);
   if (failed(cpuTarget))
     return failure();
+  // The GPU schedule on the CPU runs neither bf16 kernel.
+  if (options.target == Target::GpuOnCpu)
+    return cpuTarget;
   const bool x86 = cpuTarget->isa == pe::CpuIsa::X86;
   // bf16 dot products: vdpbf16ps (x86), BFDOT on NEON's 4-lane vectors.
   const bool dotIsa =
@@ -118,8 +121,6 @@ static FailureOr<pe::CpuTarget> chooseCpuTarget(MLIRContext *context,
   amx = options.amx == Choice::On || (options.amx == Choice::Auto && cpuTarget->amx);
   bf16Dot = options.bf16Dot == Choice::On ||
             (options.bf16Dot == Choice::Auto && dotIsa && pe::preferBf16Dot(*cpuTarget));
-  if (options.target == Target::GpuOnCpu)
-    amx = bf16Dot = false;
   if ((amx && !cpuTarget->amx) || (bf16Dot && !cpuTarget->bf16Dot))
     return describeTarget(context, options,
                           amx   ? "+amx-tile,+amx-bf16"

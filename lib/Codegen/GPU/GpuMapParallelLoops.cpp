@@ -104,8 +104,9 @@ struct GpuMapParallelLoopsPass
   /// an index tensor such as a KV-cache append's slots), so its iterations
   /// are independent and may run one a GPU thread. Where several iterations
   /// report, the first thread to claim the record is reported (on the CPU,
-  /// the first iteration). Nested loops (a block table's check, sequence by
-  /// sequence) stay in one thread.
+  /// the first iteration). A loop holding a loop stays in one thread (the
+  /// checks that must run on the GPU are built without nests: a block
+  /// table's, an iteration per entry).
   static bool writesNothing(scf::ForOp loop) {
     if (loop.getNumResults() != 0 || loop.getUnsignedCmp() ||
         !loop.getInductionVar().getType().isIndex())

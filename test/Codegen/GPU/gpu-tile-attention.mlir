@@ -214,7 +214,9 @@ func.func @decode_splits(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x?x64xf32>,
 // CHECK-NEXT: %[[SEQ:.*]] = arith.divui %[[T]], %c6 : index
 // CHECK-NEXT: %[[COL:.*]] = arith.remui %[[T]], %c6 : index
 // CHECK: %[[HOLDS:.*]] = arith.cmpi slt, %[[COL]], %{{.*}} : index
-// CHECK: tensor.extract %[[BT]][%[[SEQ]], %[[COL]]] : tensor<?x6xi32>
+// CHECK: %[[GATE:.*]] = arith.andi %{{.*}}, %[[HOLDS]] : i1
+// CHECK-NEXT: scf.if %[[GATE]] {
+// CHECK-NEXT: tensor.extract %[[BT]][%[[SEQ]], %[[COL]]] : tensor<?x6xi32>
 // CHECK: call @pe_runtime_page_out_of_range
 // CHECK: tensor.generate
 // CHECK: scf.while

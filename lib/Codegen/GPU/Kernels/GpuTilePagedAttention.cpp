@@ -167,7 +167,7 @@ struct GpuTilePagedAttention : OpRewritePattern<PagedAttentionOp> {
     if (!shape)
       return rewriter.notifyMatchFailure(op, "not a shape of the paged kernel");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    buildPagedAttentionChecks(b, op);
+    buildPagedAttentionChecks(b, op, /*pagesPerEntry=*/true);
     const int64_t hq = shape->heads.queryHeads, dv = shape->heads.valueDim;
     Value tokens = dimValue(b, op.getQuery(), 0);
     buildResultSizeChecks(b, op, PE_CHECK_PAGED_RESULT, op.getType(),

@@ -464,10 +464,12 @@ void pe::buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Va
 }
 
 /// The checks of sequence `seq` of paged attention `op`: its key count,
-/// its query count, its mask columns (its pages: buildTablePageChecks).
-/// Each only where the ones before it passed, so that a sequence reports
-/// one error also where checks do not stop (GPU check kernels).
-static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value seq) {
+/// its query count, its mask columns, and with `pages` its pages (else
+/// buildTablePageChecks checks them). Each only where the ones before it
+/// passed, so that a sequence reports one error also where checks do not
+/// stop (GPU check kernels).
+static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value seq,
+                                bool pages) {
   Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
@@ -488,6 +490,9 @@ static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Va
     buildPagedCheck(b, op, arith::AndIOp::create(b, goodLength, fewColumns),
                     kMaskColumnsOutOfRangeFn, keys, seq, columns);
   }
+  if (pages)
+    buildPageChecks(b, op, table, seq, keys, pageSize, dimValue(b, op.getKeyCache(), 0),
+                    goodLength);
 }
 
 /// The checks of every page the sequences of paged attention `op` read:
@@ -495,7 +500,9 @@ static void buildSequenceChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Va
 /// M), checked where its column holds keys of a sequence whose cu_seqlens
 /// ends and key count are right (what buildSequenceChecks reports
 /// otherwise). Its iterations are independent: on the GPU, a thread each
-/// (a nest of the sequences' pages would run in one thread).
+/// (a nest of the sequences' pages would run in one thread). The CPU keeps
+/// the nest, which visits only the columns that hold keys (a block table
+/// padded to the longest context has far more).
 static void buildTablePageChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, Value tokens) {
   Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
   Value zero = arith::ConstantIndexOp::create(b, 0);
@@ -529,7 +536,8 @@ static void buildTablePageChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, V
   });
 }
 
-void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op) {
+void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op,
+                                   bool pagesPerEntry) {
   Value table = op.getBlockTable(), lens = op.getKvLens(), cu = op.getCuSeqlens();
   Value batch = dimValue(b, table, 0);
   Value zero = arith::ConstantIndexOp::create(b, 0);
@@ -554,10 +562,11 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
   if (Value ropePositions = op.getRopePositions())
     buildSameSizeCheck(b, op, PE_CHECK_PAGED_ROPE_POSITIONS, ropePositions, 1, op.getQuery(),
                        0);
-  // Device data is read inside the loop only (one GPU thread, whose reports
-  // are deferred, where the host would read values back): cu_seqlens' first
-  // entry with the first sequence, its last with the last (where the first
-  // is right), and each sequence's checks where both ends are.
+  // Device data is read inside the loop only (on the GPU a thread per
+  // sequence, whose reports are deferred, where the host would read values
+  // back): cu_seqlens' first entry with the first sequence, its last with
+  // the last (where the first is right), and each sequence's checks where
+  // both ends are.
   scf::ForOp::create(b, zero, batch, one, ValueRange{}, [&](OpBuilder &nb, Location nloc,
                                                            Value seq, ValueRange) {
     ImplicitLocOpBuilder n(nloc, nb);
@@ -578,10 +587,11 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op)
     inside(arith::AndIOp::create(n, startOk, equal(seq, arith::SubIOp::create(n, batch, one))),
            [&] { buildSizeCheck(n, op, PE_CHECK_PAGED_QUERY_END, end, tokens); });
     inside(arith::AndIOp::create(n, startOk, equal(end, tokens)),
-           [&] { buildSequenceChecks(n, op, seq); });
+           [&] { buildSequenceChecks(n, op, seq, /*pages=*/!pagesPerEntry); });
     scf::YieldOp::create(n);
   });
-  buildTablePageChecks(b, op, tokens);
+  if (pagesPerEntry)
+    buildTablePageChecks(b, op, tokens);
 }
 
 void pe::checkGatherPages(ImplicitLocOpBuilder &b, GatherPagesOp op) {

@@ -133,8 +133,12 @@ void buildPageChecks(ImplicitLocOpBuilder &b, Operation *op, Value table, Value 
 
 /// The run-time checks of pe.paged_attention `op`, on the calling thread
 /// before anything is read: sizes, cu_seqlens, each sequence's key and query
-/// counts (and mask columns), and every page a sequence reads.
-void buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op);
+/// counts (and mask columns), and every page a sequence reads: in a loop
+/// over each sequence's pages inside the loop over the sequences, or with
+/// `pagesPerEntry` in one loop over every block-table entry after it
+/// (independent iterations: the GPU's form, a thread each).
+void buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op,
+                               bool pagesPerEntry = false);
 
 /// The run-time checks of pe.gather_pages `op` (sequence, length, pages),
 /// before anything is read.
