@@ -205,12 +205,13 @@ llvm::Expected<CpuTarget> pe::describeCpuTarget(StringRef triple, StringRef cpu,
   // driver resolved "native"; the driver may add features after them). A
   // bare name is the CPU model, so that its schedule does not depend on
   // which machine compiles.
-  const std::string host = hostFeatures();
+  auto startsWithHostFeatures = [&] {
+    const std::string host = hostFeatures();
+    return target.features == host || StringRef(target.features).starts_with(host + ",");
+  };
   target.host = hostCpu ||
                 (parsed.getArch() == llvm::Triple(llvm::sys::getProcessTriple()).getArch() &&
-                 target.cpu == llvm::sys::getHostCPUName() &&
-                 (target.features == host ||
-                  StringRef(target.features).starts_with(host + ",")));
+                 target.cpu == llvm::sys::getHostCPUName() && startsWithHostFeatures());
   target.isa = parsed.isX86()       ? CpuIsa::X86
                : parsed.isAArch64() ? CpuIsa::AArch64
                                     : CpuIsa::Other;

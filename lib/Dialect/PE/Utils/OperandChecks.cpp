@@ -419,6 +419,11 @@ void pe::buildPagedCheck(ImplicitLocOpBuilder &b, Operation *op, Value cond,
   });
 }
 
+/// x == y (index).
+static Value equalIndex(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+}
+
 /// Whether `length` keys lie outside [0, M * page_size] for a block table of
 /// M columns (i1), and that capacity.
 static std::pair<Value, Value> kvLengthOutside(ImplicitLocOpBuilder &b, Value table,
@@ -516,16 +521,12 @@ static void buildTablePageChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op, V
     ImplicitLocOpBuilder n(nloc, nb);
     Value seq = arith::DivUIOp::create(n, t, columns);
     Value column = arith::RemUIOp::create(n, t, columns);
-    auto equal = [&](Value x, Value y) {
-      return arith::CmpIOp::create(n, arith::CmpIPredicate::eq, x, y);
-    };
-    Value ends = arith::AndIOp::create(n, equal(extractIndex(n, cu, zero), zero),
-                                       equal(extractIndex(n, cu, batch), tokens));
+    Value ends = arith::AndIOp::create(n, equalIndex(n, extractIndex(n, cu, zero), zero),
+                                       equalIndex(n, extractIndex(n, cu, batch), tokens));
     Value keys = extractIndex(n, lens, seq);
     Value goodLength = arith::XOrIOp::create(
         n, kvLengthOutside(n, table, keys, pageSize).first, arith::ConstantIntOp::create(n, 1, 1));
-    // (A page size of 0 leaves only 0 keys valid, which hold no column.)
-    Value used = arith::CeilDivSIOp::create(n, keys, arith::MaxUIOp::create(n, pageSize, one));
+    Value used = arith::CeilDivSIOp::create(n, keys, pageSize);
     Value holdsKeys = arith::CmpIOp::create(n, arith::CmpIPredicate::slt, column, used);
     Value check = arith::AndIOp::create(n, arith::AndIOp::create(n, ends, goodLength), holdsKeys);
     scf::IfOp::create(n, check, [&](OpBuilder &, Location) {
@@ -576,9 +577,7 @@ void pe::buildPagedAttentionChecks(ImplicitLocOpBuilder &b, PagedAttentionOp op,
         scf::YieldOp::create(n);
       });
     };
-    auto equal = [&](Value x, Value y) {
-      return arith::CmpIOp::create(n, arith::CmpIPredicate::eq, x, y);
-    };
+    auto equal = [&](Value x, Value y) { return equalIndex(n, x, y); };
     Value start = extractIndex(n, cu, zero), end = extractIndex(n, cu, batch);
     Value startOk = equal(start, zero);
     inside(equal(seq, zero), [&] {
