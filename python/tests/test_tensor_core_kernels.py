@@ -68,6 +68,14 @@ VARIANTS = {
                              "causal window(128) rope(#pe.rope<theta = 150000.0, "
                              "rotary_dim = 64>) sinks"),
     "decode_sinks_d64_f16": ("f16", 2, 16, 2, 1, 64, 64, "causal sinks"),
+    # D = 128 on warpgroup MMA keeps 64-key tiles (73 KiB of dynamic shared
+    # memory): every per-score feature at once is its register bound.
+    "d128_alibi_mask_positions_sinks": ("bf16", 2, 8, 2, "?", 128, 128,
+                                        "causal window(512) alibi(8.0) mask positions sinks"),
+    "d128_yarn_window_mask_positions_sinks_f16": (
+        "f16", 2, 8, 2, "?", 128, 128,
+        f"causal window(512) rope(#pe.rope<theta = 500000.0, rotary_dim = 128, "
+        f"scaling = {YARN}>) mask positions sinks"),
     # Latent attention's full-width heads (DeepSeek-V3: 128 channels without
     # RoPE, then 64 rotated with its YaRN; values of 128): 32-key tiles in
     # dynamic shared memory.

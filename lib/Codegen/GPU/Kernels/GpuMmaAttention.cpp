@@ -25,8 +25,8 @@
 // Per block:
 //   Qs <- rope(q) of the block's rows, read from global memory once,
 //         rotated in f32 and rounded to the element type
-//   for each tile of tileKeys keys (64; 32 for head dims over 64; 16 for
-//   value heads over 128), skipped
+//   for each tile of tileKeys keys (64; 32 for head dims over 64, over 128
+//   on warpgroup MMA; 16 for value heads over 128), skipped
 //   when causal/window masks hide it from every row of the block:
 //     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
 //                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
@@ -125,14 +125,19 @@ constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
 static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
 /// Keys per K/V tile (tileKeysFor): eight 8-key blocks of S, four 16-key
-/// steps of P V; half as many for head dims over 64, whose query fragments
-/// and output accumulators leave fewer of a thread's 255 registers to the
-/// scores; 16 (one step of P V) for value heads over kWideValueDim
-/// channels, whose rows of O alone are dv / 2 f32 registers a thread (dv /
-/// 4 with two channel groups).
+/// steps of P V; on mma.sync half as many for head dims over 64, whose
+/// query fragments and output accumulators leave fewer of a thread's 255
+/// registers to the scores; 16 (one step of P V) for value heads over
+/// kWideValueDim channels, whose rows of O alone are dv / 2 f32 registers
+/// a thread (dv / 4 with two channel groups). Warpgroup MMA reads Q from
+/// shared memory, so heads up to kWarpgroupWideHeadDim keep 64-key tiles
+/// (D = 128: 12.8 SASS instructions per key of the loop against 17.3 with
+/// 32-key tiles, 168 registers; 73 KiB of dynamic shared memory, three
+/// blocks per sm_90a multiprocessor as before).
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kWideHeadDim = 64;
 constexpr int64_t kWideValueDim = 128;
+constexpr int64_t kWarpgroupWideHeadDim = 128;
 /// Value heads over 192 channels stay on mma.sync on sm_90a too: warpgroup
 /// MMA's 64 x dv accumulator, its descriptors and the scores' masks exceed
 /// a thread's 255 registers (ptxas spills at dv = 256 with a window).
@@ -170,11 +175,13 @@ constexpr int64_t kCoreRowBytes = 16;
 /// Alignment of every shared tile (cp.async, ldmatrix, wgmma descriptors).
 constexpr int64_t kSharedAlignment = 16;
 
-/// Keys per K/V tile for head dims d and dv (kTileKeys).
-int64_t tileKeysFor(int64_t d, int64_t dv) {
+/// Keys per K/V tile for head dims d and dv on the engine `warpgroup`
+/// names (kTileKeys).
+int64_t tileKeysFor(int64_t d, int64_t dv, bool warpgroup) {
   if (dv > kWideValueDim)
     return kTileKeys / 4;
-  return std::max(d, dv) > kWideHeadDim ? kTileKeys / 2 : kTileKeys;
+  const int64_t wide = warpgroup ? kWarpgroupWideHeadDim : kWideHeadDim;
+  return std::max(d, dv) > wide ? kTileKeys / 2 : kTileKeys;
 }
 
 /// Channel groups of the block for value heads of dv channels
@@ -201,14 +208,14 @@ SmallVector<int64_t> tileShapeOf(bool warpgroup, int64_t rows, int64_t width) {
 /// [warps, 8-key blocks, lanes, 4], each lane's C fragment of a block 16
 /// contiguous bytes (a warp's stores and loads free of bank conflicts).
 SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
-  return {kWarps * channelGroupsFor(dv), tileKeysFor(d, dv) / 8, kWarpSize, 4};
+  return {kWarps * channelGroupsFor(dv), tileKeysFor(d, dv, /*warpgroup=*/false) / 8, kWarpSize, 4};
 }
 
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
 /// (their sizes are multiples of 16): Q, K, the V stages, and the engine's
 /// own (warpgroup MMA: P; two channel groups: the exchange of S).
 int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup) {
-  const int64_t tileKeys = tileKeysFor(d, dv);
+  const int64_t tileKeys = tileKeysFor(d, dv, warpgroup);
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
   int64_t total = bytes(tileShapeOf(warpgroup, kBlockRows, d)) +
                   bytes(tileShapeOf(warpgroup, tileKeys, d)) +
@@ -280,7 +287,7 @@ public:
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
-    tileKeys = tileKeysFor(d, dv);
+    tileKeys = tileKeysFor(d, dv, warpgroup);
     channelGroups = channelGroupsFor(dv);
     assert((channelGroups == 1 || !warpgroup) && "channel groups run on mma.sync");
     threads = kThreads * channelGroups;
