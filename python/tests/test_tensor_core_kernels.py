@@ -68,7 +68,7 @@ VARIANTS = {
                              "causal window(128) rope(#pe.rope<theta = 150000.0, "
                              "rotary_dim = 64>) sinks"),
     "decode_sinks_d64_f16": ("f16", 2, 16, 2, 1, 64, 64, "causal sinks"),
-    # D = 128 on warpgroup MMA keeps 64-key tiles (73 KiB of dynamic shared
+    # D = 128 on warpgroup MMA keeps 64-key tiles (65 KiB of dynamic shared
     # memory): every per-score feature at once is its register bound.
     "d128_alibi_mask_positions_sinks": ("bf16", 2, 8, 2, "?", 128, 128,
                                         "causal window(512) alibi(8.0) mask positions sinks"),

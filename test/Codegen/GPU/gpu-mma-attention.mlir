@@ -96,44 +96,49 @@
 // CHECK-KERNEL: gpu.terminator
 //
 // With warpgroup (sm_90a): the tiles as 8 x 8 core matrices ([D / 8][rows +
-// 1][8]) plus one for the rounded weights P; Q, the rotated K and P stored
-// by the lanes, V by cp.async, each fenced for the async proxy before the
-// barrier; S = Q K^T as 8 wgmma m64n32k16 (K-major A and B: LBO = 65 or 33
-// rows of 16 bytes, SBO = 128 bytes: fields 0x800410000 and 0x800210000),
-// O += P V as 2 wgmma m64n128k16 (B = V MN-major, <row>: LBO = 128 bytes,
-// SBO = 33 rows: 0x2100080000), each chain fenced, committed and waited.
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_queries : memref<16x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_keys : memref<16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x16x33x8xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-WGMMA-DAG: memref.global "private" @__pe_mma_attention_weights : memref<4x65x8xbf16, 3> = uninitialized {alignment = 16 : i64}
+// 1][8]) of 64 keys (Q is read from shared memory, so D = 128 keeps them):
+// Q, K and two V stages, 66560 bytes of dynamic shared memory that the
+// launch asks for; Q and the rotated K stored by the lanes, V by cp.async,
+// each fenced for the async proxy before the barrier; S = Q K^T as 8 wgmma
+// m64n64k16 (K-major A and B: LBO = 65 rows of 16 bytes, SBO = 128 bytes:
+// fields 0x800410000), O += P V as 4 wgmma m64n128k16 with P from registers
+// (inline PTX: the accumulators tied, four 32-bit words of A, B = V
+// MN-major: LBO = 128 bytes, SBO = 65 rows: 0x4100080000), each chain
+// fenced, committed and waited; between the chains no store of P, no fence
+// and no barrier.
 // CHECK-WGMMA-LABEL: func.func @llama3
-// CHECK-WGMMA: gpu.launch
-// CHECK-WGMMA: %[[QS:.*]] = memref.get_global @__pe_mma_attention_queries
-// CHECK-WGMMA: memref.extract_aligned_pointer_as_index %[[QS]]
-// CHECK-WGMMA: vector.store %{{.*}}, %[[QS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x65x8xbf16, 3>, vector<2xbf16>
-// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x33x8xbf16, 3>
-// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<2x16x33x8xbf16, 3>
+// CHECK-WGMMA: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128, {{.*}}) dynamic_shared_memory_size %c66560_i32
+// CHECK-WGMMA: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, 3> to memref<16x65x8xbf16, 3>
+// CHECK-WGMMA: memref.view %{{.*}}[%c16640][] : memref<?xi8, 3> to memref<16x65x8xbf16, 3>
+// CHECK-WGMMA: memref.view %{{.*}}[%c33280][] : memref<?xi8, 3> to memref<2x16x65x8xbf16, 3>
+// CHECK-WGMMA-NOT: memref.view
+// CHECK-WGMMA: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x65x8xbf16, 3>, vector<2xbf16>
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x65x8xbf16, 3>
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<2x16x65x8xbf16, 3>
 // CHECK-WGMMA: nvvm.cp.async.wait.group 1
 // CHECK-WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WGMMA-NEXT: gpu.barrier
 // The first product of S does not accumulate (D = A B, from a poison
 // struct): no accumulator register is written between the fence and the
 // chain, which would make ptxas serialize it.
-// CHECK-WGMMA: %[[NONE:.*]] = llvm.mlir.poison : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+// CHECK-WGMMA: %[[NONE:.*]] = llvm.mlir.poison : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 // CHECK-WGMMA-NEXT: nvvm.wgmma.fence.aligned
-// CHECK-WGMMA: arith.ori %{{.*}}, %c34361901056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[NONE]], <m = 64, n = 32, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-// CHECK-WGMMA-COUNT-7: arith.ori %{{.*}}, %c34361901056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-WGMMA: arith.ori %{{.*}}, %c34363998208_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[NONE]], <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-WGMMA-COUNT-7: arith.ori %{{.*}}, %c34363998208_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-WGMMA: vector.store {{.*}} : memref<4x65x8xbf16, 3>, vector<2xbf16>
-// CHECK-WGMMA: nvvm.fence.proxy
-// CHECK-WGMMA-NEXT: gpu.barrier
-// The tile's stage of Vs: 16 chunks x 33 rows x 16 bytes from the first.
-// CHECK-WGMMA-NEXT: %[[STAGE_BYTES:.*]] = arith.constant 8448 : i64
+// CHECK-WGMMA-NOT: vector.store
+// CHECK-WGMMA-NOT: nvvm.fence.proxy
+// CHECK-WGMMA-NOT: gpu.barrier
+// The tile's stage of Vs: 16 chunks x 65 rows x 16 bytes from the first.
+// CHECK-WGMMA: %[[STAGE_BYTES:.*]] = arith.constant 16640 : i64
 // CHECK-WGMMA-NEXT: %[[STAGE:.*]] = arith.index_castui
 // CHECK-WGMMA-NEXT: arith.muli %[[STAGE]], %[[STAGE_BYTES]] : i64
+// The weights rounded in pairs, as 32-bit words, before the chain's fence.
+// CHECK-WGMMA-COUNT-16: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK-WGMMA: nvvm.wgmma.fence.aligned
-// CHECK-WGMMA-COUNT-2: arith.ori %{{.*}}, %c141734445056_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-WGMMA: arith.ori %{{.*}}, %c279173398528_i64
+// CHECK-WGMMA-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $133, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;\0A}\0A", "=f,{{(=f,)+}}0,{{([0-9]+,)+}}r,r,r,r,l,n"
 // CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WGMMA: gpu.barrier
@@ -223,14 +228,13 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // CHECK-KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
 // CHECK-KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
 // CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x32x88xf16, 3>
-// With warpgroup: the idle copies write into the spare row (32) of chunk 0.
+// With warpgroup the tiles hold 64 keys: 640 copies, five a thread, none
+// idle (the spare row of chunk 0 would take them).
 // CHECK-WGMMA-LABEL: func.func @phi2
-// CHECK-WGMMA: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
-// CHECK-WGMMA: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c32{{.*}} : index
-// CHECK-WGMMA: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
-// CHECK-WGMMA: %[[CHUNK:.*]] = arith.divui %[[COL]], %c8{{.*}} : index
-// CHECK-WGMMA: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[CHUNK]], %[[ROW]], %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x10x33x8xf16, 3>
-// CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 80, k = 16>
+// CHECK-WGMMA-NOT: arith.cmpi ult, %{{.*}}, %c320
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x10x65x8xf16, 3>
+// CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-WGMMA: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16
 func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
                 %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)
@@ -311,8 +315,8 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
 // shared memory, more than a block's static 48 KiB, so they are views of
 // its dynamic shared memory (16-byte aligned offsets, in address space 3),
 // and the launch asks for their bytes: Q, K, two V stages (mma.sync:
-// 25600 + 12800 + 17408 bytes), and P on warpgroup MMA (core-matrix
-// layouts: 24960 + 12672 + 16896 + 4160).
+// 25600 + 12800 + 17408 bytes; warpgroup MMA, core-matrix layouts: 24960 +
+// 12672 + 16896).
 // CHECK-SELECT-LABEL: func.func @mla_heads
 // CHECK-SELECT: pe_gpu.mma_attention {{.*}} rope(#pe.rope<rotary_dim = 64, style = interleaved, rotary_offset = 128>) rotated_keys
 // CHECK-KERNEL-LABEL: func.func @mla_heads
@@ -324,12 +328,12 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
 // CHECK-KERNEL: memref.view %[[BASE]][%c38400{{.*}}][] : memref<?xi8, 3> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args
 // CHECK-WGMMA-LABEL: func.func @mla_heads
-// CHECK-WGMMA: gpu.launch {{.*}} dynamic_shared_memory_size %c58688_i32
+// CHECK-WGMMA: gpu.launch {{.*}} dynamic_shared_memory_size %c54528_i32
 // CHECK-WGMMA: %[[BASE:.*]] = memref.memory_space_cast
 // CHECK-WGMMA: memref.view %[[BASE]][%c0{{.*}}][] : memref<?xi8, 3> to memref<24x65x8xbf16, 3>
 // CHECK-WGMMA: memref.view %[[BASE]][%c24960{{.*}}][] : memref<?xi8, 3> to memref<24x33x8xbf16, 3>
 // CHECK-WGMMA: memref.view %[[BASE]][%c37632{{.*}}][] : memref<?xi8, 3> to memref<2x16x33x8xbf16, 3>
-// CHECK-WGMMA: memref.view %[[BASE]][%c54528{{.*}}][] : memref<?xi8, 3> to memref<4x65x8xbf16, 3>
+// CHECK-WGMMA-NOT: memref.view
 // CHECK-WGMMA: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args
 func.func @mla_heads(%q: tensor<1x8x?x192xbf16>, %k: tensor<1x8x?x192xbf16>,
                      %v: tensor<1x8x?x128xbf16>) -> tensor<1x8x?x128xbf16> {

@@ -54,15 +54,17 @@
 // ldmatrix reads in distinct banks.
 //
 // Warpgroup MMA (sm_90a, option `warpgroup`): the block's four warps are one
-// warpgroup and each product is a chain of wgmma.mma_async m64nNk16 whose
-// operands stay in shared memory, read through matrix descriptors:
+// warpgroup and each product is a chain of wgmma.mma_async m64nNk16, B read
+// from shared memory through matrix descriptors:
 //   S  = Qs Ks^T   A = Qs (64 x D), B = Ks (keys x D): both K-major
-//   O += Ps Vs     A = Ps (64 x keys, the rounded weights, stored by the
-//                  lanes that hold them), B = Vs (keys x Dv): MN-major
+//   O += P Vs      A = P from registers (the rounded weights, where the
+//                  lanes hold them), B = Vs (keys x Dv): MN-major
 // The accumulator of m64nN (PTX ISA, wgmma D fragment) gives warp w rows
 // 16 w + gq and + 8 and, per 8 columns j, columns 8 j + 2 tq + {0, 1}, in
 // registers 4 j .. 4 j + 3 - the mma.sync C fragment of the warp's rows, so
-// masking, softmax and output are shared. Tiles are stored as 8 x 8 core
+// masking, softmax and output are shared, and the accumulators of two
+// adjacent 8-key blocks of S, rounded, are the register A fragment of one
+// 16-key step of P V (the warp's 16 rows in mma.sync's A layout). Tiles are stored as 8 x 8 core
 // matrices without swizzle (element (r, c) at [c / 8][r][c % 8], 8 rows of
 // 16 bytes contiguous): for a K-major operand the 8-row groups are 128 bytes
 // apart (SBO) and the 8-element chunks of K (rows + 1) 16 bytes apart (LBO);
@@ -132,7 +134,7 @@ static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKer
 /// a thread (dv / 4 with two channel groups). Warpgroup MMA reads Q from
 /// shared memory, so heads up to kWarpgroupWideHeadDim keep 64-key tiles
 /// (D = 128: 12.8 SASS instructions per key of the loop against 17.3 with
-/// 32-key tiles, 168 registers; 73 KiB of dynamic shared memory, three
+/// 32-key tiles, 168 registers; 65 KiB of dynamic shared memory, three
 /// blocks per sm_90a multiprocessor as before).
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kWideHeadDim = 64;
@@ -212,16 +214,14 @@ SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
 }
 
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
-/// (their sizes are multiples of 16): Q, K, the V stages, and the engine's
-/// own (warpgroup MMA: P; two channel groups: the exchange of S).
+/// (their sizes are multiples of 16): Q, K, the V stages, and with two
+/// channel groups the exchange of S.
 int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup) {
   const int64_t tileKeys = tileKeysFor(d, dv, warpgroup);
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
   int64_t total = bytes(tileShapeOf(warpgroup, kBlockRows, d)) +
                   bytes(tileShapeOf(warpgroup, tileKeys, d)) +
                   kValueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
-  if (warpgroup)
-    total += bytes(tileShapeOf(warpgroup, kBlockRows, tileKeys));
   if (channelGroupsFor(dv) > 1)
     total += llvm::product_of(exchangeShapeOf(d, dv)) * 4;
   return total;
@@ -985,7 +985,7 @@ protected:
     SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
     auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
     accumulateValues(softmax, weights, stage);
-    // Ks, this stage of Vs (and Ps) are read until here: the copies of the
+    // Ks and this stage of Vs are read until here: the copies of the
     // next tiles wait.
     gpu::BarrierOp::create(b);
     softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
@@ -1090,11 +1090,14 @@ protected:
     Value alphas[2], grown[2];
     for (int64_t k = 0; k < 2; ++k) {
       Value m = state[k], l = state[2 + k];
+      // The maxima start at -inf and are never NaN, so maxnum (PTX max.f32,
+      // one FMNMX) leaves them where a NaN score comes, as the select of
+      // buildRunningRowMax does (which ptxas must emit as FSETP + FSEL).
       Value tileMax = f32(-std::numeric_limits<double>::infinity());
       for (Value s : scores[k])
-        tileMax = buildRunningRowMax(b, tileMax, s);
-      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRunningRowMax(b, x, y); });
-      Value rowMax = buildRunningRowMax(b, m, tileMax);
+        tileMax = buildRowMax(b, tileMax, s);
+      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRowMax(b, x, y); });
+      Value rowMax = buildRowMax(b, m, tileMax);
       Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
       Value sum = f32(0.0);
       for (Value s : scores[k]) {
@@ -1342,8 +1345,8 @@ private:
 
 /// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup, each
 /// product a chain of wgmma.mma_async m64nNk16 on operands that matrix
-/// descriptors point at in core-matrix tiles; the weights P go through
-/// shared memory (Ps).
+/// descriptors point at in core-matrix tiles; the weights P stay in the
+/// registers that computed them (wgmma's register A).
 class WarpgroupKernel final : public MmaAttentionKernel {
 public:
   WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
@@ -1366,12 +1369,8 @@ private:
   }
   /// The spare row of chunk 0.
   std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
-  void declareEngineTiles(SymbolTable &symbols) override {
-    weightTile = sharedTile(symbols, "__pe_mma_attention_weights", kBlockRows, tileKeys);
-  }
   void bindEngineTiles() override {
-    ps = bindTile(weightTile);
-    Value tiles[] = {qs, ks, vs, ps};
+    Value tiles[] = {qs, ks, vs};
     for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
       address = sharedAddress(tile);
   }
@@ -1382,12 +1381,11 @@ private:
         NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   }
   SmallVector<SmallVector<Value>> products() override { return warpgroupProducts(); }
-  /// Ps <- P, then O += Ps Vs.
+  /// O += P Vs, P from registers: no shared-memory round trip, fence or
+  /// barrier (Vs was fenced and waited for before S).
   void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
                         Value stage) override {
-    storeWeights(weights);
-    sharedWritesDone();
-    warpgroupValues(state, stage);
+    warpgroupValues(state, weights, stage);
   }
 
   /// Bytes between the 8-element chunks of a core-matrix tile of `rows` rows.
@@ -1413,15 +1411,15 @@ private:
   }
 
   /// D = A B + D (D = A B without `accumulate`) on wgmma m64nNk16 (f32
-  /// accumulators), A K-major, B K-major or (`bMnMajor`) MN-major.
-  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool bMnMajor, bool accumulate = true) {
+  /// accumulators), A and B K-major from descriptors.
+  Value wgmma(Value acc, Value a, Value bDesc, int64_t n, bool accumulate) {
     auto type = element.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
     return NVVM::WgmmaMmaAsyncOp::create(
         b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
         type, type, NVVM::WGMMATypes::f32,
         accumulate ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero, NVVM::WGMMAScaleIn::one,
-        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col, /*satfinite=*/nullptr);
+        NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
   }
 
   /// Runs a chain of wgmma on `n` columns of accumulators (four f32 per 8
@@ -1463,7 +1461,7 @@ private:
         int64_t qChunk = chunkBytes(kBlockRows), kChunk = chunkBytes(tileKeys);
         Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
         Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
-        acc = wgmma(acc, a, bDesc, tileKeys, /*bMnMajor=*/false, /*accumulate=*/step > 0);
+        acc = wgmma(acc, a, bDesc, tileKeys, /*accumulate=*/step > 0);
       }
       return acc;
     });
@@ -1477,23 +1475,62 @@ private:
     return accs;
   }
 
-  /// Ps <- the weights rounded to the element type, each lane its own: rows
-  /// warpRow + gq (+ 8), keys 8 nb + 2 tq + {0, 1} (a warp's stores of one
-  /// block fill one core matrix per row half: no bank conflicts).
-  void storeWeights(ArrayRef<SmallVector<Value>> weights) {
-    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
+  /// The weights of keys 16 step .. 16 step + 15 as wgmma's register A
+  /// (four 32-bit words a lane, mma.sync's A layout: rows gq and gq + 8,
+  /// keys 2 tq + {0, 1}, then 8 + 2 tq + {0, 1}): S's 8-key blocks 2 step
+  /// and 2 step + 1, rounded in pairs.
+  SmallVector<Value> weightFragment(ArrayRef<SmallVector<Value>> weights, int64_t step) {
+    SmallVector<Value> a;
+    for (int64_t nb : {2 * step, 2 * step + 1})
       for (int64_t k = 0; k < 2; ++k) {
-        Value row = add(add(warpRow, gq), 8 * k);
-        Value col = add(mul(tq, 2), 8 * nb);
-        vector::StoreOp::create(b, roundPair(weights[k][2 * nb], weights[k][2 * nb + 1]), ps,
-                                tileIndex(row, col), /*nontemporal=*/false, alignOf(2));
+        Value pair = roundPair(weights[k][2 * nb], weights[k][2 * nb + 1]);
+        Value word = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+        a.push_back(vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0}));
       }
+    return a;
   }
 
-  /// O += Ps Vs (stage `stage`) on wgmma m64n{dv}k16, a step per 16 keys: Ps
-  /// K-major, Vs MN-major (keys are its K dimension, 8-key groups 128 bytes
-  /// apart).
-  void warpgroupValues(SmallVector<Value> &state, Value stage) {
+  /// D = A B + D on wgmma m64nNk16 with A from registers (`a`, four words)
+  /// and B MN-major at `bDesc`. Inline PTX: the NVVM dialect's wgmma takes A
+  /// by descriptor only. Operands: the accumulators ($0 .. $(n/2 - 1), tied
+  /// to the inputs after them), A, B, and scale-d as an immediate.
+  Value wgmmaRegisterA(Value acc, ArrayRef<Value> a, Value bDesc, int64_t n) {
+    const int64_t count = n / 2;
+    const char *type = element.isF16() ? "f16" : "bf16";
+    std::string text, constraints;
+    llvm::raw_string_ostream asmText(text), asmConstraints(constraints);
+    asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * count + 5 << ", 0;\n"
+            << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "." << type
+            << " {";
+    for (int64_t i = 0; i < count; ++i) {
+      asmText << (i ? ", $" : "$") << i;
+      asmConstraints << "=f,";
+    }
+    asmText << "}, {$" << 2 * count << ", $" << 2 * count + 1 << ", $" << 2 * count + 2
+            << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4 << ", p, 1, 1, 1;\n}\n";
+    for (int64_t i = 0; i < count; ++i)
+      asmConstraints << i << ",";
+    asmConstraints << "r,r,r,r,l,n";
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < count; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(b, acc, ArrayRef<int64_t>{i}));
+    llvm::append_range(operands, a);
+    operands.push_back(bDesc);
+    operands.push_back(arith::ConstantOp::create(b, b.getI32IntegerAttr(1)));
+    return LLVM::InlineAsmOp::create(b, acc.getType(), operands, text, constraints,
+                                     /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                     LLVM::tailcallkind::TailCallKind::None,
+                                     LLVM::AsmDialectAttr::get(b.getContext(),
+                                                               LLVM::AsmDialect::AD_ATT),
+                                     /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
+
+  /// O += P Vs (stage `stage`) on wgmma m64n{dv}k16, a step per 16 keys: P
+  /// from registers, Vs MN-major (keys are its K dimension, 8-key groups 128
+  /// bytes apart).
+  void warpgroupValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
+                       Value stage) {
     // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
     Value stageBytes = arith::ConstantOp::create(
         b, b.getI64IntegerAttr(dv / kCopyLanes * chunkBytes(tileKeys)));
@@ -1501,25 +1538,24 @@ private:
         b, addresses[2],
         arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, b.getI64Type(), stage),
                               stageBytes));
-    Value pAddress = addresses[3];
+    // The fragments before the chain: wgmma.fence orders their registers.
+    SmallVector<SmallVector<Value>> fragments;
+    for (int64_t step = 0; step < tileKeys / 16; ++step)
+      fragments.push_back(weightFragment(weights, step));
     SmallVector<Value> blocks(state.begin() + 4, state.end());
     blocks = warpgroupChain(dv, blocks, [&](Value acc) {
       const int64_t keyGroup = kCoreRows * kCoreRowBytes;
       for (int64_t step = 0; step < tileKeys / 16; ++step) {
-        int64_t pChunk = chunkBytes(kBlockRows);
-        Value a = descriptor(pAddress, 2 * step * pChunk, pChunk, keyGroup);
         Value bDesc = descriptor(vAddress, 2 * step * keyGroup, keyGroup, chunkBytes(tileKeys));
-        acc = wgmma(acc, a, bDesc, dv, /*bMnMajor=*/true);
+        acc = wgmmaRegisterA(acc, fragments[step], bDesc, dv);
       }
       return acc;
     });
     llvm::copy(blocks, state.begin() + 4);
   }
 
-  SharedTile weightTile;
-  Value ps;
-  /// The shared-memory addresses of Qs, Ks, Vs and Ps (i64).
-  Value addresses[4];
+  /// The shared-memory addresses of Qs, Ks and Vs (i64).
+  Value addresses[3];
 };
 
 struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass> {
