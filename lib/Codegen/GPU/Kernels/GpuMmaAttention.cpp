@@ -269,8 +269,9 @@ std::pair<Value, Value> visibleKeyRange(ImplicitLocOpBuilder &b, const PositionM
 /// gq + 8), whether it exists, and its query, head and positions.
 struct LaneRow {
   /// `scale`: the f32 factor of the row's scores (the softmax scale, times
-  /// the row's temperature where the op tunes it).
-  Value valid, i, h, qp, slope, scale;
+  /// the row's temperature where the op tunes it); `scaleLog2`: scale
+  /// log2(e), the exponent's factor of a raw score (rawScores).
+  Value valid, i, h, qp, slope, scale, scaleLog2;
 };
 
 /// What the kernel's parts share: the op, its sizes, the block's and the
@@ -498,6 +499,7 @@ protected:
     if (pe::TemperatureAttr temperature = op.getTemperatureAttr())
       row.scale = arith::MulFOp::create(b, row.scale,
                                         buildQueryTemperature(b, temperature, row.qp));
+    row.scaleLog2 = arith::MulFOp::create(b, row.scale, f32(M_LOG2E));
     return row;
   }
 
@@ -1038,7 +1040,9 @@ protected:
                        : nullptr;
         for (int64_t k = 0; k < 2; ++k) {
           const LaneRow &row = laneRows[k];
-          Value s = arith::MulFOp::create(b, acc[2 * k + e], row.scale);
+          Value s = acc[2 * k + e];
+          if (!rawScores())
+            s = arith::MulFOp::create(b, s, row.scale);
           if (std::optional<APFloat> softcap = op.getSoftcap())
             s = buildSoftcapScore(b, s, softcap->convertToDouble());
           if (row.slope)
@@ -1064,6 +1068,19 @@ protected:
     return scores;
   }
 
+  /// Whether the scores stay Q K^T, unscaled, through the softmax: without
+  /// terms added to the scaled score (soft-capping, ALiBi, the mask
+  /// operand) and with the verifier's positive scale per row (no
+  /// temperature), a tile's row max of c s is c times its max of s
+  /// (rounding is monotone: max_j fl(c s_j) = fl(c max_j s_j)), -inf stays
+  /// -inf, and c folds into the exponent's FMA (expOfDifference): one
+  /// multiply per row and tile instead of one per score. The row max and
+  /// the state are the same bits; an exponent differs by the rounding of c
+  /// log2(e) (relative 2^-24), far below the weights' rounding for P V.
+  bool rawScores() {
+    return !op.getSoftcap() && !op.getSlopes() && !op.getMask() && !op.getTemperatureAttr();
+  }
+
   /// base log2(e), once per row and tile, for expOfDifference.
   Value log2Base(Value base) { return arith::MulFOp::create(b, base, f32(M_LOG2E)); }
 
@@ -1072,9 +1089,11 @@ protected:
   /// below 2^-126 flushes to 0, x = -inf gives 0, NaN stays NaN), where a
   /// polynomial exp costs some twenty instructions per score. The weights
   /// are rounded to bf16/f16 for P V, far coarser than either error.
-  Value expOfDifference(Value x, Value baseLog2) {
-    Value exponent =
-        math::FmaOp::create(b, x, f32(M_LOG2E), arith::NegFOp::create(b, baseLog2));
+  /// For a raw score x of a row whose scale is c, `xLog2` = c log2(e)
+  /// gives exp(c x - base) the same way.
+  Value expOfDifference(Value x, Value baseLog2, Value xLog2 = nullptr) {
+    Value exponent = math::FmaOp::create(b, x, xLog2 ? xLog2 : f32(M_LOG2E),
+                                         arith::NegFOp::create(b, baseLog2));
     return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
                                          b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
                                          ValueRange{exponent})
@@ -1097,11 +1116,13 @@ protected:
       for (Value s : scores[k])
         tileMax = buildRowMax(b, tileMax, s);
       tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRowMax(b, x, y); });
+      if (rawScores())
+        tileMax = arith::MulFOp::create(b, tileMax, laneRows[k].scale);
       Value rowMax = buildRowMax(b, m, tileMax);
       Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
       Value sum = f32(0.0);
       for (Value s : scores[k]) {
-        Value p = expOfDifference(s, baseLog2);
+        Value p = expOfDifference(s, baseLog2, rawScores() ? laneRows[k].scaleLog2 : Value());
         weights[k].push_back(p);
         sum = arith::AddFOp::create(b, sum, p);
       }
