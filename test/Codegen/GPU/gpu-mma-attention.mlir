@@ -53,8 +53,10 @@
 // CHECK-KERNEL: scf.if
 // CHECK-KERNEL: scf.yield {{.*}}, %false{{.*}} : f32
 // CHECK-KERNEL: } else {
-// Stage (tile index % 2) and the other; V of the tile when not in flight,
-// after older copies land; then the next tile's V into the other stage.
+// Stage (tile index % 2) and the other; V and K of the tile when not in
+// flight, after older copies land; then the next tile's V into the other
+// stage, a wait for all but that one, and S; once every warp has read Ks (a
+// barrier), the next tile's K, which lands during the softmax and P V.
 // CHECK-KERNEL: %[[STAGE:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
 // CHECK-KERNEL: %[[NEXT:.*]] = arith.subi %c1{{.*}}, %[[STAGE]] : index
 // CHECK-KERNEL: %[[MISSING:.*]] = arith.xori %[[FETCHED]], %true
@@ -62,19 +64,24 @@
 // CHECK-KERNEL-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
-// CHECK-KERNEL-NEXT: }
 // CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
+// CHECK-KERNEL-NEXT: }
 // CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[NEXT]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL-NOT: vector.store {{.*}} : memref<32x136xbf16, 3>
 // CHECK-KERNEL: nvvm.cp.async.wait.group 1
 // CHECK-KERNEL-NEXT: gpu.barrier
-// CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
-// CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK-KERNEL: gpu.barrier
+// CHECK-KERNEL-NEXT: %c32{{.*}} = arith.constant 32 : index
+// CHECK-KERNEL-NEXT: arith.addi %{{.*}}, %c32{{.*}} : index
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL: nvgpu.device_async_create_group
+// CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
+// CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
 // The key tail and partially hidden tiles test each score; the others do
 // not.
 // CHECK-KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
@@ -104,8 +111,9 @@
 // fields 0x800410000), O += P V as 4 wgmma m64n128k16 with P from registers
 // (inline PTX: the accumulators tied, four 32-bit words of A, B = V
 // MN-major: LBO = 128 bytes, SBO = 65 rows: 0x4100080000), each chain
-// fenced, committed and waited; between the chains no store of P, no fence
-// and no barrier.
+// fenced, committed and waited; between the chains the barrier after
+// which the next tile's K is copied, and no store of P, no fence and no
+// other barrier.
 // CHECK-WGMMA-LABEL: func.func @llama3
 // CHECK-WGMMA: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128, {{.*}}) dynamic_shared_memory_size %c66560_i32
 // CHECK-WGMMA: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, 3> to memref<16x65x8xbf16, 3>
@@ -127,6 +135,10 @@
 // CHECK-WGMMA-COUNT-7: arith.ori %{{.*}}, %c34363998208_i64{{.*}} : i64{{[[:space:]].*}}nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// Every warp's S has read Ks: the next tile's K into it.
+// CHECK-WGMMA: gpu.barrier
+// CHECK-WGMMA: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<16x65x8xbf16, 3>
+// CHECK-WGMMA: nvgpu.device_async_create_group
 // CHECK-WGMMA-NOT: vector.store
 // CHECK-WGMMA-NOT: nvvm.fence.proxy
 // CHECK-WGMMA-NOT: gpu.barrier

@@ -955,9 +955,14 @@ protected:
   ///
   /// V goes through two stages, the tile's (its index's parity) and the
   /// next one's: the tile copies the next tile's V before its own work and
-  /// waits only for what it reads. cp.async groups complete in order, and
-  /// every group is older than the next tile's V except that one, so
-  /// waiting until one group is pending waits for this tile's K and V.
+  /// waits only for what it reads. K copied by cp.async has one stage: once
+  /// every warp's S has read it (a barrier), the next tile's K is copied
+  /// into it, landing while this tile's softmax and P V run (a tile the
+  /// tile before did not prefetch copies its own K and V first).
+  /// cp.async groups complete in order, and every group is older than the
+  /// next tile's V except that one, so waiting until one group is pending
+  /// waits for this tile's K and V. Keys rotated in the kernel (decode with
+  /// RoPE) pass through registers after the next V's copy is issued.
   SmallVector<Value> tileStep(Value t0, ValueRange state, Value partial) {
     Value prefetched = state.back();
     Value ordinal = arith::DivUIOp::create(b, arith::SubIOp::create(b, t0, keyBegin),
@@ -974,21 +979,26 @@ protected:
       b.setInsertionPoint(ifMissing.thenBlock()->getTerminator());
       NVVM::CpAsyncWaitGroupOp::create(b, 0);
       copyTile(value, vs, t0, dv, stage);
+      if (!rotateKeys)
+        copyTile(key, ks, t0, d);
     }
-    if (!rotateKeys)
-      copyTile(key, ks, t0, d);
     copyTile(value, vs, add(t0, tileKeys), dv, nextStage);
     if (rotateKeys)
       stageRotatedKeys(t0);
     NVVM::CpAsyncWaitGroupOp::create(b, 1);
     sharedWritesDone();
+    SmallVector<SmallVector<Value>> products = this->products();
+    if (!rotateKeys) {
+      gpu::BarrierOp::create(b);
+      copyTile(key, ks, add(t0, tileKeys), d);
+    }
     Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
     Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
-    SmallVector<SmallVector<Value>> scores = tileScores(t0, needsMask);
+    SmallVector<SmallVector<Value>> scores = tileScores(products, t0, needsMask);
     auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
     accumulateValues(softmax, weights, stage);
-    // Ks and this stage of Vs are read until here: the copies of the
-    // next tiles wait.
+    // This stage of Vs (and rotated Ks) are read until here: the copies of
+    // the next tiles wait.
     gpu::BarrierOp::create(b);
     softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
     return softmax;
@@ -1006,9 +1016,9 @@ protected:
   /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
   /// in a tile that needs it (`needsMask`: the last, or one that
   /// causal/window masks hide in part), -inf where masked or past the last
-  /// key. Other tiles skip the per-score test.
-  SmallVector<SmallVector<Value>> tileScores(Value t0, Value needsMask) {
-    SmallVector<SmallVector<Value>> accs = products();
+  /// key. Other tiles skip the per-score test. `accs`: S = Q K^T.
+  SmallVector<SmallVector<Value>> tileScores(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                             Value needsMask) {
     const int64_t count = 2 * 2 * (tileKeys / 8);
     auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
                                       /*withElseRegion=*/true);
