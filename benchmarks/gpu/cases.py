@@ -631,7 +631,7 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         "tc_attention_mla_heads_bf16", rng, "bf16", (1, 16, 16, s, s, 192), dv=128,
         causal=True, rope_ir=pe_ir.rope_attr(**deepseek_rope), rope_ref=deepseek_rope, flags=tc,
         notes="tensor cores: latent attention's full-width heads (DeepSeek-V3: D = 192, "
-              "the last 64 channels rotated with its YaRN, Dv = 128; 32-key tiles in 57 "
+              "the last 64 channels rotated with its YaRN, Dv = 128; 32-key tiles in 53 "
               "KiB of dynamic shared memory)"))
     out.append(_attention_case(
         "tc_attention_gemma_d256_bf16", rng, "bf16", (1, 8, 4, s, s, 256), causal=True,

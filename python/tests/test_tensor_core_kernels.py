@@ -93,7 +93,7 @@ VARIANTS = {
     "gemma_gqa_d256": ("bf16", 1, 8, 4, "?", 256, 256,
                        "causal window(4096) rope(#pe.rope<rotary_dim = 256>)"),
     "decode_d256_f16": ("f16", 1, 8, 4, 1, 256, 256, "causal rope(#pe.rope<rotary_dim = 256>)"),
-    # The largest tiles (D = 256 with 32-key tiles: 70 KiB), the widest values
+    # The largest tiles (D = 256 with 32-key tiles: 66.5 KiB), the widest values
     # on warpgroup MMA (192), and 256-channel values with every per-score
     # feature (registers: the rows of O take 128 of a thread's 255).
     "d256_dv128_yarn": ("bf16", 1, 8, 2, "?", 256, 128,

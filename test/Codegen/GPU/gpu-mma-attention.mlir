@@ -40,6 +40,10 @@
 // CHECK-KERNEL: scf.if
 // CHECK-KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) module(@pe_kernels) function(@llama3_attention_0)
 // CHECK-KERNEL: memref.get_global @__pe_mma_attention_queries
+// The first row's scale c and c log2(e), once per block.
+// CHECK-KERNEL: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
+// CHECK-KERNEL-NEXT: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-KERNEL-NEXT: %[[FACTOR:.*]] = arith.mulf %[[SCALE]], %[[LOG2E]] : f32
 // CHECK-KERNEL: scf.for
 // CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
 // The tile loop carries (m, l) of 2 rows, 16 accumulators of 8 channels and
@@ -83,14 +87,22 @@
 // CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
 // CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
 // The key tail and partially hidden tiles test each score; the others do
-// not.
-// CHECK-KERNEL: %{{.*}}:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// not. Nothing is added to a scaled score here, so the scores stay Q K^T
+// (no multiply per score): the row's max of them, after the quad's
+// shuffles, is scaled once, and each weight is 2^(s (c log2 e) - m log2 e).
+// CHECK-KERNEL: %[[SCORES:.*]]:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-KERNEL-NOT: arith.mulf
 // CHECK-KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
 // CHECK-KERNEL: } else {
 // CHECK-KERNEL-NOT: arith.select
+// CHECK-KERNEL-NOT: arith.mulf
 // CHECK-KERNEL: }
+// CHECK-KERNEL: arith.maxnumf %{{.*}}, %[[SCORES]]#0 : f32
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK-KERNEL-NEXT: %[[TILE_MAX:.*]] = arith.maxnumf
+// CHECK-KERNEL-NEXT: arith.mulf %[[TILE_MAX]], %[[SCALE]] : f32
+// CHECK-KERNEL: math.fma %[[SCORES]]#0, %[[FACTOR]], %{{.*}} : f32
 // CHECK-KERNEL-NOT: gpu.barrier
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync
@@ -323,7 +335,7 @@ func.func @shared_key(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x96xbf16>,
 // -----
 
 // Latent attention's full-width heads (DeepSeek-V3: 192 query/key channels,
-// the RoPE block last, 128 value channels): 32-key tiles take 57 KiB of
+// the RoPE block last, 128 value channels): 32-key tiles take 53-54.5 KiB of
 // shared memory, more than a block's static 48 KiB, so they are views of
 // its dynamic shared memory (16-byte aligned offsets, in address space 3),
 // and the launch asks for their bytes: Q, K, two V stages (mma.sync:
@@ -457,4 +469,29 @@ func.func @absorbed(%q: tensor<1x16x1x576xbf16>, %c: tensor<1x1x?x576xbf16>)
        rope(#pe.rope<rotary_dim = 64, rotary_offset = 512, style = interleaved>)
        : tensor<1x16x1x576xbf16>, tensor<1x1x?x576xbf16>, tensor<1x1x?x512xbf16> -> tensor<1x16x1x512xbf16>
   return %o : tensor<1x16x1x512xbf16>
+}
+
+// -----
+
+// ALiBi adds to the scaled score (slope x distance, one FMA), so each score
+// is multiplied by the row's scale before its bias, and the tile's row max
+// is not scaled again.
+// CHECK-KERNEL-LABEL: func.func @alibi_scaled
+// CHECK-KERNEL: nvvm.mma.sync
+// CHECK-KERNEL: scf.if
+// CHECK-KERNEL: %[[SCALED:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-KERNEL: math.fma %{{.*}}, %{{.*}}, %[[SCALED]] : f32
+// CHECK-KERNEL: } else {
+// CHECK-KERNEL: %[[SCALED2:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-KERNEL: math.fma %{{.*}}, %{{.*}}, %[[SCALED2]] : f32
+// CHECK-KERNEL: }
+// CHECK-KERNEL: gpu.shuffle xor
+// CHECK-KERNEL: gpu.shuffle xor
+// CHECK-KERNEL-NEXT: arith.maxnumf
+// CHECK-KERNEL-NEXT: arith.maxnumf
+func.func @alibi_scaled(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>,
+                        %v: tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
+  %o = pe.attention %q, %k, %v causal alibi(8.0)
+       : tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
 }

@@ -133,9 +133,10 @@ static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKer
 /// kWideValueDim channels, whose rows of O alone are dv / 2 f32 registers
 /// a thread (dv / 4 with two channel groups). Warpgroup MMA reads Q from
 /// shared memory, so heads up to kWarpgroupWideHeadDim keep 64-key tiles
-/// (D = 128: 12.8 SASS instructions per key of the loop against 17.3 with
-/// 32-key tiles, 168 registers; 65 KiB of dynamic shared memory, three
-/// blocks per sm_90a multiprocessor as before).
+/// (D = 128: the loop's fixed cost of a tile - barriers, waits,
+/// descriptors - spread over twice the keys, 12.8 SASS instructions per
+/// key against 17.3 with 32-key tiles; 65 KiB of dynamic shared memory,
+/// three blocks per sm_90a multiprocessor as the registers allowed before).
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kWideHeadDim = 64;
 constexpr int64_t kWideValueDim = 128;
@@ -156,8 +157,8 @@ static_assert(kMaxWarpgroupValueDim <= kMaxGroupValueDim,
               "warpgroup MMA kernels have one channel group");
 /// Shared memory a block has without asking (CUDA's static limit); tiles
 /// beyond it are dynamic shared memory, which the runtime opts the kernel
-/// into at launch. Head dims up to 256 need at most 70 KiB (D = 256, Dv =
-/// 128, 32-key tiles), within the per-block maximum of every sm_80+ chip
+/// into at launch. Head dims up to 256 need at most 66.5 KiB (D = 256, Dv
+/// = 128, 32-key tiles on mma.sync), within the per-block maximum of every sm_80+ chip
 /// (99 KiB on sm_86, sm_89 and sm_120; 163 KiB on sm_80; 227 KiB on sm_90
 /// and sm_100); absorbed latent attention's two channel groups (D = 576,
 /// Dv = 512) 132 KiB, which the pipeline gives the tensor cores only on the
@@ -1119,9 +1120,10 @@ protected:
     Value alphas[2], grown[2];
     for (int64_t k = 0; k < 2; ++k) {
       Value m = state[k], l = state[2 + k];
-      // The maxima start at -inf and are never NaN, so maxnum (PTX max.f32,
-      // one FMNMX) leaves them where a NaN score comes, as the select of
-      // buildRunningRowMax does (which ptxas must emit as FSETP + FSEL).
+      // maxnum (PTX max.f32, one FMNMX; buildRunningRowMax's select takes
+      // FSETP + FSEL) leaves the max where a NaN score comes. It differs
+      // from the select only where m is NaN (a NaN sink): the select kept
+      // it, maxnum drops it, and the row stays NaN through l = exp(NaN).
       Value tileMax = f32(-std::numeric_limits<double>::infinity());
       for (Value s : scores[k])
         tileMax = buildRowMax(b, tileMax, s);
