@@ -1286,6 +1286,18 @@ def fraction(row, name, limits):
     return rate, rate / limit[row.get("threads", 2)], "GB/s"
 
 
+LIMIT_NAMES = {"fma_gflops": "f32 FMA peak", "copy_gbs": "copy bandwidth",
+               "read_gbs": "read bandwidth", "dot_gflops": "vdpbf16ps peak",
+               "amx_gflops": "AMX peak"}
+
+
+def limit_moves(moved):
+    """Each limit's move over the run, largest first: which one made it
+    contended, and whether the limit a case's fraction uses held."""
+    return ", ".join(f"{LIMIT_NAMES.get(k, k)} {100 * v:.0f} %"
+                     for k, v in sorted(moved.items(), key=lambda kv: -kv[1]))
+
+
 def write_report(out, limits, rows, meta):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.json"), "w") as f:
@@ -1301,7 +1313,8 @@ def write_report(out, limits, rows, meta):
              f"{meta.get('load_average_after', ['?'])[0]:.2f} after"
              + ("; **contended: the limits moved by "
                 f"{100 * max(meta['limits_moved'].values()):.0f} % between the start and the "
-                "end of the run**" if meta.get("contended") else
+                f"end of the run** ({limit_moves(meta['limits_moved'])})"
+                if meta.get("contended") else
                 "; the limits measured again after the cases moved by at most "
                 f"{100 * max(meta.get('limits_moved', {'-': 0}).values()):.0f} %") + ".", "",
              f"Target: {target.get('summary', '?')}; schedule: {schedule.get('attention_rows', '?')} "
