@@ -28,15 +28,18 @@
 //   for each tile of tileKeys keys (64; 32 for head dims over 64, over 128
 //   on warpgroup MMA; 16 for value heads over 128), skipped
 //   when causal/window masks hide it from every row of the block:
-//     Vs[t % 2] <- v tile unless the tile before copied it (cp.async, zero
-//                  past the last key); Vs[(t + 1) % 2] <- v of the next tile
-//     Ks <- rope(k tile), rotated in f32 and rounded (cp.async without rope,
-//           or when the keys come rotated: `rotated_keys`)
+//     Vs[t % 2], Ks <- v and k tiles unless the tile before copied them
+//                  (cp.async, zero past the last key); Vs[(t + 1) % 2] <- v
+//                  of the next tile
+//     (keys rotated in the kernel: Ks <- rope(k tile), rotated in f32 and
+//      rounded; without rope, or when the keys come rotated, `rotated_keys`,
+//      they are copied)
 //     wait for all copies but the next tile's V
 //     S = Qs Ks^T                 mma.sync, fragments by ldmatrix x4 / x2
 //                                 (two channel groups: each its half of the
 //                                 channels, the halves added through shared
 //                                 memory after a barrier)
+//     Ks <- the next tile's k     once every warp has read Ks (a barrier)
 //     s = scale S (+ ALiBi, + mask; -inf where masked or past the last key,
 //         tested only in the tiles that need it)
 //     m' = max(m, rowmax s)       quad shuffles: a row lives in 4 lanes
@@ -809,7 +812,7 @@ protected:
           visibleKeyRange(b, mask, queryRange, {keyBegin, keyEnd}, tileKeys);
 
     // State: (m, l) of the lane's two rows, O per 8 value channels, and
-    // whether the tile before copied this tile's V (prefetched).
+    // whether the tile before copied this tile's V and K (prefetched).
     SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
                                f32(-std::numeric_limits<double>::infinity()), f32(0.0),
                                f32(0.0)};
@@ -833,7 +836,8 @@ protected:
         auto ifHidden =
             scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
         b.setInsertionPointToStart(ifHidden.thenBlock());
-        // A hidden tile uses no V (the copy in flight for it goes unread).
+        // A hidden tile uses no V or K (the copies in flight for it go
+        // unread).
         SmallVector<Value> skipped(state);
         skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
         scf::YieldOp::create(b, skipped);
@@ -970,8 +974,9 @@ protected:
                                            index(tileKeys));
     Value stage = arith::RemUIOp::create(b, ordinal, index(kValueStages));
     Value nextStage = arith::SubIOp::create(b, index(1), stage);
-    // This tile's V unless the tile before copied it. Copies a hidden tile
-    // left in flight may target either stage: they land first.
+    // This tile's V and K unless the tile before copied them (the first
+    // tile, or one after a hidden tile). Copies a hidden tile left in flight
+    // may target either stage, or Ks: they land first.
     Value missing = arith::XOrIOp::create(b, prefetched,
                                           arith::ConstantOp::create(b, b.getBoolAttr(true)));
     auto ifMissing = scf::IfOp::create(b, missing, /*withElseRegion=*/false);
@@ -990,7 +995,10 @@ protected:
     sharedWritesDone();
     SmallVector<SmallVector<Value>> products = this->products();
     if (!rotateKeys) {
-      gpu::BarrierOp::create(b);
+      // Two channel groups passed a barrier after their reads of Ks already
+      // (adding the halves of S).
+      if (channelGroups == 1)
+        gpu::BarrierOp::create(b);
       copyTile(key, ks, add(t0, tileKeys), d);
     }
     Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
