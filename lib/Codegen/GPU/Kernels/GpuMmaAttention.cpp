@@ -79,8 +79,9 @@
 // precedes the products that read it.
 //
 // The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
-// product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaAttentionKernel
-// (the pipeline above), and one product engine per instruction family:
+// product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaOnlineSoftmax (a
+// tile's scores and the softmax over them), MmaAttentionKernel (the
+// pipeline above), and one product engine per instruction family:
 // MmaSyncKernel and WarpgroupKernel (tile layouts, copies, S = Q K^T and
 // O += P V).
 //
@@ -705,13 +706,216 @@ protected:
   }
 };
 
+/// A tile's scores and the online softmax over them, in the lanes that hold
+/// S's accumulators (four lanes a row): the scale, ALiBi, the mask operand
+/// and masks per score, the rows' running max and sum, the weights P and
+/// the rescale of O.
+class MmaOnlineSoftmax : public MmaTileStaging {
+public:
+  using MmaTileStaging::MmaTileStaging;
+
+protected:
+  /// Key j of the tile at t0 whose score this lane holds in block nb,
+  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
+  Value laneKey(Value t0, int64_t nb, int64_t e) {
+    return add(add(t0, mul(tq, 2)), 8 * nb + e);
+  }
+
+  /// x combined with the values of the other lanes of its quad (the four
+  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
+  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
+    for (int32_t offset : {1, 2})
+      x = combine(x, shuffleXor(x, offset));
+    return x;
+  }
+
+  Value shuffleXor(Value x, int32_t offset) {
+    if (!x.getType().isInteger(64))
+      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+    Value lo = arith::TruncIOp::create(b, i32, x);
+    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
+    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
+    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
+    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
+  }
+
+  /// The lane's scores of the tile, per row of the lane, 16 each (block
+  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
+  /// in a tile that needs it (`needsMask`: the last, or one that
+  /// causal/window masks hide in part), -inf where masked or past the last
+  /// key. Other tiles skip the per-score test. `accs`: S = Q K^T.
+  SmallVector<SmallVector<Value>> tileScores(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                             Value needsMask) {
+    const int64_t count = 2 * 2 * (tileKeys / 8);
+    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
+                                      /*withElseRegion=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
+      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
+      SmallVector<Value> flat(scores[0]);
+      flat.append(scores[1]);
+      scf::YieldOp::create(b, flat);
+    }
+    ValueRange results = ifMasked.getResults();
+    return {SmallVector<Value>(results.take_front(count / 2)),
+            SmallVector<Value>(results.drop_front(count / 2))};
+  }
+
+  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
+                                           bool masked) {
+    const bool positional = masked && (mask.any());
+    SmallVector<SmallVector<Value>> scores(2);
+    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
+    for (auto [nb, acc] : llvm::enumerate(accs)) {
+      for (int64_t e = 0; e < 2; ++e) {
+        Value j = laneKey(t0, nb, e);
+        // Each key's i64 position where its two scores need it: the 16
+        // positions of a lane held at once would take 32 registers.
+        Value kp = positional || op.getSlopes()
+                       ? keyPosition(clampBelow(j, keys))
+                       : nullptr;
+        for (int64_t k = 0; k < 2; ++k) {
+          const LaneRow &row = laneRows[k];
+          Value s = acc[2 * k + e];
+          if (!rawScores())
+            s = arith::MulFOp::create(b, s, row.scale);
+          if (std::optional<APFloat> softcap = op.getSoftcap())
+            s = buildSoftcapScore(b, s, softcap->convertToDouble());
+          if (row.slope)
+            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
+          if (Value m = op.getMask()) {
+            auto type = cast<MemRefType>(m.getType());
+            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
+            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
+            Value entry =
+                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
+            s = buildAddMask(b, s, extendToF32(b, entry));
+          }
+          if (masked) {
+            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
+            if (positional)
+              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
+            s = arith::SelectOp::create(b, hidden, minusInf, s);
+          }
+          scores[k].push_back(s);
+        }
+      }
+    }
+    return scores;
+  }
+
+  /// Whether the scores stay Q K^T, unscaled, through the softmax: without
+  /// terms added to the scaled score (soft-capping, ALiBi, the mask
+  /// operand) and with the verifier's positive scale per row (no
+  /// temperature), a tile's row max of c s is c times its max of s
+  /// (rounding is monotone: max_j fl(c s_j) = fl(c max_j s_j)), -inf stays
+  /// -inf, and c folds into the exponent's FMA (expOfDifference): one
+  /// multiply per row and tile instead of one per score. The row max and
+  /// the state are the same bits; an exponent differs by the rounding of c
+  /// log2(e) (relative 2^-24), far below the weights' rounding for P V.
+  bool rawScores() {
+    return !op.getSoftcap() && !op.getSlopes() && !op.getMask() && !op.getTemperatureAttr();
+  }
+
+  /// base log2(e), once per row and tile, for expOfDifference.
+  Value log2Base(Value base) { return arith::MulFOp::create(b, base, f32(M_LOG2E)); }
+
+  /// exp(x - base) = 2^(x log2(e) - base log2(e)): one FMA and the special
+  /// function unit's ex2.approx.ftz (relative error about 2^-22; a result
+  /// below 2^-126 flushes to 0, x = -inf gives 0, NaN stays NaN), where a
+  /// polynomial exp costs some twenty instructions per score. The weights
+  /// are rounded to bf16/f16 for P V, far coarser than either error.
+  /// For a raw score x of a row whose scale is c, `xLog2` = c log2(e)
+  /// gives exp(c x - base) the same way.
+  Value expOfDifference(Value x, Value baseLog2, Value xLog2 = nullptr) {
+    Value exponent = math::FmaOp::create(b, x, xLog2 ? xLog2 : f32(M_LOG2E),
+                                         arith::NegFOp::create(b, baseLog2));
+    return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                                         ValueRange{exponent})
+        .getResult(0);
+  }
+
+  /// The online softmax over the tile's scores: the new state (m, l, O
+  /// rescaled by alpha) and the weights p of each row.
+  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
+    SmallVector<Value> next(state);
+    SmallVector<SmallVector<Value>> weights(2);
+    Value alphas[2], grown[2];
+    for (int64_t k = 0; k < 2; ++k) {
+      Value m = state[k], l = state[2 + k];
+      // maxnum (PTX max.f32, one FMNMX; buildRunningRowMax's select takes
+      // FSETP + FSEL) leaves the max where a NaN score comes. It differs
+      // from the select only where m is NaN (a NaN sink): the select kept
+      // it, maxnum drops it, and the row stays NaN through l = exp(NaN).
+      Value tileMax = f32(-std::numeric_limits<double>::infinity());
+      for (Value s : scores[k])
+        tileMax = buildRowMax(b, tileMax, s);
+      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRowMax(b, x, y); });
+      if (rawScores())
+        tileMax = arith::MulFOp::create(b, tileMax, laneRows[k].scale);
+      Value rowMax = buildRowMax(b, m, tileMax);
+      Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
+      Value sum = f32(0.0);
+      for (Value s : scores[k]) {
+        Value p = expOfDifference(s, baseLog2, rawScores() ? laneRows[k].scaleLog2 : Value());
+        weights[k].push_back(p);
+        sum = arith::AddFOp::create(b, sum, p);
+      }
+      // alpha = exp(m - m') is exactly 1 where the row max did not grow (m'
+      // = m; also a row without a visible key yet, where O and l are 0).
+      grown[k] = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, rowMax, m);
+      alphas[k] = arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
+      next[k] = rowMax;
+      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
+    }
+    rescaleOutput(state.slice(4, valueBlocks), alphas,
+                  arith::OrIOp::create(b, grown[0], grown[1]),
+                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
+    return {next, weights};
+  }
+
+  /// O' = alpha O for the lane's accumulators, skipped (O' = O) when no row
+  /// of the warp has a new max: after the first tiles the max of a row
+  /// rarely grows, and the rescale is dv / 2 multiplies per lane and tile
+  /// (64 at Dv = 128) against 4 per score of the tile's 16. The warp takes
+  /// one branch (a vote), the lanes of a row agree.
+  void rescaleOutput(ValueRange acc, Value (&alphas)[2], Value grown,
+                     MutableArrayRef<Value> out) {
+    Value everyLane = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
+    Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, grown,
+                                         NVVM::VoteSyncKind::any);
+    auto ifAny = scf::IfOp::create(b, acc.getTypes(), any, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifAny.thenBlock());
+      // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
+      Value alpha = vector::FromElementsOp::create(
+          b, VectorType::get({4}, b.getF32Type()),
+          ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+      SmallVector<Value> scaled;
+      for (Value o : acc)
+        scaled.push_back(buildRescale(b, o, alpha));
+      scf::YieldOp::create(b, scaled);
+      b.setInsertionPointToStart(ifAny.elseBlock());
+      scf::YieldOp::create(b, acc);
+    }
+    llvm::copy(ifAny.getResults(), out.begin());
+  }
+};
+
 /// The flash-attention pipeline of a block: Q staged once, then per tile of
 /// keys K and V staged (V one tile ahead), the engine's S = Q K^T, the scale,
 /// ALiBi and masks, the online softmax and the engine's O += P V; the output
 /// (or a decode split's partial state) at the end.
-class MmaAttentionKernel : public MmaTileStaging {
+class MmaAttentionKernel : public MmaOnlineSoftmax {
 public:
-  using MmaTileStaging::MmaTileStaging;
+  using MmaOnlineSoftmax::MmaOnlineSoftmax;
 
   /// The launch over (row tiles, KV heads, batch), nothing for no rows; its
   /// shared memory declared in `symbols`.
@@ -891,12 +1095,6 @@ protected:
     return {loop.getResult(0), loop.getResult(1)};
   }
 
-  /// Key j of the tile at t0 whose score this lane holds in block nb,
-  /// column e of its C fragment: t0 + 8 nb + 2 tq + e.
-  Value laneKey(Value t0, int64_t nb, int64_t e) {
-    return add(add(t0, mul(tq, 2)), 8 * nb + e);
-  }
-
   /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
   /// the last; their scores are masked).
   SmallVector<Value> tileKeyPositions(Value t0) {
@@ -905,27 +1103,6 @@ protected:
       for (int64_t e = 0; e < 2; ++e)
         positions.push_back(keyPosition(clampBelow(laneKey(t0, nb, e), keys)));
     return positions;
-  }
-
-  /// x combined with the values of the other lanes of its quad (the four
-  /// lanes of a row): two butterfly shuffles. i64 travels as two i32.
-  Value quadReduce(Value x, function_ref<Value(Value, Value)> combine) {
-    for (int32_t offset : {1, 2})
-      x = combine(x, shuffleXor(x, offset));
-    return x;
-  }
-
-  Value shuffleXor(Value x, int32_t offset) {
-    if (!x.getType().isInteger(64))
-      return gpu::ShuffleOp::create(b, x, offset, kWarpSize, gpu::ShuffleMode::XOR)
-          .getShuffleResult();
-    Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    Value shift = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
-    Value lo = arith::TruncIOp::create(b, i32, x);
-    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, x, shift));
-    Value lo2 = arith::ExtUIOp::create(b, i64, shuffleXor(lo, offset));
-    Value hi2 = arith::ExtUIOp::create(b, i64, shuffleXor(hi, offset));
-    return arith::OrIOp::create(b, lo2, arith::ShLIOp::create(b, hi2, shift));
   }
 
   /// tileVisibility for the default positions: the tile's keys t0 ..
@@ -1019,172 +1196,6 @@ protected:
   void sharedWritesDone() {
     fenceSharedWrites();
     gpu::BarrierOp::create(b);
-  }
-
-  /// The lane's scores of the tile, per row of the lane, 16 each (block
-  /// nb, column e at 2 nb + e): scale Q K^T, ALiBi, the mask operand and,
-  /// in a tile that needs it (`needsMask`: the last, or one that
-  /// causal/window masks hide in part), -inf where masked or past the last
-  /// key. Other tiles skip the per-score test. `accs`: S = Q K^T.
-  SmallVector<SmallVector<Value>> tileScores(ArrayRef<SmallVector<Value>> accs, Value t0,
-                                             Value needsMask) {
-    const int64_t count = 2 * 2 * (tileKeys / 8);
-    auto ifMasked = scf::IfOp::create(b, SmallVector<Type>(count, b.getF32Type()), needsMask,
-                                      /*withElseRegion=*/true);
-    for (bool masked : {true, false}) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(masked ? ifMasked.thenBlock() : ifMasked.elseBlock());
-      SmallVector<SmallVector<Value>> scores = scoresOf(accs, t0, masked);
-      SmallVector<Value> flat(scores[0]);
-      flat.append(scores[1]);
-      scf::YieldOp::create(b, flat);
-    }
-    ValueRange results = ifMasked.getResults();
-    return {SmallVector<Value>(results.take_front(count / 2)),
-            SmallVector<Value>(results.drop_front(count / 2))};
-  }
-
-  SmallVector<SmallVector<Value>> scoresOf(ArrayRef<SmallVector<Value>> accs, Value t0,
-                                           bool masked) {
-    const bool positional = masked && (mask.any());
-    SmallVector<SmallVector<Value>> scores(2);
-    const Value minusInf = f32(-std::numeric_limits<double>::infinity());
-    for (auto [nb, acc] : llvm::enumerate(accs)) {
-      for (int64_t e = 0; e < 2; ++e) {
-        Value j = laneKey(t0, nb, e);
-        // Each key's i64 position where its two scores need it: the 16
-        // positions of a lane held at once would take 32 registers.
-        Value kp = positional || op.getSlopes()
-                       ? keyPosition(clampBelow(j, keys))
-                       : nullptr;
-        for (int64_t k = 0; k < 2; ++k) {
-          const LaneRow &row = laneRows[k];
-          Value s = acc[2 * k + e];
-          if (!rawScores())
-            s = arith::MulFOp::create(b, s, row.scale);
-          if (std::optional<APFloat> softcap = op.getSoftcap())
-            s = buildSoftcapScore(b, s, softcap->convertToDouble());
-          if (row.slope)
-            s = buildAlibiScore(b, s, row.slope, buildPositionDistance(b, kp, row.qp));
-          if (Value m = op.getMask()) {
-            auto type = cast<MemRefType>(m.getType());
-            Value mb = type.getDimSize(0) == 1 ? index(0) : bi;
-            Value mh = type.getDimSize(1) == 1 ? index(0) : row.h;
-            Value entry =
-                memref::LoadOp::create(b, m, ValueRange{mb, mh, row.i, clampBelow(j, keys)});
-            s = buildAddMask(b, s, extendToF32(b, entry));
-          }
-          if (masked) {
-            Value hidden = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, keyEnd);
-            if (positional)
-              hidden = arith::OrIOp::create(b, hidden, buildIsMasked(b, mask, row.qp, kp));
-            s = arith::SelectOp::create(b, hidden, minusInf, s);
-          }
-          scores[k].push_back(s);
-        }
-      }
-    }
-    return scores;
-  }
-
-  /// Whether the scores stay Q K^T, unscaled, through the softmax: without
-  /// terms added to the scaled score (soft-capping, ALiBi, the mask
-  /// operand) and with the verifier's positive scale per row (no
-  /// temperature), a tile's row max of c s is c times its max of s
-  /// (rounding is monotone: max_j fl(c s_j) = fl(c max_j s_j)), -inf stays
-  /// -inf, and c folds into the exponent's FMA (expOfDifference): one
-  /// multiply per row and tile instead of one per score. The row max and
-  /// the state are the same bits; an exponent differs by the rounding of c
-  /// log2(e) (relative 2^-24), far below the weights' rounding for P V.
-  bool rawScores() {
-    return !op.getSoftcap() && !op.getSlopes() && !op.getMask() && !op.getTemperatureAttr();
-  }
-
-  /// base log2(e), once per row and tile, for expOfDifference.
-  Value log2Base(Value base) { return arith::MulFOp::create(b, base, f32(M_LOG2E)); }
-
-  /// exp(x - base) = 2^(x log2(e) - base log2(e)): one FMA and the special
-  /// function unit's ex2.approx.ftz (relative error about 2^-22; a result
-  /// below 2^-126 flushes to 0, x = -inf gives 0, NaN stays NaN), where a
-  /// polynomial exp costs some twenty instructions per score. The weights
-  /// are rounded to bf16/f16 for P V, far coarser than either error.
-  /// For a raw score x of a row whose scale is c, `xLog2` = c log2(e)
-  /// gives exp(c x - base) the same way.
-  Value expOfDifference(Value x, Value baseLog2, Value xLog2 = nullptr) {
-    Value exponent = math::FmaOp::create(b, x, xLog2 ? xLog2 : f32(M_LOG2E),
-                                         arith::NegFOp::create(b, baseLog2));
-    return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
-                                         b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-                                         ValueRange{exponent})
-        .getResult(0);
-  }
-
-  /// The online softmax over the tile's scores: the new state (m, l, O
-  /// rescaled by alpha) and the weights p of each row.
-  std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
-  softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
-    SmallVector<Value> next(state);
-    SmallVector<SmallVector<Value>> weights(2);
-    Value alphas[2], grown[2];
-    for (int64_t k = 0; k < 2; ++k) {
-      Value m = state[k], l = state[2 + k];
-      // maxnum (PTX max.f32, one FMNMX; buildRunningRowMax's select takes
-      // FSETP + FSEL) leaves the max where a NaN score comes. It differs
-      // from the select only where m is NaN (a NaN sink): the select kept
-      // it, maxnum drops it, and the row stays NaN through l = exp(NaN).
-      Value tileMax = f32(-std::numeric_limits<double>::infinity());
-      for (Value s : scores[k])
-        tileMax = buildRowMax(b, tileMax, s);
-      tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRowMax(b, x, y); });
-      if (rawScores())
-        tileMax = arith::MulFOp::create(b, tileMax, laneRows[k].scale);
-      Value rowMax = buildRowMax(b, m, tileMax);
-      Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
-      Value sum = f32(0.0);
-      for (Value s : scores[k]) {
-        Value p = expOfDifference(s, baseLog2, rawScores() ? laneRows[k].scaleLog2 : Value());
-        weights[k].push_back(p);
-        sum = arith::AddFOp::create(b, sum, p);
-      }
-      // alpha = exp(m - m') is exactly 1 where the row max did not grow (m'
-      // = m; also a row without a visible key yet, where O and l are 0).
-      grown[k] = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, rowMax, m);
-      alphas[k] = arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
-      next[k] = rowMax;
-      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
-    }
-    rescaleOutput(state.slice(4, valueBlocks), alphas,
-                  arith::OrIOp::create(b, grown[0], grown[1]),
-                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
-    return {next, weights};
-  }
-
-  /// O' = alpha O for the lane's accumulators, skipped (O' = O) when no row
-  /// of the warp has a new max: after the first tiles the max of a row
-  /// rarely grows, and the rescale is dv / 2 multiplies per lane and tile
-  /// (64 at Dv = 128) against 4 per score of the tile's 16. The warp takes
-  /// one branch (a vote), the lanes of a row agree.
-  void rescaleOutput(ValueRange acc, Value (&alphas)[2], Value grown,
-                     MutableArrayRef<Value> out) {
-    Value everyLane = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
-    Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, grown,
-                                         NVVM::VoteSyncKind::any);
-    auto ifAny = scf::IfOp::create(b, acc.getTypes(), any, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifAny.thenBlock());
-      // C fragment: elements 0, 1 in the first row, 2, 3 in the second.
-      Value alpha = vector::FromElementsOp::create(
-          b, VectorType::get({4}, b.getF32Type()),
-          ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
-      SmallVector<Value> scaled;
-      for (Value o : acc)
-        scaled.push_back(buildRescale(b, o, alpha));
-      scf::YieldOp::create(b, scaled);
-      b.setInsertionPointToStart(ifAny.elseBlock());
-      scf::YieldOp::create(b, acc);
-    }
-    llvm::copy(ifAny.getResults(), out.begin());
   }
 
   /// out[bi, h, i, 8 nb + 2 tq + {0, 1}] = O / l for each existing row of
