@@ -598,8 +598,9 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
     """The tensor-core kernel (--tensor-cores: pe-gpu-mma-attention; warpgroup MMA on
     sm_90a, mma.sync on the other chips) over the variants, D = 64 and 128, the decode
     target and the prefill target (S = 8192, D = 128) timed against HF RoPE + SDPA; the
-    mma.sync kernel on the same chip (--warpgroup-mma=false), so that one sm_90a run checks
-    and times both; and the prefill target with RoPE as separate pe.rope ops left unfused
+    mma.sync kernel on the same chip (--warpgroup-mma=false) and the warpgroup-MMA kernel
+    without warp specialization (--warp-specialize=false), so that one sm_90a run checks
+    and times all three; and the prefill target with RoPE as separate pe.rope ops left unfused
     (--fuse=false): the project's unfused GPU path beside the fused kernels. GPU only:
     their warp-collective steps have no CPU schedule."""
     tc = ["--tensor-cores"]
@@ -656,6 +657,8 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         notes="tensor cores: decode target, 1 query x Skv = 131072 (600 small), GQA 32/8, "
               "D = 128: keys split across blocks, then merged; GB/s of the K/V read"))
     out += _kernel_cases(rng, full, "tc_sync_", tc + ["--warpgroup-mma=false"], "mma.sync")
+    out += _kernel_cases(rng, full, "tc_one_", tc + ["--warp-specialize=false"],
+                         "one warpgroup a block (sm_90a without warp specialization)")
     s = 8192 if full else 64
     out.append(_attention_case(
         "tc_unfused_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),

@@ -253,6 +253,14 @@ struct CompileCLOptions : CompileOptions {
                "mma.sync with --warpgroup-mma=false"),
       cl::callback([this](const bool &value) { gpu.warpgroupMma = value; }),
       cl::cat(category)};
+  cl::opt<bool> warpSpecializeOpt{
+      "warp-specialize",
+      cl::desc("--warpgroup-mma: prefill kernels warp-specialized (a producer warpgroup "
+               "copies K and V into mbarrier stages for two consumer warpgroups; "
+               "default), or one warpgroup that copies and multiplies with "
+               "--warp-specialize=false"),
+      cl::callback([this](const bool &value) { gpu.warpSpecialize = value; }),
+      cl::cat(category)};
 
   // A model's config instead of an input file.
   cl::opt<std::string, true> configOpt{

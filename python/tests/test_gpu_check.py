@@ -45,6 +45,7 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_prefill_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
+            "tc_one_attention_gqa_llama3_d128_bf16", "tc_one_prefill_gqa_llama3_d128_bf16",
             "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32",
             "mla_absorbed_decode_bf16", "tc_decode_mla_absorbed_bf16",
             "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
@@ -84,6 +85,15 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             continue
         assert ("wgmma.mma_async" in ptx) != sync, case["name"]
         assert ("mma.sync.aligned.m16n8k16" in ptx) == sync, case["name"]
+        # Prefill with the default positions on warpgroup MMA is warp-specialized
+        # (a producer warpgroup, registers moved by setmaxnreg); tc_one_ keeps one
+        # warpgroup a block, decode always.
+        specialized = "setmaxnreg.inc.sync.aligned.u32" in ptx
+        if case["name"] in ("tc_attention_gqa_llama3_d128_bf16",
+                            "tc_prefill_gqa_llama3_d128_bf16"):
+            assert specialized and ".maxntid 384, 1, 1" in ptx, case["name"]
+        if case["name"].startswith(("tc_one_", "tc_sync_", "tc_decode_")):
+            assert not specialized, case["name"]
     # pe.learned's range check: a kernel fills an error record that the host reads and checks.
     manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))
     steps = replay.find_function(manifest, "learned_bf16")["steps"]

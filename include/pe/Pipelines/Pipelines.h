@@ -165,6 +165,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("With tensor-cores on sm_90a: the kernel's products on "
                      "warpgroup MMA (wgmma) from shared memory (off: mma.sync)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("With warpgroup-mma: prefill kernels warp-specialized, a "
+                     "producer warpgroup copying K and V into mbarrier stages "
+                     "for two consumer warpgroups of 64 rows each (off: one "
+                     "warpgroup of 64 rows copies and multiplies)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("pe.rope and pe.append_kv as parallel loops over 16-byte "

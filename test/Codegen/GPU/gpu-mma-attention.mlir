@@ -1,7 +1,8 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file | FileCheck %s --check-prefix=CHECK-SELECT
 // RUN: pe-opt %s --pe-gpu-tile-attention -split-input-file | FileCheck %s --check-prefix=CHECK-SIMT
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=CHECK-KERNEL
-// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WGMMA
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true warp-specialize=false" | FileCheck %s --check-prefix=CHECK-WGMMA
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WS
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true chip=sm_86" -split-input-file | FileCheck %s --check-prefix=CHECK-SM86
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
@@ -155,9 +156,9 @@
 // CHECK-WGMMA-NOT: nvvm.fence.proxy
 // CHECK-WGMMA-NOT: gpu.barrier
 // The tile's stage of Vs: 16 chunks x 65 rows x 16 bytes from the first.
-// CHECK-WGMMA: %[[STAGE_BYTES:.*]] = arith.constant 16640 : i64
-// CHECK-WGMMA-NEXT: %[[STAGE:.*]] = arith.index_castui
-// CHECK-WGMMA-NEXT: arith.muli %[[STAGE]], %[[STAGE_BYTES]] : i64
+// CHECK-WGMMA: %[[STAGE_BYTES:.*]] = arith.muli %{{.*}}, %c16640{{.*}} : index
+// CHECK-WGMMA-NEXT: %[[STAGE_OFFSET:.*]] = arith.index_castui %[[STAGE_BYTES]] : index to i64
+// CHECK-WGMMA-NEXT: arith.addi %{{.*}}, %[[STAGE_OFFSET]] : i64
 // The weights rounded in pairs, as 32-bit words, before the chain's fence.
 // CHECK-WGMMA-COUNT-16: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK-WGMMA: nvvm.wgmma.fence.aligned
@@ -170,6 +171,88 @@
 // CHECK-WGMMA-NOT: nvvm.mma.sync
 // CHECK-WGMMA-NOT: nvgpu.ldmatrix
 // CHECK-WGMMA: gpu.terminator
+
+// Warp-specialized (warpgroup MMA's default for prefill with the default
+// positions): three warpgroups, 128 rows a block; Qs of 128 rows, three
+// stages of Ks and Vs, then the six mbarriers (full ones first).
+// CHECK-WS-LABEL: func.func @llama3
+// CHECK-WS: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384, {{.*}}) dynamic_shared_memory_size %c132912_i32
+// CHECK-WS: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, 3> to memref<16x129x8xbf16, 3>
+// CHECK-WS: memref.view %{{.*}}[%c33024][] : memref<?xi8, 3> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS: memref.view %{{.*}}[%c82944][] : memref<?xi8, 3> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS: %[[BARRIERS:.*]] = memref.view %{{.*}}[%c132864][] : memref<?xi8, 3> to memref<6xi64, 3>
+// CHECK-WS: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[BARRIERS]]
+// CHECK-WS: %[[BASE64:.*]] = arith.index_castui %[[BASE]] : index to i64
+// Thread 0 initializes them (full: the producer's 128 threads arrive;
+// empty: the consumers' 256), before the block's one barrier.
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK-WS-NEXT: nvvm.fence.mbarrier.init
+// CHECK-WS: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-WS-NEXT: gpu.barrier
+// The producer (warpgroup 0): visited tile n waits for parity (n / 3) mod
+// 2, xor 1, of stage n mod 3's empty barrier (slot 3 + n mod 3), copies K
+// and V into that stage (8 copies of 16 bytes a thread each), then marks the
+// tile before full once its copies landed (at most the two groups just
+// issued pending); the last tile after the loop.
+// CHECK-WS: %[[PRODUCER:.*]] = arith.cmpi ult, %{{.*}}, %c128{{.*}} : index
+// CHECK-WS-NEXT: scf.if %[[PRODUCER]] {
+// CHECK-WS-NEXT: nvvm.setmaxregister  decrease 40
+// CHECK-WS: scf.for {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
+// CHECK-WS: %[[S:.*]] = arith.remui %[[N]], %c3{{.*}} : index
+// CHECK-WS: %[[ROUND:.*]] = arith.divui %[[N]], %c3{{.*}} : index
+// CHECK-WS: %[[ODD:.*]] = arith.andi %[[ROUND]], %c1{{.*}} : index
+// CHECK-WS: %[[PARITY:.*]] = arith.index_castui %[[ODD]] : index to i32
+// CHECK-WS: %[[BEFORE:.*]] = arith.xori %[[PARITY]], %c1_i32 : i32
+// CHECK-WS: %[[SLOT:.*]] = arith.addi %[[S]], %c3{{.*}} : index
+// CHECK-WS: %[[BYTES:.*]] = arith.muli %[[SLOT]], %c8{{.*}} : index
+// CHECK-WS: %[[OFFSET:.*]] = arith.index_castui %[[BYTES]] : index to i64
+// CHECK-WS: %[[ADDRESS:.*]] = arith.addi %[[BASE64]], %[[OFFSET]] : i64
+// CHECK-WS: %[[EMPTY:.*]] = llvm.inttoptr %[[ADDRESS]] : i64 to !llvm.ptr<3>
+// CHECK-WS: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[BEFORE]], %c10000000_i32
+// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS-NEXT: nvgpu.device_async_create_group
+// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS-NEXT: nvgpu.device_async_create_group
+// CHECK-WS: %[[AFTER_FIRST:.*]] = arith.cmpi ne, %[[N]], %c0{{.*}} : index
+// CHECK-WS-NEXT: scf.if %[[AFTER_FIRST]] {
+// CHECK-WS: nvvm.cp.async.wait.group 2
+// CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-WS: nvvm.mbarrier.arrive
+// CHECK-WS: nvvm.cp.async.wait.group 0
+// CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-WS: nvvm.mbarrier.arrive
+// The consumers (warpgroups 1 and 2): tile n waits for parity (n / 3) mod 2
+// of stage n mod 3's full barrier, multiplies (Ks and Vs of that stage),
+// and arrives on its empty barrier after P V; no block barrier, no copy.
+// CHECK-WS: } else {
+// CHECK-WS: arith.subi %{{.*}}, %c128{{.*}} : index
+// CHECK-WS-NEXT: nvvm.setmaxregister  increase 232
+// CHECK-WS: scf.for {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}index) {
+// CHECK-WS: %[[CS:.*]] = arith.remui %[[CN:.*]], %c3{{.*}} : index
+// CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN]], %c3{{.*}} : index
+// CHECK-WS: %[[CODD:.*]] = arith.andi %[[CROUND]], %c1{{.*}} : index
+// CHECK-WS: %[[CPARITY:.*]] = arith.index_castui %[[CODD]] : index to i32
+// CHECK-WS: %[[CBYTES:.*]] = arith.muli %[[CS]], %c8{{.*}} : index
+// CHECK-WS: %[[COFFSET:.*]] = arith.index_castui %[[CBYTES]] : index to i64
+// CHECK-WS: %[[CADDRESS:.*]] = arith.addi %[[BASE64]], %[[COFFSET]] : i64
+// CHECK-WS: %[[FULL:.*]] = llvm.inttoptr %[[CADDRESS]] : i64 to !llvm.ptr<3>
+// CHECK-WS: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[CPARITY]], %c10000000_i32
+// CHECK-WS-NOT: gpu.barrier
+// CHECK-WS-NOT: nvgpu.device_async_copy
+// CHECK-WS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>]
+// CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-WS-NOT: gpu.barrier
+// CHECK-WS: %[[RELEASE:.*]] = arith.addi %[[CS]], %c3{{.*}} : index
+// CHECK-WS: nvvm.mbarrier.arrive
+// CHECK-WS: arith.addi %[[CN]], %c1{{.*}} : index
+// CHECK-WS-NOT: gpu.barrier
+// CHECK-WS-NOT: nvvm.cp.async
+// CHECK-WS: gpu.terminator
 func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                   %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
   %o = pe.attention %q, %k, %v causal

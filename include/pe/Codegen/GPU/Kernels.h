@@ -14,13 +14,17 @@ class RewritePatternSet;
 namespace pe {
 
 /// Rows (query, group head pairs) per block of the tensor-core attention
-/// kernel (pe-gpu-mma-attention): 4 warps of 16.
+/// kernel (pe-gpu-mma-attention): 4 warps of 16. (The warp-specialized
+/// prefill kernel of sm_90a takes two such row tiles a block; decode never
+/// is warp-specialized.)
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
 /// Bytes of shared memory one block of the tensor-core attention kernel
 /// takes for head dims d and dv of `elementBytes`-byte elements, on warpgroup
 /// MMA where `warpgroup` asks for it and the value heads allow it, else on
-/// mma.sync (a chip runs it where its per-block limit holds).
+/// mma.sync (a chip runs it where its per-block limit holds), with one
+/// warpgroup of rows: the warp-specialized prefill kernel of sm_90a takes
+/// up to 151 KiB, within sm_90a's 227.
 int64_t mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup);
 
 /// Bytes to which the tensor-core attention kernel's K and V must be

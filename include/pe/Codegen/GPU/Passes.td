@@ -344,11 +344,19 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     are warpgroup MMA (`wgmma.mma_async` m64nNk16) on operands that stay in
     shared memory: Q, K, V and the rounded weights P are stored as 8 x 8
     core matrices (no swizzle) and read through matrix descriptors, V as an
-    MN-major (transposed) operand.
+    MN-major (transposed) operand. With `warp-specialize` too, prefill with
+    the default positions and K read as it is takes blocks of three
+    warpgroups over 128 rows: a producer copies K and V by `cp.async` into
+    three stages, each with a full and an empty mbarrier, and two consumers
+    of 64 rows run the tile loop on them; `setmaxnreg` moves registers from
+    the producer (40) to the consumers (232).
   }];
   let options = [
     Option<"warpgroup", "warpgroup", "bool", /*default=*/"false",
            "Products on warpgroup MMA (wgmma, sm_90a) instead of mma.sync">,
+    Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"true",
+           "With warpgroup: prefill kernels as a producer warpgroup and two "
+           "consumer warpgroups of 64 rows (mbarrier stages, setmaxnreg)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -78,12 +78,18 @@
 // proxy: every write is fenced (fence.proxy.async) before the barrier that
 // precedes the products that read it.
 //
+// Warp specialization (sm_90a prefill with the default positions, option
+// `warpSpecialize`): three warpgroups over 128 rows, a producer that copies
+// K and V into three stages synchronized by mbarriers and two consumers
+// that each run the tile loop above on 64 rows without copies or block
+// barriers (WarpSpecializedPipeline).
+//
 // The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
 // product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaOnlineSoftmax (a
 // tile's scores and the softmax over them), MmaAttentionKernel (the
-// pipeline above), and one product engine per instruction family:
-// MmaSyncKernel and WarpgroupKernel (tile layouts, copies, S = Q K^T and
-// O += P V).
+// pipeline above), WarpSpecializedPipeline (its producer/consumer form),
+// and one product engine per instruction family: MmaSyncKernel and
+// WarpgroupKernel (tile layouts, copies, S = Q K^T and O += P V).
 //
 //===----------------------------------------------------------------------===//
 #include "pe/Codegen/GPU/Passes.h"
@@ -176,6 +182,17 @@ constexpr int64_t kPad = 8;
 constexpr int64_t kCopyLanes = 8;
 /// V tiles in flight: the next tile's V is copied while this one's is used.
 constexpr int64_t kValueStages = 2;
+/// Warp specialization (sm_90a prefill, WarpSpecializedPipeline): two
+/// consumer warpgroups of kBlockRows rows each and a producer warpgroup
+/// that copies K and V into kSpecializedStages stages. setmaxnreg moves
+/// registers from the producer (cp.async addresses only) to the consumers
+/// (S, P and O of 64 rows): 128 x 40 + 256 x 232 of the SM's 65536.
+constexpr int64_t kConsumerGroups = 2;
+constexpr int64_t kSpecializedStages = 3;
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kConsumerRegisters = 232;
+static_assert(kThreads * (kProducerRegisters + kConsumerGroups * kConsumerRegisters) <= 65536,
+              "the registers of one block per multiprocessor");
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
@@ -219,17 +236,38 @@ SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
 }
 
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
-/// (their sizes are multiples of 16): Q, K, the V stages, and with two
-/// channel groups the exchange of S.
-int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup) {
+/// (their sizes are multiples of 16): Q, the K and V stages, with two
+/// channel groups the exchange of S, and warp-specialized (`specialized`)
+/// the full and empty mbarrier of each stage.
+int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup,
+                           bool specialized = false) {
   const int64_t tileKeys = tileKeysFor(d, dv, warpgroup);
+  const int64_t rows = specialized ? kConsumerGroups * kBlockRows : kBlockRows;
+  const int64_t keyStages = specialized ? kSpecializedStages : 1;
+  const int64_t valueStages = specialized ? kSpecializedStages : kValueStages;
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
-  int64_t total = bytes(tileShapeOf(warpgroup, kBlockRows, d)) +
-                  bytes(tileShapeOf(warpgroup, tileKeys, d)) +
-                  kValueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
+  int64_t total = bytes(tileShapeOf(warpgroup, rows, d)) +
+                  keyStages * bytes(tileShapeOf(warpgroup, tileKeys, d)) +
+                  valueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
   if (channelGroupsFor(dv) > 1)
     total += llvm::product_of(exchangeShapeOf(d, dv)) * 4;
+  if (specialized)
+    total += 2 * kSpecializedStages * 8;
   return total;
+}
+
+/// Whether the warpgroup-MMA kernel of `op` is warp-specialized when the
+/// pass's `warpSpecialize` asks for it: prefill (no key range splits) with
+/// K read as it is (no keys rotated in the kernel: the producer's few
+/// registers copy, they do not rotate) and the default positions (the
+/// tiles a block skips follow from its rows alone: explicit positions
+/// would have the producer load each tile's 64 i64 positions to find
+/// them, and their per-row registers spill the consumers of the kernels
+/// with every per-score feature).
+bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
+  const bool rotatesKeys = op.getRopeAttr() && !op.getRotatedKeys();
+  return warpSpecialize && !op.getSplits() && !rotatesKeys && op.getDefaultPositions() &&
+         channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -285,8 +323,9 @@ struct LaneRow {
 /// tiles and computes S = Q K^T and O += P V.
 class MmaKernelState {
 public:
-  MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool warpgroup)
-      : b(b), op(op), warpgroup(warpgroup), rope(op.getRopeAttr()),
+  MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool warpgroup,
+                 bool specialized = false)
+      : b(b), op(op), warpgroup(warpgroup), specialized(specialized), rope(op.getRopeAttr()),
         rotateKeys(rope && !op.getRotatedKeys()),
         mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
@@ -299,6 +338,14 @@ public:
     threads = kThreads * channelGroups;
     groupHeadDim = d / channelGroups;
     valueBlocks = dv / channelGroups / 8;
+    assert((!specialized || (warpgroup && !rotateKeys && !op.getSplits())) &&
+           "takesWarpSpecialization");
+    blockRows = specialized ? kConsumerGroups * kBlockRows : kBlockRows;
+    keyStages = specialized ? kSpecializedStages : 1;
+    valueStages = specialized ? kSpecializedStages : kValueStages;
+    if (specialized)
+      threads = kThreads * (kConsumerGroups + 1);
+    copyThreads = specialized ? kThreads : threads;
   }
   virtual ~MmaKernelState() = default;
 
@@ -326,6 +373,9 @@ protected:
   virtual void bindEngineTiles() {}
   /// Before the barrier after the block's writes to shared memory.
   virtual void fenceSharedWrites() {}
+  /// Warp-specialized: the consumer warpgroup's rows of Qs start at row
+  /// `firstRow` (index) of the tile.
+  virtual void bindConsumerRows(Value firstRow) {}
   /// S = Q K^T of the tile: the four f32 accumulators of each 8-key block
   /// (mma.sync's C fragment layout).
   virtual SmallVector<SmallVector<Value>> products() = 0;
@@ -380,7 +430,14 @@ protected:
 
   /// Bytes of every shared tile of the block (blockSharedBytesOf).
   int64_t blockSharedBytes() const {
-    return blockSharedBytesOf(d, dv, element.getIntOrFloatBitWidth() / 8, warpgroup);
+    return blockSharedBytesOf(d, dv, element.getIntOrFloatBitWidth() / 8, warpgroup,
+                              specialized);
+  }
+
+  /// The shared-memory address of a buffer (i64).
+  Value sharedAddress(Value tile) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, tile);
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
   }
 
   /// The tile in the kernel: its global, or a view of the dynamic shared
@@ -403,8 +460,9 @@ protected:
 
   ImplicitLocOpBuilder &b;
   pe_gpu::MmaAttentionOp op;
-  /// The engine: warpgroup MMA (else mma.sync).
-  bool warpgroup;
+  /// The engine: warpgroup MMA (else mma.sync); warp-specialized
+  /// (WarpSpecializedPipeline).
+  bool warpgroup, specialized;
   RopeAttr rope;
   /// Whether the kernel rotates the keys (not when they come rotated).
   bool rotateKeys;
@@ -415,12 +473,19 @@ protected:
   /// channels of a group, and the 8-channel blocks of O a lane accumulates
   /// (its group's).
   int64_t channelGroups, threads, groupHeadDim, valueBlocks;
+  /// Rows of the block (kBlockRows per consumer warpgroup when
+  /// specialized), stages of Ks and Vs, and the threads that copy K and V
+  /// (the producer's when specialized).
+  int64_t blockRows, keyStages, valueStages, copyThreads;
   /// Whether the tiles are in dynamic shared memory (more than the static
   /// 48 KiB), and the bytes of the tiles declared so far.
   bool dynamicShared = false;
   int64_t sharedBytes = 0;
   Value dynamicBase;
   Value queries, keys, rows, qs, ks, vs, key, value;
+  /// Warp-specialized: the shared address (i64) of the stages' mbarriers,
+  /// kSpecializedStages "full" ones, then as many "empty" ones.
+  Value barriers;
   /// Decode: the number of key ranges (null otherwise) and their length.
   Value splits, splitKeys;
   // Per thread.
@@ -431,6 +496,8 @@ protected:
   Value channelGroup, warp, partnerWarp, queryChannelBase, valueChannelBase;
   /// The block's keys [keyBegin, keyEnd) (all, or its split's) and split.
   Value keyBegin, keyEnd, split;
+  /// The stage of Ks the next products read (null with one stage).
+  Value keyStage;
   LaneRow laneRows[2];
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -566,7 +633,7 @@ protected:
   /// block's threads share.
   void stageQueries() {
     const int64_t pairs = d / 2;
-    auto loop = scf::ForOp::create(b, tid, index(kBlockRows * pairs), index(threads));
+    auto loop = scf::ForOp::create(b, tid, index(blockRows * pairs), index(threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value w = loop.getInductionVar();
@@ -585,18 +652,18 @@ protected:
 
   /// cp.async of the tile's rows t0 .. t0 + tileKeys - 1 of `source` [B,
   /// Hkv, S, n] into `tile` (its stage `stage` when not null), 16 bytes per
-  /// copy, thread t taking copies t, t + threads, ...; rows past the last
-  /// key are zero. One group of copies.
+  /// copy, thread t of the copyThreads taking copies t, t + copyThreads,
+  /// ...; rows past the last key are zero. One group of copies.
   void copyTile(Value source, Value tile, Value t0, int64_t n, Value stage = nullptr) {
     const int64_t chunks = n / kCopyLanes, copies = tileKeys * chunks;
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     SmallVector<Value> tokens;
-    for (int64_t k = 0; k * threads < copies; ++k) {
-      Value w = add(tid, k * threads);
+    for (int64_t k = 0; k * copyThreads < copies; ++k) {
+      Value w = add(tid, k * copyThreads);
       auto [row, col] = copyPiece(w, chunks);
       Value j = add(t0, row);
       Value inside = lessThan(j, keyEnd);
-      if (copies % threads != 0) {
+      if (copies % copyThreads != 0) {
         // Past the last copy: 16 zero bytes where nothing is read (the
         // engine's spareSlot), from row 0 of the tile (no bytes read).
         Value inRange = lessThan(w, index(copies));
@@ -924,7 +991,7 @@ public:
     queries = memref::DimOp::create(b, op.getQuery(), 2);
     keys = memref::DimOp::create(b, op.getKey(), 2);
     rows = arith::MulIOp::create(b, queries, index(group));
-    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(kBlockRows));
+    Value rowTiles = arith::CeilDivUIOp::create(b, rows, index(blockRows));
     Value kvHeads = index(op.getKey().getType().getDimSize(1));
     // Grid z: the batch rows, each split into the key ranges (decode).
     Value gridZ = batch;
@@ -939,11 +1006,15 @@ public:
     const int64_t blockBytes = blockSharedBytes();
     assert(blockBytes <= kMaxSharedBytes && "the verifier's head dims fit");
     dynamicShared = blockBytes > kStaticSharedBytes;
-    SharedTile queryTile = sharedTile(symbols, "__pe_mma_attention_queries", kBlockRows, d);
-    SharedTile keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d);
+    SharedTile queryTile = sharedTile(symbols, "__pe_mma_attention_queries", blockRows, d);
+    SharedTile keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d, keyStages);
     SharedTile valueTile =
-        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, kValueStages);
+        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, valueStages);
     declareEngineTiles(symbols);
+    SharedTile barrierTile;
+    if (specialized)
+      barrierTile = sharedBuffer(symbols, "__pe_mma_attention_barriers",
+                                 {2 * kSpecializedStages}, b.getI64Type());
     assert(sharedBytes == blockBytes && "blockSharedBytesOf counts every tile");
     Value one = index(1);
     // Dynamic shared memory (above 48 KiB: the runtime opts the kernel in).
@@ -962,6 +1033,8 @@ public:
     qs = bindTile(queryTile);
     ks = bindTile(keyTile);
     vs = bindTile(valueTile);
+    if (specialized)
+      barriers = sharedAddress(bindTile(barrierTile));
     bindEngineTiles();
     // Causal: the last row tiles see the most keys (queries in position
     // order); the blocks are scheduled in index order, so they go first and
@@ -974,9 +1047,34 @@ public:
   }
 
 protected:
-  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
+  virtual void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
+    setUpBlock(rowTile, kvHead, gridZ);
+    setUpLanes(thread);
+    stageQueries();
+    std::pair<Value, Value> queryRange = cutKeyRange();
+    // State: (m, l) of the lane's two rows, O per 8 value channels, and
+    // whether the tile before copied this tile's V and K (prefetched).
+    SmallVector<Value> init = initialState();
+    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
+    scf::ForOp tiles = tileLoop(
+        init, queryRange,
+        [&](Value t0, ValueRange state, Value partial) { return tileStep(t0, state, partial); },
+        // A hidden tile uses no V or K (the copies in flight for it go
+        // unread).
+        [&](ValueRange state) {
+          SmallVector<Value> skipped(state);
+          skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
+          return skipped;
+        });
+    // The last tile's prefetch lands before the block's shared memory goes.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// The block's batch row (and key range, with splits), KV head and first
+  /// row; K and V as the kernel reads them.
+  void setUpBlock(Value rowTile, Value kvHead, Value gridZ) {
     kvh = kvHead;
-    tid = thread;
     keyBegin = index(0);
     keyEnd = keys;
     bi = gridZ;
@@ -991,12 +1089,21 @@ protected:
     // converting the nvgpu ops before outlining casts them inside it.)
     key = memref::AssumeAlignmentOp::create(b, op.getKey(), b.getI32IntegerAttr(16));
     value = memref::AssumeAlignmentOp::create(b, op.getValue(), b.getI32IntegerAttr(16));
+    r0 = mul(rowTile, blockRows);
+  }
+
+  /// Thread `thread` of the warps that multiply: its warp, lane, quad
+  /// indices and rows (warp w takes rows 16 w .. of the block; with two
+  /// channel groups, both groups the same rows).
+  void setUpLanes(Value thread) {
+    tid = thread;
     warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
     lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
     gq = arith::DivUIOp::create(b, lane, index(4));
     tq = arith::RemUIOp::create(b, lane, index(4));
-    r0 = mul(rowTile, kBlockRows);
-    warpRow = mul(arith::RemUIOp::create(b, warp, index(kWarps)), kWarpRows);
+    warpRow = mul(channelGroups > 1 ? arith::RemUIOp::create(b, warp, index(kWarps)).getResult()
+                                    : warp,
+                  kWarpRows);
     if (channelGroups > 1) {
       assert(channelGroups == 2 && "one partner group");
       channelGroup = arith::DivUIOp::create(b, warp, index(kWarps));
@@ -1006,54 +1113,62 @@ protected:
     }
     for (int64_t k = 0; k < 2; ++k)
       laneRows[k] = laneRow(add(add(add(r0, warpRow), gq), 8 * k));
+  }
 
-    stageQueries();
+  /// The positions of the block's queries where masks need them, the key
+  /// range cut to the keys they can see (visibleKeyRange).
+  std::pair<Value, Value> cutKeyRange() {
     std::pair<Value, Value> queryRange;
     if (mask.any())
       queryRange = blockQueryPositions();
     if (op.getDefaultPositions() && (mask.causal || mask.window))
       std::tie(keyBegin, keyEnd) =
           visibleKeyRange(b, mask, queryRange, {keyBegin, keyEnd}, tileKeys);
+    return queryRange;
+  }
 
-    // State: (m, l) of the lane's two rows, O per 8 value channels, and
-    // whether the tile before copied this tile's V and K (prefetched).
+  /// The online softmax's state before the first key: (m, l) of the lane's
+  /// two rows (-inf, 0; the sink where the op has sinks), O per 8 value
+  /// channels.
+  SmallVector<Value> initialState() {
     SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
                                f32(-std::numeric_limits<double>::infinity()), f32(0.0),
                                f32(0.0)};
     Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), f32(0.0));
     init.append(valueBlocks, zeros);
-    init.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
     if (op.getSinks())
       startWithSinks(init);
+    return init;
+  }
+
+  /// The loop over the block's key tiles carrying `init`: `step(t0, state,
+  /// partial)` for a tile some row may see (`partial`: whether
+  /// causal/window masks may hide some of its keys from some row; null
+  /// without such masks), `skip(state)` for one they hide from every row.
+  /// Every thread of the block finds the same tiles.
+  scf::ForOp tileLoop(ValueRange init, std::pair<Value, Value> queryRange,
+                      function_ref<SmallVector<Value>(Value, ValueRange, Value)> step,
+                      function_ref<SmallVector<Value>(ValueRange)> skip) {
     auto tiles = scf::ForOp::create(b, keyBegin, keyEnd, index(tileKeys), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tiles.getBody());
-      Value t0 = tiles.getInductionVar();
-      ValueRange state = tiles.getRegionIterArgs();
-      if (!mask.any()) {
-        scf::YieldOp::create(b, tileStep(t0, state, /*partial=*/nullptr));
-      } else {
-        auto [hidden, partial] = op.getDefaultPositions()
-                                     ? defaultTileVisibility(queryRange, t0)
-                                     : tileVisibility(queryRange, tileKeyPositions(t0));
-        auto ifHidden =
-            scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
-        b.setInsertionPointToStart(ifHidden.thenBlock());
-        // A hidden tile uses no V or K (the copies in flight for it go
-        // unread).
-        SmallVector<Value> skipped(state);
-        skipped.back() = arith::ConstantOp::create(b, b.getBoolAttr(false));
-        scf::YieldOp::create(b, skipped);
-        b.setInsertionPointToStart(ifHidden.elseBlock());
-        scf::YieldOp::create(b, tileStep(t0, state, partial));
-        b.setInsertionPointAfter(ifHidden);
-        scf::YieldOp::create(b, ifHidden.getResults());
-      }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value t0 = tiles.getInductionVar();
+    ValueRange state = tiles.getRegionIterArgs();
+    if (!mask.any()) {
+      scf::YieldOp::create(b, step(t0, state, /*partial=*/nullptr));
+      return tiles;
     }
-    // The last tile's prefetch lands before the block's shared memory goes.
-    NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    storeOutput(tiles.getResults().drop_back());
+    auto [hidden, partial] = op.getDefaultPositions()
+                                 ? defaultTileVisibility(queryRange, t0)
+                                 : tileVisibility(queryRange, tileKeyPositions(t0));
+    auto ifHidden = scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(ifHidden.thenBlock());
+    scf::YieldOp::create(b, skip(state));
+    b.setInsertionPointToStart(ifHidden.elseBlock());
+    scf::YieldOp::create(b, step(t0, state, partial));
+    b.setInsertionPointAfter(ifHidden);
+    scf::YieldOp::create(b, ifHidden.getResults());
+    return tiles;
   }
 
   /// Attention sinks: the head's sink logit enters each row's state as a key
@@ -1079,7 +1194,7 @@ protected:
   /// (min, max) of the positions of the block's queries (i64).
   std::pair<Value, Value> blockQueryPositions() {
     Value first = arith::DivUIOp::create(b, r0, index(group));
-    Value lastRow = arith::MinUIOp::create(b, add(r0, kBlockRows), rows);
+    Value lastRow = arith::MinUIOp::create(b, add(r0, blockRows), rows);
     Value last = arith::CeilDivUIOp::create(b, lastRow, index(group));
     if (op.getDefaultPositions()) // increasing with the query
       return {queryPosition(first), queryPosition(arith::SubIOp::create(b, last, index(1)))};
@@ -1178,9 +1293,7 @@ protected:
         gpu::BarrierOp::create(b);
       copyTile(key, ks, add(t0, tileKeys), d);
     }
-    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
-    Value needsMask = partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
-    SmallVector<SmallVector<Value>> scores = tileScores(products, t0, needsMask);
+    SmallVector<SmallVector<Value>> scores = tileScores(products, t0, needsMask(t0, partial));
     auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
     accumulateValues(softmax, weights, stage);
     // This stage of Vs (and rotated Ks) are read until here: the copies of
@@ -1188,6 +1301,13 @@ protected:
     gpu::BarrierOp::create(b);
     softmax.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
     return softmax;
+  }
+
+  /// Whether the tile at t0 tests each score: the last tile (keys past
+  /// keyEnd) or one that masks may hide in part (`partial`).
+  Value needsMask(Value t0, Value partial) {
+    Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, add(t0, tileKeys), keyEnd);
+    return partial ? arith::OrIOp::create(b, tail, partial).getResult() : tail;
   }
 
   /// The barrier after the block's writes to shared memory (each thread
@@ -1395,14 +1515,186 @@ private:
   Value xs;
 };
 
-/// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup, each
+/// Warp specialization (`specialized`; sm_90a prefill, where the kernel
+/// copies K as it is): a block of three warpgroups takes 2 x 64 rows.
+/// Warpgroup 0, the producer, copies the K and V tiles of the block's
+/// visible key range by cp.async into kSpecializedStages stages of Ks and
+/// Vs; warpgroups 1 and 2, the consumers, each multiply their 64 rows of Qs
+/// with every tile (S = Q K^T, the online softmax, O += P V) as the
+/// one-warpgroup kernel does, with no block-wide barrier in the loop. A
+/// stage has two mbarriers: "full", on which the producer's threads arrive
+/// once their copies of the stage landed (cp.async.wait_group, then
+/// fence.proxy.async: wgmma reads through the async proxy what cp.async
+/// wrote through the generic one), and "empty", on which the consumers'
+/// threads arrive after their P V read the stage. The n-th tile the block
+/// visits uses stage n mod S in phase n / S of its barriers: the consumers
+/// wait for parity (n / S) mod 2 of "full", the producer for the parity
+/// before it of "empty" (the phase before a barrier's first counts as
+/// complete, so the first S tiles wait for nothing). The producer keeps two
+/// tiles in flight: tile n's copies are issued before tile n - 1 is waited
+/// for. Both roles walk the same tiles (tileLoop) and skip the same hidden
+/// ones. The whole block stages Qs and initializes the barriers before the
+/// roles part (one barrier); then setmaxnreg gives the producer
+/// kProducerRegisters registers a thread and the consumers
+/// kConsumerRegisters (a block of 384 threads starts with 168).
+class WarpSpecializedPipeline : public MmaAttentionKernel {
+public:
+  using MmaAttentionKernel::MmaAttentionKernel;
+
+protected:
+  void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) override {
+    if (!specialized)
+      return MmaAttentionKernel::blockBody(rowTile, kvHead, gridZ, thread);
+    assert(op.getDefaultPositions() && "takesWarpSpecialization");
+    setUpBlock(rowTile, kvHead, gridZ);
+    tid = thread;
+    stageQueries();
+    std::pair<Value, Value> queryRange = cutKeyRange();
+    initBarriers();
+    sharedWritesDone();
+    Value producer = lessThan(thread, index(kThreads));
+    auto roles = scf::IfOp::create(b, producer, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(roles.thenBlock()->getTerminator());
+    produce(thread, queryRange);
+    b.setInsertionPoint(roles.elseBlock()->getTerminator());
+    consume(arith::SubIOp::create(b, thread, index(kThreads)), queryRange);
+  }
+
+private:
+  /// Suspend-time hint of an mbarrier wait (ns), as upstream's nvgpu uses.
+  static constexpr int32_t kWaitTicks = 10000000;
+
+  Value i32(int64_t v) { return arith::ConstantOp::create(b, b.getI32IntegerAttr(v)); }
+
+  /// The full or the empty mbarrier of stage `stage` (index).
+  Value barrier(Value stage, bool full) {
+    Value slot = full ? stage : add(stage, kSpecializedStages);
+    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(slot, 8));
+    Value address = arith::AddIOp::create(b, barriers, offset);
+    return LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+  }
+
+  /// Thread 0 initializes the barriers: full ones wait for the producer's
+  /// threads, empty ones for the consumers'. (The block's barrier follows.)
+  void initBarriers() {
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0));
+    auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+    for (int64_t s = 0; s < kSpecializedStages; ++s) {
+      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/true), i32(kThreads), Value());
+      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/false),
+                                   i32(kConsumerGroups * kThreads), Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(b);
+  }
+
+  /// (stage, phase parity as i32) of the n-th tile the block visits.
+  std::pair<Value, Value> stageOf(Value n) {
+    Value stage = arith::RemUIOp::create(b, n, index(kSpecializedStages));
+    Value round = arith::DivUIOp::create(b, n, index(kSpecializedStages));
+    Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                                arith::AndIOp::create(b, round, index(1)));
+    return {stage, parity};
+  }
+
+  void waitFor(Value barrier, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(b, barrier, parity, i32(kWaitTicks));
+  }
+
+  void arriveOn(Value barrier) { NVVM::MBarrierArriveOp::create(b, Type(), barrier, Value()); }
+
+  /// The producer: per visited tile n, once stage n mod S is empty, its K
+  /// and V copied into it (two groups of cp.async), then the stage of tile
+  /// n - 1 marked full; after the last tile, its own stage.
+  void produce(Value thread, std::pair<Value, Value> queryRange) {
+    NVVM::SetMaxRegisterOp::create(b, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    // (The default positions: tileLoop finds the hidden tiles from the
+    // block's rows, not from lanes' keys.)
+    tid = thread;
+    auto previousStage = [&](Value n) {
+      return stageOf(add(n, kSpecializedStages - 1)).first;
+    };
+    scf::ForOp tiles = tileLoop(
+        ValueRange{index(0)}, queryRange,
+        [&](Value t0, ValueRange state, Value) {
+          Value n = state[0];
+          auto [stage, parity] = stageOf(n);
+          waitFor(barrier(stage, /*full=*/false), arith::XOrIOp::create(b, parity, i32(1)));
+          copyTile(key, ks, t0, d, stage);
+          copyTile(value, vs, t0, dv, stage);
+          auto ifAfterFirst = scf::IfOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, n, index(0)),
+              /*withElseRegion=*/false);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(ifAfterFirst.thenBlock()->getTerminator());
+            stageLanded(previousStage(n), /*pending=*/2);
+          }
+          return SmallVector<Value>{add(n, 1)};
+        },
+        [&](ValueRange state) { return SmallVector<Value>(state); });
+    Value count = tiles.getResult(0);
+    auto ifAny = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, count, index(0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
+    stageLanded(previousStage(count), /*pending=*/0);
+  }
+
+  /// Waits until at most `pending` groups of the thread's copies are in
+  /// flight, fences what landed for the async proxy, and arrives on the
+  /// full barrier of `stage`.
+  void stageLanded(Value stage, int32_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, pending);
+    fenceSharedWrites();
+    arriveOn(barrier(stage, /*full=*/true));
+  }
+
+  /// Consumer c (thread `thread` of the consumers): rows 64 c .. 64 c + 63
+  /// of the block, the state of tileStep's with the count of visited tiles
+  /// in place of the prefetch flag.
+  void consume(Value thread, std::pair<Value, Value> queryRange) {
+    NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
+    setUpLanes(thread);
+    bindConsumerRows(mul(arith::DivUIOp::create(b, thread, index(kThreads)), kBlockRows));
+    SmallVector<Value> init = initialState();
+    init.push_back(index(0));
+    scf::ForOp tiles = tileLoop(
+        init, queryRange,
+        [&](Value t0, ValueRange state, Value partial) { return consumeTile(t0, state, partial); },
+        [&](ValueRange state) { return SmallVector<Value>(state); });
+    storeOutput(tiles.getResults().drop_back());
+  }
+
+  /// The n-th visited tile once its stage is full; the stage marked empty
+  /// after P V.
+  SmallVector<Value> consumeTile(Value t0, ValueRange state, Value partial) {
+    Value n = state.back();
+    auto [stage, parity] = stageOf(n);
+    waitFor(barrier(stage, /*full=*/true), parity);
+    keyStage = stage;
+    SmallVector<SmallVector<Value>> products = this->products();
+    SmallVector<SmallVector<Value>> scores = tileScores(products, t0, needsMask(t0, partial));
+    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
+    accumulateValues(softmax, weights, stage);
+    arriveOn(barrier(stage, /*full=*/false));
+    softmax.push_back(add(n, 1));
+    return softmax;
+  }
+};
+
+/// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup (two
+/// consumer warpgroups and a producer when warp-specialized), each
 /// product a chain of wgmma.mma_async m64nNk16 on operands that matrix
 /// descriptors point at in core-matrix tiles; the weights P stay in the
 /// registers that computed them (wgmma's register A).
-class WarpgroupKernel final : public MmaAttentionKernel {
+class WarpgroupKernel final : public WarpSpecializedPipeline {
 public:
-  WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op)
-      : MmaAttentionKernel(b, op, /*warpgroup=*/true) {}
+  WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool specialized)
+      : WarpSpecializedPipeline(b, op, /*warpgroup=*/true, specialized) {}
 
 private:
   /// Tiles of core-matrix chunks (tileShapeOf).
@@ -1426,6 +1718,11 @@ private:
     for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
       address = sharedAddress(tile);
   }
+  /// A consumer's Qs: its first row's 16 bytes in each chunk.
+  void bindConsumerRows(Value firstRow) override {
+    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(firstRow, kCoreRowBytes));
+    addresses[0] = arith::AddIOp::create(b, addresses[0], offset);
+  }
   /// wgmma reads shared memory through the async proxy.
   void fenceSharedWrites() override {
     NVVM::FenceProxyOp::create(
@@ -1442,12 +1739,6 @@ private:
 
   /// Bytes between the 8-element chunks of a core-matrix tile of `rows` rows.
   static int64_t chunkBytes(int64_t rows) { return (rows + 1) * kCoreRowBytes; }
-
-  /// The shared-memory address of a tile (i64).
-  Value sharedAddress(Value tile) {
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, tile);
-    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
-  }
 
   /// The matrix descriptor (PTX ISA, wgmma) of the operand at `offset` bytes
   /// into the tile at `address`, without swizzle: bits 0-13 hold the start
@@ -1504,13 +1795,23 @@ private:
     return out;
   }
 
+  /// The address of stage `stage` (index; null: the first) of a tile at
+  /// `address` whose stages are `bytes` apart.
+  Value stageAddress(Value address, Value stage, int64_t bytes) {
+    if (!stage)
+      return address;
+    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(stage, bytes));
+    return arith::AddIOp::create(b, address, offset);
+  }
+
   /// S = Qs Ks^T on wgmma m64n{tileKeys}k16, a step per 16 channels (two
-  /// chunks of both K-major tiles).
+  /// chunks of both K-major tiles; Ks of stage keyStage).
   SmallVector<SmallVector<Value>> warpgroupProducts() {
-    Value qAddress = addresses[0], kAddress = addresses[1];
+    Value qAddress = addresses[0];
+    Value kAddress = stageAddress(addresses[1], keyStage, d / kCopyLanes * chunkBytes(tileKeys));
     SmallVector<Value> blocks = warpgroupChain(tileKeys, {}, [&](Value acc) {
       for (int64_t step = 0; step < d / 16; ++step) {
-        int64_t qChunk = chunkBytes(kBlockRows), kChunk = chunkBytes(tileKeys);
+        int64_t qChunk = chunkBytes(blockRows), kChunk = chunkBytes(tileKeys);
         Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
         Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
         acc = wgmma(acc, a, bDesc, tileKeys, /*accumulate=*/step > 0);
@@ -1584,12 +1885,7 @@ private:
   void warpgroupValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
                        Value stage) {
     // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
-    Value stageBytes = arith::ConstantOp::create(
-        b, b.getI64IntegerAttr(dv / kCopyLanes * chunkBytes(tileKeys)));
-    Value vAddress = arith::AddIOp::create(
-        b, addresses[2],
-        arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, b.getI64Type(), stage),
-                              stageBytes));
+    Value vAddress = stageAddress(addresses[2], stage, dv / kCopyLanes * chunkBytes(tileKeys));
     // The fragments before the chain: wgmma.fence orders their registers.
     SmallVector<SmallVector<Value>> fragments;
     for (int64_t step = 0; step < tileKeys / 16; ++step)
@@ -1626,7 +1922,7 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
       if (takesWarpgroupMma(warpgroup, op.getValue().getType().getDimSize(3)))
-        WarpgroupKernel(b, op).build(symbols, name);
+        WarpgroupKernel(b, op, takesWarpSpecialization(warpSpecialize, op)).build(symbols, name);
       else
         MmaSyncKernel(b, op).build(symbols, name);
       op.erase();
