@@ -201,13 +201,15 @@
 // issued pending); the last tile after the loop.
 // CHECK-WS: %[[PRODUCER:.*]] = arith.cmpi ult, %{{.*}}, %c128{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[PRODUCER]] {
-// CHECK-WS-NEXT: nvvm.setmaxregister  decrease 40
+// CHECK-WS-NEXT: nvvm.setmaxregister  decrease 24
 // CHECK-WS: scf.for {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
-// CHECK-WS: %[[S:.*]] = arith.remui %[[N]], %c3{{.*}} : index
-// CHECK-WS: %[[ROUND:.*]] = arith.divui %[[N]], %c3{{.*}} : index
-// CHECK-WS: %[[ODD:.*]] = arith.andi %[[ROUND]], %c1{{.*}} : index
-// CHECK-WS: %[[PARITY:.*]] = arith.index_castui %[[ODD]] : index to i32
-// CHECK-WS: %[[BEFORE:.*]] = arith.xori %[[PARITY]], %c1_i32 : i32
+// CHECK-WS: %[[N32:.*]] = arith.index_castui %[[N]] : index to i32
+// CHECK-WS-NEXT: %c3_i32 = arith.constant 3 : i32
+// CHECK-WS-NEXT: %[[S32:.*]] = arith.remui %[[N32]], %c3_i32 : i32
+// CHECK-WS: %[[ROUND:.*]] = arith.divui %[[N32]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[PARITY:.*]] = arith.andi %[[ROUND]], %c1_i32{{.*}} : i32
+// CHECK-WS: %[[S:.*]] = arith.index_castui %[[S32]] : i32 to index
+// CHECK-WS: %[[BEFORE:.*]] = arith.xori %[[PARITY]], %c1_i32{{.*}} : i32
 // CHECK-WS: %[[SLOT:.*]] = arith.addi %[[S]], %c3{{.*}} : index
 // CHECK-WS: %[[BYTES:.*]] = arith.muli %[[SLOT]], %c8{{.*}} : index
 // CHECK-WS: %[[OFFSET:.*]] = arith.index_castui %[[BYTES]] : index to i64
@@ -220,36 +222,104 @@
 // CHECK-WS-NEXT: nvgpu.device_async_create_group
 // CHECK-WS: %[[AFTER_FIRST:.*]] = arith.cmpi ne, %[[N]], %c0{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[AFTER_FIRST]] {
+// CHECK-WS: %[[N2:.*]] = arith.addi %[[N]], %c2{{.*}} : index
+// CHECK-WS-NEXT: %[[N232:.*]] = arith.index_castui %[[N2]] : index to i32
+// CHECK-WS: %[[PREV32:.*]] = arith.remui %[[N232]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[PREV:.*]] = arith.index_castui %[[PREV32]] : i32 to index
 // CHECK-WS: nvvm.cp.async.wait.group 2
 // CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-WS: nvvm.mbarrier.arrive
+// CHECK-WS: %[[PBYTES:.*]] = arith.muli %[[PREV]], %c8{{.*}} : index
+// CHECK-WS-NEXT: %[[POFFSET:.*]] = arith.index_castui %[[PBYTES]] : index to i64
+// CHECK-WS-NEXT: %[[PADDRESS:.*]] = arith.addi %[[BASE64]], %[[POFFSET]] : i64
+// CHECK-WS-NEXT: %[[PFULL:.*]] = llvm.inttoptr %[[PADDRESS]] : i64 to !llvm.ptr<3>
+// CHECK-WS-NEXT: nvvm.mbarrier.arrive %[[PFULL]]
 // CHECK-WS: nvvm.cp.async.wait.group 0
 // CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WS: nvvm.mbarrier.arrive
-// The consumers (warpgroups 1 and 2): tile n waits for parity (n / 3) mod 2
-// of stage n mod 3's full barrier, multiplies (Ks and Vs of that stage),
-// and arrives on its empty barrier after P V; no block barrier, no copy.
+// The consumers (warpgroups 1 and 2) take turns to issue their products on
+// named barriers 1 + c (wait) and 2 - c (hand over) of 256 threads;
+// consumer 1 hands consumer 0 the first turn.
 // CHECK-WS: } else {
 // CHECK-WS: arith.subi %{{.*}}, %c128{{.*}} : index
-// CHECK-WS-NEXT: nvvm.setmaxregister  increase 232
-// CHECK-WS: scf.for {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}index) {
-// CHECK-WS: %[[CS:.*]] = arith.remui %[[CN:.*]], %c3{{.*}} : index
-// CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN]], %c3{{.*}} : index
-// CHECK-WS: %[[CODD:.*]] = arith.andi %[[CROUND]], %c1{{.*}} : index
-// CHECK-WS: %[[CPARITY:.*]] = arith.index_castui %[[CODD]] : index to i32
+// CHECK-WS-NEXT: nvvm.setmaxregister  increase 240
+// CHECK-WS: %[[CONSUMER:.*]] = arith.divui %{{.*}}, %c128{{.*}} : index
+// A consumer's rows of Qs start 64 rows (1024 bytes into each chunk) after
+// the other's.
+// CHECK-WS: %[[FIRST_ROW:.*]] = arith.muli %[[CONSUMER]], %c64{{.*}} : index
+// CHECK-WS: %[[ROW_BYTES:.*]] = arith.muli %[[FIRST_ROW]], %c16{{.*}} : index
+// CHECK-WS-NEXT: %[[ROW_OFFSET:.*]] = arith.index_castui %[[ROW_BYTES]] : index to i64
+// CHECK-WS-NEXT: %[[QADDRESS:.*]] = arith.addi %{{.*}}, %[[ROW_OFFSET]] : i64
+// CHECK-WS: %[[SECOND:.*]] = arith.cmpi eq, %[[CONSUMER]], %c1{{.*}} : index
+// CHECK-WS-NEXT: scf.if %[[SECOND]] {
+// CHECK-WS: %[[OTHER:.*]] = arith.subi %c2{{.*}}, %[[CONSUMER]] : index
+// CHECK-WS-NEXT: %[[OTHER32:.*]] = arith.index_castui %[[OTHER]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier.arrive id = %[[OTHER32]] number_of_threads = %c256_i32
+// The loop carries (m, l), O, the 16 register A words of the last visited
+// tile's weights and the visited count n. Tile n waits for parity (n / 3)
+// mod 2 of stage n mod 3's full barrier.
+// CHECK-WS: scf.for {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}{{(i32, )+}}index) {
+// CHECK-WS: %[[CN32:.*]] = arith.index_castui %[[CN:.*]] : index to i32
+// CHECK-WS: %[[CS32:.*]] = arith.remui %[[CN32]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN32]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[CPARITY:.*]] = arith.andi %[[CROUND]], %c1_i32{{.*}} : i32
+// CHECK-WS: %[[CS:.*]] = arith.index_castui %[[CS32]] : i32 to index
+// CHECK-WS: %[[STARTED:.*]] = arith.cmpi ne, %[[CN]], %c0{{.*}} : index
 // CHECK-WS: %[[CBYTES:.*]] = arith.muli %[[CS]], %c8{{.*}} : index
 // CHECK-WS: %[[COFFSET:.*]] = arith.index_castui %[[CBYTES]] : index to i64
 // CHECK-WS: %[[CADDRESS:.*]] = arith.addi %[[BASE64]], %[[COFFSET]] : i64
 // CHECK-WS: %[[FULL:.*]] = llvm.inttoptr %[[CADDRESS]] : i64 to !llvm.ptr<3>
 // CHECK-WS: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[CPARITY]], %c10000000_i32
-// CHECK-WS-NOT: gpu.barrier
-// CHECK-WS-NOT: nvgpu.device_async_copy
+// CHECK-WS: %[[OWN:.*]] = arith.addi %[[CONSUMER]], %c1{{.*}} : index
+// CHECK-WS-NEXT: %[[OWN32:.*]] = arith.index_castui %[[OWN]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier id = %[[OWN32]] number_of_threads = %c256_i32
+// In the turn: S of this tile (Ks of stage n mod 3, 16640 bytes a stage),
+// issued and committed, not waited for; then P V of the tile before from
+// the carried words (an empty group for the first tile).
+// The descriptors of the consumer's Qs (LBO: chunks of 129 rows, 2064
+// bytes; SBO 128 bytes) and of Ks (chunks of 65 rows).
+// CHECK-WS: %[[KBYTES:.*]] = arith.muli %[[CS]], %c16640{{.*}} : index
+// CHECK-WS-NEXT: %[[KOFFSET:.*]] = arith.index_castui %[[KBYTES]] : index to i64
+// CHECK-WS-NEXT: %[[KADDRESS:.*]] = arith.addi %{{.*}}, %[[KOFFSET]] : i64
+// CHECK-WS: nvvm.wgmma.fence.aligned
+// CHECK-WS: arith.addi %[[QADDRESS]], %c0_i64
+// CHECK-WS: arith.ori %{{.*}}, %c34368192512_i64 : i64
+// CHECK-WS: arith.addi %[[KADDRESS]], %c0_i64
+// CHECK-WS: arith.ori %{{.*}}, %c34363998208_i64 : i64
 // CHECK-WS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>]
+// CHECK-WS-COUNT-7: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+// CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-WS-NOT: nvvm.wgmma.wait
+// CHECK-WS: scf.if %[[STARTED]] -> ({{(vector<4xf32>(, )?)+}}) {
+// CHECK-WS: nvvm.wgmma.fence.aligned
 // CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK-WS-NOT: gpu.barrier
-// CHECK-WS: %[[RELEASE:.*]] = arith.addi %[[CS]], %c3{{.*}} : index
+// CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-WS-NOT: nvvm.wgmma.wait
+// CHECK-WS: } else {
+// CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// The hand-over, then S waited for (one group, P V, left pending) while
+// this tile's softmax runs; P V waited for before the tile before's stage
+// is released and O rescaled.
+// CHECK-WS: %[[HANDOVER:.*]] = arith.subi %c2{{.*}}, %[[CONSUMER]] : index
+// CHECK-WS-NEXT: %[[HANDOVER32:.*]] = arith.index_castui %[[HANDOVER]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier.arrive id = %[[HANDOVER32]] number_of_threads = %c256_i32
+// CHECK-WS-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-WS: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-WS-NOT: nvvm.vote.sync
+// CHECK-WS: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-WS-NEXT: scf.if %[[STARTED]] {
 // CHECK-WS: nvvm.mbarrier.arrive
+// CHECK-WS: nvvm.vote.sync  any
 // CHECK-WS: arith.addi %[[CN]], %c1{{.*}} : index
+// After the loop, in a last turn, P V of the last visited tile; then
+// consumer 0 takes consumer 1's last hand-over.
+// CHECK-WS: nvvm.barrier id =
+// CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-WS: nvvm.barrier.arrive id =
+// CHECK-WS-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-WS: %[[FIRST:.*]] = arith.cmpi eq, %[[CONSUMER]], %c0{{.*}} : index
+// CHECK-WS-NEXT: scf.if %[[FIRST]] {
+// CHECK-WS: nvvm.barrier id =
 // CHECK-WS-NOT: gpu.barrier
 // CHECK-WS-NOT: nvvm.cp.async
 // CHECK-WS: gpu.terminator

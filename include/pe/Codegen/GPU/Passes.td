@@ -348,8 +348,10 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     the default positions and K read as it is takes blocks of three
     warpgroups over 128 rows: a producer copies K and V by `cp.async` into
     three stages, each with a full and an empty mbarrier, and two consumers
-    of 64 rows run the tile loop on them; `setmaxnreg` moves registers from
-    the producer (40) to the consumers (232).
+    of 64 rows run the tile loop on them, issuing S of a tile with P V of
+    the tile before (`wgmma.wait_group 1` before the softmax) and taking
+    turns to issue on named barriers; `setmaxnreg` moves registers from
+    the producer (24) to the consumers (240).
   }];
   let options = [
     Option<"warpgroup", "warpgroup", "bool", /*default=*/"false",

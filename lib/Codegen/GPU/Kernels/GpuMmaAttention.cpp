@@ -78,11 +78,12 @@
 // proxy: every write is fenced (fence.proxy.async) before the barrier that
 // precedes the products that read it.
 //
-// Warp specialization (sm_90a prefill with the default positions, option
-// `warpSpecialize`): three warpgroups over 128 rows, a producer that copies
-// K and V into three stages synchronized by mbarriers and two consumers
-// that each run the tile loop above on 64 rows without copies or block
-// barriers (WarpSpecializedPipeline).
+// Warp specialization (sm_90a prefill with the default positions and K read
+// as it is, option `warpSpecialize`): three warpgroups over 128 rows, a
+// producer that copies K and V into three stages synchronized by mbarriers
+// and two consumers that each run the tile loop above on 64 rows without
+// copies or block barriers, software-pipelined (S of a tile issued with P V
+// of the tile before) and taking turns to issue (WarpSpecializedPipeline).
 //
 // The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
 // product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaOnlineSoftmax (a
@@ -186,13 +187,21 @@ constexpr int64_t kValueStages = 2;
 /// consumer warpgroups of kBlockRows rows each and a producer warpgroup
 /// that copies K and V into kSpecializedStages stages. setmaxnreg moves
 /// registers from the producer (cp.async addresses only) to the consumers
-/// (S, P and O of 64 rows): 128 x 40 + 256 x 232 of the SM's 65536.
+/// (S, P, the last tile's P words and O of 64 rows): 128 x 24 + 256 x 240
+/// of the SM's 65536.
 constexpr int64_t kConsumerGroups = 2;
 constexpr int64_t kSpecializedStages = 3;
-constexpr int32_t kProducerRegisters = 40;
-constexpr int32_t kConsumerRegisters = 232;
-static_assert(kThreads * (kProducerRegisters + kConsumerGroups * kConsumerRegisters) <= 65536,
-              "the registers of one block per multiprocessor");
+constexpr int32_t kProducerRegisters = 24;
+constexpr int32_t kConsumerRegisters = 240;
+/// A block of 384 threads starts with 65536 / 384 registers a thread,
+/// rounded down to a multiple of 8: 168 (ptxas allocates that maximum to a
+/// kernel with setmaxnreg; the tests check it). setmaxnreg.inc draws from
+/// what the block's setmaxnreg.dec released, so the budgets must balance.
+constexpr int64_t kSpecializedEntryRegisters =
+    65536 / (kThreads * (kConsumerGroups + 1)) / 8 * 8;
+static_assert(kProducerRegisters + kConsumerGroups * kConsumerRegisters <=
+                  (kConsumerGroups + 1) * kSpecializedEntryRegisters,
+              "the consumers' registers come from the producer's");
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
@@ -266,8 +275,13 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
 /// with every per-score feature).
 bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
   const bool rotatesKeys = op.getRopeAttr() && !op.getRotatedKeys();
+  // A static kBlockRows rows or fewer would leave the second consumer idle.
+  auto query = op.getQuery().getType();
+  const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
+  const bool oneRowTile =
+      !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
   return warpSpecialize && !op.getSplits() && !rotatesKeys && op.getDefaultPositions() &&
-         channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
+         !oneRowTile && channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -382,6 +396,15 @@ protected:
   /// O += P V of the tile (stage `stage` of Vs), O in `state[4..]`.
   virtual void accumulateValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
                                 Value stage) = 0;
+  /// Warpgroup MMA: the weights rounded into the register A words of
+  /// O += P V, and that product on such words (accumulateValues in two
+  /// steps, so that the words of one tile can wait for the next).
+  virtual SmallVector<Value> weightWords(ArrayRef<SmallVector<Value>> weights) {
+    llvm_unreachable("warpgroup MMA only");
+  }
+  virtual void accumulateWords(SmallVector<Value> &state, ArrayRef<Value> words, Value stage) {
+    llvm_unreachable("warpgroup MMA only");
+  }
 
   /// A tile of shared memory (sharedTile): a static memref.global, or
   /// `offset` bytes into the block's dynamic shared memory.
@@ -498,6 +521,9 @@ protected:
   Value keyBegin, keyEnd, split;
   /// The stage of Ks the next products read (null with one stage).
   Value keyStage;
+  /// Whether warpgroup MMA chains are issued without waiting for them (the
+  /// pipeline waits).
+  bool deferWaits = false;
   LaneRow laneRows[2];
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -911,9 +937,27 @@ protected:
   /// rescaled by alpha) and the weights p of each row.
   std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
   softmaxStep(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
+    auto [next, weights, rescale] = softmaxWeights(state, scores);
+    rescaleOutput(state.slice(4, valueBlocks), rescale,
+                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
+    return {next, weights};
+  }
+
+  /// How a tile's softmax rescales O: alpha = exp(m - m') of the lane's two
+  /// rows, and whether either row's max grew.
+  struct Rescale {
+    Value alphas[2];
+    Value grown;
+  };
+
+  /// softmaxStep without touching O (the caller rescales it, rescaleOutput):
+  /// the state with the new (m, l), the weights, and the rescale.
+  std::tuple<SmallVector<Value>, SmallVector<SmallVector<Value>>, Rescale>
+  softmaxWeights(ValueRange state, ArrayRef<SmallVector<Value>> scores) {
     SmallVector<Value> next(state);
     SmallVector<SmallVector<Value>> weights(2);
-    Value alphas[2], grown[2];
+    Rescale rescale;
+    Value grown[2];
     for (int64_t k = 0; k < 2; ++k) {
       Value m = state[k], l = state[2 + k];
       // maxnum (PTX max.f32, one FMNMX; buildRunningRowMax's select takes
@@ -937,14 +981,13 @@ protected:
       // alpha = exp(m - m') is exactly 1 where the row max did not grow (m'
       // = m; also a row without a visible key yet, where O and l are 0).
       grown[k] = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, rowMax, m);
-      alphas[k] = arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
+      rescale.alphas[k] =
+          arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
       next[k] = rowMax;
-      next[2 + k] = buildRescaledSum(b, l, alphas[k], sum);
+      next[2 + k] = buildRescaledSum(b, l, rescale.alphas[k], sum);
     }
-    rescaleOutput(state.slice(4, valueBlocks), alphas,
-                  arith::OrIOp::create(b, grown[0], grown[1]),
-                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
-    return {next, weights};
+    rescale.grown = arith::OrIOp::create(b, grown[0], grown[1]);
+    return {next, weights, rescale};
   }
 
   /// O' = alpha O for the lane's accumulators, skipped (O' = O) when no row
@@ -952,10 +995,10 @@ protected:
   /// rarely grows, and the rescale is dv / 2 multiplies per lane and tile
   /// (64 at Dv = 128) against 4 per score of the tile's 16. The warp takes
   /// one branch (a vote), the lanes of a row agree.
-  void rescaleOutput(ValueRange acc, Value (&alphas)[2], Value grown,
-                     MutableArrayRef<Value> out) {
+  void rescaleOutput(ValueRange acc, const Rescale &rescale, MutableArrayRef<Value> out) {
+    const Value(&alphas)[2] = rescale.alphas;
     Value everyLane = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
-    Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, grown,
+    Value any = NVVM::VoteSyncOp::create(b, b.getI1Type(), everyLane, rescale.grown,
                                          NVVM::VoteSyncKind::any);
     auto ifAny = scf::IfOp::create(b, acc.getTypes(), any, /*withElseRegion=*/true);
     {
@@ -1536,7 +1579,9 @@ private:
 /// ones. The whole block stages Qs and initializes the barriers before the
 /// roles part (one barrier); then setmaxnreg gives the producer
 /// kProducerRegisters registers a thread and the consumers
-/// kConsumerRegisters (a block of 384 threads starts with 168).
+/// kConsumerRegisters (a block of 384 threads starts with 168). The
+/// consumers' loop is software-pipelined and they take turns to issue their
+/// products (consumeTile, beginTurn).
 class WarpSpecializedPipeline : public MmaAttentionKernel {
 public:
   using MmaAttentionKernel::MmaAttentionKernel;
@@ -1556,7 +1601,7 @@ protected:
     auto roles = scf::IfOp::create(b, producer, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(roles.thenBlock()->getTerminator());
-    produce(thread, queryRange);
+    produce(queryRange);
     b.setInsertionPoint(roles.elseBlock()->getTerminator());
     consume(arith::SubIOp::create(b, thread, index(kThreads)), queryRange);
   }
@@ -1591,12 +1636,14 @@ private:
   }
 
   /// (stage, phase parity as i32) of the n-th tile the block visits.
+  /// (32-bit arithmetic: a block visits far fewer than 2^32 tiles, and a
+  /// 64-bit division by 3 takes several times the instructions.)
   std::pair<Value, Value> stageOf(Value n) {
-    Value stage = arith::RemUIOp::create(b, n, index(kSpecializedStages));
-    Value round = arith::DivUIOp::create(b, n, index(kSpecializedStages));
-    Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
-                                                arith::AndIOp::create(b, round, index(1)));
-    return {stage, parity};
+    Value n32 = arith::IndexCastUIOp::create(b, b.getI32Type(), n);
+    Value stage = arith::RemUIOp::create(b, n32, i32(kSpecializedStages));
+    Value round = arith::DivUIOp::create(b, n32, i32(kSpecializedStages));
+    Value parity = arith::AndIOp::create(b, round, i32(1));
+    return {arith::IndexCastUIOp::create(b, b.getIndexType(), stage), parity};
   }
 
   void waitFor(Value barrier, Value parity) {
@@ -1608,14 +1655,10 @@ private:
   /// The producer: per visited tile n, once stage n mod S is empty, its K
   /// and V copied into it (two groups of cp.async), then the stage of tile
   /// n - 1 marked full; after the last tile, its own stage.
-  void produce(Value thread, std::pair<Value, Value> queryRange) {
+  void produce(std::pair<Value, Value> queryRange) {
     NVVM::SetMaxRegisterOp::create(b, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
     // (The default positions: tileLoop finds the hidden tiles from the
     // block's rows, not from lanes' keys.)
-    tid = thread;
-    auto previousStage = [&](Value n) {
-      return stageOf(add(n, kSpecializedStages - 1)).first;
-    };
     scf::ForOp tiles = tileLoop(
         ValueRange{index(0)}, queryRange,
         [&](Value t0, ValueRange state, Value) {
@@ -1654,36 +1697,135 @@ private:
   }
 
   /// Consumer c (thread `thread` of the consumers): rows 64 c .. 64 c + 63
-  /// of the block, the state of tileStep's with the count of visited tiles
-  /// in place of the prefetch flag.
+  /// of the block. State: (m, l) and O as tileStep's, the register A words
+  /// of the last visited tile's weights, and the count n of visited tiles.
   void consume(Value thread, std::pair<Value, Value> queryRange) {
     NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
     setUpLanes(thread);
-    bindConsumerRows(mul(arith::DivUIOp::create(b, thread, index(kThreads)), kBlockRows));
+    consumer = arith::DivUIOp::create(b, thread, index(kThreads));
+    bindConsumerRows(mul(consumer, kBlockRows));
+    const int64_t words = tileKeys / 16 * 4;
     SmallVector<Value> init = initialState();
+    init.append(words, arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
     init.push_back(index(0));
+    // Consumer 0 takes the first turn.
+    whenConsumer(1, [&] { endTurn(); });
     scf::ForOp tiles = tileLoop(
         init, queryRange,
         [&](Value t0, ValueRange state, Value partial) { return consumeTile(t0, state, partial); },
         [&](ValueRange state) { return SmallVector<Value>(state); });
-    storeOutput(tiles.getResults().drop_back());
+    ValueRange last = tiles.getResults();
+    Value n = last.back();
+    // O += P V of the last visited tile.
+    SmallVector<Value> out(last.take_front(4 + valueBlocks));
+    auto ifAny = scf::IfOp::create(b, TypeRange(ValueRange(out).drop_front(4)),
+                                   arith::CmpIOp::create(b, arith::CmpIPredicate::ne, n, index(0)),
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifAny.thenBlock());
+      SmallVector<Value> state(out);
+      beginTurn();
+      deferWaits = true;
+      accumulateWords(state, SmallVector<Value>(last.slice(4 + valueBlocks, words)),
+                      previousStage(n));
+      deferWaits = false;
+      endTurn();
+      NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+      scf::YieldOp::create(b, ValueRange(state).drop_front(4));
+      b.setInsertionPointToStart(ifAny.elseBlock());
+      scf::YieldOp::create(b, ValueRange(out).drop_front(4));
+    }
+    llvm::copy(ifAny.getResults(), out.begin() + 4);
+    // Consumer 1's last turn handed over: consumer 0 takes it, so that both
+    // named barriers end complete.
+    whenConsumer(0, [&] { beginTurn(); });
+    storeOutput(out);
   }
 
-  /// The n-th visited tile once its stage is full; the stage marked empty
-  /// after P V.
+  /// Visited tile n (software-pipelined, as FlashAttention-3's consumers):
+  /// once its stage is full, in this consumer's turn, S = Q K^T of this
+  /// tile and O += P V of the tile before are issued together (for the
+  /// first tile an empty group instead of P V); waiting until one group is
+  /// pending waits for S, so the softmax of this tile runs while P V of the
+  /// tile before is on the tensor cores, and while the other consumer
+  /// issues its products. Then P V is waited for, the tile before's stage
+  /// released, and O rescaled by this tile's alpha.
   SmallVector<Value> consumeTile(Value t0, ValueRange state, Value partial) {
+    const int64_t words = tileKeys / 16 * 4;
     Value n = state.back();
     auto [stage, parity] = stageOf(n);
+    Value started = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, n, index(0));
     waitFor(barrier(stage, /*full=*/true), parity);
+    beginTurn();
+    deferWaits = true;
     keyStage = stage;
     SmallVector<SmallVector<Value>> products = this->products();
+    keyStage = nullptr;
+    SmallVector<Value> current(state.take_front(4 + valueBlocks));
+    auto ifStarted = scf::IfOp::create(b, TypeRange(ValueRange(current).drop_front(4)), started,
+                                       /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifStarted.thenBlock());
+      SmallVector<Value> accumulated(current);
+      accumulateWords(accumulated, SmallVector<Value>(state.slice(4 + valueBlocks, words)),
+                      previousStage(n));
+      scf::YieldOp::create(b, ValueRange(accumulated).drop_front(4));
+      b.setInsertionPointToStart(ifStarted.elseBlock());
+      NVVM::WgmmaGroupSyncAlignedOp::create(b);
+      scf::YieldOp::create(b, ValueRange(current).drop_front(4));
+    }
+    deferWaits = false;
+    endTurn();
+    llvm::copy(ifStarted.getResults(), current.begin() + 4);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     SmallVector<SmallVector<Value>> scores = tileScores(products, t0, needsMask(t0, partial));
-    auto [softmax, weights] = softmaxStep(state.drop_back(), scores);
-    accumulateValues(softmax, weights, stage);
-    arriveOn(barrier(stage, /*full=*/false));
-    softmax.push_back(add(n, 1));
-    return softmax;
+    auto [next, weights, rescale] = softmaxWeights(current, scores);
+    SmallVector<Value> nextWords = weightWords(weights);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    {
+      auto ifRelease = scf::IfOp::create(b, started, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifRelease.thenBlock()->getTerminator());
+      arriveOn(barrier(previousStage(n), /*full=*/false));
+    }
+    rescaleOutput(ValueRange(current).slice(4, valueBlocks), rescale,
+                  MutableArrayRef<Value>(next).slice(4, valueBlocks));
+    next.append(nextWords);
+    next.push_back(add(n, 1));
+    return next;
   }
+
+  /// The stage of the tile before the n-th visited one (n > 0).
+  Value previousStage(Value n) { return stageOf(add(n, kSpecializedStages - 1)).first; }
+
+  /// The consumers take turns to issue their products (ping-pong, on named
+  /// barriers 1 and 2 of 256 threads): consumer c waits on barrier 1 + c
+  /// for the other's hand-over, issues, and hands over on barrier 2 - c;
+  /// its softmax then overlaps the other's products.
+  void beginTurn() {
+    NVVM::BarrierOp::create(b, TypeRange{}, turnBarrier(/*own=*/true),
+                            i32(kConsumerGroups * kThreads), {}, Value());
+  }
+  void endTurn() {
+    NVVM::BarrierArriveOp::create(b, turnBarrier(/*own=*/false), i32(kConsumerGroups * kThreads));
+  }
+  Value turnBarrier(bool own) {
+    Value id = own ? add(consumer, 1) : arith::SubIOp::create(b, index(2), consumer);
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), id);
+  }
+  void whenConsumer(int64_t c, function_ref<void()> body) {
+    auto ifThis = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, consumer, index(c)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifThis.thenBlock()->getTerminator());
+    body();
+  }
+
+  /// The consumer warpgroup of the thread (0 or 1).
+  Value consumer;
 };
 
 /// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup (two
@@ -1769,7 +1911,7 @@ private:
   /// columns, as mma.sync's C fragments): `blocks`, or none for a chain that
   /// starts without (its first product does not accumulate: no register is
   /// written between the fence and the chain); fences the registers, issues
-  /// the chain, waits for it.
+  /// the chain, commits it, and waits for it unless `deferWaits`.
   SmallVector<Value> warpgroupChain(int64_t n, ArrayRef<Value> blocks,
                                     function_ref<Value(Value)> chain) {
     Type f32Type = b.getF32Type();
@@ -1784,7 +1926,8 @@ private:
     NVVM::WgmmaFenceAlignedOp::create(b);
     acc = chain(acc);
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    if (!deferWaits)
+      NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     SmallVector<Value> out;
     for (int64_t j = 0; j < n / 8; ++j) {
       SmallVector<Value> x;
@@ -1884,18 +2027,27 @@ private:
   /// bytes apart).
   void warpgroupValues(SmallVector<Value> &state, ArrayRef<SmallVector<Value>> weights,
                        Value stage) {
+    // The words before the chain: wgmma.fence orders their registers.
+    accumulateWords(state, weightWords(weights), stage);
+  }
+
+  /// The register A words of each 16-key step of P V, step after step.
+  SmallVector<Value> weightWords(ArrayRef<SmallVector<Value>> weights) override {
+    SmallVector<Value> words;
+    for (int64_t step = 0; step < tileKeys / 16; ++step)
+      llvm::append_range(words, weightFragment(weights, step));
+    return words;
+  }
+
+  void accumulateWords(SmallVector<Value> &state, ArrayRef<Value> words, Value stage) override {
     // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
     Value vAddress = stageAddress(addresses[2], stage, dv / kCopyLanes * chunkBytes(tileKeys));
-    // The fragments before the chain: wgmma.fence orders their registers.
-    SmallVector<SmallVector<Value>> fragments;
-    for (int64_t step = 0; step < tileKeys / 16; ++step)
-      fragments.push_back(weightFragment(weights, step));
-    SmallVector<Value> blocks(state.begin() + 4, state.end());
+    SmallVector<Value> blocks(state.begin() + 4, state.begin() + 4 + valueBlocks);
     blocks = warpgroupChain(dv, blocks, [&](Value acc) {
       const int64_t keyGroup = kCoreRows * kCoreRowBytes;
       for (int64_t step = 0; step < tileKeys / 16; ++step) {
         Value bDesc = descriptor(vAddress, 2 * step * keyGroup, keyGroup, chunkBytes(tileKeys));
-        acc = wgmmaRegisterA(acc, fragments[step], bDesc, dv);
+        acc = wgmmaRegisterA(acc, words.slice(4 * step, 4), bDesc, dv);
       }
       return acc;
     });

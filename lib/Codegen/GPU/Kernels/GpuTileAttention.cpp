@@ -140,7 +140,8 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t ta
 /// pe.rope before it (the 16-byte chunk kernel: K read and written once,
 /// with the tables the kernel would read), rather than rotate each key tile
 /// in every block that reads it: every one of the ceil(Sq G / 64) row tiles
-/// of a KV head would rotate all its keys again. Decode (one row tile)
+/// of a KV head (two a block when warp-specialized) would rotate all its
+/// keys again. Decode (one row tile)
 /// keeps the rotation in the kernel, where K is read once either way. The
 /// rotated K is rounded to the element type exactly as the kernel rounds it
 /// into shared memory, so the result is the same. A multi-stream rope keeps
