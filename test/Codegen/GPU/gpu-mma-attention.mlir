@@ -102,8 +102,18 @@
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // CHECK-KERNEL: gpu.shuffle xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
 // CHECK-KERNEL-NEXT: %[[TILE_MAX:.*]] = arith.maxnumf
-// CHECK-KERNEL-NEXT: arith.mulf %[[TILE_MAX]], %[[SCALE]] : f32
+// CHECK-KERNEL-NEXT: %[[SCALED_MAX:.*]] = arith.mulf %[[TILE_MAX]], %[[SCALE]] : f32
+// The row keeps its max m unless the tile's exceeds it by more than 8 ln 2
+// (weights up to 2^8; O rescaled only when a row takes a new max).
+// CHECK-KERNEL-NEXT: %[[CANDIDATE:.*]] = arith.maxnumf %[[M:.*]], %[[SCALED_MAX]] : f32
+// CHECK-KERNEL-NEXT: %[[GROWTH:.*]] = arith.constant 5.54517746 : f32
+// CHECK-KERNEL-NEXT: %[[LIMIT:.*]] = arith.addf %[[M]], %[[GROWTH]] : f32
+// CHECK-KERNEL-NEXT: %[[GROWN:.*]] = arith.cmpf ogt, %[[CANDIDATE]], %[[LIMIT]] : f32
+// CHECK-KERNEL-NEXT: %[[ROW_MAX:.*]] = arith.select %[[GROWN]], %[[CANDIDATE]], %[[M]] : f32
 // CHECK-KERNEL: math.fma %[[SCORES]]#0, %[[FACTOR]], %{{.*}} : f32
+// CHECK-KERNEL: arith.select %[[GROWN]], %{{.*}}, %cst{{.*}} : f32
+// CHECK-KERNEL: %[[EITHER:.*]] = arith.ori %[[GROWN]], %{{.*}} : i1
+// CHECK-KERNEL: nvvm.vote.sync  any %{{.*}}, %[[EITHER]] -> i1
 // CHECK-KERNEL-NOT: gpu.barrier
 // CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync

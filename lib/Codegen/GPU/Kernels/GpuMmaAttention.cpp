@@ -137,6 +137,10 @@ constexpr int64_t kThreads = kWarps * kWarpSize;
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
 static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
+/// How far a tile's max may exceed a row's running max m before the row
+/// takes it (softmaxWeights): 8 ln 2, so that weights exp(s - m) stay at
+/// most 2^8.
+constexpr double kKeptMaxGrowth = 8 * M_LN2;
 /// Keys per K/V tile (tileKeysFor): eight 8-key blocks of S, four 16-key
 /// steps of P V; on mma.sync half as many for head dims over 64, whose
 /// query fragments and output accumulators leave fewer of a thread's 255
@@ -944,7 +948,7 @@ protected:
   }
 
   /// How a tile's softmax rescales O: alpha = exp(m - m') of the lane's two
-  /// rows, and whether either row's max grew.
+  /// rows, and whether either row took a new max.
   struct Rescale {
     Value alphas[2];
     Value grown;
@@ -970,7 +974,18 @@ protected:
       tileMax = quadReduce(tileMax, [&](Value x, Value y) { return buildRowMax(b, x, y); });
       if (rawScores())
         tileMax = arith::MulFOp::create(b, tileMax, laneRows[k].scale);
-      Value rowMax = buildRowMax(b, m, tileMax);
+      // The row keeps its max m while the tile's max exceeds it by at most
+      // kKeptMaxGrowth (FlashAttention-4's rescale threshold): any m that
+      // O and l share gives the same O / l, and the weights exp(s - m) stay
+      // at most 2^8 (exact in f32, and rounded relatively to bf16/f16 as
+      // weights below 1 are). So O is rescaled only when a row's max grows
+      // past that, which after a row's first tiles is rare. A row without a
+      // visible key yet (m = -inf) takes any finite max; a NaN m stays.
+      Value candidate = buildRowMax(b, m, tileMax);
+      grown[k] = arith::CmpFOp::create(
+          b, arith::CmpFPredicate::OGT, candidate,
+          arith::AddFOp::create(b, m, f32(kKeptMaxGrowth)));
+      Value rowMax = arith::SelectOp::create(b, grown[k], candidate, m);
       Value baseLog2 = log2Base(buildExponentBase(b, rowMax));
       Value sum = f32(0.0);
       for (Value s : scores[k]) {
@@ -978,9 +993,8 @@ protected:
         weights[k].push_back(p);
         sum = arith::AddFOp::create(b, sum, p);
       }
-      // alpha = exp(m - m') is exactly 1 where the row max did not grow (m'
-      // = m; also a row without a visible key yet, where O and l are 0).
-      grown[k] = arith::CmpFOp::create(b, arith::CmpFPredicate::ONE, rowMax, m);
+      // alpha = exp(m - m') is exactly 1 where the row kept its max (m' =
+      // m; also a row without a visible key yet, where O and l are 0).
       rescale.alphas[k] =
           arith::SelectOp::create(b, grown[k], expOfDifference(m, baseLog2), f32(1.0));
       next[k] = rowMax;
@@ -991,10 +1005,10 @@ protected:
   }
 
   /// O' = alpha O for the lane's accumulators, skipped (O' = O) when no row
-  /// of the warp has a new max: after the first tiles the max of a row
-  /// rarely grows, and the rescale is dv / 2 multiplies per lane and tile
-  /// (64 at Dv = 128) against 4 per score of the tile's 16. The warp takes
-  /// one branch (a vote), the lanes of a row agree.
+  /// of the warp took a new max: after the first tiles a row rarely grows
+  /// by more than kKeptMaxGrowth, and the rescale is dv / 2 multiplies per
+  /// lane and tile (64 at Dv = 128). The warp takes one branch (a vote),
+  /// the lanes of a row agree.
   void rescaleOutput(ValueRange acc, const Rescale &rescale, MutableArrayRef<Value> out) {
     const Value(&alphas)[2] = rescale.alphas;
     Value everyLane = arith::ConstantOp::create(b, b.getI32IntegerAttr(-1));
