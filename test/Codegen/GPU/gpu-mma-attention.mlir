@@ -183,14 +183,15 @@
 // CHECK-WGMMA: gpu.terminator
 
 // Warp-specialized (warpgroup MMA's default for prefill with the default
-// positions): three warpgroups, 128 rows a block; Qs of 128 rows, three
-// stages of Ks and Vs, then the six mbarriers (full ones first).
+// positions and K read as it is): three warpgroups, 128 rows a block; Qs of
+// 128 rows, four stages of Ks and Vs, then the eight mbarriers (full ones
+// first).
 // CHECK-WS-LABEL: func.func @llama3
-// CHECK-WS: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384, {{.*}}) dynamic_shared_memory_size %c132912_i32
+// CHECK-WS: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384, {{.*}}) dynamic_shared_memory_size %c166208_i32
 // CHECK-WS: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, 3> to memref<16x129x8xbf16, 3>
-// CHECK-WS: memref.view %{{.*}}[%c33024][] : memref<?xi8, 3> to memref<3x16x65x8xbf16, 3>
-// CHECK-WS: memref.view %{{.*}}[%c82944][] : memref<?xi8, 3> to memref<3x16x65x8xbf16, 3>
-// CHECK-WS: %[[BARRIERS:.*]] = memref.view %{{.*}}[%c132864][] : memref<?xi8, 3> to memref<6xi64, 3>
+// CHECK-WS: memref.view %{{.*}}[%c33024][] : memref<?xi8, 3> to memref<4x16x65x8xbf16, 3>
+// CHECK-WS: memref.view %{{.*}}[%c99584][] : memref<?xi8, 3> to memref<4x16x65x8xbf16, 3>
+// CHECK-WS: %[[BARRIERS:.*]] = memref.view %{{.*}}[%c166144][] : memref<?xi8, 3> to memref<8xi64, 3>
 // CHECK-WS: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[BARRIERS]]
 // CHECK-WS: %[[BASE64:.*]] = arith.index_castui %[[BASE]] : index to i64
 // Thread 0 initializes them (full: the producer's 128 threads arrive;
@@ -201,40 +202,42 @@
 // CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
 // CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c128_i32
 // CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK-WS: nvvm.mbarrier.init %{{.*}}, %c256_i32
 // CHECK-WS-NEXT: nvvm.fence.mbarrier.init
 // CHECK-WS: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WS-NEXT: gpu.barrier
-// The producer (warpgroup 0): visited tile n waits for parity (n / 3) mod
-// 2, xor 1, of stage n mod 3's empty barrier (slot 3 + n mod 3), copies K
-// and V into that stage (8 copies of 16 bytes a thread each), then marks the
-// tile before full once its copies landed (at most the two groups just
-// issued pending); the last tile after the loop.
+// The producer (warpgroup 0): visited tile n waits for parity (n / 4) mod
+// 2, xor 1, of stage n mod 4's empty barrier (slot 4 + n mod 4), copies K
+// and V into that stage (8 copies of 16 bytes a thread each), then marks
+// tile n - 1 full (stage (n + 3) mod 4) once its copies landed (at most the
+// two groups just issued pending); the last tile after the loop.
 // CHECK-WS: %[[PRODUCER:.*]] = arith.cmpi ult, %{{.*}}, %c128{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[PRODUCER]] {
 // CHECK-WS-NEXT: nvvm.setmaxregister  decrease 24
 // CHECK-WS: scf.for {{.*}} iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
 // CHECK-WS: %[[N32:.*]] = arith.index_castui %[[N]] : index to i32
-// CHECK-WS-NEXT: %c3_i32 = arith.constant 3 : i32
-// CHECK-WS-NEXT: %[[S32:.*]] = arith.remui %[[N32]], %c3_i32 : i32
-// CHECK-WS: %[[ROUND:.*]] = arith.divui %[[N32]], %c3_i32{{.*}} : i32
+// CHECK-WS-NEXT: %c4_i32 = arith.constant 4 : i32
+// CHECK-WS-NEXT: %[[S32:.*]] = arith.remui %[[N32]], %c4_i32 : i32
+// CHECK-WS: %[[ROUND:.*]] = arith.divui %[[N32]], %c4_i32{{.*}} : i32
 // CHECK-WS: %[[PARITY:.*]] = arith.andi %[[ROUND]], %c1_i32{{.*}} : i32
 // CHECK-WS: %[[S:.*]] = arith.index_castui %[[S32]] : i32 to index
 // CHECK-WS: %[[BEFORE:.*]] = arith.xori %[[PARITY]], %c1_i32{{.*}} : i32
-// CHECK-WS: %[[SLOT:.*]] = arith.addi %[[S]], %c3{{.*}} : index
+// CHECK-WS: %[[SLOT:.*]] = arith.addi %[[S]], %c4{{.*}} : index
 // CHECK-WS: %[[BYTES:.*]] = arith.muli %[[SLOT]], %c8{{.*}} : index
 // CHECK-WS: %[[OFFSET:.*]] = arith.index_castui %[[BYTES]] : index to i64
 // CHECK-WS: %[[ADDRESS:.*]] = arith.addi %[[BASE64]], %[[OFFSET]] : i64
 // CHECK-WS: %[[EMPTY:.*]] = llvm.inttoptr %[[ADDRESS]] : i64 to !llvm.ptr<3>
 // CHECK-WS: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[BEFORE]], %c10000000_i32
-// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<4x16x65x8xbf16, 3>
 // CHECK-WS-NEXT: nvgpu.device_async_create_group
-// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<3x16x65x8xbf16, 3>
+// CHECK-WS-COUNT-8: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[S]], {{.*}} : memref<1x8x?x128xbf16> to memref<4x16x65x8xbf16, 3>
 // CHECK-WS-NEXT: nvgpu.device_async_create_group
 // CHECK-WS: %[[AFTER_FIRST:.*]] = arith.cmpi ne, %[[N]], %c0{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[AFTER_FIRST]] {
-// CHECK-WS: %[[N2:.*]] = arith.addi %[[N]], %c2{{.*}} : index
-// CHECK-WS-NEXT: %[[N232:.*]] = arith.index_castui %[[N2]] : index to i32
-// CHECK-WS: %[[PREV32:.*]] = arith.remui %[[N232]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[N3:.*]] = arith.addi %[[N]], %c3{{.*}} : index
+// CHECK-WS-NEXT: %[[N332:.*]] = arith.index_castui %[[N3]] : index to i32
+// CHECK-WS: %[[PREV32:.*]] = arith.remui %[[N332]], %c4_i32{{.*}} : i32
 // CHECK-WS: %[[PREV:.*]] = arith.index_castui %[[PREV32]] : i32 to index
 // CHECK-WS: nvvm.cp.async.wait.group 2
 // CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -265,12 +268,12 @@
 // CHECK-WS-NEXT: %[[OTHER32:.*]] = arith.index_castui %[[OTHER]] : index to i32
 // CHECK-WS-NEXT: nvvm.barrier.arrive id = %[[OTHER32]] number_of_threads = %c256_i32
 // The loop carries (m, l), O, the 16 register A words of the last visited
-// tile's weights and the visited count n. Tile n waits for parity (n / 3)
-// mod 2 of stage n mod 3's full barrier.
-// CHECK-WS: scf.for {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}{{(i32, )+}}index) {
+// tile's weights and the visited count n. Tile n waits for parity (n / 4)
+// mod 2 of stage n mod 4's full barrier.
+// CHECK-WS: %[[LOOP:.*]]:37 = scf.for {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}{{(i32, )+}}index) {
 // CHECK-WS: %[[CN32:.*]] = arith.index_castui %[[CN:.*]] : index to i32
-// CHECK-WS: %[[CS32:.*]] = arith.remui %[[CN32]], %c3_i32{{.*}} : i32
-// CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN32]], %c3_i32{{.*}} : i32
+// CHECK-WS: %[[CS32:.*]] = arith.remui %[[CN32]], %c4_i32{{.*}} : i32
+// CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN32]], %c4_i32{{.*}} : i32
 // CHECK-WS: %[[CPARITY:.*]] = arith.andi %[[CROUND]], %c1_i32{{.*}} : i32
 // CHECK-WS: %[[CS:.*]] = arith.index_castui %[[CS32]] : i32 to index
 // CHECK-WS: %[[STARTED:.*]] = arith.cmpi ne, %[[CN]], %c0{{.*}} : index
@@ -282,11 +285,9 @@
 // CHECK-WS: %[[OWN:.*]] = arith.addi %[[CONSUMER]], %c1{{.*}} : index
 // CHECK-WS-NEXT: %[[OWN32:.*]] = arith.index_castui %[[OWN]] : index to i32
 // CHECK-WS-NEXT: nvvm.barrier id = %[[OWN32]] number_of_threads = %c256_i32
-// In the turn: S of this tile (Ks of stage n mod 3, 16640 bytes a stage),
-// issued and committed, not waited for; then P V of the tile before from
-// the carried words (an empty group for the first tile).
-// The descriptors of the consumer's Qs (LBO: chunks of 129 rows, 2064
-// bytes; SBO 128 bytes) and of Ks (chunks of 65 rows).
+// In the turn: S of this tile (Ks of stage n mod 4, 16640 bytes a stage;
+// the consumer's Qs: LBO chunks of 129 rows, 2064 bytes, SBO 128 bytes; Ks
+// chunks of 65 rows), issued and committed, not waited for.
 // CHECK-WS: %[[KBYTES:.*]] = arith.muli %[[CS]], %c16640{{.*}} : index
 // CHECK-WS-NEXT: %[[KOFFSET:.*]] = arith.index_castui %[[KBYTES]] : index to i64
 // CHECK-WS-NEXT: %[[KADDRESS:.*]] = arith.addi %{{.*}}, %[[KOFFSET]] : i64
@@ -299,16 +300,25 @@
 // CHECK-WS-COUNT-7: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WS-NOT: nvvm.wgmma.wait
-// CHECK-WS: scf.if %[[STARTED]] -> ({{(vector<4xf32>(, )?)+}}) {
+// Then P V of tile n - 1: Vs of stage (n + 3) mod 4, A the carried words
+// (loop arguments, not this tile's); an empty group for the first tile.
+// CHECK-WS: %[[PV:.*]]:16 = scf.if %[[STARTED]] -> ({{(vector<4xf32>(, )?)+}}) {
+// CHECK-WS-NEXT: %c3{{.*}} = arith.constant 3 : index
+// CHECK-WS-NEXT: %[[VN:.*]] = arith.addi %[[CN]], %c3{{.*}} : index
+// CHECK-WS-NEXT: %[[VN32:.*]] = arith.index_castui %[[VN]] : index to i32
+// CHECK-WS: %[[VS32:.*]] = arith.remui %[[VN32]], %c4_i32{{.*}} : i32
+// CHECK-WS: %[[VS:.*]] = arith.index_castui %[[VS32]] : i32 to index
+// CHECK-WS: arith.muli %[[VS]], %c16640{{.*}} : index
 // CHECK-WS: nvvm.wgmma.fence.aligned
-// CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-WS: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
+// CHECK-WS-COUNT-3: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
 // CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WS-NOT: nvvm.wgmma.wait
 // CHECK-WS: } else {
 // CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // The hand-over, then S waited for (one group, P V, left pending) while
-// this tile's softmax runs; P V waited for before the tile before's stage
-// is released and O rescaled.
+// this tile's softmax runs; P V waited for before stage (n + 3) mod 4 is
+// released (empty slot 4 + that stage) and O - the P V results - rescaled.
 // CHECK-WS: %[[HANDOVER:.*]] = arith.subi %c2{{.*}}, %[[CONSUMER]] : index
 // CHECK-WS-NEXT: %[[HANDOVER32:.*]] = arith.index_castui %[[HANDOVER]] : index to i32
 // CHECK-WS-NEXT: nvvm.barrier.arrive id = %[[HANDOVER32]] number_of_threads = %c256_i32
@@ -317,19 +327,34 @@
 // CHECK-WS-NOT: nvvm.vote.sync
 // CHECK-WS: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WS-NEXT: scf.if %[[STARTED]] {
+// CHECK-WS: %[[RN:.*]] = arith.addi %[[CN]], %c3{{.*}} : index
+// CHECK-WS: %[[RS:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK-WS: %[[RSLOT:.*]] = arith.addi %[[RS]], %c4{{.*}} : index
+// CHECK-WS-NEXT: %c8{{.*}} = arith.constant 8 : index
+// CHECK-WS-NEXT: %[[RBYTES:.*]] = arith.muli %[[RSLOT]], %c8{{.*}} : index
 // CHECK-WS: nvvm.mbarrier.arrive
 // CHECK-WS: nvvm.vote.sync  any
+// CHECK-WS: arith.mulf %[[PV]]#0, %{{.*}} : vector<4xf32>
 // CHECK-WS: arith.addi %[[CN]], %c1{{.*}} : index
-// After the loop, in a last turn, P V of the last visited tile; then
-// consumer 0 takes consumer 1's last hand-over.
-// CHECK-WS: nvvm.barrier id =
-// CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// After the loop, in a last turn, P V of the last visited tile (stage (n +
+// 3) mod 4 of the final count n); then consumer 0 takes consumer 1's last
+// hand-over on barrier 1.
+// CHECK-WS: scf.if %{{.*}} -> ({{(vector<4xf32>(, )?)+}}) {
+// CHECK-WS: %[[LOWN:.*]] = arith.addi %[[CONSUMER]], %c1{{.*}} : index
+// CHECK-WS-NEXT: %[[LOWN32:.*]] = arith.index_castui %[[LOWN]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier id = %[[LOWN32]] number_of_threads = %c256_i32
+// CHECK-WS: arith.addi %[[LOOP]]#36, %c3{{.*}} : index
+// CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
 // CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-WS: nvvm.barrier.arrive id =
+// CHECK-WS: %[[LOTHER:.*]] = arith.subi %c2{{.*}}, %[[CONSUMER]] : index
+// CHECK-WS-NEXT: %[[LOTHER32:.*]] = arith.index_castui %[[LOTHER]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier.arrive id = %[[LOTHER32]] number_of_threads = %c256_i32
 // CHECK-WS-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WS: %[[FIRST:.*]] = arith.cmpi eq, %[[CONSUMER]], %c0{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[FIRST]] {
-// CHECK-WS: nvvm.barrier id =
+// CHECK-WS: %[[FOWN:.*]] = arith.addi %[[CONSUMER]], %c1{{.*}} : index
+// CHECK-WS-NEXT: %[[FOWN32:.*]] = arith.index_castui %[[FOWN]] : index to i32
+// CHECK-WS-NEXT: nvvm.barrier id = %[[FOWN32]] number_of_threads = %c256_i32
 // CHECK-WS-NOT: gpu.barrier
 // CHECK-WS-NOT: nvvm.cp.async
 // CHECK-WS: gpu.terminator

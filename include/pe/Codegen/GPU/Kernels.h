@@ -24,7 +24,7 @@ inline constexpr int64_t kMmaAttentionBlockRows = 64;
 /// MMA where `warpgroup` asks for it and the value heads allow it, else on
 /// mma.sync (a chip runs it where its per-block limit holds), with one
 /// warpgroup of rows: the warp-specialized prefill kernel of sm_90a takes
-/// up to 151 KiB, within sm_90a's 227.
+/// up to 180 KiB, within sm_90a's 227.
 int64_t mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup);
 
 /// Bytes to which the tensor-core attention kernel's K and V must be

@@ -345,13 +345,15 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     shared memory: Q, K, V and the rounded weights P are stored as 8 x 8
     core matrices (no swizzle) and read through matrix descriptors, V as an
     MN-major (transposed) operand. With `warp-specialize` too, prefill with
-    the default positions and K read as it is takes blocks of three
+    the default positions, K read as it is and more than 64 rows (or a
+    dynamic query count) takes blocks of three
     warpgroups over 128 rows: a producer copies K and V by `cp.async` into
-    three stages, each with a full and an empty mbarrier, and two consumers
+    four stages, each with a full and an empty mbarrier, and two consumers
     of 64 rows run the tile loop on them, issuing S of a tile with P V of
     the tile before (`wgmma.wait_group 1` before the softmax) and taking
     turns to issue on named barriers; `setmaxnreg` moves registers from
-    the producer (24) to the consumers (240).
+    the producer to the consumers (24 and 240 with 64-key tiles, 40 and 232
+    with 32-key tiles).
   }];
   let options = [
     Option<"warpgroup", "warpgroup", "bool", /*default=*/"false",

@@ -80,7 +80,7 @@
 //
 // Warp specialization (sm_90a prefill with the default positions and K read
 // as it is, option `warpSpecialize`): three warpgroups over 128 rows, a
-// producer that copies K and V into three stages synchronized by mbarriers
+// producer that copies K and V into four stages synchronized by mbarriers
 // and two consumers that each run the tile loop above on 64 rows without
 // copies or block barriers, software-pipelined (S of a tile issued with P V
 // of the tile before) and taking turns to issue (WarpSpecializedPipeline).
@@ -189,22 +189,36 @@ constexpr int64_t kCopyLanes = 8;
 constexpr int64_t kValueStages = 2;
 /// Warp specialization (sm_90a prefill, WarpSpecializedPipeline): two
 /// consumer warpgroups of kBlockRows rows each and a producer warpgroup
-/// that copies K and V into kSpecializedStages stages. setmaxnreg moves
-/// registers from the producer (cp.async addresses only) to the consumers
-/// (S, P, the last tile's P words and O of 64 rows): 128 x 24 + 256 x 240
-/// of the SM's 65536.
+/// that copies K and V into kSpecializedStages stages. Four: a consumer
+/// holds two (S of tile n, P V of tile n - 1), the producer fills the next
+/// two, and a tile's stage is released one iteration after its S, so that
+/// with three the producer's wait for an empty stage (which precedes its
+/// marking the tile before full) would tie a consumer's tile n to the
+/// other consumer's finishing tile n - 1 and undo the ping-pong. (162 KiB
+/// of shared memory at D = 128, 180 KiB at most.)
 constexpr int64_t kConsumerGroups = 2;
-constexpr int64_t kSpecializedStages = 3;
-constexpr int32_t kProducerRegisters = 24;
-constexpr int32_t kConsumerRegisters = 240;
+constexpr int64_t kSpecializedStages = 4;
+/// setmaxnreg moves registers from the producer (cp.async addresses only)
+/// to the consumers (S, P, the last tile's P words and O of 64 rows), a
+/// pair (producer, consumer) per tile size: with 64-key tiles the
+/// consumers hold 64 scores and 16 words a lane and take 240 (the producer
+/// keeps 24: 8 + 8 copies a thread at D = 128); with 32-key tiles (head
+/// dims over 128) they hold half as many, and the producer, whose row
+/// pieces grow with the head dim, keeps 40 (24 spill its addresses at D
+/// = 256). Both: 128 x producer + 256 x consumer of the SM's 65536.
+constexpr std::pair<int32_t, int32_t> kWideTileRegisters = {24, 240};
+constexpr std::pair<int32_t, int32_t> kNarrowTileRegisters = {40, 232};
 /// A block of 384 threads starts with 65536 / 384 registers a thread,
 /// rounded down to a multiple of 8: 168 (ptxas allocates that maximum to a
 /// kernel with setmaxnreg; the tests check it). setmaxnreg.inc draws from
 /// what the block's setmaxnreg.dec released, so the budgets must balance.
 constexpr int64_t kSpecializedEntryRegisters =
     65536 / (kThreads * (kConsumerGroups + 1)) / 8 * 8;
-static_assert(kProducerRegisters + kConsumerGroups * kConsumerRegisters <=
-                  (kConsumerGroups + 1) * kSpecializedEntryRegisters,
+constexpr bool balances(std::pair<int32_t, int32_t> registers) {
+  return registers.first + kConsumerGroups * registers.second <=
+         (kConsumerGroups + 1) * kSpecializedEntryRegisters;
+}
+static_assert(balances(kWideTileRegisters) && balances(kNarrowTileRegisters),
               "the consumers' registers come from the producer's");
 /// A core matrix of wgmma operands: 8 rows of 16 bytes.
 constexpr int64_t kCoreRows = 8;
@@ -1591,9 +1605,9 @@ private:
 /// tiles in flight: tile n's copies are issued before tile n - 1 is waited
 /// for. Both roles walk the same tiles (tileLoop) and skip the same hidden
 /// ones. The whole block stages Qs and initializes the barriers before the
-/// roles part (one barrier); then setmaxnreg gives the producer
-/// kProducerRegisters registers a thread and the consumers
-/// kConsumerRegisters (a block of 384 threads starts with 168). The
+/// roles part (one barrier); then setmaxnreg moves registers from the
+/// producer to the consumers (registers(); a block of 384 threads starts
+/// with 168). The
 /// consumers' loop is software-pipelined and they take turns to issue their
 /// products (consumeTile, beginTurn).
 class WarpSpecializedPipeline : public MmaAttentionKernel {
@@ -1623,6 +1637,11 @@ protected:
 private:
   /// Suspend-time hint of an mbarrier wait (ns), as upstream's nvgpu uses.
   static constexpr int32_t kWaitTicks = 10000000;
+
+  /// The (producer, consumer) registers a thread for the kernel's tiles.
+  std::pair<int32_t, int32_t> registers() const {
+    return tileKeys == kTileKeys ? kWideTileRegisters : kNarrowTileRegisters;
+  }
 
   Value i32(int64_t v) { return arith::ConstantOp::create(b, b.getI32IntegerAttr(v)); }
 
@@ -1670,7 +1689,7 @@ private:
   /// and V copied into it (two groups of cp.async), then the stage of tile
   /// n - 1 marked full; after the last tile, its own stage.
   void produce(std::pair<Value, Value> queryRange) {
-    NVVM::SetMaxRegisterOp::create(b, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    NVVM::SetMaxRegisterOp::create(b, registers().first, NVVM::SetMaxRegisterAction::decrease);
     // (The default positions: tileLoop finds the hidden tiles from the
     // block's rows, not from lanes' keys.)
     scf::ForOp tiles = tileLoop(
@@ -1714,7 +1733,7 @@ private:
   /// of the block. State: (m, l) and O as tileStep's, the register A words
   /// of the last visited tile's weights, and the count n of visited tiles.
   void consume(Value thread, std::pair<Value, Value> queryRange) {
-    NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
+    NVVM::SetMaxRegisterOp::create(b, registers().second, NVVM::SetMaxRegisterAction::increase);
     setUpLanes(thread);
     consumer = arith::DivUIOp::create(b, thread, index(kThreads));
     bindConsumerRows(mul(consumer, kBlockRows));
