@@ -607,6 +607,15 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
     llama3_ref = {"theta": 500000.0, "rotary_dim": 128, "scaling": LLAMA3}
     hq, hkv = (32, 8) if full else (4, 2)
     out = _kernel_cases(rng, full, "tc_", tc, "tensor cores")
+    s = 8192 if full else 64
+    arange = np.arange(s, dtype=np.int64)[None, :]
+    out.append(_attention_case(
+        "tc_prefill_positions_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),
+        causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, qpos=arange, kpos=arange,
+        timed=True, rows=_sampled_rows(rng, s, full), flags=tc,
+        notes="tensor cores: the prefill target with explicit positions 0 .. S - 1 (as the "
+              "config front end's functions pass them): the one-warpgroup kernel, which "
+              "loads positions, beside the warp-specialized one of the default positions"))
     s = 512 if full else 40
     out.append(_attention_case(
         "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,

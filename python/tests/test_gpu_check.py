@@ -46,6 +46,7 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
             "tc_one_attention_gqa_llama3_d128_bf16", "tc_one_prefill_gqa_llama3_d128_bf16",
+            "tc_prefill_positions_gqa_llama3_d128_bf16",
             "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32",
             "mla_absorbed_decode_bf16", "tc_decode_mla_absorbed_bf16",
             "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
@@ -92,7 +93,7 @@ def test_step1_writes_every_case_under_64_mib(prepared):
         if case["name"] in ("tc_attention_gqa_llama3_d128_bf16",
                             "tc_prefill_gqa_llama3_d128_bf16"):
             assert specialized and ".maxntid 384, 1, 1" in ptx, case["name"]
-        if case["name"].startswith(("tc_one_", "tc_sync_", "tc_decode_")):
+        if case["name"].startswith(("tc_one_", "tc_sync_", "tc_decode_", "tc_prefill_positions_")):
             assert not specialized, case["name"]
     # pe.learned's range check: a kernel fills an error record that the host reads and checks.
     manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))

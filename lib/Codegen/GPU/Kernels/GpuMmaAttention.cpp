@@ -1661,9 +1661,10 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
     for (int64_t s = 0; s < kSpecializedStages; ++s) {
-      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/true), i32(kThreads), Value());
-      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/false),
-                                   i32(kConsumerGroups * kThreads), Value());
+      Value producers = i32(kThreads);
+      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/true), producers, Value());
+      Value consumers = i32(kConsumerGroups * kThreads);
+      NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/false), consumers, Value());
     }
     NVVM::FenceMbarrierInitOp::create(b);
   }
@@ -1697,7 +1698,9 @@ private:
         [&](Value t0, ValueRange state, Value) {
           Value n = state[0];
           auto [stage, parity] = stageOf(n);
-          waitFor(barrier(stage, /*full=*/false), arith::XOrIOp::create(b, parity, i32(1)));
+          // (One op-building argument a call: their order is the compiler's.)
+          Value before = arith::XOrIOp::create(b, parity, i32(1));
+          waitFor(barrier(stage, /*full=*/false), before);
           copyTile(key, ks, t0, d, stage);
           copyTile(value, vs, t0, dv, stage);
           auto ifAfterFirst = scf::IfOp::create(
@@ -1838,11 +1841,12 @@ private:
   /// for the other's hand-over, issues, and hands over on barrier 2 - c;
   /// its softmax then overlaps the other's products.
   void beginTurn() {
-    NVVM::BarrierOp::create(b, TypeRange{}, turnBarrier(/*own=*/true),
-                            i32(kConsumerGroups * kThreads), {}, Value());
+    Value threads = i32(kConsumerGroups * kThreads);
+    NVVM::BarrierOp::create(b, TypeRange{}, turnBarrier(/*own=*/true), threads, {}, Value());
   }
   void endTurn() {
-    NVVM::BarrierArriveOp::create(b, turnBarrier(/*own=*/false), i32(kConsumerGroups * kThreads));
+    Value threads = i32(kConsumerGroups * kThreads);
+    NVVM::BarrierArriveOp::create(b, turnBarrier(/*own=*/false), threads);
   }
   Value turnBarrier(bool own) {
     Value id = own ? add(consumer, 1) : arith::SubIOp::create(b, index(2), consumer);
