@@ -235,10 +235,8 @@
 // CHECK-WS-NEXT: nvgpu.device_async_create_group
 // CHECK-WS: %[[AFTER_FIRST:.*]] = arith.cmpi ne, %[[N]], %c0{{.*}} : index
 // CHECK-WS-NEXT: scf.if %[[AFTER_FIRST]] {
-// CHECK-WS: %[[N3:.*]] = arith.addi %[[N]], %c3{{.*}} : index
-// CHECK-WS-NEXT: %[[N332:.*]] = arith.index_castui %[[N3]] : index to i32
-// CHECK-WS: %[[PREV32:.*]] = arith.remui %[[N332]], %c4_i32{{.*}} : i32
-// CHECK-WS: %[[PREV:.*]] = arith.index_castui %[[PREV32]] : i32 to index
+// CHECK-WS: %[[S3:.*]] = arith.addi %[[S]], %c3{{.*}} : index
+// CHECK-WS: %[[PREV:.*]] = arith.remui %[[S3]], %c4{{.*}} : index
 // CHECK-WS: nvvm.cp.async.wait.group 2
 // CHECK-WS-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-WS: %[[PBYTES:.*]] = arith.muli %[[PREV]], %c8{{.*}} : index
@@ -276,6 +274,8 @@
 // CHECK-WS: %[[CROUND:.*]] = arith.divui %[[CN32]], %c4_i32{{.*}} : i32
 // CHECK-WS: %[[CPARITY:.*]] = arith.andi %[[CROUND]], %c1_i32{{.*}} : i32
 // CHECK-WS: %[[CS:.*]] = arith.index_castui %[[CS32]] : i32 to index
+// CHECK-WS: %[[CS3:.*]] = arith.addi %[[CS]], %c3{{.*}} : index
+// CHECK-WS: %[[PS:.*]] = arith.remui %[[CS3]], %c4{{.*}} : index
 // CHECK-WS: %[[STARTED:.*]] = arith.cmpi ne, %[[CN]], %c0{{.*}} : index
 // CHECK-WS: %[[CBYTES:.*]] = arith.muli %[[CS]], %c8{{.*}} : index
 // CHECK-WS: %[[COFFSET:.*]] = arith.index_castui %[[CBYTES]] : index to i64
@@ -303,12 +303,7 @@
 // Then P V of tile n - 1: Vs of stage (n + 3) mod 4, A the carried words
 // (loop arguments, not this tile's); an empty group for the first tile.
 // CHECK-WS: %[[PV:.*]]:16 = scf.if %[[STARTED]] -> ({{(vector<4xf32>(, )?)+}}) {
-// CHECK-WS-NEXT: %c3{{.*}} = arith.constant 3 : index
-// CHECK-WS-NEXT: %[[VN:.*]] = arith.addi %[[CN]], %c3{{.*}} : index
-// CHECK-WS-NEXT: %[[VN32:.*]] = arith.index_castui %[[VN]] : index to i32
-// CHECK-WS: %[[VS32:.*]] = arith.remui %[[VN32]], %c4_i32{{.*}} : i32
-// CHECK-WS: %[[VS:.*]] = arith.index_castui %[[VS32]] : i32 to index
-// CHECK-WS: arith.muli %[[VS]], %c16640{{.*}} : index
+// CHECK-WS: arith.muli %[[PS]], %c16640{{.*}} : index
 // CHECK-WS: nvvm.wgmma.fence.aligned
 // CHECK-WS: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
 // CHECK-WS-COUNT-3: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %arg{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
@@ -327,9 +322,7 @@
 // CHECK-WS-NOT: nvvm.vote.sync
 // CHECK-WS: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-WS-NEXT: scf.if %[[STARTED]] {
-// CHECK-WS: %[[RN:.*]] = arith.addi %[[CN]], %c3{{.*}} : index
-// CHECK-WS: %[[RS:.*]] = arith.index_castui %{{.*}} : i32 to index
-// CHECK-WS: %[[RSLOT:.*]] = arith.addi %[[RS]], %c4{{.*}} : index
+// CHECK-WS: %[[RSLOT:.*]] = arith.addi %[[PS]], %c4{{.*}} : index
 // CHECK-WS-NEXT: %c8{{.*}} = arith.constant 8 : index
 // CHECK-WS-NEXT: %[[RBYTES:.*]] = arith.muli %[[RSLOT]], %c8{{.*}} : index
 // CHECK-WS: nvvm.mbarrier.arrive
@@ -343,7 +336,7 @@
 // CHECK-WS: %[[LOWN:.*]] = arith.addi %[[CONSUMER]], %c1{{.*}} : index
 // CHECK-WS-NEXT: %[[LOWN32:.*]] = arith.index_castui %[[LOWN]] : index to i32
 // CHECK-WS-NEXT: nvvm.barrier id = %[[LOWN32]] number_of_threads = %c256_i32
-// CHECK-WS: arith.addi %[[LOOP]]#36, %c3{{.*}} : index
+// CHECK-WS: arith.index_castui %[[LOOP]]#36 : index to i32
 // CHECK-WS-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16{{.*}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %[[LOOP]]#{{[0-9]+}}, %{{[0-9]+}}, %c1_i32
 // CHECK-WS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-WS: %[[LOTHER:.*]] = arith.subi %c2{{.*}}, %[[CONSUMER]] : index

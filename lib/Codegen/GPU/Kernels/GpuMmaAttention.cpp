@@ -1709,7 +1709,7 @@ private:
           {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPoint(ifAfterFirst.thenBlock()->getTerminator());
-            stageLanded(previousStage(n), /*pending=*/2);
+            stageLanded(stageBefore(stage), /*pending=*/2);
           }
           return SmallVector<Value>{add(n, 1)};
         },
@@ -1720,7 +1720,7 @@ private:
         /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
-    stageLanded(previousStage(count), /*pending=*/0);
+    stageLanded(stageBefore(stageOf(count).first), /*pending=*/0);
   }
 
   /// Waits until at most `pending` groups of the thread's copies are in
@@ -1764,7 +1764,7 @@ private:
       beginTurn();
       deferWaits = true;
       accumulateWords(state, SmallVector<Value>(last.slice(4 + valueBlocks, words)),
-                      previousStage(n));
+                      stageBefore(stageOf(n).first));
       deferWaits = false;
       endTurn();
       NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -1791,6 +1791,7 @@ private:
     const int64_t words = tileKeys / 16 * 4;
     Value n = state.back();
     auto [stage, parity] = stageOf(n);
+    Value previous = stageBefore(stage);
     Value started = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, n, index(0));
     waitFor(barrier(stage, /*full=*/true), parity);
     beginTurn();
@@ -1806,7 +1807,7 @@ private:
       b.setInsertionPointToStart(ifStarted.thenBlock());
       SmallVector<Value> accumulated(current);
       accumulateWords(accumulated, SmallVector<Value>(state.slice(4 + valueBlocks, words)),
-                      previousStage(n));
+                      previous);
       scf::YieldOp::create(b, ValueRange(accumulated).drop_front(4));
       b.setInsertionPointToStart(ifStarted.elseBlock());
       NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -1824,7 +1825,7 @@ private:
       auto ifRelease = scf::IfOp::create(b, started, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifRelease.thenBlock()->getTerminator());
-      arriveOn(barrier(previousStage(n), /*full=*/false));
+      arriveOn(barrier(previous, /*full=*/false));
     }
     rescaleOutput(ValueRange(current).slice(4, valueBlocks), rescale,
                   MutableArrayRef<Value>(next).slice(4, valueBlocks));
@@ -1833,8 +1834,11 @@ private:
     return next;
   }
 
-  /// The stage of the tile before the n-th visited one (n > 0).
-  Value previousStage(Value n) { return stageOf(add(n, kSpecializedStages - 1)).first; }
+  /// The stage of the tile visited before the one in `stage`.
+  Value stageBefore(Value stage) {
+    Value shifted = add(stage, kSpecializedStages - 1);
+    return arith::RemUIOp::create(b, shifted, index(kSpecializedStages));
+  }
 
   /// The consumers take turns to issue their products (ping-pong, on named
   /// barriers 1 and 2 of 256 threads): consumer c waits on barrier 1 + c
