@@ -1670,8 +1670,8 @@ private:
   }
 
   /// (stage, phase parity as i32) of the n-th tile the block visits.
-  /// (32-bit arithmetic: a block visits far fewer than 2^32 tiles, and a
-  /// 64-bit division by 3 takes several times the instructions.)
+  /// (32-bit arithmetic: a block visits far fewer than 2^32 tiles, and
+  /// 64-bit index arithmetic takes more instructions.)
   std::pair<Value, Value> stageOf(Value n) {
     Value n32 = arith::IndexCastUIOp::create(b, b.getI32Type(), n);
     Value stage = arith::RemUIOp::create(b, n32, i32(kSpecializedStages));
