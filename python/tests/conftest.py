@@ -47,6 +47,7 @@ LAYERS = {
     "test_kv_cache.py": "cpu",
     "test_kernel_code.py": "cpu",
     "test_targets.py": "cpu",
+    "test_benchmark_report.py": "cpu",
     "test_avx2_kernels.py": "cpu",
     "test_aarch64.py": "cpu",
     "test_aarch64_sve.py": "cpu",
