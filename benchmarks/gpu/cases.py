@@ -614,8 +614,9 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
         causal=True, rope_ir=LLAMA3_IR, rope_ref=llama3_ref, qpos=arange, kpos=arange,
         timed=True, rows=_sampled_rows(rng, s, full), flags=tc,
         notes="tensor cores: the prefill target with explicit positions 0 .. S - 1 (as the "
-              "config front end's functions pass them): the one-warpgroup kernel, which "
-              "loads positions, beside the warp-specialized one of the default positions"))
+              "config front end's functions pass them): warp-specialized, the causal range "
+              "not cut (each tile's key positions loaded, hidden tiles skipped), beside the "
+              "kernel of the default positions"))
     s = 512 if full else 40
     out.append(_attention_case(
         "tc_attention_mqa_alibi_bf16", rng, "bf16", (1, 8, 1, s - 3, s, 64), causal=True,

@@ -676,3 +676,58 @@ func.func @alibi_scaled(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x?x64xbf16>,
        : tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16> -> tensor<1x8x?x64xbf16>
   return %o : tensor<1x8x?x64xbf16>
 }
+
+// -----
+
+// Explicit positions, warp-specialized: both roles find the tiles that the
+// causal mask hides from every row of the block from the tile's key
+// positions. Lane l of each warp reads those of keys t0 + l and t0 + l + 32
+// (clamped to the last key); butterfly shuffles over the warp (offsets 1
+// to 16, an i64 as two i32 words) give every lane the tile's lowest and
+// highest; a tile whose lowest key position is after the block's highest
+// query position is skipped (the producer copies nothing for it, the
+// consumers wait for nothing), so both walk the same tiles.
+// CHECK-WS-LABEL: func.func @explicit_positions
+// CHECK-WS: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384,
+// CHECK-WS: %[[QRANGE:.*]]:2 = scf.for {{.*}} -> (i64, i64) {
+// CHECK-WS: nvvm.setmaxregister  decrease 24
+// CHECK-WS: scf.for %[[T0:[a-z0-9_]+]] = {{.*}} iter_args(%[[N:[a-z0-9_]+]] = %{{.*}}) -> (index) {
+// CHECK-WS: %[[LANE:.*]] = arith.remui %{{.*}}, %c32{{.*}} : index
+// CHECK-WS: arith.addi %[[T0]], %[[LANE]] : index
+// CHECK-WS: memref.load %[[KP:.*]][%{{.*}}] : memref<?xi64>
+// CHECK-WS: arith.addi %{{.*}}, %c32{{.*}} : index
+// CHECK-WS: memref.load %[[KP]][%{{.*}}] : memref<?xi64>
+// CHECK-WS-COUNT-4: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS-COUNT-4: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS-COUNT-4: gpu.shuffle  xor %{{.*}}, %c4_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS-COUNT-4: gpu.shuffle  xor %{{.*}}, %c8_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS: %[[KMIN:.*]] = arith.minsi %{{.*}}, %{{.*}} : i64
+// CHECK-WS-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS: %[[HIDDEN:.*]] = arith.cmpi sgt, %[[KMIN]], %[[QRANGE]]#1 : i64
+// CHECK-WS: scf.if %[[HIDDEN]] -> (index) {
+// CHECK-WS-NEXT: scf.yield %[[N]] : index
+// CHECK-WS-NEXT: } else {
+// CHECK-WS: nvvm.mbarrier.try_wait.parity
+// CHECK-WS: nvgpu.device_async_copy
+// CHECK-WS: nvvm.setmaxregister  increase 240
+// CHECK-WS: scf.for %[[CT0:[a-z0-9_]+]] = {{.*}} -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}{{(i32, )+}}index) {
+// CHECK-WS: %[[CLANE:.*]] = arith.remui %{{.*}}, %c32{{.*}} : index
+// CHECK-WS: arith.addi %[[CT0]], %[[CLANE]] : index
+// CHECK-WS: memref.load %[[KP]][%{{.*}}] : memref<?xi64>
+// CHECK-WS: memref.load %[[KP]][%{{.*}}] : memref<?xi64>
+// CHECK-WS-COUNT-18: gpu.shuffle  xor
+// CHECK-WS: %[[CKMIN:.*]] = arith.minsi %{{.*}}, %{{.*}} : i64
+// CHECK-WS-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-WS: %[[CHIDDEN:.*]] = arith.cmpi sgt, %[[CKMIN]], %[[QRANGE]]#1 : i64
+// CHECK-WS: scf.if %[[CHIDDEN]] -> (f32, f32, f32, f32,
+// CHECK-WS-NEXT: scf.yield
+// CHECK-WS-NEXT: } else {
+// CHECK-WS: nvvm.mbarrier.try_wait.parity
+func.func @explicit_positions(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>,
+                              %v: tensor<1x2x?x64xbf16>, %qp: tensor<?xi64>,
+                              %kp: tensor<?xi64>) -> tensor<1x8x?x64xbf16> {
+  %o = pe.attention %q, %k, %v q_positions(%qp : tensor<?xi64>) k_positions(%kp : tensor<?xi64>) causal
+       : tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}

@@ -344,9 +344,9 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     are warpgroup MMA (`wgmma.mma_async` m64nNk16) on operands that stay in
     shared memory: Q, K, V and the rounded weights P are stored as 8 x 8
     core matrices (no swizzle) and read through matrix descriptors, V as an
-    MN-major (transposed) operand. With `warp-specialize` too, prefill with
-    the default positions, K read as it is and more than 64 rows (or a
-    dynamic query count) takes blocks of three
+    MN-major (transposed) operand. With `warp-specialize` too, prefill
+    (default or explicit positions) with K read as it is and more than 64
+    rows (or a dynamic query count) takes blocks of three
     warpgroups over 128 rows: a producer copies K and V by `cp.async` into
     four stages, each with a full and an empty mbarrier, and two consumers
     of 64 rows run the tile loop on them, issuing S of a tile with P V of

@@ -78,7 +78,7 @@
 // proxy: every write is fenced (fence.proxy.async) before the barrier that
 // precedes the products that read it.
 //
-// Warp specialization (sm_90a prefill with the default positions and K read
+// Warp specialization (sm_90a prefill, default or explicit positions, K read
 // as it is, option `warpSpecialize`): three warpgroups over 128 rows, a
 // producer that copies K and V into four stages synchronized by mbarriers
 // and two consumers that each run the tile loop above on 64 rows without
@@ -286,11 +286,9 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
 /// Whether the warpgroup-MMA kernel of `op` is warp-specialized when the
 /// pass's `warpSpecialize` asks for it: prefill (no key range splits) with
 /// K read as it is (no keys rotated in the kernel: the producer's few
-/// registers copy, they do not rotate) and the default positions (the
-/// tiles a block skips follow from its rows alone: explicit positions
-/// would have the producer load each tile's 64 i64 positions to find
-/// them, and their per-row registers spill the consumers of the kernels
-/// with every per-score feature).
+/// registers copy, they do not rotate). With explicit positions the
+/// producer finds the tiles the masks hide as the consumers do, from the
+/// tile's key positions (tileVisibility).
 bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
   const bool rotatesKeys = op.getRopeAttr() && !op.getRotatedKeys();
   // A static kBlockRows rows or fewer would leave the second consumer idle.
@@ -298,8 +296,8 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
   const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
   const bool oneRowTile =
       !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
-  return warpSpecialize && !op.getSplits() && !rotatesKeys && op.getDefaultPositions() &&
-         !oneRowTile && channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
+  return warpSpecialize && !op.getSplits() && !rotatesKeys && !oneRowTile &&
+         channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -1231,7 +1229,7 @@ protected:
     }
     auto [hidden, partial] = op.getDefaultPositions()
                                  ? defaultTileVisibility(queryRange, t0)
-                                 : tileVisibility(queryRange, tileKeyPositions(t0));
+                                 : tileVisibility(queryRange, t0);
     auto ifHidden = scf::IfOp::create(b, state.getTypes(), hidden, /*withElseRegion=*/true);
     b.setInsertionPointToStart(ifHidden.thenBlock());
     scf::YieldOp::create(b, skip(state));
@@ -1281,16 +1279,6 @@ protected:
     return {loop.getResult(0), loop.getResult(1)};
   }
 
-  /// The i64 positions of the lane's 16 keys of the tile (clamped keys past
-  /// the last; their scores are masked).
-  SmallVector<Value> tileKeyPositions(Value t0) {
-    SmallVector<Value> positions;
-    for (int64_t nb = 0; nb < tileKeys / 8; ++nb)
-      for (int64_t e = 0; e < 2; ++e)
-        positions.push_back(keyPosition(clampBelow(laneKey(t0, nb, e), keys)));
-    return positions;
-  }
-
   /// tileVisibility for the default positions: the tile's keys t0 ..
   /// min(t0 + tileKeys, Skv) - 1 are its positions (no loads, no shuffles).
   TileVisibility defaultTileVisibility(std::pair<Value, Value> queryRange, Value t0) {
@@ -1302,19 +1290,29 @@ protected:
                                arith::IndexCastOp::create(b, i64, last));
   }
 
-  /// Whether causal/window masks hide the tile from every row of the block
-  /// (`hidden`) or may hide some key from some row (`partial`): the four
-  /// lanes of a quad hold all the tile's keys (past the last: the range of
-  /// the others), so every lane of the block finds the same answer.
-  TileVisibility tileVisibility(std::pair<Value, Value> queryRange,
-                                ArrayRef<Value> keyPositions) {
-    Value kMin = keyPositions[0], kMax = keyPositions[0];
-    for (Value kp : keyPositions.drop_front()) {
-      kMin = arith::MinSIOp::create(b, kMin, kp);
-      kMax = arith::MaxSIOp::create(b, kMax, kp);
+  /// Whether causal/window masks hide the tile at t0 from every row of the
+  /// block (`hidden`) or may hide some key from some row (`partial`), with
+  /// explicit key positions: lane l of each warp reads the positions of
+  /// keys t0 + l + 32 i (l mod 16 in 16-key tiles; past the last key: the
+  /// last key's), and the warp's butterfly shuffles give every lane the
+  /// tile's lowest and highest. The answer depends on the lane's index in
+  /// its warp alone, so every warp of the block, whatever its role, finds
+  /// the same.
+  TileVisibility tileVisibility(std::pair<Value, Value> queryRange, Value t0) {
+    Value piece = arith::RemUIOp::create(b, tid, index(std::min(tileKeys, kWarpSize)));
+    Value kMin, kMax;
+    for (int64_t i = 0; i < tileKeys; i += kWarpSize) {
+      Value j = clampBelow(add(add(t0, piece), i), keys);
+      Value kp = keyPosition(j);
+      kMin = kMin ? arith::MinSIOp::create(b, kMin, kp).getResult() : kp;
+      kMax = kMax ? arith::MaxSIOp::create(b, kMax, kp).getResult() : kp;
     }
-    kMin = quadReduce(kMin, [&](Value x, Value y) { return arith::MinSIOp::create(b, x, y); });
-    kMax = quadReduce(kMax, [&](Value x, Value y) { return arith::MaxSIOp::create(b, x, y); });
+    for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
+      Value lower = shuffleXor(kMin, offset);
+      kMin = arith::MinSIOp::create(b, kMin, lower);
+      Value higher = shuffleXor(kMax, offset);
+      kMax = arith::MaxSIOp::create(b, kMax, higher);
+    }
     return buildTileVisibility(b, mask, queryRange.first, queryRange.second, kMin, kMax);
   }
 
@@ -1618,7 +1616,6 @@ protected:
   void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) override {
     if (!specialized)
       return MmaAttentionKernel::blockBody(rowTile, kvHead, gridZ, thread);
-    assert(op.getDefaultPositions() && "takesWarpSpecialization");
     setUpBlock(rowTile, kvHead, gridZ);
     tid = thread;
     stageQueries();
@@ -1691,8 +1688,9 @@ private:
   /// n - 1 marked full; after the last tile, its own stage.
   void produce(std::pair<Value, Value> queryRange) {
     NVVM::SetMaxRegisterOp::create(b, registers().first, NVVM::SetMaxRegisterAction::decrease);
-    // (The default positions: tileLoop finds the hidden tiles from the
-    // block's rows, not from lanes' keys.)
+    // (tileLoop finds the hidden tiles from the block's rows and, with
+    // explicit positions, the tile's keys read by each warp's lanes: the
+    // same ones in both roles.)
     scf::ForOp tiles = tileLoop(
         ValueRange{index(0)}, queryRange,
         [&](Value t0, ValueRange state, Value) {
