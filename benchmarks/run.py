@@ -220,6 +220,8 @@ def amx_ir(rounds=32):
 # as the decode kernels issue them (4 KiB ahead into L1, 6 KiB into L2), and
 # none (the hardware prefetchers alone). The limit is the best of them.
 READ_PREFETCHES = {"none": (), "kernel": ((4096, 3), (6144, 2)), "far": ((32768, 3),)}
+READ_PROBE = ("the best of compiled read-only sweeps: no prefetch, the decode kernels' "
+              "prefetches, 32 KiB ahead")
 
 
 def read_ir(prefetches):
@@ -1390,8 +1392,8 @@ def write_report(out, limits, rows, meta):
              f"(2 threads); copy bandwidth {limits['copy_gbs'][1]:.1f} GB/s (1 thread), "
              f"{limits['copy_gbs'][2]:.1f} GB/s (2 threads)"
              + (f"; read bandwidth {limits['read_gbs'][1]:.1f} / {limits['read_gbs'][2]:.1f} GB/s "
-                "(the best of compiled read-only sweeps: no prefetch, the decode kernels' "
-                "prefetches, 32 KiB ahead)" if "read_gbs" in limits else "")
+                f"({meta.get('read_probe', 'a compiled read-only sweep')})"
+                if "read_gbs" in limits else "")
              + (f"; bf16 dot product (vdpbf16ps) {limits['dot_gflops'][1]:.0f} / "
                 f"{limits['dot_gflops'][2]:.0f} GFLOP/s" if "dot_gflops" in limits else "")
              + (f"; AMX tdpbf16ps {limits['amx_gflops'][1]:.0f} / "
@@ -1626,6 +1628,7 @@ def main():
             "limits_after": limits_after, "limits_moved": moved,
             "contended": max(moved.values()) > 0.10,
             "nominal_fma_gflops": {t: nominal_fma_peak(target, t) for t in (1, 2)},
+            "read_probe": READ_PROBE,
             "notes": notes}
     write_report(args.out, limits, rows, meta)
     print(open(os.path.join(args.out, "results.md")).read())
