@@ -17,6 +17,10 @@ vdpbf16ps loop (where the CPU has avx512_bf16), a STREAM-like copy bandwidth
 three prefetch strategies; 1 and 2 threads), both before and after the cases: a run whose limits moved by more
 than 10 % is marked contended. The load average before and after is
 recorded. Each case runs in its own process, so its peak RSS is its own.
+The report ends with the CPU targets (CPU_TARGETS, by the ISA of the
+kernels: f32 prefill S = 2048 and 512 as fractions of the FMA peak, decode
+of the read bandwidth, 1.5x ggml), each marked met or not beside the limit
+measured in the same run.
 ggml's RoPE + flash attention (llama.cpp's CPU path, f32, same threads) is
 timed beside pe's prefill and decode when benchmarks/ggml/build.sh has
 built it.
