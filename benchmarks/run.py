@@ -14,8 +14,8 @@ its widest vectors, as many as its register file holds; checked against
 clock x 2 FMA pipes x lanes), the bf16 dot-product peak of a compiled
 vdpbf16ps loop (where the CPU has avx512_bf16), a STREAM-like copy bandwidth
 (numpy) and the read bandwidth of compiled read-only sweeps (the best of
-three prefetch strategies; 1 and 2 threads), both before and after the cases: a run whose limits moved by more
-than 10 % is marked contended. The load average before and after is
+three prefetch strategies; 1 and 2 threads), both before and after the
+cases: a run whose limits moved by more than 10 % is marked contended. The load average before and after is
 recorded. Each case runs in its own process, so its peak RSS is its own.
 The report ends with the CPU targets (CPU_TARGETS, by the ISA of the
 kernels: f32 prefill S = 2048 and 512 as fractions of the FMA peak, decode
@@ -219,10 +219,11 @@ def amx_ir(rounds=32):
     return "\n".join(lines) + "\n"
 
 
-# The read bandwidth: 4 independent 64-byte loads per step, summed.
-# Read sweeps: prefetches (bytes ahead, locality) of every 64-byte line read,
-# as the decode kernels issue them (4 KiB ahead into L1, 6 KiB into L2), and
-# none (the hardware prefetchers alone). The limit is the best of them.
+# The read bandwidth: sweeps of 4 independent 64-byte loads a step, summed,
+# with prefetches (bytes ahead, locality) of every line read: as the decode
+# kernels issue them (4 KiB ahead into L1, 6 KiB into L2: AttentionTask's
+# prefetchAhead), 32 KiB ahead, or none (the hardware prefetchers alone).
+# The limit is the best of them.
 READ_PREFETCHES = {"none": (), "kernel": ((4096, 3), (6144, 2)), "far": ((32768, 3),)}
 READ_PROBE = ("the best of compiled read-only sweeps: no prefetch, the decode kernels' "
               "prefetches, 32 KiB ahead")
