@@ -25,35 +25,38 @@
 // CHECK-SIMT-NOT: pe.attention
 // CHECK-SIMT: scf.parallel
 
-// The kernel: shared tiles for Q (64 rows), K and V (32 keys at D = 128),
-// 16-byte aligned in address space 3; one launch of 128 threads per (row
-// tile, KV head, batch) into @pe_kernels; Q staged once, then per tile V
-// and the rotated K by cp.async, S on ldmatrix x4/x2 +
-// mma.sync, quad shuffles for the row max, P V on ldmatrix x2 .trans +
-// mma.sync, and the row sums reduced by the quad at the end.
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_queries : memref<64x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_keys : memref<32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
-// CHECK-KERNEL-DAG: memref.global "private" @__pe_mma_attention_values : memref<2x32x136xbf16, 3> = uninitialized {alignment = 16 : i64}
+// The kernel, a wide block (prefill on mma.sync, FlashAttention-2's
+// tiles): 8 warps (256 threads) over 128 rows per (row tile, KV head,
+// batch), launched into @pe_kernels with 87040 bytes of dynamic shared
+// memory: Q (128 rows), K and two V stages of 64 keys (D = 128 keeps them in
+// a wide block), rows padded to 136, as views of it at 16-byte aligned
+// offsets. Q staged once, then per tile V and the rotated K by cp.async, S
+// on ldmatrix x4/x2 + mma.sync, quad shuffles for the row max, P V on
+// ldmatrix x2 .trans + mma.sync, and the row sums reduced by the quad at
+// the end.
 // CHECK-KERNEL-LABEL: func.func @llama3
 // CHECK-KERNEL-NOT: pe_gpu.mma_attention
 // CHECK-KERNEL: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4 : index
-// CHECK-KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c64 : index
+// CHECK-KERNEL: %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c128 : index
 // CHECK-KERNEL: scf.if
-// CHECK-KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) module(@pe_kernels) function(@llama3_attention_0)
-// CHECK-KERNEL: memref.get_global @__pe_mma_attention_queries
+// CHECK-KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c87040_i32 module(@pe_kernels) function(@llama3_attention_0)
+// CHECK-KERNEL: gpu.dynamic_shared_memory
+// CHECK-KERNEL: memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, 3> to memref<128x136xbf16, 3>
+// CHECK-KERNEL: memref.view %{{.*}}[%c34816][] : memref<?xi8, 3> to memref<64x136xbf16, 3>
+// CHECK-KERNEL: memref.view %{{.*}}[%c52224][] : memref<?xi8, 3> to memref<2x64x136xbf16, 3>
 // The first row's scale c and c log2(e), once per block.
 // CHECK-KERNEL: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
 // CHECK-KERNEL-NEXT: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK-KERNEL-NEXT: %[[FACTOR:.*]] = arith.mulf %[[SCALE]], %[[LOG2E]] : f32
 // CHECK-KERNEL: scf.for
-// CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x136xbf16, 3>, vector<2xbf16>
+// CHECK-KERNEL: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x136xbf16, 3>, vector<2xbf16>
 // The tile loop carries (m, l) of 2 rows, 16 accumulators of 8 channels and
 // whether V and K of the tile are in flight already (false at first, and
 // after a hidden tile).
 // CHECK-KERNEL: %[[NO:.*]] = arith.constant false
 // The default positions are computed (`default_positions`): the tile's key
-// range is t0 .. min(t0 + 32, Skv) - 1, no position is loaded.
-// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c32{{.*}} iter_args({{.*}}, %[[FETCHED:.*]] = %[[NO]]) -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}i1)
+// range is t0 .. min(t0 + 64, Skv) - 1, no position is loaded.
+// CHECK-KERNEL: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c64{{.*}} iter_args({{.*}}, %[[FETCHED:.*]] = %[[NO]]) -> (f32, f32, f32, f32, {{(vector<4xf32>, )+}}i1)
 // CHECK-KERNEL-NOT: memref.load {{.*}} : memref<?xi64>
 // CHECK-KERNEL: scf.if
 // CHECK-KERNEL: scf.yield {{.*}}, %false{{.*}} : f32
@@ -67,23 +70,23 @@
 // CHECK-KERNEL: %[[MISSING:.*]] = arith.xori %[[FETCHED]], %true
 // CHECK-KERNEL: scf.if %[[MISSING]] {
 // CHECK-KERNEL-NEXT: nvvm.cp.async.wait.group 0
-// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x64x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
-// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<64x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL-NEXT: }
-// CHECK-KERNEL-NOT: to memref<32x136xbf16, 3>
-// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[NEXT]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x32x136xbf16, 3>
+// CHECK-KERNEL-NOT: to memref<64x136xbf16, 3>
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy %{{.*}}, %{{.*}}[%[[NEXT]], %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} : memref<1x8x?x128xbf16> to memref<2x64x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
-// CHECK-KERNEL-NOT: vector.store {{.*}} : memref<32x136xbf16, 3>
+// CHECK-KERNEL-NOT: vector.store {{.*}} : memref<64x136xbf16, 3>
 // CHECK-KERNEL: nvvm.cp.async.wait.group 1
 // CHECK-KERNEL-NEXT: gpu.barrier
-// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<4x2xbf16>
-// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<32x136xbf16, 3> -> vector<2x2xbf16>
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x136xbf16, 3> -> vector<4x2xbf16>
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<64x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK-KERNEL: gpu.barrier
 // CHECK-KERNEL-NOT: nvgpu.ldmatrix
-// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<32x136xbf16, 3>
+// CHECK-KERNEL-COUNT-4: nvgpu.device_async_copy {{.*}} : memref<1x8x?x128xbf16> to memref<64x136xbf16, 3>
 // CHECK-KERNEL: nvgpu.device_async_create_group
 // CHECK-KERNEL: %[[TAIL:.*]] = arith.cmpi ugt
 // CHECK-KERNEL: %[[NEEDS:.*]] = arith.ori %[[TAIL]], %{{.*}} : i1
@@ -91,7 +94,7 @@
 // not. Nothing is added to a scaled score here, so the scores stay Q K^T
 // (no multiply per score): the row's max of them, after the quad's
 // shuffles, is scaled once, and each weight is 2^(s (c log2 e) - m log2 e).
-// CHECK-KERNEL: %[[SCORES:.*]]:16 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-KERNEL: %[[SCORES:.*]]:32 = scf.if %[[NEEDS]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-KERNEL-NOT: arith.mulf
 // CHECK-KERNEL: arith.select %{{.*}}, %cst{{.*}}, %{{.*}} : f32
 // CHECK-KERNEL: } else {
@@ -115,7 +118,7 @@
 // CHECK-KERNEL: %[[EITHER:.*]] = arith.ori %[[GROWN]], %{{.*}} : i1
 // CHECK-KERNEL: nvvm.vote.sync  any %{{.*}}, %[[EITHER]] -> i1
 // CHECK-KERNEL-NOT: gpu.barrier
-// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x136xbf16, 3> -> vector<2x2xbf16>
+// CHECK-KERNEL: nvgpu.ldmatrix %{{.*}}[%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x64x136xbf16, 3> -> vector<2x2xbf16>
 // CHECK-KERNEL: nvvm.mma.sync
 // CHECK-KERNEL: gpu.barrier
 // CHECK-KERNEL: scf.yield {{.*}}, %true{{.*}} : f32
@@ -422,21 +425,22 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 
 // -----
 
-// D = 80 (Phi-2): a V tile of 32 keys is 320 copies of 16 bytes, not a
-// multiple of the 128 threads: the copies past the last write zeros into the
-// padding of row 0 (columns 80..87, never read), reading no bytes.
+// D = 80 (Phi-2), a wide block: a V tile of 64 keys is 640 copies of 16
+// bytes, not a multiple of the 256 threads: the copies past the last write
+// zeros into the padding of row 0 (columns 80..87, never read), reading no
+// bytes.
 // CHECK-SELECT-LABEL: func.func @phi2
 // CHECK-SELECT: pe_gpu.mma_attention
 // CHECK-KERNEL-LABEL: func.func @phi2
 // CHECK-KERNEL: gpu.launch
-// CHECK-KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c320{{.*}} : index
+// CHECK-KERNEL: %[[IN:.*]] = arith.cmpi ult, %[[W:.*]], %c640{{.*}} : index
 // CHECK-KERNEL: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %c0{{.*}} : index
 // CHECK-KERNEL: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %c80{{.*}} : index
-// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x32x88xf16, 3>
-// With warpgroup the tiles hold 64 keys: 640 copies, five a thread, none
-// idle (the spare row of chunk 0 would take them).
+// CHECK-KERNEL: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %[[ROW]], %[[COL]]], 8, %{{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x64x88xf16, 3>
+// With warpgroup, 128 threads: 640 copies, five a thread, none idle (the
+// spare row of chunk 0 would take them).
 // CHECK-WGMMA-LABEL: func.func @phi2
-// CHECK-WGMMA-NOT: arith.cmpi ult, %{{.*}}, %c320
+// CHECK-WGMMA-NOT: arith.cmpi ult, %{{.*}}, %c640
 // CHECK-WGMMA: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x10x65x8xf16, 3>
 // CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // CHECK-WGMMA: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16

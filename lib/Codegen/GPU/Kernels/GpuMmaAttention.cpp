@@ -7,11 +7,12 @@
 // make row r = i G + g of KV head kvh: the rows of one KV head, query-major.
 // A block of kWarps warps takes kBlockRows consecutive rows of one (batch,
 // KV head), warp w rows 16 w .. 16 w + 15 of them, so that every head of a
-// GQA/MQA group shares the block's K/V tiles. Value heads over 256
-// channels (absorbed latent attention) take two channel groups of kWarps
-// warps on the same rows: each multiplies its half of the head dim, the
-// halves of S are added through shared memory, and each accumulates its
-// half of the value channels (kMaxGroupValueDim).
+// GQA/MQA group shares the block's K/V tiles; mma.sync prefill takes wide
+// blocks of kWideBlockWarps warps over 128 rows (takesWideBlock). Value
+// heads over 256 channels (absorbed latent attention) take two channel
+// groups of kWarps warps on the same rows: each multiplies its half of the
+// head dim, the halves of S are added through shared memory, and each
+// accumulates its half of the value channels (kMaxGroupValueDim).
 //
 // Fragments (PTX ISA, mma.m16n8k16): lane l = 4 gq + tq of a warp holds
 //   A (16 x 16, row-major):  rows gq and gq + 8, columns 2 tq + {0, 1} and
@@ -26,7 +27,7 @@
 //   Qs <- rope(q) of the block's rows, read from global memory once,
 //         rotated in f32 and rounded to the element type
 //   for each tile of tileKeys keys (64; 32 for head dims over 64, over 128
-//   on warpgroup MMA; 16 for value heads over 128), skipped
+//   on warpgroup MMA and in wide blocks; 16 for value heads over 128), skipped
 //   when causal/window masks hide it from every row of the block:
 //     Vs[t % 2], Ks <- v and k tiles unless the tile before copied them
 //                  (cp.async, zero past the last key); Vs[(t + 1) % 2] <- v
@@ -132,6 +133,8 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 /// Warps of one channel group: 16 rows each, the block's 64 rows.
 constexpr int64_t kWarps = 4;
+/// Warps of a wide mma.sync block (takesWideBlock): 128 rows.
+constexpr int64_t kWideBlockWarps = 8;
 constexpr int64_t kThreads = kWarps * kWarpSize;
 /// Rows of an m16n8k16 product: the rows of one warp.
 constexpr int64_t kWarpRows = 16;
@@ -152,6 +155,8 @@ constexpr double kKeptMaxGrowth = 8 * M_LN2;
 /// descriptors - spread over twice the keys, 12.8 SASS instructions per
 /// key against 17.3 with 32-key tiles; 65 KiB of dynamic shared memory,
 /// three blocks per sm_90a multiprocessor as the registers allowed before).
+/// The wide mma.sync blocks of prefill (takesWideBlock) keep 64-key tiles
+/// up to 128 channels as well.
 constexpr int64_t kTileKeys = 64;
 constexpr int64_t kWideHeadDim = 64;
 constexpr int64_t kWideValueDim = 128;
@@ -227,11 +232,11 @@ constexpr int64_t kCoreRowBytes = 16;
 constexpr int64_t kSharedAlignment = 16;
 
 /// Keys per K/V tile for head dims d and dv on the engine `warpgroup`
-/// names (kTileKeys).
-int64_t tileKeysFor(int64_t d, int64_t dv, bool warpgroup) {
+/// names, in a wide mma.sync block or not (kTileKeys).
+int64_t tileKeysFor(int64_t d, int64_t dv, bool warpgroup, bool wideBlock = false) {
   if (dv > kWideValueDim)
     return kTileKeys / 4;
-  const int64_t wide = warpgroup ? kWarpgroupWideHeadDim : kWideHeadDim;
+  const int64_t wide = warpgroup || wideBlock ? kWarpgroupWideHeadDim : kWideHeadDim;
   return std::max(d, dv) > wide ? kTileKeys / 2 : kTileKeys;
 }
 
@@ -265,11 +270,14 @@ SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
 /// (their sizes are multiples of 16): Q, the K and V stages, with two
 /// channel groups the exchange of S, and warp-specialized (`specialized`)
-/// the full and empty mbarrier of each stage.
+/// the full and empty mbarrier of each stage. `wideBlock`: a wide mma.sync
+/// block (takesWideBlock).
 int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup,
-                           bool specialized = false) {
-  const int64_t tileKeys = tileKeysFor(d, dv, warpgroup);
-  const int64_t rows = specialized ? kConsumerGroups * kBlockRows : kBlockRows;
+                           bool specialized = false, bool wideBlock = false) {
+  const int64_t tileKeys = tileKeysFor(d, dv, warpgroup, wideBlock);
+  const int64_t rows = specialized ? kConsumerGroups * kBlockRows
+                       : wideBlock ? kWideBlockWarps * kWarpRows
+                                   : kBlockRows;
   const int64_t keyStages = specialized ? kSpecializedStages : 1;
   const int64_t valueStages = specialized ? kSpecializedStages : kValueStages;
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
@@ -298,6 +306,30 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
       !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
   return warpSpecialize && !op.getSplits() && !rotatesKeys && !oneRowTile &&
          channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
+}
+
+/// Whether the mma.sync kernel of `op` takes wide blocks, as
+/// FlashAttention-2 does on sm_80: prefill (no key range splits) with head
+/// dims up to kWideValueDim and one channel group runs kWideBlockWarps
+/// warps over 128 rows, with 64-key tiles (tileKeysFor). Each K/V tile is
+/// then copied once for twice the rows (half the copies and the L2 reads
+/// of K and V per row) and its fixed cost (barriers, the wait for its
+/// copies) is spread over twice the keys: the llama3 prefill loop of
+/// attention-sass.test runs 14.7 SASS instructions a key instead of 19.4.
+/// ptxas gives such a thread up to 255 registers (the scores of 64 keys,
+/// a D = 128 accumulator, the query fragments) without spills: one block,
+/// 8 warps, per multiprocessor, as two 4-warp blocks of 32-key tiles
+/// were. Shared memory: 87 KiB at D = 128 (within the 99 KiB of every
+/// sm_80+ chip), 45 KiB at D = 64. A static 64 rows or fewer keep the
+/// 4-warp block (half of a wide one would idle).
+bool takesWideBlock(pe_gpu::MmaAttentionOp op) {
+  auto query = op.getQuery().getType();
+  const int64_t d = query.getDimSize(3), dv = op.getValue().getType().getDimSize(3);
+  const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
+  const bool oneNarrowTile =
+      !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
+  return !op.getSplits() && std::max(d, dv) <= kWideValueDim && !oneNarrowTile &&
+         channelGroupsFor(dv) == 1;
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -355,14 +387,15 @@ class MmaKernelState {
 public:
   MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool warpgroup,
                  bool specialized = false)
-      : b(b), op(op), warpgroup(warpgroup), specialized(specialized), rope(op.getRopeAttr()),
+      : b(b), op(op), warpgroup(warpgroup), specialized(specialized),
+        wideBlock(!warpgroup && takesWideBlock(op)), rope(op.getRopeAttr()),
         rotateKeys(rope && !op.getRotatedKeys()),
         mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
     d = op.getQuery().getType().getDimSize(3);
     dv = op.getValue().getType().getDimSize(3);
-    tileKeys = tileKeysFor(d, dv, warpgroup);
+    tileKeys = tileKeysFor(d, dv, warpgroup, wideBlock);
     channelGroups = channelGroupsFor(dv);
     assert((channelGroups == 1 || !warpgroup) && "channel groups run on mma.sync");
     threads = kThreads * channelGroups;
@@ -371,6 +404,10 @@ public:
     assert((!specialized || (warpgroup && !rotateKeys && !op.getSplits())) &&
            "takesWarpSpecialization");
     blockRows = specialized ? kConsumerGroups * kBlockRows : kBlockRows;
+    if (wideBlock) {
+      blockRows = kWideBlockWarps * kWarpRows;
+      threads = kWideBlockWarps * kWarpSize;
+    }
     keyStages = specialized ? kSpecializedStages : 1;
     valueStages = specialized ? kSpecializedStages : kValueStages;
     if (specialized)
@@ -470,7 +507,7 @@ protected:
   /// Bytes of every shared tile of the block (blockSharedBytesOf).
   int64_t blockSharedBytes() const {
     return blockSharedBytesOf(d, dv, element.getIntOrFloatBitWidth() / 8, warpgroup,
-                              specialized);
+                              specialized, wideBlock);
   }
 
   /// The shared-memory address of a buffer (i64).
@@ -500,8 +537,8 @@ protected:
   ImplicitLocOpBuilder &b;
   pe_gpu::MmaAttentionOp op;
   /// The engine: warpgroup MMA (else mma.sync); warp-specialized
-  /// (WarpSpecializedPipeline).
-  bool warpgroup, specialized;
+  /// (WarpSpecializedPipeline); a wide mma.sync block (takesWideBlock).
+  bool warpgroup, specialized, wideBlock;
   RopeAttr rope;
   /// Whether the kernel rotates the keys (not when they come rotated).
   bool rotateKeys;
@@ -513,8 +550,9 @@ protected:
   /// (its group's).
   int64_t channelGroups, threads, groupHeadDim, valueBlocks;
   /// Rows of the block (kBlockRows per consumer warpgroup when
-  /// specialized), stages of Ks and Vs, and the threads that copy K and V
-  /// (the producer's when specialized).
+  /// specialized, kWideBlockWarps x 16 in a wide block), stages of Ks and
+  /// Vs, and the threads that copy K and V (the producer's when
+  /// specialized).
   int64_t blockRows, keyStages, valueStages, copyThreads;
   /// Whether the tiles are in dynamic shared memory (more than the static
   /// 48 KiB), and the bytes of the tiles declared so far.
