@@ -15,8 +15,8 @@ namespace pe {
 
 /// Rows (query, group head pairs) per block of the tensor-core attention
 /// kernel (pe-gpu-mma-attention): 4 warps of 16. (The warp-specialized
-/// prefill kernel of sm_90a takes two such row tiles a block; decode never
-/// is warp-specialized.)
+/// prefill kernel of sm_90a and the wide mma.sync blocks of prefill take
+/// two such row tiles a block; decode takes one.)
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
 /// Bytes of shared memory one block of the tensor-core attention kernel

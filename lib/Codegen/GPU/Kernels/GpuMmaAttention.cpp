@@ -308,6 +308,15 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
          channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
 }
 
+/// The largest wide block: D = Dv = 128 of 2-byte elements, Q of 128 rows,
+/// K and two V stages of 64 keys, rows padded by kPad. The chips with the
+/// least shared memory a block (sm_86, sm_89, sm_120) allow 99 KiB, so
+/// every op the tensor cores take (suitsTensorCores checks the 4-warp
+/// block) fits its wide block as well.
+constexpr int64_t kLargestWideBlockBytes =
+    (kWideBlockWarps * kWarpRows + 3 * kTileKeys) * (kWideValueDim + kPad) * 2;
+static_assert(kLargestWideBlockBytes <= 99 * 1024, "a wide block fits every sm_80+ chip");
+
 /// Whether the mma.sync kernel of `op` takes wide blocks, as
 /// FlashAttention-2 does on sm_80: prefill (no key range splits) with head
 /// dims up to kWideValueDim and one channel group runs kWideBlockWarps
@@ -319,7 +328,7 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
 /// ptxas gives such a thread up to 255 registers (the scores of 64 keys,
 /// a D = 128 accumulator, the query fragments) without spills: one block,
 /// 8 warps, per multiprocessor, as two 4-warp blocks of 32-key tiles
-/// were. Shared memory: 87 KiB at D = 128 (within the 99 KiB of every
+/// were. Shared memory: 85 KiB at D = 128 (within the 99 KiB of every
 /// sm_80+ chip), 45 KiB at D = 64. A static 64 rows or fewer keep the
 /// 4-warp block (half of a wide one would idle).
 bool takesWideBlock(pe_gpu::MmaAttentionOp op) {
