@@ -63,6 +63,9 @@ void pe::addLinalgFusion(OpPassManager &pm) {
 }
 
 void pe::addBufferization(OpPassManager &pm, bool destinationEntries) {
+  // Sizes of tiled loops' tensors from their initial values: the conflict
+  // analysis then compares slices without walking back through loop nests.
+  pm.addNestedPass<func::FuncOp>(createPEFoldLoopCarriedDims());
   pm.addNestedPass<func::FuncOp>(createPEReadOnlyArguments());
   pm.addNestedPass<func::FuncOp>(createPEDistinctResults());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -47,6 +47,27 @@ def PEOrderConstants : Pass<"pe-order-constants", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def PEFoldLoopCarriedDims : Pass<"pe-fold-loop-carried-dims", "func::FuncOp"> {
+  let summary = "Sizes of loop-carried tensors as the sizes of their initial values";
+  let description = [{
+    Tiling leaves `tensor.dim` of `scf.for` results and iteration arguments
+    (the sizes of a tensor that a loop nest fills). Such a size is the size
+    of the loop's initial value whenever every iteration yields a tensor
+    built from its iteration argument by ops that keep the shape
+    (`tensor.insert_slice`, `vector.transfer_write`, any destination-style
+    op, a nested loop that keeps it). This pass folds those sizes to the
+    initial value's, together with the tensor.dim canonicalizations and
+    SCF's loop canonicalization (affine.min/max of loop indices).
+
+    Without it, one-shot bufferization's conflict analysis proves each
+    `tensor.extract_slice` / `tensor.insert_slice` pair equivalent by a
+    value-bounds query that walks back through every enclosing loop nest
+    that produced the size (Presburger eliminations at each level): on the
+    unfused reference lowering of paged attention, 1 s a function.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def PEBoolVectorsAsBytes : Pass<"pe-bool-vectors-as-bytes"> {
   let summary = "Load and store i1 vectors as bytes";
   let description = [{
