@@ -10,6 +10,14 @@
 // Dynamic sizes of an output buffer are checked against the result's
 // (PE_CHECK_DESTINATION_SHAPE); static ones at the C boundary.
 //
+// Both entries call one private copy of the body, @f_shared, which takes the
+// outputs and an i1 `into` after the arguments:
+//
+//   @f(args)            = @f_shared(args, placeholders, false)
+//   @f_into(args, outs) = @f_shared(args, outs, true), buffer results dropped
+//
+// so the module holds each body once (LLVM optimizes and compiles it once).
+//
 // Runs after bufferization and buffer deallocation: the allocations it
 // replaces are the ones whose ownership the function hands to its caller.
 //
@@ -39,42 +47,49 @@ static memref::AllocOp allocationOf(Value value) {
   return value.getDefiningOp<memref::AllocOp>();
 }
 
-/// Checks that every dynamic dimension of `out` equals that of `result`
-/// (index values from `sizeOf`).
-static void checkSizes(ImplicitLocOpBuilder &b, Operation *anchor, Value out,
-                       function_ref<Value(int64_t)> sizeOf) {
+/// Checks, where `into` holds, that every dynamic dimension of `out` equals
+/// that of `result` (index values from `sizeOf`).
+static void checkSizes(ImplicitLocOpBuilder &b, Operation *anchor, Value into, Value out,
+                       function_ref<Value(ImplicitLocOpBuilder &, int64_t)> sizeOf) {
   auto type = cast<MemRefType>(out.getType());
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      pe::buildSizeCheck(b, anchor, PE_CHECK_DESTINATION_SHAPE,
-                         memref::DimOp::create(b, out, i), sizeOf(i));
+  if (type.hasStaticShape())
+    return; // checked at the C boundary
+  scf::IfOp::create(b, into, [&](OpBuilder &tb, Location loc) {
+    ImplicitLocOpBuilder t(loc, tb);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        pe::buildSizeCheck(t, anchor, PE_CHECK_DESTINATION_SHAPE,
+                           memref::DimOp::create(t, out, i), sizeOf(t, i));
+    scf::YieldOp::create(t);
+  });
 }
 
-/// `out` replaces `alloc` where it is aligned as the allocation asks;
-/// elsewhere the allocation stays and is copied into `out` before `ret`.
-static void replaceAllocation(memref::AllocOp alloc, Value out, func::ReturnOp ret) {
+/// Where `into` holds and `out` is aligned as `alloc` asks, `out` replaces
+/// the allocation; elsewhere the allocation stays, and where `into` holds it
+/// is copied into `out` (and freed) before `ret`.
+static void replaceAllocation(memref::AllocOp alloc, Value into, Value out, func::ReturnOp ret) {
   ImplicitLocOpBuilder b(alloc.getLoc(), alloc);
   MemRefType type = alloc.getType();
-  checkSizes(b, alloc, out, [&](int64_t i) -> Value {
+  checkSizes(b, alloc, into, out, [&](ImplicitLocOpBuilder &t, int64_t i) -> Value {
     if (type.isDynamicDim(i))
       return alloc.getDynamicSizes()[type.getDynamicDimIndex(i)];
-    return arith::ConstantIndexOp::create(b, type.getDimSize(i));
+    return arith::ConstantIndexOp::create(t, type.getDimSize(i));
   });
   Value viewed = out;
   if (out.getType() != type)
     viewed = memref::CastOp::create(b, type, out);
+  // direct = into && aligned(out) % alignment == 0 (out is a valid
+  // descriptor either way: @f passes placeholders).
+  Value direct = into;
   std::optional<uint64_t> alignment = alloc.getAlignment();
-  if (!alignment || *alignment <= 1) {
-    alloc.replaceAllUsesWith(viewed);
-    alloc.erase();
-    return;
+  if (alignment && *alignment > 1) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
+    Value misaligned = arith::RemUIOp::create(
+        b, address, arith::ConstantIndexOp::create(b, *alignment));
+    Value aligned = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, misaligned,
+                                          arith::ConstantIndexOp::create(b, 0));
+    direct = arith::AndIOp::create(b, into, aligned);
   }
-  // aligned(out) % alignment == 0 ? out : a buffer of its own, copied later.
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, out);
-  Value misaligned = arith::RemUIOp::create(
-      b, address, arith::ConstantIndexOp::create(b, *alignment));
-  Value direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, misaligned,
-                                       arith::ConstantIndexOp::create(b, 0));
   Operation *own = alloc->clone();
   auto choice = scf::IfOp::create(
       b, direct,
@@ -85,9 +100,11 @@ static void replaceAllocation(memref::AllocOp alloc, Value out, func::ReturnOp r
       });
   alloc.replaceAllUsesWith(choice.getResult(0));
   alloc.erase();
+  if (direct == into)
+    return; // every output written is the caller's buffer
   b.setInsertionPoint(ret);
-  Value apart = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, misaligned,
-                                      arith::ConstantIndexOp::create(b, 0));
+  // into && !direct (direct implies into).
+  Value apart = arith::XOrIOp::create(b, into, direct);
   scf::IfOp::create(b, apart, [&](OpBuilder &tb, Location loc) {
     memref::CopyOp::create(tb, loc, choice.getResult(0), out);
     memref::DeallocOp::create(tb, loc, choice.getResult(0));
@@ -95,41 +112,97 @@ static void replaceAllocation(memref::AllocOp alloc, Value out, func::ReturnOp r
   });
 }
 
-/// Turns the buffer results of `fn` (one block, one return) into trailing
-/// output arguments.
-static void resultsToOutputs(func::FuncOp fn) {
-  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-  FunctionType type = fn.getFunctionType();
-  SmallVector<Type> inputs(type.getInputs()), results;
-  SmallVector<Value> kept;
-  llvm::SmallPtrSet<Operation *, 4> replaced;
-  int64_t outputs = 0;
-  for (Value value : ret.getOperands()) {
-    auto memref = dyn_cast<MemRefType>(value.getType());
-    if (!memref) {
-      results.push_back(value.getType());
-      kept.push_back(value);
-      continue;
+/// Makes `shared` (a copy of a public function: one block, one return)
+/// the body of both entries: one output argument per buffer result after
+/// its arguments, then an i1 `into`. Where `into` holds, each buffer result
+/// is written into its output (computed there when it is the function's
+/// own aligned allocation, else copied); either way the function returns
+/// what it returned before, which @f passes on and @f_into drops.
+static void addOutputs(func::FuncOp shared) {
+  Block &body = shared.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Type> inputs(shared.getArgumentTypes());
+  SmallVector<std::pair<unsigned, BlockArgument>> written; // (result, its output)
+  for (OpOperand &result : ret->getOpOperands())
+    if (auto memref = dyn_cast<MemRefType>(result.get().getType())) {
+      inputs.push_back(memref);
+      written.emplace_back(result.getOperandNumber(),
+                           body.addArgument(memref, result.get().getLoc()));
     }
-    ++outputs;
-    inputs.push_back(memref);
-    Value out = fn.getBody().front().addArgument(memref, value.getLoc());
+  Value into = body.addArgument(IntegerType::get(shared.getContext(), 1), shared.getLoc());
+  inputs.push_back(into.getType());
+  llvm::SmallPtrSet<Operation *, 4> replaced;
+  for (auto [index, out] : written) {
+    // Read at each step: a replaced allocation is now its choice of buffer.
+    Value value = ret.getOperand(index);
     memref::AllocOp alloc = allocationOf(value);
-    if (alloc && alloc->getParentOp() == fn && replaced.insert(alloc).second) {
-      replaceAllocation(alloc, out, ret);
+    if (alloc && alloc->getParentOp() == shared && replaced.insert(alloc).second) {
+      replaceAllocation(alloc, into, out, ret);
       continue;
     }
     ImplicitLocOpBuilder b(ret.getLoc(), ret);
-    checkSizes(b, ret, out, [&](int64_t i) -> Value {
-      return memref::DimOp::create(b, value, i);
+    checkSizes(b, ret, into, out, [&](ImplicitLocOpBuilder &t, int64_t i) -> Value {
+      return memref::DimOp::create(t, value, i);
     });
-    memref::CopyOp::create(b, value, out);
+    scf::IfOp::create(b, into, [&](OpBuilder &tb, Location loc) {
+      memref::CopyOp::create(tb, loc, value, out);
+      scf::YieldOp::create(tb, loc);
+    });
   }
-  OpBuilder b(ret);
-  func::ReturnOp::create(b, ret.getLoc(), kept);
-  ret.erase();
-  fn.setFunctionType(FunctionType::get(fn.getContext(), inputs, results));
-  fn->setAttr(pe::kOutputsAttr, b.getI64IntegerAttr(outputs));
+  shared.setFunctionType(FunctionType::get(shared.getContext(), inputs, ret.getOperandTypes()));
+}
+
+/// A descriptor of `type` over a one-element stack buffer, its dynamic sizes
+/// and strides 0: what @f passes for the outputs it has not got, which the
+/// shared body never reads or writes (`into` is false).
+static Value placeholder(ImplicitLocOpBuilder &b, MemRefType type) {
+  Value base = memref::AllocaOp::create(b, MemRefType::get({1}, type.getElementType()));
+  auto [strides, offset] = type.getStridesAndOffset();
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  auto fold = [&](int64_t value) -> OpFoldResult {
+    return ShapedType::isDynamic(value) ? OpFoldResult(zero) : b.getIndexAttr(value);
+  };
+  return memref::ReinterpretCastOp::create(b, type, base, fold(offset),
+                                           llvm::map_to_vector(type.getShape(), fold),
+                                           llvm::map_to_vector(strides, fold));
+}
+
+/// @f: the shared body with placeholder outputs and `into` false; returns
+/// all its results.
+static void callWithoutOutputs(func::FuncOp fn, func::FuncOp shared) {
+  fn.eraseBody();
+  Block *block = fn.addEntryBlock();
+  auto b = ImplicitLocOpBuilder::atBlockEnd(fn.getLoc(), block);
+  SmallVector<Value> operands(block->getArguments());
+  for (Type type : shared.getArgumentTypes().drop_front(operands.size()).drop_back())
+    operands.push_back(placeholder(b, cast<MemRefType>(type)));
+  operands.push_back(arith::ConstantOp::create(b, b.getBoolAttr(false)));
+  auto call = func::CallOp::create(b, shared, operands);
+  func::ReturnOp::create(b, call.getResults());
+}
+
+/// @f_into, after @f: @f's arguments, then one output per buffer result;
+/// calls the shared body with `into` true and returns the other results.
+static func::FuncOp buildInto(func::FuncOp fn, func::FuncOp shared, StringRef name) {
+  SmallVector<Type> results;
+  llvm::copy_if(fn.getResultTypes(), std::back_inserter(results),
+                [](Type type) { return !isa<MemRefType>(type); });
+  auto type = FunctionType::get(fn.getContext(), shared.getArgumentTypes().drop_back(), results);
+  OpBuilder after(fn);
+  after.setInsertionPointAfter(fn);
+  auto into = func::FuncOp::create(after, fn.getLoc(), name, type);
+  int64_t outputs = type.getNumInputs() - fn.getNumArguments();
+  into->setAttr(pe::kOutputsAttr, after.getI64IntegerAttr(outputs));
+  Block *block = into.addEntryBlock();
+  auto b = ImplicitLocOpBuilder::atBlockEnd(fn.getLoc(), block);
+  SmallVector<Value> operands(block->getArguments());
+  operands.push_back(arith::ConstantOp::create(b, b.getBoolAttr(true)));
+  auto call = func::CallOp::create(b, shared, operands);
+  SmallVector<Value> kept;
+  llvm::copy_if(call.getResults(), std::back_inserter(kept),
+                [](Value value) { return !isa<MemRefType>(value.getType()); });
+  func::ReturnOp::create(b, kept);
+  return into;
 }
 
 namespace {
@@ -157,13 +230,18 @@ struct DestinationEntriesPass
                        << " has more than one block";
         return signalPassFailure();
       }
-      auto into = cast<func::FuncOp>(fn->clone());
-      into.setSymName(name);
-      // Argument and result attributes do not carry over to the new order.
-      into.removeArgAttrsAttr();
-      into.removeResAttrsAttr();
-      symbols.insert(into, std::next(Block::iterator(fn)));
-      resultsToOutputs(into);
+      // One body, which both entries call (a clone for each would double
+      // the code LLVM optimizes and compiles). Argument and result
+      // attributes stay on @f's signature.
+      auto shared = cast<func::FuncOp>(fn->clone());
+      shared.setSymName((fn.getSymName() + "_shared").str());
+      shared.setPrivate();
+      shared.removeArgAttrsAttr();
+      shared.removeResAttrsAttr();
+      symbols.insert(shared, Block::iterator(fn)); // uniques the name
+      addOutputs(shared);
+      callWithoutOutputs(fn, shared);
+      symbols.insert(buildInto(fn, shared, name));
     }
   }
 };

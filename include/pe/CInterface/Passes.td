@@ -53,6 +53,11 @@ def PEDestinationEntries : Pass<"pe-destination-entries", "ModuleOp"> {
     the allocation asks (the kernels' 64-byte outputs), else computed apart
     and copied; any other result is copied. Dynamic sizes of an output that
     differ from the result's stop with PE_CHECK_DESTINATION_SHAPE.
+
+    Both entries call one private @f_shared (the body, taking the outputs
+    and an i1 `into` after the arguments): @f with placeholder outputs and
+    false, @f_into with its outputs and true. The module holds each body
+    once.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

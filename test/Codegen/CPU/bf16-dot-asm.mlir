@@ -8,9 +8,9 @@
 // RUN: pe-compile %s --emit=asm --mcpu=skylake-avx512 -o - | FileCheck %s --check-prefix=CHECK-FMA
 // RUN: pe-compile %s --emit=asm --mcpu=znver4 --bf16-dot=off -o - | FileCheck %s --check-prefix=CHECK-FMA
 
-// CHECK-DOT-LABEL: pe_attention_kernel:
+// CHECK-DOT-LABEL: attn_shared:
 // CHECK-DOT: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
-// CHECK-FMA-LABEL: pe_attention_kernel:
+// CHECK-FMA-LABEL: attn_shared:
 // CHECK-FMA-NOT: vdpbf16ps
 // CHECK-FMA: vfmadd{{[0-9]+}}ps {{.*}}%zmm
 // CHECK-FMA-NOT: vdpbf16ps

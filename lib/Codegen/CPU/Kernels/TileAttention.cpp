@@ -113,8 +113,12 @@ func::FuncOp buildKernelFunction(MLIRContext *ctx, Location loc, const Attention
   auto kernel = func::FuncOp::create(
       builder, loc, kKernelName, FunctionType::get(ctx, ValueRange(args).getTypes(), {}));
   kernel.setPrivate();
-  // Internal to the object file once lowered to LLVM.
+  // Internal to the object file once lowered to LLVM, and never inlined:
+  // its registers are allocated for its own loops, whatever calls it (a
+  // caller with one call site would otherwise take it in, and the two
+  // functions' values then compete for the registers of its inner loops).
   kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  kernel->setAttr("passthrough", builder.getArrayAttr({builder.getStringAttr("noinline")}));
   Block *entry = kernel.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   ImplicitLocOpBuilder b(loc, builder);
