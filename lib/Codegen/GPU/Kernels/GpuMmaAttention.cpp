@@ -139,6 +139,7 @@ constexpr int64_t kThreads = kWarps * kWarpSize;
 /// Rows of an m16n8k16 product: the rows of one warp.
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kBlockRows = kWarps * kWarpRows;
+constexpr int64_t kWideBlockRows = kWideBlockWarps * kWarpRows;
 static_assert(kBlockRows == kMmaAttentionBlockRows, "the block's rows, as GpuKernels.h states");
 /// How far a tile's max may exceed a row's running max m before the row
 /// takes it (softmaxWeights): 8 ln 2, so that weights exp(s - m) stay at
@@ -276,7 +277,7 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
                            bool specialized = false, bool wideBlock = false) {
   const int64_t tileKeys = tileKeysFor(d, dv, warpgroup, wideBlock);
   const int64_t rows = specialized ? kConsumerGroups * kBlockRows
-                       : wideBlock ? kWideBlockWarps * kWarpRows
+                       : wideBlock ? kWideBlockRows
                                    : kBlockRows;
   const int64_t keyStages = specialized ? kSpecializedStages : 1;
   const int64_t valueStages = specialized ? kSpecializedStages : kValueStages;
@@ -291,6 +292,15 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
   return total;
 }
 
+/// Whether the rows of a KV head's query group (its query heads times the
+/// queries) are static and at most kBlockRows: one 64-row tile, where a
+/// block of two row tiles would leave half of its warps idle.
+bool fitsOneRowTile(pe_gpu::MmaAttentionOp op) {
+  auto query = op.getQuery().getType();
+  const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
+  return !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
+}
+
 /// Whether the warpgroup-MMA kernel of `op` is warp-specialized when the
 /// pass's `warpSpecialize` asks for it: prefill (no key range splits) with
 /// K read as it is (no keys rotated in the kernel: the producer's few
@@ -299,12 +309,8 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
 /// tile's key positions (tileVisibility).
 bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
   const bool rotatesKeys = op.getRopeAttr() && !op.getRotatedKeys();
-  // A static kBlockRows rows or fewer would leave the second consumer idle.
-  auto query = op.getQuery().getType();
-  const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
-  const bool oneRowTile =
-      !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
-  return warpSpecialize && !op.getSplits() && !rotatesKeys && !oneRowTile &&
+  // One row tile would leave the second consumer idle.
+  return warpSpecialize && !op.getSplits() && !rotatesKeys && !fitsOneRowTile(op) &&
          channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
 }
 
@@ -314,7 +320,7 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
 /// every op the tensor cores take (suitsTensorCores checks the 4-warp
 /// block) fits its wide block as well.
 constexpr int64_t kLargestWideBlockBytes =
-    (kWideBlockWarps * kWarpRows + 3 * kTileKeys) * (kWideValueDim + kPad) * 2;
+    (kWideBlockRows + 3 * kTileKeys) * (kWideValueDim + kPad) * 2;
 static_assert(kLargestWideBlockBytes <= 99 * 1024, "a wide block fits every sm_80+ chip");
 
 /// Whether the mma.sync kernel of `op` takes wide blocks, as
@@ -332,12 +338,9 @@ static_assert(kLargestWideBlockBytes <= 99 * 1024, "a wide block fits every sm_8
 /// sm_80+ chip), 45 KiB at D = 64. A static 64 rows or fewer keep the
 /// 4-warp block (half of a wide one would idle).
 bool takesWideBlock(pe_gpu::MmaAttentionOp op) {
-  auto query = op.getQuery().getType();
-  const int64_t d = query.getDimSize(3), dv = op.getValue().getType().getDimSize(3);
-  const int64_t group = query.getDimSize(1) / op.getKey().getType().getDimSize(1);
-  const bool oneNarrowTile =
-      !query.isDynamicDim(2) && query.getDimSize(2) * group <= kBlockRows;
-  return !op.getSplits() && std::max(d, dv) <= kWideValueDim && !oneNarrowTile &&
+  const int64_t d = op.getQuery().getType().getDimSize(3);
+  const int64_t dv = op.getValue().getType().getDimSize(3);
+  return !op.getSplits() && std::max(d, dv) <= kWideValueDim && !fitsOneRowTile(op) &&
          channelGroupsFor(dv) == 1;
 }
 
@@ -414,7 +417,7 @@ public:
            "takesWarpSpecialization");
     blockRows = specialized ? kConsumerGroups * kBlockRows : kBlockRows;
     if (wideBlock) {
-      blockRows = kWideBlockWarps * kWarpRows;
+      blockRows = kWideBlockRows;
       threads = kWideBlockWarps * kWarpSize;
     }
     keyStages = specialized ? kSpecializedStages : 1;
