@@ -67,6 +67,22 @@ LAYERS = {
 
 SANITIZED_LAYERS = {"frontend", "raising", "driver"}
 
+# The files that take longest (each minutes of compiling), in that order, run
+# before all others: `pytest -n 2 --dist loadfile` hands the files to the two
+# workers in collection order, and with the longest first both finish about
+# together (alphabetically, one worker ran the longest file alone at the end).
+LONGEST_FIRST = [
+    "test_kv_cache.py",
+    "test_tile_attention.py",
+    "test_aarch64_sve.py",
+    "test_aarch64.py",
+    "test_hf_models_fused.py",
+    "test_fusion.py",
+    "test_nonfinite.py",
+    "test_compiled.py",
+    "test_hf_models.py",
+]
+
 
 def pytest_configure(config):
     for layer in sorted(set(LAYERS.values())) + ["sanitized"]:
@@ -74,6 +90,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    stale = sorted(set(LONGEST_FIRST) - set(LAYERS))
+    if stale:
+        raise pytest.UsageError(f"LONGEST_FIRST names files that are not tests: {stale}")
     for item in items:
         name = os.path.basename(str(item.fspath))
         layer = LAYERS.get(name)
@@ -82,3 +101,6 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(layer)
         if layer in SANITIZED_LAYERS:
             item.add_marker("sanitized")
+    # Stable: the tests of a file keep their order.
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.basename(str(item.fspath)), len(rank)))
