@@ -191,6 +191,8 @@ static func::FuncOp buildInto(func::FuncOp fn, func::FuncOp shared, StringRef na
   OpBuilder after(fn);
   after.setInsertionPointAfter(fn);
   auto into = func::FuncOp::create(after, fn.getLoc(), name, type);
+  // @f's own attributes (pe.in_place_arguments: its arguments lead).
+  into->setDiscardableAttrs(fn->getDiscardableAttrDictionary());
   int64_t outputs = type.getNumInputs() - fn.getNumArguments();
   into->setAttr(pe::kOutputsAttr, after.getI64IntegerAttr(outputs));
   Block *block = into.addEntryBlock();

@@ -84,6 +84,13 @@ func.func @twice() -> (memref<4xf32>, memref<4xf32>) {
   return %a, %a : memref<4xf32>, memref<4xf32>
 }
 
+// @f_into keeps @f's attributes: the KV caches it updates in place.
+// CHECK-LABEL: func.func @append_into(
+// CHECK-SAME: attributes {pe.in_place_arguments = array<i64: 0>, pe.outputs = 1 : i64}
+func.func @append(%cache: memref<4xf32>, %x: memref<4xf32>) -> memref<4xf32> attributes {pe.in_place_arguments = array<i64: 0>} {
+  return %x : memref<4xf32>
+}
+
 // Private functions get no entry.
 // CHECK-NOT: @helper_into
 func.func private @helper(%x: memref<4xf32>) -> memref<4xf32> {

@@ -95,8 +95,8 @@ struct FoldLoopCarriedDimsPass : pe::impl::PEFoldLoopCarriedDimsBase<FoldLoopCar
     patterns.add<DimOfLoopCarriedTensor>(context);
     scf::populateSCFForLoopCanonicalizationPatterns(patterns);
     tensor::DimOp::getCanonicalizationPatterns(patterns, context);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    // As the canonicalizer: a rewrite that has not converged is still valid.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
 } // namespace

@@ -63,7 +63,8 @@ func.func @insert_slice_and_linalg(%init: tensor<?x16xf32>, %piece: tensor<1x16x
 // An iteration that yields a tensor of another size: the size stays the
 // loop result's (folding it would be wrong).
 // CHECK-LABEL: func.func @resizing_loop
-// CHECK: %[[R:.*]] = scf.for
+// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%[[T:.*]] = %{{.*}})
+// CHECK: tensor.dim %[[T]], %c0
 // CHECK: tensor.dim %[[R]], %c0
 func.func @resizing_loop(%init: tensor<?xf32>, %n: index) -> index {
   %c0 = arith.constant 0 : index
