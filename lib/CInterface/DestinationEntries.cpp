@@ -132,7 +132,8 @@ static void addOutputs(func::FuncOp shared) {
   Value into = body.addArgument(IntegerType::get(shared.getContext(), 1), shared.getLoc());
   inputs.push_back(into.getType());
   llvm::SmallPtrSet<Operation *, 4> replaced;
-  for (auto [index, out] : written) {
+  for (const auto &[index, output] : written) {
+    Value out = output; // captured below (a structured binding cannot be before C++20)
     // Read at each step: a replaced allocation is now its choice of buffer.
     Value value = ret.getOperand(index);
     memref::AllocOp alloc = allocationOf(value);

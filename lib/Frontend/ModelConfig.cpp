@@ -243,7 +243,10 @@ private:
     if (failed(layers.read(model, types)) ||
         failed(layers.readNoRope(model, types, withoutRope)))
       return failure();
-    for (auto [type, nope] : llvm::zip_equal(types, withoutRope)) {
+    for (auto [layerType, layerWithoutRope] : llvm::zip_equal(types, withoutRope)) {
+      // Named again: a lambda captures no structured binding before C++20.
+      const std::string &type = layerType;
+      bool nope = layerWithoutRope;
       auto it = llvm::find_if(model.kinds, [&](const AttentionKind &kind) {
         return kind.layerType == type && kind.withoutRope == nope;
       });

@@ -26,11 +26,11 @@ std::optional<GpuChip> pe::describeGpuChip(llvm::StringRef chip) {
                                .Case("sm_86", Row{86, 84, 1536, 100 * KiB, 99 * KiB})   // A40
                                .Case("sm_87", Row{87, 16, 1536, 164 * KiB, 163 * KiB})  // Orin
                                .Case("sm_89", Row{89, 142, 1536, 100 * KiB, 99 * KiB})  // L40S
-                               .Cases("sm_90", "sm_90a",
+                               .Cases({"sm_90", "sm_90a"},
                                       Row{90, 132, 2048, 228 * KiB, 227 * KiB})  // H100/H200
-                               .Cases("sm_100", "sm_100a",
+                               .Cases({"sm_100", "sm_100a"},
                                       Row{100, 148, 2048, 228 * KiB, 227 * KiB}) // B200
-                               .Cases("sm_120", "sm_120a",
+                               .Cases({"sm_120", "sm_120a"},
                                       Row{120, 170, 1536, 100 * KiB, 99 * KiB}) // RTX 5090
                                .Default(std::nullopt);
   if (!row)

@@ -622,9 +622,11 @@ static std::optional<OutputPlan> planOutput(AttentionProof &proof, ArrayRef<int6
   }
   // Within a dim of O: unit dims, then the pieces outer first.
   plan.perm = {0, 1, 2, 3};
-  llvm::stable_sort(plan.perm, [&](int64_t a, int64_t b) {
+  // (The dim itself last: a total order, so that llvm::sort keeps ties in
+  // place as a stable sort would.)
+  llvm::sort(plan.perm, [&](int64_t a, int64_t b) {
     auto key = [&](int64_t x) {
-      return std::tuple(group[x], !dims[x].isConst, dims[x].isConst ? 0 : -dims[x].div);
+      return std::tuple(group[x], !dims[x].isConst, dims[x].isConst ? 0 : -dims[x].div, x);
     };
     return key(a) < key(b);
   });

@@ -194,7 +194,7 @@ static FailureOr<Rotation> computedRotation(Evaluator &ev, const ExprRef &cos,
   if (failed(cosAngle) || failed(sinAngle) || cosAngle->first != sinAngle->first ||
       !equal(cosAngle->second, sinAngle->second))
     return failure();
-  return Rotation{cosAngle->first, 1.0, cosAngle->second};
+  return Rotation{cosAngle->first, 1.0, cosAngle->second, TablePositions()};
 }
 
 /// A column of a constant table read at one row: the row's index is the

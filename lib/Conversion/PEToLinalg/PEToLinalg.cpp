@@ -445,7 +445,7 @@ struct LowerAlibiBias : OpConversionPattern<AlibiBiasOp> {
                                         extendToF32(n, args[0]), distance);
           if (causal)
             value = arith::SelectOp::create(
-                n, buildIsMasked(n, PositionMask{true, std::nullopt}, q, k),
+                n, buildIsMasked(n, PositionMask{true, std::nullopt, std::nullopt}, q, k),
                 floatConstantLike(n, value, -std::numeric_limits<double>::infinity()),
                 value);
           return {convertFloat(n, value, element)};

@@ -136,8 +136,10 @@ static void streamKeyBlocks(
       kCount = count;
       none = g.cmp(IntPredicate::eq, count, g.index(0));
     }
-    auto [kMin, kMax] = task.keyPositions(k0, kCount);
-    auto [hidden, masking] = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
+    Value kMin, kMax, hidden;
+    TileMasking masking;
+    std::tie(kMin, kMax) = task.keyPositions(k0, kCount);
+    std::tie(hidden, masking) = classifyTile(g, p, kCount, qMin, qMax, kMin, kMax);
     hidden = arith::OrIOp::create(b, hidden, none);
     Value visible = arith::XOrIOp::create(
         b, hidden, arith::ConstantOp::create(b, b.getBoolAttr(true)));
@@ -278,7 +280,10 @@ static void runQueryBlocksTask(KernelBuilder &g, const AttentionPlan &p, Attenti
                     task.prepareTile(k0, kCount);
                     forBlocks([&](Value i, Value) {
                       auto [lo, hi] = rangeOf(i);
-                      auto [hidden, masking] = classifyTile(g, p, kCount, lo, hi, kMin, kMax);
+                      Value hidden;
+                      TileMasking masking;
+                      std::tie(hidden, masking) =
+                          classifyTile(g, p, kCount, lo, hi, kMin, kMax);
                       g.ifThen(arith::XOrIOp::create(b, hidden, always), [&] {
                         task.processPreparedTile(k0, kCount, masking);
                       });

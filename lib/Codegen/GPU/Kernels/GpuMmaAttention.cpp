@@ -186,7 +186,7 @@ static_assert(kMaxWarpgroupValueDim <= kMaxGroupValueDim,
 /// chips that allow it (mmaAttentionSharedBytes). kMaxSharedBytes: the
 /// largest any chip allows a block (the verifier's head dims stay within).
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
+[[maybe_unused]] constexpr int64_t kMaxSharedBytes = 227 * 1024;
 /// Elements (16 bytes) added to each shared-memory row.
 constexpr int64_t kPad = 8;
 /// Elements of one cp.async (16 bytes of bf16/f16).

@@ -297,7 +297,8 @@ struct GpuTileAttention : OpRewritePattern<AttentionOp> {
       Value size = getValueOrCreateConstantIndexOp(b, b.getLoc(), sizes[d]);
       threads = arith::MulIOp::create(b, threads, size);
     }
-    auto [splits, len] = keySplits(b, keys, threads, chip.residentThreads(kRegisters));
+    Value splits, len;
+    std::tie(splits, len) = keySplits(b, keys, threads, chip.residentThreads(kRegisters));
     SmallVector<OpFoldResult> partialSizes(sizes.begin(), sizes.begin() + 3);
     partialSizes.push_back(splits);
     partialSizes.push_back(b.getIndexAttr(shape->heads.valueDim));

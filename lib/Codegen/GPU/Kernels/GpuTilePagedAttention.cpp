@@ -182,7 +182,8 @@ struct GpuTilePagedAttention : OpRewritePattern<PagedAttentionOp> {
     Value pageSize = memref::DimOp::create(b, buf.k, op.getPageSizeDim());
     Value capacity = arith::MulIOp::create(b, memref::DimOp::create(b, table, 1), pageSize);
     Value chunks = arith::ConstantIndexOp::create(b, hq * (dv / shape->chunk));
-    auto [splits, len] = keySplits(b, capacity, arith::MulIOp::create(b, tokens, chunks),
+    Value splits, len;
+    std::tie(splits, len) = keySplits(b, capacity, arith::MulIOp::create(b, tokens, chunks),
                                    chip.residentThreads(kRegisters));
     Value one = arith::ConstantIndexOp::create(b, 1);
     Value direct = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, splits, one);
