@@ -4,6 +4,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::pe::driver;
 namespace cl = llvm::cl;
@@ -119,6 +121,13 @@ struct CompileCLOptions : CompileOptions {
       cl::desc("Compiler driver that links --emit=shared (default: clang-22, clang or cc "
                "from PATH)"),
       cl::location(linker), cl::cat(category)};
+  cl::opt<std::string, true> cacheDirOpt{
+      "cache-dir",
+      cl::desc("Folder of the objects of earlier compilations (--emit=shared, obj): a "
+               "module that the pipelines turn into the same LLVM IR for the same target "
+               "skips LLVM's optimization and code generation (default: $PE_CACHE_DIR; "
+               "empty: no cache)"),
+      cl::location(cacheDir), cl::cat(category)};
 
   // GPU libraries.
   cl::opt<GpuBinary, true> gpuBinaryOpt{
@@ -309,6 +318,8 @@ CompileCLOptions::CompileCLOptions() {
   outputOpt.setInitialValue(output);
   mcpuOpt.setInitialValue(mcpu);
   optLevelOpt.setInitialValue(optLevel);
+  if (const char *dir = std::getenv("PE_CACHE_DIR"))
+    cacheDirOpt.setInitialValue(dir);
 }
 
 llvm::ManagedStatic<CompileCLOptions> clOptions;

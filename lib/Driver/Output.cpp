@@ -2,6 +2,7 @@
 #include "Steps.h"
 
 #include "LibraryInterface.h"
+#include "ObjectCache.h"
 
 #include "pe/Execution/Jit.h"
 #include "pe/CInterface/Passes.h"
@@ -84,19 +85,56 @@ LogicalResult pe::driver::exportEntries(ModuleOp module, const CompileOptions &o
   });
 }
 
-/// Assembly or an object of `module` for `machine`, emitted into memory
-/// first: an object writer seeks, which a pipe cannot.
-static LogicalResult writeMachineCode(MLIRContext *context, llvm::Module &module,
-                                      llvm::TargetMachine &machine,
-                                      llvm::CodeGenFileType type, StringRef path) {
+/// Assembly or an object of `module` for `machine`, in memory (an object
+/// writer seeks, which a pipe cannot).
+static FailureOr<SmallVector<char, 0>> emitMachineCode(MLIRContext *context,
+                                                       llvm::Module &module,
+                                                       llvm::TargetMachine &machine,
+                                                       llvm::CodeGenFileType type) {
   SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream stream(buffer);
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
     return fail(context, "the target cannot emit this file type");
   passes.run(module);
+  return buffer;
+}
+
+/// Runs LLVM's optimization pipeline of `optLevel` on `module`.
+static LogicalResult optimize(MLIRContext *context, llvm::Module &module,
+                              llvm::TargetMachine &machine, unsigned optLevel) {
+  if (llvm::Error err = makeOptimizingTransformer(optLevel, 0, &machine)(&module))
+    return fail(context, "LLVM optimization failed: " + llvm::toString(std::move(err)));
+  return success();
+}
+
+/// The object of `module` (not yet optimized) for `machine`: the one in
+/// `options.cacheDir` when that folder holds it, else optimized, compiled
+/// and stored there. A cache that cannot be written costs a warning only.
+static FailureOr<SmallVector<char, 0>> objectOf(MLIRContext *context, llvm::Module &module,
+                                                llvm::TargetMachine &machine,
+                                                const CompileOptions &options) {
+  std::optional<ObjectCache> cache;
+  if (!options.cacheDir.empty()) {
+    cache.emplace(options.cacheDir, module, machine, options.optLevel);
+    if (std::unique_ptr<llvm::MemoryBuffer> cached = cache->lookup())
+      return SmallVector<char, 0>(cached->getBuffer().begin(), cached->getBuffer().end());
+  }
+  if (failed(optimize(context, module, machine, options.optLevel)))
+    return failure();
+  FailureOr<SmallVector<char, 0>> object =
+      emitMachineCode(context, module, machine, llvm::CodeGenFileType::ObjectFile);
+  if (succeeded(object) && cache)
+    if (llvm::Error err = cache->store(StringRef(object->data(), object->size())))
+      emitWarning(UnknownLoc::get(context))
+          << "the object is not cached: " << llvm::toString(std::move(err));
+  return object;
+}
+
+/// Writes `bytes` to `path`.
+static LogicalResult writeBytes(MLIRContext *context, StringRef path, ArrayRef<char> bytes) {
   return writeFile(context, path, [&](llvm::raw_ostream &os) {
-    os << StringRef(buffer.data(), buffer.size());
+    os << StringRef(bytes.data(), bytes.size());
     return success();
   });
 }
@@ -203,18 +241,17 @@ static LogicalResult linkShared(MLIRContext *context, StringRef object,
   return success();
 }
 
-/// An object in a temporary file, linked into the output.
-static LogicalResult writeShared(MLIRContext *context, llvm::Module &module,
-                                 llvm::TargetMachine &machine, const CompileOptions &options,
+/// `object` in a temporary file, linked into the output.
+static LogicalResult writeShared(MLIRContext *context, ArrayRef<char> object,
+                                 const CompileOptions &options,
                                  const pe::CpuTarget &cpuTarget) {
-  SmallString<128> object;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("pe-compile", "o", object))
+  SmallString<128> path;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("pe-compile", "o", path))
     return fail(context, "cannot create a temporary file: " + ec.message());
-  llvm::FileRemover removeObject(object);
-  if (failed(writeMachineCode(context, module, machine, llvm::CodeGenFileType::ObjectFile,
-                              object)))
+  llvm::FileRemover removeObject(path);
+  if (failed(writeBytes(context, path, object)))
     return failure();
-  return linkShared(context, object, options, cpuTarget);
+  return linkShared(context, path, options, cpuTarget);
 }
 
 LogicalResult pe::driver::emitHostCode(ModuleOp module, const CompileOptions &options,
@@ -230,24 +267,30 @@ LogicalResult pe::driver::emitHostCode(ModuleOp module, const CompileOptions &op
     return fail(context, llvm::toString(machine.takeError()));
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (llvm::Error err =
-          makeOptimizingTransformer(options.optLevel, 0, machine->get())(llvmModule.get()))
-    return fail(context, "LLVM optimization failed: " + llvm::toString(std::move(err)));
 
   switch (options.emitKind()) {
   case Emit::Llvm:
+    if (failed(optimize(context, *llvmModule, **machine, options.optLevel)))
+      return failure();
     return writeFile(context, options.output, [&](llvm::raw_ostream &os) {
       llvmModule->print(os, nullptr);
       return success();
     });
-  case Emit::Asm:
-    return writeMachineCode(context, *llvmModule, **machine,
-                            llvm::CodeGenFileType::AssemblyFile, options.output);
-  case Emit::Obj:
-    return writeMachineCode(context, *llvmModule, **machine,
-                            llvm::CodeGenFileType::ObjectFile, options.output);
-  case Emit::Shared:
-    return writeShared(context, *llvmModule, **machine, options, cpuTarget);
+  case Emit::Asm: {
+    if (failed(optimize(context, *llvmModule, **machine, options.optLevel)))
+      return failure();
+    FailureOr<SmallVector<char, 0>> assembly = emitMachineCode(
+        context, *llvmModule, **machine, llvm::CodeGenFileType::AssemblyFile);
+    return failure(failed(assembly) || failed(writeBytes(context, options.output, *assembly)));
+  }
+  case Emit::Obj: {
+    FailureOr<SmallVector<char, 0>> object = objectOf(context, *llvmModule, **machine, options);
+    return failure(failed(object) || failed(writeBytes(context, options.output, *object)));
+  }
+  case Emit::Shared: {
+    FailureOr<SmallVector<char, 0>> object = objectOf(context, *llvmModule, **machine, options);
+    return failure(failed(object) || failed(writeShared(context, *object, options, cpuTarget)));
+  }
   default: // the LLVM dialect, the run and the kernel binaries are not host code
     return success();
   }

@@ -3,9 +3,10 @@ another CPU of this one.
 
 `runner.compile(ir, ["--mtriple=aarch64-linux-gnu", ...])` on an x86-64 machine
 returns an `EmulatedModule`: the same `call(name, *arrays, out=...)` as
-`runner.Module`, but every call runs `pe-call` (tools/pe-call, built for the
-target by the cross toolchain) under `qemu-<arch>`, with the tensors passed
-through files. Numerics are the target's own; timing is meaningless.
+`runner.Module`, but every call is made by `pe-call --serve` (tools/pe-call,
+built for the target by the cross toolchain), one process under `qemu-<arch>`
+per module that makes all of its calls, with the tensors passed through
+files. Numerics are the target's own; timing is meaningless.
 
     mod = runner.compile(ir, ["--mtriple=aarch64-linux-gnu", "--mcpu=neoverse-n1"])
     (y,) = mod.call("rope", x, positions)
@@ -34,6 +35,8 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import threading
+import weakref
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -150,6 +153,8 @@ class EmulatedModule:
         self._owner = owner
         self._cpu = cpu or os.environ.get("PE_QEMU_CPU") or (
             f"max,sve-default-vector-length={sve_bits // 8}" if sve_bits else "max")
+        self._lock = threading.Lock()
+        self._server: Optional[_Server] = None   # started by the first call
 
     @property
     def functions(self) -> List[str]:
@@ -197,16 +202,69 @@ class EmulatedModule:
         return list(outs) + results
 
     def _run(self, entry: runner.Entry, spec: List[str]) -> None:
-        command = [*_qemu_command(self.arch, self._cpu),
-                   pe_call(self.arch), self.library, entry.symbol, self._last_error, *spec]
-        proc = subprocess.run(command, capture_output=True, text=True, preexec_fn=_no_core_files)
-        if proc.returncode != 0 or not proc.stdout.startswith("status "):
-            raise RuntimeError(f"{entry.name} under qemu-{self.arch} -cpu {self._cpu} failed "
-                               f"(exit {proc.returncode}): {_stderr(proc)}")
-        status, _, message = proc.stdout.partition("\n")
-        status = int(status.split()[1])
+        """One call through the module's pe-call server, started at the first
+        call and again after a call that ended it (a fault, a bad argument)."""
+        with self._lock:
+            if self._server is None:
+                self._server = _Server([*_qemu_command(self.arch, self._cpu), pe_call(self.arch),
+                                        "--serve", self.library, self._last_error])
+                self._stop = weakref.finalize(self, _Server.stop, self._server)
+            server = self._server
+            answer = server.call([entry.symbol, *spec])
+            if answer is None:
+                self._server = None
+                self._stop.detach()
+                code, stderr = server.ended()
+                raise RuntimeError(f"{entry.name} under qemu-{self.arch} -cpu {self._cpu} "
+                                   f"failed (exit {code}): {stderr}")
+        status, message = answer
         if status != 0:
             raise runner.KernelError(entry.name, status, message.strip())
+
+
+class _Server:
+    """A `pe-call --serve` process: requests of NUL-terminated fields on its
+    stdin, answers `status N BYTES` + the message on its stdout, stderr in a
+    file (read once the process has ended)."""
+
+    def __init__(self, command: List[str]):
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self._stderr, preexec_fn=_no_core_files)
+
+    def call(self, fields: List[str]):
+        """(status, message), or None when the process ended instead of answering."""
+        request = b"".join(os.fsencode(f) + b"\0" for f in fields) + b"\0"
+        try:
+            self.process.stdin.write(request)
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            return None
+        line = self.process.stdout.readline()
+        if not line.startswith(b"status "):
+            return None
+        _, status, size = line.split()
+        return int(status), self.process.stdout.read(int(size)).decode(errors="replace")
+
+    def ended(self):
+        """The exit status and stderr (qemu's CPUID notes left out) of the ended process."""
+        self.stop(self)
+        self._stderr.seek(0)
+        text = self._stderr.read().decode(errors="replace")
+        return self.process.returncode, _without_cpuid_notes(text)
+
+    @staticmethod
+    def stop(server: "_Server") -> None:
+        """Ends the process: the end of its input, then a kill if it does not stop."""
+        try:
+            server.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            server.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
 
 
 def _no_core_files() -> None:
@@ -223,11 +281,15 @@ def _qemu_command(arch: str, cpu: str) -> List[str]:
     return [qemu(arch), *sysroot, "-cpu", cpu]
 
 
-def _stderr(proc: subprocess.CompletedProcess) -> str:
+def _without_cpuid_notes(stderr: str) -> str:
     """A process's stderr without qemu's notes on CPUID bits its translator does
     not model (printed for every model that names one)."""
-    return "\n".join(line for line in proc.stderr.splitlines()
+    return "\n".join(line for line in stderr.splitlines()
                      if "TCG doesn't support requested feature" not in line).strip()
+
+
+def _stderr(proc: subprocess.CompletedProcess) -> str:
+    return _without_cpuid_notes(proc.stderr)
 
 
 def pe_compile_as_host(cpu: str, args: Sequence[str],

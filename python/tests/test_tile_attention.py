@@ -16,6 +16,7 @@ bf16 runs both kernels: f32 FMAs on converted values (--bf16-dot=off) and
 AVX512-BF16 dot products (--bf16-dot=on, where the CPU has avx512_bf16).
 """
 
+import functools
 import zlib
 
 import numpy as np
@@ -26,7 +27,7 @@ from pe.ir import rope_attr
 from pe.testing import BF16_KERNELS, bf16_kernel_missing, round_to
 
 REL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
-SMALL_TILES = ["--attention-rows=16", "--attention-block-keys=48"]
+SMALL_TILES = ("--attention-rows=16", "--attention-block-keys=48")
 
 LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
@@ -46,7 +47,7 @@ def _rng(name):
 
 
 def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, positions,
-        b=None):
+        b=None, fname="attn"):
     """Dynamic batch and sequence dims, or all static when `b` is given (static
     decode shapes select the row-major decode kernels)."""
     bd, sqd, skd = ("?", "?", "?") if b is None else (b, sq, skv)
@@ -81,7 +82,7 @@ def _ir(dtype, hq, hkv, sq, skv, d, dv, *, causal, window, rope, alibi, mask, po
     if alibi:
         attrs += f" alibi({alibi})"
     return f"""
-func.func @attn({", ".join(args)}) -> {o} {{
+func.func @{fname}({", ".join(args)}) -> {o} {{
   %o = pe.attention %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}
   return %o : {o}
 }}
@@ -175,14 +176,33 @@ def _check(got, want, dtype, what):
     assert err <= REL[dtype] * scale, f"{what}: max error {err:.3g} > {REL[dtype]} * {scale:.3g}"
 
 
-def _compile(name, dtype, tiles, threads, tile=True, static=False, target=(), qemu_cpu=None):
-    hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    ir = _ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
-             window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
-             alibi=opts.get("alibi"), mask=opts.get("mask", False),
-             positions=opts.get("positions"), b=b if static else None)
+def _fn(name, static=False):
+    """The function of case `name` in a library of several cases."""
+    return "attn_" + name.replace("-", "_") + ("_static" if static else "")
+
+
+def _group(names, static=False):
+    """Cases compiled into one library: (name, static shapes) for each of `names`;
+    `static` is a bool, or the names whose shapes are static."""
+    return tuple((n, static if isinstance(static, bool) else n in static) for n in names)
+
+
+@functools.lru_cache(maxsize=None)
+def _compile(group, dtype, tiles, threads, tile=True, target=(), qemu_cpu=None):
+    """One library of every case in `group` (`_group`), function `_fn(name, static)`
+    each, compiled once per process for all the tests that use it: a library per
+    test would spend most of its time starting pe-compile and linking."""
+    funcs = []
+    for name, static in group:
+        hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
+        funcs.append(_ir(dtype, hq, hkv, sq, skv, d, dv, causal=opts.get("causal", False),
+                         window=opts.get("window"), rope=ROPES[opts.get("rope", "none")],
+                         alibi=opts.get("alibi"), mask=opts.get("mask", False),
+                         positions=opts.get("positions"), b=b if static else None,
+                         fname=_fn(name, static)))
     extra = [f"--num-threads={threads}", f"--tile-attention={'true' if tile else 'false'}"]
-    return runner.compile(ir, extra_args=extra + tiles + list(target), qemu_cpu=qemu_cpu)
+    return runner.compile("\n".join(funcs), extra_args=extra + list(tiles) + list(target),
+                          qemu_cpu=qemu_cpu)
 
 
 @pytest.mark.sanitized
@@ -191,10 +211,10 @@ def _compile(name, dtype, tiles, threads, tile=True, static=False, target=(), qe
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tiled_matches_reference(name, tiles, threads):
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, "f32", SMALL_TILES if tiles == "small" else [], threads)
+    mod = _compile(_group(sorted(CASES)), "f32", SMALL_TILES if tiles == "small" else (), threads)
     args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
-    (got,) = mod.call("attn", *args)
+    (got,) = mod.call(_fn(name), *args)
     assert got.shape == want.shape
     _check(got, want, "f32", name)
 
@@ -203,19 +223,24 @@ DECODE = ["mqa-decode-split", "mqa-decode-4-queries", "gqa-decode-batch", "decod
           "decode-rope-bf16-shapes", "decode-mha", "decode-7-rows"]
 
 
+STATIC = DECODE + ["gqa-prefill-rope", "empty-keys"]
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("name", DECODE + ["gqa-prefill-rope", "empty-keys"])
+@pytest.mark.parametrize("name", STATIC)
 def test_static_shapes(name, threads):
     """Static shapes; for decode (Sq x group <= 8 rows) the row-major kernels."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, "f32", SMALL_TILES, threads, static=True)
+    mod = _compile(_group(STATIC, static=True), "f32", SMALL_TILES, threads)
     args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
-    (got,) = mod.call("attn", *args)
+    (got,) = mod.call(_fn(name, static=True), *args)
     _check(got, want, "f32", name)
 
 
 LOW_PRECISION = [("f16", "fma"), ("bf16", "fma"), ("bf16", "dot"), ("bf16", "amx")]
+LOW_PRECISION_CASES = ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal", "mask-causal-rope",
+                       "odd-dims-partial-rope", "decode-rope-bf16-shapes", "decode-7-rows"]
 
 
 def _skip_without_bf16_kernel(kernel):
@@ -225,28 +250,30 @@ def _skip_without_bf16_kernel(kernel):
 
 @pytest.mark.parametrize("dtype,kernel", LOW_PRECISION, ids=["-".join(x) for x in LOW_PRECISION])
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
-@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "alibi-causal",
-                                  "mask-causal-rope", "odd-dims-partial-rope",
-                                  "decode-rope-bf16-shapes", "decode-7-rows"])
+@pytest.mark.parametrize("name", LOW_PRECISION_CASES)
 def test_tiled_low_precision(name, dtype, kernel, static):
     _skip_without_bf16_kernel(kernel)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES + list(BF16_KERNELS[kernel]), 2, static=static)
+    mod = _compile(_group(LOW_PRECISION_CASES, static), dtype,
+                   SMALL_TILES + tuple(BF16_KERNELS[kernel]), 2)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
                  a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)]
-    (got,) = mod.call("attn", *call_args)
+    (got,) = mod.call(_fn(name, static), *call_args)
     _check(np.asarray(got, np.float64), want, dtype, name)
 
 
-@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mask-gqa", "mha-window-symmetric"])
+LOWERINGS = ["gqa-prefill-rope", "mask-gqa", "mha-window-symmetric"]
+
+
+@pytest.mark.parametrize("name", LOWERINGS)
 def test_tiled_matches_reference_lowering(name):
     """Both lowerings of one function agree (f32)."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     args, _ = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
-    (tiled,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
-    (linalg,) = _compile(name, "f32", [], 1, tile=False).call("attn", *args)
+    (tiled,) = _compile(_group(sorted(CASES)), "f32", SMALL_TILES, 2).call(_fn(name), *args)
+    (linalg,) = _compile(_group(LOWERINGS), "f32", (), 1, tile=False).call(_fn(name), *args)
     _check(tiled, np.asarray(linalg, np.float64), "f32", name)
 
 
@@ -257,8 +284,9 @@ def test_threads_do_not_change_results():
     name = "gqa-prefill-rope"
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
     args, _ = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
-    (one,) = _compile(name, "f32", SMALL_TILES, 1).call("attn", *args)
-    (two,) = _compile(name, "f32", SMALL_TILES, 2).call("attn", *args)
+    group = _group(sorted(CASES))
+    (one,) = _compile(group, "f32", SMALL_TILES, 1).call(_fn(name), *args)
+    (two,) = _compile(group, "f32", SMALL_TILES, 2).call(_fn(name), *args)
     assert np.array_equal(one, two)
 
 
@@ -280,11 +308,12 @@ def test_bf16_dot(name, tiles, threads):
     shapes: one query runs the decode kernel, more the prefill schedule; with
     2 threads the key split and combine)."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    extra = list(BF16_KERNELS["dot"]) + (SMALL_TILES if tiles == "small" else [])
-    mod = _compile(name, "bf16", extra, threads)
+    extra = tuple(BF16_KERNELS["dot"]) + (SMALL_TILES if tiles == "small" else ())
+    mod = _compile(_group(BF16_DOT), "bf16", extra, threads)
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
-    (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
+    (got,) = mod.call(_fn(name), *[a.astype(np.float32) if i < 3 else a
+                                   for i, a in enumerate(args)])
     _check(np.asarray(got, np.float64), want, "bf16", name)
 
 
@@ -295,10 +324,12 @@ def test_bf16_dot_decode(name, threads):
     """Static decode shapes (<= 8 rows): the decode kernel's dot-product scores
     and pair products of P V (--bf16-dot=on) against the float64 reference."""
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, "bf16", list(BF16_KERNELS["dot"]) + SMALL_TILES, threads, static=True)
+    mod = _compile(_group(DECODE, static=True), "bf16", tuple(BF16_KERNELS["dot"]) + SMALL_TILES,
+                   threads)
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
-    (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
+    (got,) = mod.call(_fn(name, static=True), *[a.astype(np.float32) if i < 3 else a
+                                                for i, a in enumerate(args)])
     _check(np.asarray(got, np.float64), want, "bf16", name)
 
 
@@ -318,7 +349,7 @@ def test_amx_bf16(name, tiles, threads):
              alibi=opts.get("alibi"), mask=opts.get("mask", False),
              positions=opts.get("positions"))
     mod = runner.compile(ir, extra_args=[f"--num-threads={threads}", "--amx=on"] +
-                         (SMALL_TILES if tiles == "small" else []))
+                         list(SMALL_TILES if tiles == "small" else ()))
     args, kwargs = _inputs(name, "bf16", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     (got,) = mod.call("attn", *[a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)])
@@ -382,27 +413,29 @@ def _target(which):
 def test_other_targets(name, which):
     target, threads, qemu_cpu = _target(which)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    static = name in DECODE
-    mod = _compile(name, "f32", SMALL_TILES, threads, static=static, target=target,
+    mod = _compile(_group(sorted(CASES), DECODE), "f32", SMALL_TILES, threads, target=target,
                    qemu_cpu=qemu_cpu)
     args, kwargs = _inputs(name, "f32", hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
-    (got,) = mod.call("attn", *args)
+    (got,) = mod.call(_fn(name, name in DECODE), *args)
     _check(got, want, "f32", f"{which} {name}")
+
+
+OTHER_LOW_PRECISION = ["gqa-prefill-rope", "mqa-decode-split", "mask-causal-rope",
+                       "odd-dims-partial-rope", "decode-rope-bf16-shapes"]
 
 
 @pytest.mark.parametrize("which", sorted(OTHER_TARGETS) + sorted(BF16_DOT_TARGETS))
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
-@pytest.mark.parametrize("name", ["gqa-prefill-rope", "mqa-decode-split", "mask-causal-rope",
-                                  "odd-dims-partial-rope", "decode-rope-bf16-shapes"])
+@pytest.mark.parametrize("name", OTHER_LOW_PRECISION)
 def test_other_targets_low_precision(name, dtype, which):
     target, threads, qemu_cpu = _target(which)
     hq, hkv, b, sq, skv, d, dv, opts = CASES[name]
-    mod = _compile(name, dtype, SMALL_TILES, threads, static=name in DECODE, target=target,
-                   qemu_cpu=qemu_cpu)
+    mod = _compile(_group(OTHER_LOW_PRECISION, DECODE), dtype, SMALL_TILES, threads,
+                   target=target, qemu_cpu=qemu_cpu)
     args, kwargs = _inputs(name, dtype, hq, hkv, b, sq, skv, d, dv, opts)
     want = reference.attention(*args[:3], **kwargs)
     call_args = [a.astype(np.float16) if dtype == "f16" and i < 3 else
                  a.astype(np.float32) if i < 3 else a for i, a in enumerate(args)]
-    (got,) = mod.call("attn", *call_args)
+    (got,) = mod.call(_fn(name, name in DECODE), *call_args)
     _check(np.asarray(got, np.float64), want, dtype, f"{which} {name}")

@@ -7,6 +7,7 @@
  * emulated.py):
  *
  *   pe-call LIBRARY SYMBOL LAST_ERROR ARG...
+ *   pe-call --serve LIBRARY LAST_ERROR
  *
  * ARG, in the entry's argument order (docs/c-abi.md):
  *   result:RANK:BYTES:FILE  a tensor result of an allocating entry (written
@@ -20,7 +21,15 @@
  * `status N` on standard output, then the library's message for an error;
  * the exit status is 0 whenever the entry was called.
  *
+ * With --serve, one process makes any number of calls (under an emulator,
+ * starting it costs far more than a small call): each request on standard
+ * input is SYMBOL and its ARGs, each followed by a NUL byte, then one more
+ * NUL; each answer on standard output is `status N BYTES`, a newline, and
+ * the BYTES of the library's message (none when N is 0). The process ends
+ * at the end of its input, or as one call does on a bad argument.
+ *
  *===----------------------------------------------------------------------===*/
+#define _POSIX_C_SOURCE 200809L /* getdelim */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -103,7 +112,7 @@ static void writeTensor(const int64_t *words, int64_t rank, int64_t bytes, const
   fclose(f);
 }
 
-typedef int32_t (*Entry)();
+typedef const char *(*LastError)(void);
 
 /* Calls `fn` with `n` word-sized arguments (pointers and integers are passed
  * alike in the integer registers and stack slots of the x86-64 and AArch64
@@ -118,18 +127,14 @@ static int32_t callEntry(void *fn, intptr_t *a, int n) {
                  a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
 }
 
-int main(int argc, char **argv) {
-  if (argc < 4)
-    die("usage: pe-call LIBRARY SYMBOL LAST_ERROR [result:RANK:BYTES:FILE | in:FILE | "
-        "out:FILE | int:VALUE]...", NULL);
-  void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    die("cannot load the library", dlerror());
-  void *fn = dlsym(library, argv[2]);
-  const char *(*lastError)(void) = (const char *(*)(void))dlsym(library, argv[3]);
-  if (!fn || !lastError)
-    die("the library lacks", fn ? argv[3] : argv[2]);
-
+/* Calls `symbol` of `library` with the ARGs `argv[0..argc)`, writes its
+ * results and outputs to their files and returns its status (`*message`: the
+ * library's message for an error). */
+static int32_t call(void *library, LastError lastError, const char *symbol, int argc,
+                    char **argv, const char **message) {
+  void *fn = dlsym(library, symbol);
+  if (!fn)
+    die("the library lacks", symbol);
   intptr_t args[MAX_ARGS] = {0};
   int n = 0;
   /* Results: one descriptor, or a struct of descriptors (all int64 words). */
@@ -137,9 +142,9 @@ int main(int argc, char **argv) {
   int64_t resultRank[16], resultBytes[16];
   const char *resultFile[16];
   int results = 0, resultOffset[16];
-  Tensor outputs[MAX_ARGS];
-  int numOutputs = 0;
-  for (int i = 4; i < argc; ++i) {
+  Tensor tensors[MAX_ARGS];
+  int numTensors = 0;
+  for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
     if (n >= MAX_ARGS)
       die("too many arguments", NULL);
@@ -157,8 +162,8 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "in:", 3) || !strncmp(a, "out:", 4)) {
       int out = a[0] == 'o';
       Tensor t = readTensor(a + (out ? 4 : 3));
-      if (out)
-        outputs[numOutputs++] = t;
+      t.file = out ? t.file : NULL; /* only outputs are written back */
+      tensors[numTensors++] = t;
       args[n++] = (intptr_t)t.words;
     } else if (!strncmp(a, "int:", 4)) {
       args[n++] = (intptr_t)strtoll(a + 4, NULL, 10);
@@ -172,14 +177,67 @@ int main(int argc, char **argv) {
     ++n;
   }
   int32_t status = callEntry(fn, args, n);
-  printf("status %" PRId32 "\n", status);
-  if (status != 0) {
-    printf("%s\n", lastError());
-    return 0;
+  *message = status != 0 ? lastError() : "";
+  for (int r = 0; status == 0 && r < results; ++r) {
+    const int64_t *words = resultWords + resultOffset[r];
+    writeTensor(words, resultRank[r], resultBytes[r], resultFile[r]);
+    free((void *)(intptr_t)words[0]); /* the caller frees each result (docs/c-abi.md) */
   }
-  for (int r = 0; r < results; ++r)
-    writeTensor(resultWords + resultOffset[r], resultRank[r], resultBytes[r], resultFile[r]);
-  for (int o = 0; o < numOutputs; ++o)
-    writeTensor(outputs[o].words, outputs[o].rank, outputs[o].bytes, outputs[o].file);
+  for (int i = 0; i < numTensors; ++i) {
+    if (status == 0 && tensors[i].file)
+      writeTensor(tensors[i].words, tensors[i].rank, tensors[i].bytes, tensors[i].file);
+    free((void *)(intptr_t)tensors[i].words[0]);
+    free(tensors[i].words);
+  }
+  return status;
+}
+
+/* --serve: the requests of standard input, one after another. */
+static int serve(void *library, LastError lastError) {
+  char *fields[1 + MAX_ARGS + 16];
+  size_t capacity[1 + MAX_ARGS + 16] = {0};
+  int count = 0;
+  for (int i = 0; i < 1 + MAX_ARGS + 16; ++i)
+    fields[i] = NULL;
+  for (;;) {
+    ssize_t length = getdelim(&fields[count], &capacity[count], '\0', stdin);
+    if (length < 0) {
+      if (count != 0)
+        die("a request ends early", NULL);
+      return 0;
+    }
+    if (length == 1) { /* the empty field: the request is complete */
+      if (count == 0)
+        die("an empty request", NULL);
+      const char *message;
+      int32_t status = call(library, lastError, fields[0], count - 1, fields + 1, &message);
+      printf("status %" PRId32 " %zu\n%s", status, strlen(message), message);
+      fflush(stdout);
+      count = 0;
+    } else if (++count == 1 + MAX_ARGS + 16) {
+      die("too many arguments", NULL);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  int serving = argc == 4 && !strcmp(argv[1], "--serve");
+  if (argc < 4)
+    die("usage: pe-call LIBRARY SYMBOL LAST_ERROR [result:RANK:BYTES:FILE | in:FILE | "
+        "out:FILE | int:VALUE]... | pe-call --serve LIBRARY LAST_ERROR", NULL);
+  const char *path = argv[serving ? 2 : 1], *lastErrorName = argv[3];
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    die("cannot load the library", dlerror());
+  LastError lastError = (LastError)dlsym(library, lastErrorName);
+  if (!lastError)
+    die("the library lacks", lastErrorName);
+  if (serving)
+    return serve(library, lastError);
+  const char *message;
+  int32_t status = call(library, lastError, argv[2], argc - 4, argv + 4, &message);
+  printf("status %" PRId32 "\n", status);
+  if (status != 0)
+    printf("%s\n", message);
   return 0;
 }

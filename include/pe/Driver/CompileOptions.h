@@ -98,6 +98,8 @@ struct CompileOptions {
   // Linking.
   bool staticRuntime = false;
   std::string linker; // default: clang-22, clang or cc
+  /// Objects of earlier compilations (lib/Driver/ObjectCache.h); empty: none.
+  std::string cacheDir;
 
   // GPU libraries.
   GpuBinary gpuBinary = GpuBinary::Auto;
