@@ -1,6 +1,7 @@
 //===- CommandLine.cpp - pe-compile's options -----------------------------===//
 #include "pe/Driver/CommandLine.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"
 
@@ -121,13 +122,13 @@ struct CompileCLOptions : CompileOptions {
       cl::desc("Compiler driver that links --emit=shared (default: clang-22, clang or cc "
                "from PATH)"),
       cl::location(linker), cl::cat(category)};
-  cl::opt<std::string, true> cacheDirOpt{
-      "cache-dir",
+  cl::opt<std::string, true> objectCacheOpt{
+      "object-cache",
       cl::desc("Folder of the objects of earlier compilations (--emit=shared, obj): a "
                "module that the pipelines turn into the same LLVM IR for the same target "
-               "skips LLVM's optimization and code generation (default: $PE_CACHE_DIR; "
-               "empty: no cache)"),
-      cl::location(cacheDir), cl::cat(category)};
+               "skips LLVM's optimization and code generation (default: "
+               "$PE_OBJECT_CACHE; empty: no cache; not used with LLVM's own options)"),
+      cl::location(objectCache), cl::cat(category)};
 
   // GPU libraries.
   cl::opt<GpuBinary, true> gpuBinaryOpt{
@@ -318,8 +319,8 @@ CompileCLOptions::CompileCLOptions() {
   outputOpt.setInitialValue(output);
   mcpuOpt.setInitialValue(mcpu);
   optLevelOpt.setInitialValue(optLevel);
-  if (const char *dir = std::getenv("PE_CACHE_DIR"))
-    cacheDirOpt.setInitialValue(dir);
+  if (const char *dir = std::getenv("PE_OBJECT_CACHE"))
+    objectCacheOpt.setInitialValue(dir);
 }
 
 llvm::ManagedStatic<CompileCLOptions> clOptions;
@@ -329,4 +330,18 @@ CompileOptions &pe::driver::registerCompileCLOptions() { return *clOptions; }
 
 void pe::driver::hideUnrelatedCLOptions() {
   cl::HideUnrelatedOptions({&category, &configCategory});
+}
+
+bool pe::driver::givenLLVMOptions() {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    const cl::Option *option = entry.second;
+    StringRef name = entry.first;
+    if (option->getNumOccurrences() == 0 || name.starts_with("mlir-") || name == "help" ||
+        name == "version")
+      continue;
+    if (!llvm::is_contained(option->Categories, &category) &&
+        !llvm::is_contained(option->Categories, &configCategory))
+      return true;
+  }
+  return false;
 }

@@ -1,12 +1,14 @@
 //===- ObjectCache.cpp - object files of earlier compilations -------------===//
 #include "ObjectCache.h"
 
+#include "llvm-c/Core.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -14,9 +16,9 @@
 using namespace mlir;
 using namespace mlir::pe::driver;
 
-/// Bumped whenever pe-compile changes how it runs LLVM on a module (the
-/// optimization pipeline, the target machine's options), which the key
-/// would not see otherwise.
+/// Bumped whenever pe-compile changes how it runs LLVM on a module in a
+/// way the key does not see: the optimization pipeline, the target
+/// machine's TargetOptions.
 static constexpr StringLiteral kFormat = "pe-object-cache 1";
 
 /// Hex of the BLAKE3 hash of everything that determines the object.
@@ -29,11 +31,18 @@ static std::string keyOf(const llvm::Module &module, const llvm::TargetMachine &
     hash.update(ArrayRef<uint8_t>{0});
   };
   field(kFormat);
-  field(LLVM_VERSION_STRING);
+  // The LLVM that runs (a shared library), not the one pe was built with.
+  unsigned major, minor, patch;
+  LLVMGetVersion(&major, &minor, &patch);
+  field(llvm::formatv("{0}.{1}.{2}", major, minor, patch).str());
   field(machine.getTargetTriple().str());
   field(machine.getTargetCPU());
   field(machine.getTargetFeatureString());
-  field(std::to_string(optLevel));
+  field(llvm::formatv("reloc {0} code {1} codegen {2} opt {3}",
+                      static_cast<int>(machine.getRelocationModel()),
+                      static_cast<int>(machine.getCodeModel()),
+                      static_cast<int>(machine.getOptLevel()), optLevel)
+            .str());
   SmallVector<char, 0> bitcode;
   llvm::raw_svector_ostream stream(bitcode);
   llvm::WriteBitcodeToFile(module, stream);
@@ -53,33 +62,38 @@ ObjectCache::ObjectCache(StringRef dir, const llvm::Module &module,
 std::unique_ptr<llvm::MemoryBuffer> ObjectCache::lookup() const {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
       llvm::MemoryBuffer::getFile(entry, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  return object ? std::move(*object) : nullptr;
+  if (!object)
+    return nullptr;
+  // Anything but a relocatable object (a file damaged outside pe-compile)
+  // is a miss, which the compilation then replaces.
+  switch (llvm::identify_magic((*object)->getBuffer())) {
+  case llvm::file_magic::elf_relocatable:
+  case llvm::file_magic::macho_object:
+  case llvm::file_magic::coff_object:
+    return std::move(*object);
+  default:
+    return nullptr;
+  }
 }
 
 llvm::Error ObjectCache::store(StringRef object) const {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create the cache folder '" + dir +
                                            "': " + ec.message());
-  // A file of its own first: another compilation may be reading the entry
-  // or writing the same one.
-  SmallString<256> temporary;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(entry + ".%%%%%%%%.tmp", fd,
-                                                          temporary))
+  // A file of its own first (removed if the process dies), then renamed:
+  // another compilation may be reading the entry or writing the same one.
+  llvm::Expected<llvm::sys::fs::TempFile> temporary =
+      llvm::sys::fs::TempFile::create(entry + ".%%%%%%%%.tmp");
+  if (!temporary)
+    return temporary.takeError();
+  llvm::raw_fd_ostream os(temporary->FD, /*shouldClose=*/false);
+  os << object;
+  os.flush();
+  if (std::error_code ec = os.error()) {
+    os.clear_error(); // an error left on the stream is fatal when it closes
+    llvm::consumeError(temporary->discard());
     return llvm::createStringError(ec, "cannot write into the cache folder '" + dir +
                                            "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << object;
-    os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      return llvm::createStringError(os.error(), "cannot write '" + temporary.str() + "'");
-    }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, entry)) {
-    llvm::sys::fs::remove(temporary);
-    return llvm::createStringError(ec, "cannot write '" + entry + "': " + ec.message());
-  }
-  return llvm::Error::success();
+  return temporary->keep(entry);
 }

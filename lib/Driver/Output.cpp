@@ -109,14 +109,14 @@ static LogicalResult optimize(MLIRContext *context, llvm::Module &module,
 }
 
 /// The object of `module` (not yet optimized) for `machine`: the one in
-/// `options.cacheDir` when that folder holds it, else optimized, compiled
+/// `options.objectCache` when that folder holds it, else optimized, compiled
 /// and stored there. A cache that cannot be written costs a warning only.
 static FailureOr<SmallVector<char, 0>> objectOf(MLIRContext *context, llvm::Module &module,
                                                 llvm::TargetMachine &machine,
                                                 const CompileOptions &options) {
   std::optional<ObjectCache> cache;
-  if (!options.cacheDir.empty()) {
-    cache.emplace(options.cacheDir, module, machine, options.optLevel);
+  if (!options.objectCache.empty()) {
+    cache.emplace(options.objectCache, module, machine, options.optLevel);
     if (std::unique_ptr<llvm::MemoryBuffer> cached = cache->lookup())
       return SmallVector<char, 0>(cached->getBuffer().begin(), cached->getBuffer().end());
   }

@@ -210,7 +210,17 @@ class EmulatedModule:
                                         "--serve", self.library, self._last_error])
                 self._stop = weakref.finalize(self, _Server.stop, self._server)
             server = self._server
-            answer = server.call([entry.symbol, *spec])
+            try:
+                answer = server.call([entry.symbol, *spec])
+            except BaseException:
+                # Interrupted or unreadable: the process may still answer
+                # this call, so it makes no other.
+                answer = None
+                server.process.kill()
+                self._server = None
+                self._stop.detach()
+                _Server.stop(server)
+                raise
             if answer is None:
                 self._server = None
                 self._stop.detach()

@@ -20,7 +20,18 @@ pytest drives (frontend, raising, driver) and one sweep of the attention kernels
 import os
 import sys
 
-import pytest
+# Under pytest-xdist, each worker's libraries (torch's intra-op threads,
+# OpenBLAS) get their share of the cores, set before they are imported: with
+# as many threads as cores in every worker they spin against each other (the
+# two Hugging Face files took 180 s with two workers on two cores, 120 s with
+# one thread each). Compiled kernels are not affected: their OpenMP regions
+# name their thread count (--num-threads).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, str(_share))
+
+import pytest  # noqa: E402
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if PYTHON_DIR not in sys.path:

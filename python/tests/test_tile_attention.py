@@ -16,7 +16,6 @@ bf16 runs both kernels: f32 FMAs on converted values (--bf16-dot=off) and
 AVX512-BF16 dot products (--bf16-dot=on, where the CPU has avx512_bf16).
 """
 
-import functools
 import zlib
 
 import numpy as np
@@ -187,11 +186,25 @@ def _group(names, static=False):
     return tuple((n, static if isinstance(static, bool) else n in static) for n in names)
 
 
-@functools.lru_cache(maxsize=None)
 def _compile(group, dtype, tiles, threads, tile=True, target=(), qemu_cpu=None):
     """One library of every case in `group` (`_group`), function `_fn(name, static)`
-    each, compiled once per process for all the tests that use it: a library per
-    test would spend most of its time starting pe-compile and linking."""
+    each, compiled once per process for all the tests that use it (a failed
+    compilation too: its error is raised again for every test of the group)."""
+    key = (group, dtype, tiles, threads, tile, target, qemu_cpu)
+    if key not in _LIBRARIES:
+        try:
+            _LIBRARIES[key] = _compile_group(*key)
+        except RuntimeError as error:
+            _LIBRARIES[key] = error
+    if isinstance(_LIBRARIES[key], RuntimeError):
+        raise _LIBRARIES[key]
+    return _LIBRARIES[key]
+
+
+_LIBRARIES = {}
+
+
+def _compile_group(group, dtype, tiles, threads, tile, target, qemu_cpu):
     funcs = []
     for name, static in group:
         hq, hkv, b, sq, skv, d, dv, opts = CASES[name]

@@ -25,8 +25,9 @@
  * starting it costs far more than a small call): each request on standard
  * input is SYMBOL and its ARGs, each followed by a NUL byte, then one more
  * NUL; each answer on standard output is `status N BYTES`, a newline, and
- * the BYTES of the library's message (none when N is 0). The process ends
- * at the end of its input, or as one call does on a bad argument.
+ * the BYTES of the library's message (none when N is 0); what the library
+ * itself prints goes to standard error. The process ends at the end of its
+ * input, or as one call does on a bad argument.
  *
  *===----------------------------------------------------------------------===*/
 #define _POSIX_C_SOURCE 200809L /* getdelim */
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Entries take at most this many arguments through pe-call. */
 #define MAX_ARGS 32
@@ -178,27 +180,42 @@ static int32_t call(void *library, LastError lastError, const char *symbol, int 
   }
   int32_t status = callEntry(fn, args, n);
   *message = status != 0 ? lastError() : "";
-  for (int r = 0; status == 0 && r < results; ++r) {
-    const int64_t *words = resultWords + resultOffset[r];
-    writeTensor(words, resultRank[r], resultBytes[r], resultFile[r]);
-    free((void *)(intptr_t)words[0]); /* the caller frees each result (docs/c-abi.md) */
-  }
-  for (int i = 0; i < numTensors; ++i) {
-    if (status == 0 && tensors[i].file)
+  for (int r = 0; status == 0 && r < results; ++r)
+    writeTensor(resultWords + resultOffset[r], resultRank[r], resultBytes[r], resultFile[r]);
+  for (int i = 0; status == 0 && i < numTensors; ++i)
+    if (tensors[i].file)
       writeTensor(tensors[i].words, tensors[i].rank, tensors[i].bytes, tensors[i].file);
-    free((void *)(intptr_t)tensors[i].words[0]);
-    free(tensors[i].words);
+  /* Every buffer once, after all are written: the results' (the caller
+   * frees them, docs/c-abi.md) unless one is shared, then the arguments'. */
+  void *buffers[16 + MAX_ARGS];
+  int numBuffers = 0;
+  for (int r = 0; status == 0 && r < results; ++r)
+    buffers[numBuffers++] = (void *)(intptr_t)resultWords[resultOffset[r]];
+  for (int i = 0; i < numTensors; ++i)
+    buffers[numBuffers++] = (void *)(intptr_t)tensors[i].words[0];
+  for (int i = 0; i < numBuffers; ++i) {
+    int seen = 0;
+    for (int j = 0; j < i && !seen; ++j)
+      seen = buffers[j] == buffers[i];
+    if (!seen)
+      free(buffers[i]);
   }
+  for (int i = 0; i < numTensors; ++i)
+    free(tensors[i].words);
   return status;
 }
 
 /* --serve: the requests of standard input, one after another. */
 static int serve(void *library, LastError lastError) {
-  char *fields[1 + MAX_ARGS + 16];
-  size_t capacity[1 + MAX_ARGS + 16] = {0};
+  /* The answers get standard output to themselves: whatever the library
+   * prints goes to standard error. */
+  FILE *answers = fdopen(dup(1), "w");
+  if (!answers || dup2(2, 1) < 0)
+    die("cannot set up standard output", NULL);
+  enum { kMaxFields = 1 + MAX_ARGS + 16 }; /* SYMBOL, arguments, results */
+  char *fields[kMaxFields + 1] = {NULL};
+  size_t capacity[kMaxFields + 1] = {0};
   int count = 0;
-  for (int i = 0; i < 1 + MAX_ARGS + 16; ++i)
-    fields[i] = NULL;
   for (;;) {
     ssize_t length = getdelim(&fields[count], &capacity[count], '\0', stdin);
     if (length < 0) {
@@ -211,10 +228,10 @@ static int serve(void *library, LastError lastError) {
         die("an empty request", NULL);
       const char *message;
       int32_t status = call(library, lastError, fields[0], count - 1, fields + 1, &message);
-      printf("status %" PRId32 " %zu\n%s", status, strlen(message), message);
-      fflush(stdout);
+      fprintf(answers, "status %" PRId32 " %zu\n%s", status, strlen(message), message);
+      fflush(answers);
       count = 0;
-    } else if (++count == 1 + MAX_ARGS + 16) {
+    } else if (++count > kMaxFields) {
       die("too many arguments", NULL);
     }
   }

@@ -38,6 +38,8 @@ int main(int argc, char **argv) {
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "pe-mlir version " PE_VERSION "\n"; });
   llvm::cl::ParseCommandLineOptions(argc, argv, "pe-mlir ahead-of-time compiler\n");
+  if (driver::givenLLVMOptions())
+    options.objectCache.clear();
   if (options.printTarget) {
     llvm::Error error = driver::printCpuTarget(options, llvm::outs());
     return error ? fail(llvm::toString(std::move(error))) : 0;

@@ -18,6 +18,12 @@ CompileOptions &registerCompileCLOptions();
 /// Hides every option but the driver's from --help.
 void hideUnrelatedCLOptions();
 
+/// After parsing: whether the command line set an option of LLVM's own
+/// (one that is neither the driver's nor MLIR's `--mlir-*`, e.g.
+/// `--unroll-threshold`). Such options change LLVM's output without changing
+/// the module, so the object cache is not used with them.
+bool givenLLVMOptions();
+
 } // namespace mlir::pe::driver
 
 #endif // PE_DRIVER_COMMANDLINE_H

@@ -99,7 +99,7 @@ struct CompileOptions {
   bool staticRuntime = false;
   std::string linker; // default: clang-22, clang or cc
   /// Objects of earlier compilations (lib/Driver/ObjectCache.h); empty: none.
-  std::string cacheDir;
+  std::string objectCache;
 
   // GPU libraries.
   GpuBinary gpuBinary = GpuBinary::Auto;

@@ -10,6 +10,7 @@
 #include "pe/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -33,21 +34,42 @@ struct OrderConstantsPass : pe::impl::PEOrderConstantsBase<OrderConstantsPass> {
       if (global && global.getConstant() && global.getSymName().starts_with("__constant_"))
         used.insert(global);
     });
-    // Out of the way first (a new name may be an old one), then in order.
-    SmallVector<memref::GlobalOp> globals(used.begin(), used.end());
-    for (auto [i, global] : llvm::enumerate(globals))
-      if (failed(symbols.rename(global, "__pe_constant_renaming_" + std::to_string(i))))
-        return signalPassFailure();
-    Operation *before = globals.empty() ? nullptr : &module.getBody()->front();
-    for (auto [i, global] : llvm::enumerate(globals)) {
+    // New names, all at once: SymbolTable::rename walks the module for the
+    // uses of each symbol, which made this pass quadratic in the module.
+    llvm::DenseMap<StringAttr, FlatSymbolRefAttr> renamed;
+    for (auto [i, usedGlobal] : llvm::enumerate(used)) {
+      memref::GlobalOp global = usedGlobal;
       std::string name = "__constant_" + std::to_string(i) + "_" + typeName(global.getType());
-      if (failed(symbols.rename(global, name)))
+      auto newName = StringAttr::get(&getContext(), name);
+      Operation *existing = symbols.lookup(newName);
+      if (existing && !used.contains(dyn_cast<memref::GlobalOp>(existing))) {
+        global.emitError("cannot rename the constant to '") << name << "': the name is taken";
         return signalPassFailure();
+      }
+      renamed[global.getSymNameAttr()] = FlatSymbolRefAttr::get(newName);
+    }
+    if (renamed.empty())
+      return;
+    // Every reference in the module's own symbol scope (not inside a nested
+    // symbol table, whose names are its own), then the globals themselves.
+    AttrTypeReplacer replacer;
+    replacer.addReplacement([&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+      auto it = renamed.find(ref.getAttr());
+      return it == renamed.end() ? std::optional<Attribute>() : Attribute(it->second);
+    });
+    module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op != module.getOperation() && op->hasTrait<OpTrait::SymbolTable>())
+        return WalkResult::skip();
+      replacer.replaceElementsIn(op);
+      return WalkResult::advance();
+    });
+    Operation *before = &module.getBody()->front();
+    for (memref::GlobalOp global : used) {
+      global.setSymNameAttr(renamed[global.getSymNameAttr()].getAttr());
       global->moveBefore(before);
       before = global->getNextNode();
     }
   }
-
   /// `64xf64` for memref<64xf64>.
   static std::string typeName(MemRefType type) {
     std::string text;

@@ -8,9 +8,18 @@
 // RUN: pe-compile %s --emit=asm --mcpu=skylake-avx512 -o - | FileCheck %s --check-prefix=CHECK-FMA
 // RUN: pe-compile %s --emit=asm --mcpu=znver4 --bf16-dot=off -o - | FileCheck %s --check-prefix=CHECK-FMA
 
+// The kernels stay functions of their own (noinline: the entry that calls
+// them would otherwise take them in, and its values would compete for the
+// registers of their loops); the products are theirs.
 // CHECK-DOT-LABEL: attn_shared:
+// CHECK-DOT-NOT: vdpbf16ps
+// CHECK-DOT: callq pe_attention_kernel
+// CHECK-DOT-LABEL: pe_attention_kernel:
 // CHECK-DOT: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
 // CHECK-FMA-LABEL: attn_shared:
+// CHECK-FMA-NOT: vdpbf16ps
+// CHECK-FMA: callq pe_attention_kernel
+// CHECK-FMA-LABEL: pe_attention_kernel:
 // CHECK-FMA-NOT: vdpbf16ps
 // CHECK-FMA: vfmadd{{[0-9]+}}ps {{.*}}%zmm
 // CHECK-FMA-NOT: vdpbf16ps
