@@ -44,8 +44,6 @@ public:
   std::unique_ptr<llvm::MemoryBuffer> lookup() const;
   /// Stores `object` under this key, creating the folder if needed.
   llvm::Error store(StringRef object) const;
-  /// The entry's file.
-  StringRef path() const { return entry; }
 
 private:
   std::string dir, entry;
