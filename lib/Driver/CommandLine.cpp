@@ -271,6 +271,12 @@ struct CompileCLOptions : CompileOptions {
                "--warp-specialize=false"),
       cl::callback([this](const bool &value) { gpu.warpSpecialize = value; }),
       cl::cat(category)};
+  cl::opt<bool> tmaOpt{
+      "tma",
+      cl::desc("--warp-specialize: the producer loads K and V by TMA with 128-byte "
+               "swizzle (head dims that are multiples of 64; off by default: cp.async)"),
+      cl::callback([this](const bool &value) { gpu.tma = value; }),
+      cl::cat(category)};
 
   // A model's config instead of an input file.
   cl::opt<std::string, true> configOpt{

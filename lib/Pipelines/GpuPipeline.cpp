@@ -115,7 +115,8 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   // wgmma exists on sm_90a only (not sm_90, nor the later chips).
   if (options.tileAttention && tensorCores)
     pm.addPass(pe::createPEGpuMmaAttention(pe::PEGpuMmaAttentionOptions{
-        options.warpgroupMma && options.chip == "sm_90a", options.warpSpecialize}));
+        options.warpgroupMma && options.chip == "sm_90a", options.warpSpecialize,
+        options.tma}));
   pm.addNestedPass<func::FuncOp>(pe::createPELowerStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -172,6 +172,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "for two consumer warpgroups of 64 rows each (off: one "
                      "warpgroup of 64 rows copies and multiplies)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tma{
+      *this, "tma",
+      llvm::cl::desc("With warp-specialize: the producer loads K and V by TMA "
+                     "with 128-byte swizzle (head dims that are multiples of "
+                     "64; tensor maps encoded on the host) instead of cp.async"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tileRope{
       *this, "tile-rope",
       llvm::cl::desc("pe.rope and pe.append_kv as parallel loops over 16-byte "

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -72,18 +73,19 @@ struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsP
     auto isConstant = [](Operation *op) {
       return isa<arith::ConstantOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::UndefOp>(op);
     };
-    auto hasNvgpuOps = [](gpu::LaunchOp launch) {
+    auto isTensorCoreKernel = [](gpu::LaunchOp launch) {
       return launch
           .walk([](Operation *op) {
-            return isa<nvgpu::NVGPUDialect>(op->getDialect()) ? WalkResult::interrupt()
-                                                              : WalkResult::advance();
+            return isa<nvgpu::NVGPUDialect, NVVM::NVVMDialect>(op->getDialect())
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
           })
           .wasInterrupted();
     };
     WalkResult result = getOperation().walk([&](gpu::LaunchOp launch) {
       rematerializeGlobals(launch.getBody());
       rematerializeDimIndices(launch.getBody());
-      auto sinks = hasNvgpuOps(launch) ? function_ref<bool(Operation *)>(isConstant)
+      auto sinks = isTensorCoreKernel(launch) ? function_ref<bool(Operation *)>(isConstant)
                                        : function_ref<bool(Operation *)>(isVectorConstant);
       return failed(sinkOperationsIntoLaunchOp(launch, sinks)) ? WalkResult::interrupt()
                                                                 : WalkResult::advance();

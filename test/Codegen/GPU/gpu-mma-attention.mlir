@@ -3,6 +3,7 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention | FileCheck %s --check-prefix=CHECK-KERNEL
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true warp-specialize=false" | FileCheck %s --check-prefix=CHECK-WGMMA
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WS
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true tma=true" | FileCheck %s --check-prefix=CHECK-TMA
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true chip=sm_86" -split-input-file | FileCheck %s --check-prefix=CHECK-SM86
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
@@ -354,6 +355,64 @@
 // CHECK-WS-NOT: gpu.barrier
 // CHECK-WS-NOT: nvvm.cp.async
 // CHECK-WS: gpu.terminator
+// TMA (tma=true): the host encodes a tensor map of K and of V (boxes of 64
+// keys x 64 channels, 128-byte swizzle, zero past the last key) and the
+// launch takes them as pointers; Q 33024 bytes + four stages of K and V
+// (131072) + 1024 bytes to align them + the barriers.
+// CHECK-TMA-LABEL: func.func @llama3
+// CHECK-TMA: %[[KCAST:.*]] = memref.cast %{{.*}} : memref<1x8x?x128xbf16> to memref<*xbf16>
+// CHECK-TMA: %[[KDESC:.*]] = nvgpu.tma.create.descriptor %[[KCAST]] box[%c1{{.*}}, %c1{{.*}}, %c64{{.*}}, %c64{{.*}}] : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+// CHECK-TMA-NEXT: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KDESC]] {{.*}} to !llvm.ptr
+// CHECK-TMA: %[[VDESC:.*]] = nvgpu.tma.create.descriptor
+// CHECK-TMA-NEXT: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %[[VDESC]] {{.*}} to !llvm.ptr
+// CHECK-TMA: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384, {{.*}}) dynamic_shared_memory_size %c165184_i32
+// The K stages start at the first 1024-byte boundary of their bytes.
+// CHECK-TMA: %[[KVPTR:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<132096xi8, 3> -> index
+// CHECK-TMA-NEXT: %[[KVRAW:.*]] = arith.index_castui %[[KVPTR]] : index to i64
+// CHECK-TMA-NEXT: %[[C1023:.*]] = arith.constant 1023 : i64
+// CHECK-TMA-NEXT: %[[KVUP:.*]] = arith.addi %[[KVRAW]], %[[C1023]] : i64
+// CHECK-TMA-NEXT: %[[MASK:.*]] = arith.constant -1024 : i64
+// CHECK-TMA-NEXT: %[[KBASE:.*]] = arith.andi %[[KVUP]], %[[MASK]] : i64
+// CHECK-TMA-NEXT: %[[VOFF:.*]] = arith.constant 65536 : i64
+// CHECK-TMA-NEXT: %[[VBASE:.*]] = arith.addi %[[KBASE]], %[[VOFF]] : i64
+// Full barriers wait for one arrival (and the bytes), empty ones for the
+// 256 consumer threads.
+// CHECK-TMA: nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK-TMA: nvvm.mbarrier.init %{{.*}}, %c256_i32 : !llvm.ptr<3>, i32
+// CHECK-TMA: nvvm.setmaxregister  decrease 24
+// The producer's first warp walks the tiles, its first lane loads them.
+// CHECK-TMA: arith.cmpi ult, %[[TID:.*]], %c32 : index
+// CHECK-TMA: %[[LANE0:.*]] = arith.cmpi eq, %[[TID]], %c0{{.*}} : index
+// CHECK-TMA: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK-TMA: scf.if %[[LANE0]] {
+// CHECK-TMA: nvvm.mbarrier.try_wait.parity
+// CHECK-TMA: nvvm.mbarrier.arrive.expect_tx %[[FULL:.*]], %c32768_i32 : !llvm.ptr<3>, i32
+// CHECK-TMA: %[[ROW:.*]] = arith.index_castui %[[T0]] : index to i32
+// CHECK-TMA: %[[KSTAGE:.*]] = arith.addi %[[KBASE]], %{{.*}} : i64
+// CHECK-TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %[[FULL]], box[%c0_i32{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK-TMA: arith.addi %[[KSTAGE]], %c8192_i64
+// CHECK-TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %[[FULL]], box[%c64_i32{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}]
+// CHECK-TMA: arith.addi %[[VBASE]], %{{.*}} : i64
+// CHECK-TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]], %[[FULL]], box[%c0_i32{{.*}}, %[[ROW]]
+// CHECK-TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]], %[[FULL]], box[%c64_i32{{.*}}, %[[ROW]]
+// CHECK-TMA-NOT: nvgpu.device_async_copy
+// CHECK-TMA: nvvm.setmaxregister  increase 240
+// Consumers: K-major K descriptors with 128-byte swizzle (layout type 1 at
+// bit 62), SBO 1024 bytes, LBO 16 (unused); step 1 32 bytes into the rows,
+// step 4 in the second 64-channel slice (64 rows x 128 bytes on).
+// CHECK-TMA: arith.constant 4611686293305360384 : i64
+// CHECK-TMA: %[[K1:.*]] = arith.constant 32 : i64
+// CHECK-TMA-NEXT: arith.addi %{{.*}}, %[[K1]] : i64
+// CHECK-TMA: %[[K4:.*]] = arith.constant 8192 : i64
+// CHECK-TMA-NEXT: arith.addi %{{.*}}, %[[K4]] : i64
+// MN-major V: LBO 8192 (the next 64 channels), SBO 1024, a 16-key step
+// 2048 bytes on.
+// CHECK-TMA: %[[V1:.*]] = arith.constant 2048 : i64
+// CHECK-TMA-NEXT: arith.addi %{{.*}}, %[[V1]] : i64
+// CHECK-TMA: arith.constant 4611686293338849280 : i64
+// CHECK-TMA: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-TMA-NOT: nvgpu.device_async_copy
+// CHECK-TMA: gpu.terminator
 func.func @llama3(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                   %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x?x128xbf16> {
   %o = pe.attention %q, %k, %v causal
@@ -444,6 +503,10 @@ func.func @others(%q: tensor<1x4x?x64xf32>, %k: tensor<1x4x?x64xf32>, %v: tensor
 // CHECK-WGMMA: nvgpu.device_async_copy {{.*}} {bypassL1} : memref<1x32x?x80xf16> to memref<2x10x65x8xf16, 3>
 // CHECK-WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // CHECK-WGMMA: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16
+// TMA needs head dims of whole 128-byte rows: D = 80 keeps cp.async.
+// CHECK-TMA-LABEL: func.func @phi2
+// CHECK-TMA-NOT: nvgpu.tma.create.descriptor
+// CHECK-TMA: nvgpu.device_async_copy {{.*}} : memref<1x32x?x80xf16> to memref<4x10x65x8xf16, 3>
 func.func @phi2(%q: tensor<1x32x?x80xf16>, %k: tensor<1x32x?x80xf16>,
                 %v: tensor<1x32x?x80xf16>) -> tensor<1x32x?x80xf16> {
   %o = pe.attention %q, %k, %v causal rope(#pe.rope<theta = 10000.0, rotary_dim = 32>)

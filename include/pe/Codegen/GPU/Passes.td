@@ -353,7 +353,12 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     the tile before (`wgmma.wait_group 1` before the softmax) and taking
     turns to issue on named barriers; `setmaxnreg` moves registers from
     the producer to the consumers (24 and 240 with 64-key tiles, 40 and 232
-    with 32-key tiles).
+    with 32-key tiles). With `tma` too, the producer is one thread that
+    loads each stage by TMA (`cp.async.bulk.tensor` on the stage's full
+    mbarrier, 128-byte swizzle, tensor maps of K and V encoded on the host)
+    where the head dims are multiples of 64 and K and V have contiguous
+    channels; the consumers read those stages through swizzled matrix
+    descriptors.
   }];
   let options = [
     Option<"warpgroup", "warpgroup", "bool", /*default=*/"false",
@@ -361,6 +366,9 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"true",
            "With warpgroup: prefill kernels as a producer warpgroup and two "
            "consumer warpgroups of 64 rows (mbarrier stages, setmaxnreg)">,
+    Option<"tma", "tma", "bool", /*default=*/"false",
+           "With warp-specialize: K and V loaded by TMA with 128-byte swizzle "
+           "(head dims that are multiples of 64) instead of cp.async">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

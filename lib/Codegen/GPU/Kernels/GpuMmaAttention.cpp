@@ -85,6 +85,19 @@
 // and two consumers that each run the tile loop above on 64 rows without
 // copies or block barriers, software-pipelined (S of a tile issued with P V
 // of the tile before) and taking turns to issue (WarpSpecializedPipeline).
+// With option `tma` (and head dims that are multiples of 64 read from
+// buffers whose channels are contiguous, takesTma) the producer is one
+// thread that loads each stage by TMA: per 64-channel slice of K and of V
+// a box of tileKeys rows of 128 bytes with 128-byte swizzle (16-byte chunk
+// c of row r at chunk c ^ (r mod 8), the pattern repeating every 1024
+// bytes), completing the stage's full mbarrier by its transaction bytes;
+// the consumers read those tiles through swizzled matrix descriptors
+// (layout type 1): K K-major, a k16 step 32 bytes into the 128-byte rows
+// and the next slice tileKeys x 128 bytes on, 8-row groups 1024 bytes
+// apart (SBO); V MN-major, a k16 step 16 rows (2048 bytes) on, 8-key
+// groups 1024 bytes apart (SBO) and 64-channel slices tileKeys x 128 bytes
+// apart (LBO). The host encodes one tensor map per operand
+// (nvgpu.tma.create.descriptor) before the launch.
 //
 // The code: MmaKernelState (sizes, indices, helpers, and the hooks of a
 // product engine), MmaTileStaging (Qs, Ks, Vs filled), MmaOnlineSoftmax (a
@@ -231,6 +244,14 @@ constexpr int64_t kCoreRows = 8;
 constexpr int64_t kCoreRowBytes = 16;
 /// Alignment of every shared tile (cp.async, ldmatrix, wgmma descriptors).
 constexpr int64_t kSharedAlignment = 16;
+/// TMA with 128-byte swizzle (takesTma): a box row is one 128-byte swizzle
+/// row (64 bf16/f16 channels), and the pattern repeats every 8 rows, 1024
+/// bytes, where the tiles start (aligned at run time: the block's shared
+/// memory promises 16 bytes; kSwizzleAtomBytes spare bytes make room).
+constexpr int64_t kSwizzleRowBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = kCoreRows * kSwizzleRowBytes;
+/// wgmma's matrix descriptor layout type of 128-byte swizzle (bits 62-63).
+constexpr uint64_t kSwizzle128Layout = uint64_t(1) << 62;
 
 /// Keys per K/V tile for head dims d and dv on the engine `warpgroup`
 /// names, in a wide mma.sync block or not (kTileKeys).
@@ -268,13 +289,20 @@ SmallVector<int64_t> exchangeShapeOf(int64_t d, int64_t dv) {
   return {kWarps * channelGroupsFor(dv), tileKeysFor(d, dv, /*warpgroup=*/false) / 8, kWarpSize, 4};
 }
 
+/// Bytes of the K and V stages loaded by TMA (takesTma): kSpecializedStages
+/// of tileKeys rows of d, then of dv, channels, unpadded, plus the room to
+/// start them on a kSwizzleAtomBytes boundary.
+int64_t kvTmaBytesOf(int64_t d, int64_t dv, int64_t tileKeys, int64_t elementBytes) {
+  return kSpecializedStages * tileKeys * (d + dv) * elementBytes + kSwizzleAtomBytes;
+}
+
 /// Bytes of every shared tile of a block, each from a 16-byte boundary
 /// (their sizes are multiples of 16): Q, the K and V stages, with two
 /// channel groups the exchange of S, and warp-specialized (`specialized`)
 /// the full and empty mbarrier of each stage. `wideBlock`: a wide mma.sync
 /// block (takesWideBlock).
 int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool warpgroup,
-                           bool specialized = false, bool wideBlock = false) {
+                           bool specialized = false, bool wideBlock = false, bool tma = false) {
   const int64_t tileKeys = tileKeysFor(d, dv, warpgroup, wideBlock);
   const int64_t rows = specialized ? kConsumerGroups * kBlockRows
                        : wideBlock ? kWideBlockRows
@@ -282,9 +310,12 @@ int64_t blockSharedBytesOf(int64_t d, int64_t dv, int64_t elementBytes, bool war
   const int64_t keyStages = specialized ? kSpecializedStages : 1;
   const int64_t valueStages = specialized ? kSpecializedStages : kValueStages;
   auto bytes = [&](ArrayRef<int64_t> shape) { return llvm::product_of(shape) * elementBytes; };
-  int64_t total = bytes(tileShapeOf(warpgroup, rows, d)) +
-                  keyStages * bytes(tileShapeOf(warpgroup, tileKeys, d)) +
-                  valueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
+  int64_t total = bytes(tileShapeOf(warpgroup, rows, d));
+  if (tma)
+    total += kvTmaBytesOf(d, dv, tileKeys, elementBytes);
+  else
+    total += keyStages * bytes(tileShapeOf(warpgroup, tileKeys, d)) +
+             valueStages * bytes(tileShapeOf(warpgroup, tileKeys, dv));
   if (channelGroupsFor(dv) > 1)
     total += llvm::product_of(exchangeShapeOf(d, dv)) * 4;
   if (specialized)
@@ -312,6 +343,18 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
   // One row tile would leave the second consumer idle.
   return warpSpecialize && !op.getSplits() && !rotatesKeys && !fitsOneRowTile(op) &&
          channelGroupsFor(op.getValue().getType().getDimSize(3)) == 1;
+}
+
+/// Whether the warp-specialized kernel of `op` loads K and V by TMA when
+/// the pass's `tma` asks for it: head dims that are whole 128-byte swizzle
+/// rows (multiples of 64 two-byte elements), read from buffers whose
+/// channels are contiguous (a tensor map's innermost dimension).
+bool takesTma(bool tma, bool specialized, pe_gpu::MmaAttentionOp op) {
+  auto sliced = [](MemRefType type) {
+    return type.getDimSize(3) * type.getElementTypeBitWidth() / 8 % kSwizzleRowBytes == 0 &&
+           type.isLastDimUnitStride();
+  };
+  return tma && specialized && sliced(op.getKey().getType()) && sliced(op.getValue().getType());
 }
 
 /// The largest wide block: D = Dv = 128 of 2-byte elements, Q of 128 rows,
@@ -398,9 +441,10 @@ struct LaneRow {
 class MmaKernelState {
 public:
   MmaKernelState(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool warpgroup,
-                 bool specialized = false)
+                 bool specialized = false, bool tma = false)
       : b(b), op(op), warpgroup(warpgroup), specialized(specialized),
-        wideBlock(!warpgroup && takesWideBlock(op)), rope(op.getRopeAttr()),
+        wideBlock(!warpgroup && takesWideBlock(op)), tmaLoads(takesTma(tma, specialized, op)),
+        rope(op.getRopeAttr()),
         rotateKeys(rope && !op.getRotatedKeys()),
         mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
@@ -519,7 +563,7 @@ protected:
   /// Bytes of every shared tile of the block (blockSharedBytesOf).
   int64_t blockSharedBytes() const {
     return blockSharedBytesOf(d, dv, element.getIntOrFloatBitWidth() / 8, warpgroup,
-                              specialized, wideBlock);
+                              specialized, wideBlock, tmaLoads);
   }
 
   /// The shared-memory address of a buffer (i64).
@@ -549,8 +593,9 @@ protected:
   ImplicitLocOpBuilder &b;
   pe_gpu::MmaAttentionOp op;
   /// The engine: warpgroup MMA (else mma.sync); warp-specialized
-  /// (WarpSpecializedPipeline); a wide mma.sync block (takesWideBlock).
-  bool warpgroup, specialized, wideBlock;
+  /// (WarpSpecializedPipeline); a wide mma.sync block (takesWideBlock); K
+  /// and V loaded by TMA (takesTma).
+  bool warpgroup, specialized, wideBlock, tmaLoads;
   RopeAttr rope;
   /// Whether the kernel rotates the keys (not when they come rotated).
   bool rotateKeys;
@@ -572,6 +617,10 @@ protected:
   int64_t sharedBytes = 0;
   Value dynamicBase;
   Value queries, keys, rows, qs, ks, vs, key, value;
+  /// TMA (tmaLoads): the K and V stages' bytes in shared memory (ks and vs
+  /// stay null), and the tensor maps of K and V (!llvm.ptr, made on the
+  /// host).
+  Value kv, keyMap, valueMap;
   /// Warp-specialized: the shared address (i64) of the stages' mbarriers,
   /// kSpecializedStages "full" ones, then as many "empty" ones.
   Value barriers;
@@ -1126,9 +1175,16 @@ public:
     assert(blockBytes <= kMaxSharedBytes && "the verifier's head dims fit");
     dynamicShared = blockBytes > kStaticSharedBytes;
     SharedTile queryTile = sharedTile(symbols, "__pe_mma_attention_queries", blockRows, d);
-    SharedTile keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d, keyStages);
-    SharedTile valueTile =
-        sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, valueStages);
+    SharedTile keyTile, valueTile, kvTile;
+    if (tmaLoads) {
+      const int64_t bytes = kvTmaBytesOf(d, dv, tileKeys, element.getIntOrFloatBitWidth() / 8);
+      kvTile = sharedBuffer(symbols, "__pe_mma_attention_kv", {bytes}, b.getI8Type());
+      keyMap = tensorMap(op.getKey());
+      valueMap = tensorMap(op.getValue());
+    } else {
+      keyTile = sharedTile(symbols, "__pe_mma_attention_keys", tileKeys, d, keyStages);
+      valueTile = sharedTile(symbols, "__pe_mma_attention_values", tileKeys, dv, valueStages);
+    }
     declareEngineTiles(symbols);
     SharedTile barrierTile;
     if (specialized)
@@ -1150,8 +1206,12 @@ public:
     gpu::TerminatorOp::create(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     qs = bindTile(queryTile);
-    ks = bindTile(keyTile);
-    vs = bindTile(valueTile);
+    if (tmaLoads) {
+      kv = bindTile(kvTile);
+    } else {
+      ks = bindTile(keyTile);
+      vs = bindTile(valueTile);
+    }
     if (specialized)
       barriers = sharedAddress(bindTile(barrierTile));
     bindEngineTiles();
@@ -1166,6 +1226,28 @@ public:
   }
 
 protected:
+  /// The TMA tensor map of `buffer` [B, H, S, n] (made on the host): boxes
+  /// of tileKeys rows of one 128-byte swizzle row each (64 channels), zero
+  /// past the last key; as the !llvm.ptr the kernel takes (a device copy
+  /// of the map, libpe_cuda_runtime's mgpuTensorMapEncodeTiledMemref).
+  Value tensorMap(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value unranked = memref::CastOp::create(
+        b, UnrankedMemRefType::get(element, type.getMemorySpace()), buffer);
+    const int64_t sliceChannels = kSwizzleRowBytes * 8 / element.getIntOrFloatBitWidth();
+    auto box = MemRefType::get({1, 1, tileKeys, sliceChannels}, element,
+                               MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    auto mapType = nvgpu::TensorMapDescriptorType::get(
+        b.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_128B, nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value map = nvgpu::TmaCreateDescriptorOp::create(
+        b, mapType, unranked,
+        ValueRange{index(1), index(1), index(tileKeys), index(sliceChannels)});
+    return UnrealizedConversionCastOp::create(b, LLVM::LLVMPointerType::get(b.getContext()), map)
+        .getResult(0);
+  }
+
   virtual void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
     setUpBlock(rowTile, kvHead, gridZ);
     setUpLanes(thread);
@@ -1701,14 +1783,15 @@ private:
   }
 
   /// Thread 0 initializes the barriers: full ones wait for the producer's
-  /// threads, empty ones for the consumers'. (The block's barrier follows.)
+  /// threads (its one thread and the transaction bytes with TMA), empty
+  /// ones for the consumers'. (The block's barrier follows.)
   void initBarriers() {
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0));
     auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
     for (int64_t s = 0; s < kSpecializedStages; ++s) {
-      Value producers = i32(kThreads);
+      Value producers = i32(tmaLoads ? 1 : kThreads);
       NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/true), producers, Value());
       Value consumers = i32(kConsumerGroups * kThreads);
       NVVM::MBarrierInitOp::create(b, barrier(index(s), /*full=*/false), consumers, Value());
@@ -1738,6 +1821,15 @@ private:
   /// n - 1 marked full; after the last tile, its own stage.
   void produce(std::pair<Value, Value> queryRange) {
     NVVM::SetMaxRegisterOp::create(b, registers().first, NVVM::SetMaxRegisterAction::decrease);
+    if (tmaLoads) {
+      // The producer's first warp walks the tiles (tileLoop's shuffles need
+      // a whole warp); its first lane issues the loads.
+      auto ifFirstWarp = scf::IfOp::create(b, lessThan(tid, index(kWarpSize)),
+                                           /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifFirstWarp.thenBlock()->getTerminator());
+      return produceByTma(queryRange);
+    }
     // (tileLoop finds the hidden tiles from the block's rows and, with
     // explicit positions, the tile's keys read by each warp's lanes: the
     // same ones in both roles.)
@@ -1769,6 +1861,66 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifAny.thenBlock()->getTerminator());
     stageLanded(stageBefore(stageOf(count).first), /*pending=*/0);
+  }
+
+  /// The producer by TMA: per visited tile n, once stage n mod S is empty,
+  /// thread 0 arms its full barrier with the stage's bytes (one arrival,
+  /// the transaction count) and starts the bulk tensor copies of K and V,
+  /// one per 64-channel slice; the barrier completes when they land.
+  /// (TMA writes through the async proxy, which wgmma reads: no fence.)
+  void produceByTma(std::pair<Value, Value> queryRange) {
+    const int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    const int64_t sliceChannels = kSwizzleRowBytes / elementBytes;
+    const int64_t sliceBytes = tileKeys * kSwizzleRowBytes;
+    const int64_t keyBytes = tileKeys * d * elementBytes, valueBytes = tileKeys * dv * elementBytes;
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0));
+    Type i32Type = b.getI32Type();
+    auto coordinate = [&](Value v) { return arith::IndexCastUIOp::create(b, i32Type, v); };
+    tileLoop(
+        ValueRange{index(0)}, queryRange,
+        [&](Value t0, ValueRange state, Value) {
+          Value n = state[0];
+          auto [stage, parity] = stageOf(n);
+          auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+            Value before = arith::XOrIOp::create(b, parity, i32(1));
+            waitFor(barrier(stage, /*full=*/false), before);
+            Value full = barrier(stage, /*full=*/true);
+            NVVM::MBarrierArriveExpectTxOp::create(b, Type(), full, i32(keyBytes + valueBytes),
+                                                   NVVM::MemScopeKind::CTA, /*relaxed=*/false,
+                                                   Value());
+            Value head = coordinate(kvh), batch = coordinate(bi), row = coordinate(t0);
+            auto load = [&](Value map, Value tile, int64_t n) {
+              for (int64_t slice = 0; slice < n / sliceChannels; ++slice) {
+                Value address = arith::AddIOp::create(
+                    b, tile, arith::ConstantOp::create(b, b.getI64IntegerAttr(slice * sliceBytes)));
+                // The CTA's own shared memory, addressed as shared::cluster
+                // (the instruction's destination space).
+                Value destination = LLVM::AddrSpaceCastOp::create(
+                    b, LLVM::LLVMPointerType::get(b.getContext(), 7),
+                    LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3),
+                                             address));
+                SmallVector<Value> at = {i32(slice * sliceChannels), row, head, batch};
+                NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+                    b, destination, map, at, full, ValueRange{}, Value(), Value(),
+                    NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, nullptr, Value());
+              }
+            };
+            load(keyMap, stageBase(kvAddresses[0], stage, keyBytes), d);
+            load(valueMap, stageBase(kvAddresses[1], stage, valueBytes), dv);
+          }
+          return SmallVector<Value>{add(n, 1)};
+        },
+        [&](ValueRange state) { return SmallVector<Value>(state); });
+  }
+
+  /// The i64 address of stage `stage` (index) of tiles at `address` whose
+  /// stages are `bytes` apart.
+  Value stageBase(Value address, Value stage, int64_t bytes) {
+    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(stage, bytes));
+    return arith::AddIOp::create(b, address, offset);
   }
 
   /// Waits until at most `pending` groups of the thread's copies are in
@@ -1915,6 +2067,11 @@ private:
 
   /// The consumer warpgroup of the thread (0 or 1).
   Value consumer;
+
+protected:
+  /// TMA: the shared addresses (i64, kSwizzleAtomBytes-aligned) of the K
+  /// stages and of the V stages after them (bindEngineTiles).
+  Value kvAddresses[2];
 };
 
 /// Warpgroup MMA (sm_90a): the block's four warps are one warpgroup (two
@@ -1924,8 +2081,9 @@ private:
 /// registers that computed them (wgmma's register A).
 class WarpgroupKernel final : public WarpSpecializedPipeline {
 public:
-  WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool specialized)
-      : WarpSpecializedPipeline(b, op, /*warpgroup=*/true, specialized) {}
+  WarpgroupKernel(ImplicitLocOpBuilder &b, pe_gpu::MmaAttentionOp op, bool specialized,
+                  bool tma)
+      : WarpSpecializedPipeline(b, op, /*warpgroup=*/true, specialized, tma) {}
 
 private:
   /// Tiles of core-matrix chunks (tileShapeOf).
@@ -1945,9 +2103,26 @@ private:
   /// The spare row of chunk 0.
   std::pair<int64_t, int64_t> spareSlot(int64_t n) const override { return {tileKeys, 0}; }
   void bindEngineTiles() override {
+    if (tmaLoads)
+      return bindTmaTiles();
     Value tiles[] = {qs, ks, vs};
     for (auto [address, tile] : llvm::zip_equal(addresses, tiles))
       address = sharedAddress(tile);
+  }
+  /// TMA: the K stages from the first kSwizzleAtomBytes boundary of the
+  /// stages' bytes (where the swizzle pattern starts, as the descriptors
+  /// assume), the V stages after them.
+  void bindTmaTiles() {
+    auto i64 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)).getResult();
+    };
+    addresses[0] = sharedAddress(qs);
+    Value start = arith::AddIOp::create(b, sharedAddress(kv), i64(kSwizzleAtomBytes - 1));
+    kvAddresses[0] = arith::AndIOp::create(b, start, i64(-kSwizzleAtomBytes));
+    kvAddresses[1] = arith::AddIOp::create(
+        b, kvAddresses[0], i64(keyStages * tileKeys * d * element.getIntOrFloatBitWidth() / 8));
+    addresses[1] = kvAddresses[0];
+    addresses[2] = kvAddresses[1];
   }
   /// A consumer's Qs: its first row's 16 bytes in each chunk.
   void bindConsumerRows(Value firstRow) override {
@@ -1975,13 +2150,37 @@ private:
   /// into the tile at `address`, without swizzle: bits 0-13 hold the start
   /// address, 16-29 the leading dimension byte offset (LBO), 32-45 the stride
   /// dimension byte offset (SBO), each in units of 16 bytes.
-  Value descriptor(Value address, int64_t offset, int64_t leading, int64_t stride) {
+  /// With `swizzled`, the layout type field (bits 62-63) says 128-byte
+  /// swizzle (tiles loaded by TMA).
+  Value descriptor(Value address, int64_t offset, int64_t leading, int64_t stride,
+                   bool swizzled = false) {
     auto i64 = [&](int64_t v) {
       return arith::ConstantOp::create(b, b.getI64IntegerAttr(v)).getResult();
     };
     Value start = arith::ShRUIOp::create(b, arith::AddIOp::create(b, address, i64(offset)), i64(4));
-    int64_t fields = ((leading >> 4) << 16) | ((stride >> 4) << 32);
-    return arith::OrIOp::create(b, start, i64(fields));
+    uint64_t fields = ((uint64_t(leading) >> 4) << 16) | ((uint64_t(stride) >> 4) << 32);
+    if (swizzled)
+      fields |= kSwizzle128Layout;
+    return arith::OrIOp::create(b, start, i64(static_cast<int64_t>(fields)));
+  }
+
+  /// The descriptor of K-major Ks loaded by TMA for the k16 step `step`:
+  /// slice step / 4 (64 channels, tileKeys rows of 128 bytes), 32 bytes a
+  /// step into its rows; 8-row groups one swizzle atom apart (SBO; the
+  /// LBO of a swizzled K-major operand is unused: 16 bytes).
+  Value swizzledKeyDescriptor(Value address, int64_t step) {
+    const int64_t stepsPerRow = kSwizzleRowBytes / 32;
+    const int64_t offset =
+        step / stepsPerRow * tileKeys * kSwizzleRowBytes + step % stepsPerRow * 32;
+    return descriptor(address, offset, kCoreRowBytes, kSwizzleAtomBytes, /*swizzled=*/true);
+  }
+
+  /// The descriptor of MN-major Vs loaded by TMA for the k16 step `step`:
+  /// keys 16 step .. (16 rows of 128 bytes each), 8-key groups one swizzle
+  /// atom apart (SBO), the 64-channel slices tileKeys rows apart (LBO).
+  Value swizzledValueDescriptor(Value address, int64_t step) {
+    return descriptor(address, step * 16 * kSwizzleRowBytes, tileKeys * kSwizzleRowBytes,
+                      kSwizzleAtomBytes, /*swizzled=*/true);
   }
 
   /// D = A B + D (D = A B without `accumulate`) on wgmma m64nNk16 (f32
@@ -2040,12 +2239,16 @@ private:
   /// chunks of both K-major tiles; Ks of stage keyStage).
   SmallVector<SmallVector<Value>> warpgroupProducts() {
     Value qAddress = addresses[0];
-    Value kAddress = stageAddress(addresses[1], keyStage, d / kCopyLanes * chunkBytes(tileKeys));
+    const int64_t stageBytes = tmaLoads ? tileKeys * d * element.getIntOrFloatBitWidth() / 8
+                                        : d / kCopyLanes * chunkBytes(tileKeys);
+    Value kAddress = stageAddress(addresses[1], keyStage, stageBytes);
     SmallVector<Value> blocks = warpgroupChain(tileKeys, {}, [&](Value acc) {
       for (int64_t step = 0; step < d / 16; ++step) {
         int64_t qChunk = chunkBytes(blockRows), kChunk = chunkBytes(tileKeys);
         Value a = descriptor(qAddress, 2 * step * qChunk, qChunk, kCoreRows * kCoreRowBytes);
-        Value bDesc = descriptor(kAddress, 2 * step * kChunk, kChunk, kCoreRows * kCoreRowBytes);
+        Value bDesc = tmaLoads ? swizzledKeyDescriptor(kAddress, step)
+                               : descriptor(kAddress, 2 * step * kChunk, kChunk,
+                                            kCoreRows * kCoreRowBytes);
         acc = wgmma(acc, a, bDesc, tileKeys, /*accumulate=*/step > 0);
       }
       return acc;
@@ -2129,13 +2332,18 @@ private:
   }
 
   void accumulateWords(SmallVector<Value> &state, ArrayRef<Value> words, Value stage) override {
-    // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes.
-    Value vAddress = stageAddress(addresses[2], stage, dv / kCopyLanes * chunkBytes(tileKeys));
+    // Stage `stage` of Vs: (Dv / 8) chunks of (keys + 1) rows of 16 bytes;
+    // loaded by TMA, Dv / 64 slices of 128-byte rows.
+    const int64_t stageBytes = tmaLoads ? tileKeys * dv * element.getIntOrFloatBitWidth() / 8
+                                        : dv / kCopyLanes * chunkBytes(tileKeys);
+    Value vAddress = stageAddress(addresses[2], stage, stageBytes);
     SmallVector<Value> blocks(state.begin() + 4, state.begin() + 4 + valueBlocks);
     blocks = warpgroupChain(dv, blocks, [&](Value acc) {
       const int64_t keyGroup = kCoreRows * kCoreRowBytes;
       for (int64_t step = 0; step < tileKeys / 16; ++step) {
-        Value bDesc = descriptor(vAddress, 2 * step * keyGroup, keyGroup, chunkBytes(tileKeys));
+        Value bDesc = tmaLoads ? swizzledValueDescriptor(vAddress, step)
+                               : descriptor(vAddress, 2 * step * keyGroup, keyGroup,
+                                            chunkBytes(tileKeys));
         acc = wgmmaRegisterA(acc, words.slice(4 * step, 4), bDesc, dv);
       }
       return acc;
@@ -2163,7 +2371,8 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
       std::string name = prefix + "_attention_" + std::to_string(kernels[prefix]++);
       ImplicitLocOpBuilder b(op.getLoc(), op);
       if (takesWarpgroupMma(warpgroup, op.getValue().getType().getDimSize(3)))
-        WarpgroupKernel(b, op, takesWarpSpecialization(warpSpecialize, op)).build(symbols, name);
+        WarpgroupKernel(b, op, takesWarpSpecialization(warpSpecialize, op), tma)
+            .build(symbols, name);
       else
         MmaSyncKernel(b, op).build(symbols, name);
       op.erase();
