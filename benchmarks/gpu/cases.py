@@ -599,8 +599,8 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
     sm_90a, mma.sync on the other chips) over the variants, D = 64 and 128, the decode
     target and the prefill target (S = 8192, D = 128) timed against HF RoPE + SDPA; the
     mma.sync kernel on the same chip (--warpgroup-mma=false) and the warpgroup-MMA kernel
-    without warp specialization (--warp-specialize=false), so that one sm_90a run checks
-    and times all three; and the prefill target with RoPE as separate pe.rope ops left unfused
+    without warp specialization (--warp-specialize=false) and the warp-specialized one
+    loading K and V by TMA (--tma), so that one sm_90a run checks and times all four; and the prefill target with RoPE as separate pe.rope ops left unfused
     (--fuse=false): the project's unfused GPU path beside the fused kernels. GPU only:
     their warp-collective steps have no CPU schedule."""
     tc = ["--tensor-cores"]
@@ -669,6 +669,8 @@ def _tensor_core_cases(rng, full: bool) -> List[Case]:
     out += _kernel_cases(rng, full, "tc_sync_", tc + ["--warpgroup-mma=false"], "mma.sync")
     out += _kernel_cases(rng, full, "tc_one_", tc + ["--warp-specialize=false"],
                          "one warpgroup a block (sm_90a without warp specialization)")
+    out += _kernel_cases(rng, full, "tc_tma_", tc + ["--tma"],
+                         "warp-specialized with K and V loaded by TMA (128-byte swizzle)")
     s = 8192 if full else 64
     out.append(_attention_case(
         "tc_unfused_prefill_gqa_llama3_d128_bf16", rng, "bf16", (1, hq, hkv, s, s, 128),

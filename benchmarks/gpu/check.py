@@ -48,7 +48,7 @@ PROTOCOL = "@@"  # worker -> driver lines: "@@start NAME", "@@result JSON"
 SANITIZED = ["rope_llama3_qk_bf16", "attention_gqa_llama3_bf16", "decode_gqa_llama3_bf16",
              "tc_attention_gqa_llama3_d128_bf16", "tc_decode_gqa_llama3_d128_bf16",
              "tc_sync_attention_gqa_llama3_d128_bf16", "tc_one_attention_gqa_llama3_d128_bf16",
-             "append_kv_llama3_bf16",
+             "tc_tma_attention_gqa_llama3_d128_bf16", "append_kv_llama3_bf16",
              "decode_step_append_paged_bf16"]
 PROFILED = "tc_prefill_gqa_llama3_d128_bf16"
 

@@ -28,6 +28,13 @@
 //   {"op": "check_record", "slot": s, "report": name, "arguments": n}  if
 //                                      slot[0] != 0, the run-time error
 //                                      `name`(slot[1], ..., slot[n]) happened
+//   {"op": "tensor_map", "buffer": k, "of": B, "data_type": t, "box": [...],
+//    "interleave": i, "swizzle": s, "l2_promotion": l, "oob_fill": f}
+//                                      a TMA tensor map of the view B
+//                                      (cuTensorMapEncodeTiled's enums; box
+//                                      sizes outermost first, as the view's
+//                                      sizes), in device buffer #k (128 bytes)
+// A "pointer" parameter takes the device address of buffer k ({"buffer": k}).
 // B = {"argument": i} | {"buffer": k}, with the "element" type, "offset"
 // (elements), "sizes" and "strides" of the view the kernel sees. A function is replayable when
 // every size, grid and scalar is a compile-time constant (static shapes);
@@ -41,6 +48,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -94,6 +102,8 @@ static json::Value kernelJson(gpu::GPUFuncOp kernel) {
       params.push_back(json::Object{{"kind", "memref"},
                                     {"element", typeName(memref.getElementType())},
                                     {"rank", memref.getRank()}});
+    else if (isa<LLVM::LLVMPointerType>(type))
+      params.push_back(json::Object{{"kind", "pointer"}});
     else
       params.push_back(json::Object{{"kind", "scalar"}, {"type", typeName(type)}});
   }
@@ -153,6 +163,15 @@ private:
       return succeeded(recordAlignmentCheck(check)) ? success() : recordErrorReport(check);
     if (auto alloca = dyn_cast<memref::AllocaOp>(op))
       return recordSlot(alloca);
+    if (auto call = dyn_cast<LLVM::CallOp>(op))
+      return recordTensorMap(call);
+    // The stack array of a tensor map's box sizes (read by recordTensorMap).
+    if (isa<LLVM::AllocaOp>(op))
+      return success();
+    if (auto store = dyn_cast<LLVM::StoreOp>(op))
+      return success(store.getAddr().getDefiningOp<LLVM::GEPOp>() &&
+                     store.getAddr().getDefiningOp<LLVM::GEPOp>().getBase().getDefiningOp<
+                         LLVM::AllocaOp>());
     if (auto load = dyn_cast<memref::LoadOp>(op))
       return success(slots.count(load.getMemRef()) != 0); // read back on the host
     if (isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
@@ -206,6 +225,75 @@ private:
       llvm::append_range(work, def->getOperands());
     }
     return failure();
+  }
+
+  /// The constant integer `value` is, through the casts of the nvgpu
+  /// lowering (index to i64).
+  static std::optional<int64_t> constantThroughCasts(Value value) {
+    while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
+      value = cast.getOperand(0);
+    APInt constant;
+    if (!matchPattern(value, m_ConstantInt(&constant)))
+      return std::nullopt;
+    return constant.getSExtValue();
+  }
+
+  /// `value` without the unrealized casts around it.
+  static Value throughCasts(Value value) {
+    while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
+      value = cast.getOperand(0);
+    return value;
+  }
+
+  /// mgpuTensorMapEncodeTiledMemref(rank, descriptor, type, interleave,
+  /// swizzle, l2Promotion, oobFill, box) as the nvgpu lowering of
+  /// nvgpu.tma.create.descriptor calls it: the descriptor is the unranked
+  /// cast of a view, the box a stack array of constants.
+  LogicalResult recordTensorMap(LLVM::CallOp call) {
+    if (call.getCallee() != "mgpuTensorMapEncodeTiledMemref" || call.getNumOperands() != 8)
+      return failure();
+    auto field = call.getOperand(1).getDefiningOp<LLVM::ExtractValueOp>();
+    Value unranked = field ? throughCasts(field.getContainer()) : Value();
+    auto cast = unranked ? unranked.getDefiningOp<memref::CastOp>() : nullptr;
+    std::optional<json::Value> view = cast ? viewJson(cast.getSource()) : std::nullopt;
+    if (!view)
+      return failure();
+    const int64_t rank = cast.getSource().getType().getRank();
+    json::Object step{{"op", "tensor_map"}, {"of", std::move(*view)}};
+    const char *enums[] = {"data_type", "interleave", "swizzle", "l2_promotion", "oob_fill"};
+    for (auto [i, name] : llvm::enumerate(enums)) {
+      std::optional<int64_t> value = constantThroughCasts(call.getOperand(i == 0 ? 2 : i + 2));
+      if (!value)
+        return failure();
+      step[name] = *value;
+    }
+    // box[i] from `store size, gep(box, i)`.
+    SmallVector<std::optional<int64_t>> box(rank);
+    for (Operation *user : call.getOperand(7).getUsers()) {
+      auto gep = dyn_cast<LLVM::GEPOp>(user);
+      if (!gep)
+        continue;
+      std::optional<int64_t> at =
+          gep.getDynamicIndices().size() == 1
+              ? constantThroughCasts(gep.getDynamicIndices()[0])
+              : std::nullopt;
+      for (Operation *store : gep->getUsers())
+        if (auto written = dyn_cast<LLVM::StoreOp>(store); written && at && *at >= 0 &&
+                                                            *at < rank)
+          box[*at] = constantThroughCasts(written.getValue());
+    }
+    json::Array sizes;
+    for (std::optional<int64_t> size : box) {
+      if (!size)
+        return failure();
+      sizes.push_back(*size);
+    }
+    step["box"] = std::move(sizes);
+    int64_t id = nextBuffer++;
+    step["buffer"] = id;
+    tensorMaps[call.getResult()] = id;
+    steps.push_back(std::move(step));
+    return success();
   }
 
   /// A host stack slot of i64s that a deferred error record is read into.
@@ -311,6 +399,10 @@ private:
         args.push_back(std::move(*view));
         continue;
       }
+      if (auto map = tensorMaps.find(throughCasts(operand)); map != tensorMaps.end()) {
+        args.push_back(json::Object{{"buffer", map->second}});
+        continue;
+      }
       Attribute constant;
       if (!matchPattern(operand, m_Constant(&constant)))
         return failure();
@@ -372,6 +464,8 @@ private:
 
   DenseMap<Value, json::Object> bases;
   DenseMap<Value, int64_t> slots;
+  /// Tensor maps made on the host: the device buffer of each.
+  DenseMap<Value, int64_t> tensorMaps;
   int64_t nextSlot = 0;
   json::Array steps;
   json::Array returns;

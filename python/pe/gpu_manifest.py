@@ -1,8 +1,8 @@
 """Run a function of a pe GPU manifest without LLVM: its steps replayed with CuPy.
 
 The manifest (`pe-compile --target=gpu --manifest=...`) lists, for a function with static
-shapes, the device allocations, copies, alignment checks, kernel launches and run-time error
-reports (records that kernels fill, read back and checked) its host code makes. A kernel's parameters are its operands flattened as the NVVM lowering passes them: a
+shapes, the device allocations, copies, alignment checks, TMA tensor maps, kernel launches and
+run-time error reports (records that kernels fill, read back and checked) its host code makes. A kernel's parameters are its operands flattened as the NVVM lowering passes them: a
 memref as (allocated pointer, aligned pointer, offset, sizes..., strides...), a scalar as
 itself. `kernel_arguments` does that flattening (no GPU needed, checked against the PTX in
 the tests); `CupyFunction` runs the steps on the current CUDA device.
@@ -44,7 +44,11 @@ def kernel_arguments(params: Sequence[dict], args: Sequence[dict],
         raise ValueError(f"{len(params)} parameters but {len(args)} operands")
     out: List[np.generic] = []
     for param, arg in zip(params, args):
-        if param["kind"] == "memref":
+        if param["kind"] == "pointer":
+            if "buffer" not in arg:
+                raise ValueError(f"operand {arg} does not match the pointer parameter {param}")
+            out.append(np.uint64(address_of(arg)))
+        elif param["kind"] == "memref":
             if "value" in arg or len(arg["sizes"]) != param["rank"]:
                 raise ValueError(f"operand {arg} does not match the memref parameter {param}")
             base = np.uint64(address_of(arg))
@@ -55,6 +59,43 @@ def kernel_arguments(params: Sequence[dict], args: Sequence[dict],
                 raise ValueError(f"operand {arg} does not match the scalar parameter {param}")
             out.append(SCALAR_TYPES[param["type"]](arg["value"]))
     return out
+
+
+def tensor_map_arguments(step: dict, address: int) -> dict:
+    """cuTensorMapEncodeTiled's arguments for a `tensor_map` step of the view at device
+    `address` (its base buffer's): dimensions innermost first, strides in bytes for all but
+    the innermost (which must be contiguous), as libpe_cuda_runtime encodes them."""
+    view = step["of"]
+    sizes, strides, box = view["sizes"], view["strides"], step["box"]
+    if not 1 <= len(sizes) <= 5 or len(box) != len(sizes):
+        raise ValueError(f"a tensor map needs a view of rank 1 to 5 and a box as long: {step}")
+    if strides[-1] != 1:
+        raise ValueError(f"a tensor map needs a contiguous innermost dimension: {view}")
+    if any(not 1 <= b <= 256 for b in box):
+        raise ValueError(f"a tensor map's box sizes are in [1, 256]: {box}")
+    size = ELEMENT_BYTES[view["element"]]
+    return {"rank": len(sizes), "address": address + view["offset"] * size,
+            "dims": sizes[::-1], "strides": [s * size for s in strides[-2::-1]],
+            "box": box[::-1], "element_strides": [1] * len(sizes)}
+
+
+def encode_tensor_map(step: dict, address: int) -> np.ndarray:
+    """The 128 bytes of the tensor map of a `tensor_map` step (cuda-python's driver
+    bindings), as 16 uint64."""
+    from cuda.bindings import driver  # only on a machine with a GPU
+
+    args = tensor_map_arguments(step, address)
+    u64 = lambda xs: [driver.cuuint64_t(x) for x in xs]  # noqa: E731
+    u32 = lambda xs: [driver.cuuint32_t(x) for x in xs]  # noqa: E731
+    error, tensor_map = driver.cuTensorMapEncodeTiled(
+        driver.CUtensorMapDataType(step["data_type"]), args["rank"], args["address"],
+        u64(args["dims"]), u64(args["strides"]), u32(args["box"]), u32(args["element_strides"]),
+        driver.CUtensorMapInterleave(step["interleave"]), driver.CUtensorMapSwizzle(step["swizzle"]),
+        driver.CUtensorMapL2promotion(step["l2_promotion"]),
+        driver.CUtensorMapFloatOOBfill(step["oob_fill"]))
+    if error != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed with {error} for {step}")
+    return np.array([int(word) for word in tensor_map.opaque], dtype=np.uint64)
 
 
 def find_function(manifest: dict, name: str) -> dict:
@@ -113,6 +154,10 @@ class CupyFunction:
                 first = address(view) + view["offset"] * ELEMENT_BYTES[view["element"]]
                 if first % step["bytes"]:
                     raise ValueError(f"{view} is not {step['bytes']}-byte aligned")
+            elif op == "tensor_map":
+                # A device copy of the map (64-byte aligned: CuPy allocates 256).
+                words = encode_tensor_map(step, address(step["of"]))
+                buffers[step["buffer"]] = cp.asarray(words)
             elif op == "read_record":
                 view = step["from"]
                 record = cp.empty(view["sizes"][0], dtype=cp.int64)

@@ -46,6 +46,7 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_sync_attention_gqa_llama3_d128_bf16", "tc_sync_attention_mha_window_yarn_f16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "tc_unfused_prefill_gqa_llama3_d128_bf16",
             "tc_one_attention_gqa_llama3_d128_bf16", "tc_one_prefill_gqa_llama3_d128_bf16",
+            "tc_tma_attention_gqa_llama3_d128_bf16", "tc_tma_prefill_gqa_llama3_d128_bf16",
             "tc_prefill_positions_gqa_llama3_d128_bf16",
             "paged_decode_gqa_llama3_d128_bf16", "paged_ragged_window_f32",
             "mla_absorbed_decode_bf16", "tc_decode_mla_absorbed_bf16",
@@ -66,7 +67,8 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             "tc_decode_gqa_llama3_d128_bf16", "tc_sync_attention_gqa_llama3_d128_bf16",
             "tc_sync_prefill_gqa_llama3_d128_bf16", "paged_decode_gqa_llama3_d128_bf16",
             "paged_ragged_window_f32", "append_kv_llama3_bf16", "decode_step_append_paged_bf16",
-            "append_kv_bad_slot_f32"} <= replayable
+            "append_kv_bad_slot_f32", "tc_tma_attention_gqa_llama3_d128_bf16",
+            "tc_tma_prefill_gqa_llama3_d128_bf16"} <= replayable
     # sm_90a: the tensor-core cases on warpgroup MMA, the tc_sync_ ones on mma.sync, the
     # others (--tensor-cores=false for bf16/f16 attention) on no tensor core.
     assert index["chip"] == "sm_90a"
@@ -96,6 +98,17 @@ def test_step1_writes_every_case_under_64_mib(prepared):
             assert specialized and ".maxntid 384, 1, 1" in ptx, case["name"]
         if case["name"].startswith(("tc_one_", "tc_sync_", "tc_decode_")):
             assert not specialized, case["name"]
+        # --tma: the warp-specialized kernels of whole 128-byte rows (D = 128, 64) load K
+        # and V by TMA instead of cp.async, and only they.
+        tma = "cp.async.bulk.tensor" in ptx
+        if case["name"].startswith("tc_tma_"):
+            assert tma == specialized, case["name"]
+            assert not tma or "cp.async.cg" not in ptx, case["name"]
+        else:
+            assert not tma, case["name"]
+        if case["name"] in ("tc_tma_attention_gqa_llama3_d128_bf16",
+                            "tc_tma_prefill_gqa_llama3_d128_bf16"):
+            assert tma, case["name"]
     # pe.learned's range check: a kernel fills an error record that the host reads and checks.
     manifest = replay.load_manifest(os.path.join(out, "learned_bf16.json"))
     steps = replay.find_function(manifest, "learned_bf16")["steps"]
@@ -138,6 +151,39 @@ def test_launch_arguments_match_the_ptx_parameters(prepared):
     assert launches >= 10
 
 
+def test_tensor_map_steps_encode_the_view(prepared):
+    """The replay's arguments of cuTensorMapEncodeTiled from a manifest's tensor_map steps
+    (what libpe_cuda_runtime passes for the same view): K and V of the prefill case, [B,
+    Hkv, S, D] bf16, as dimensions innermost first, byte strides, boxes of 64 keys x 64
+    channels with 128-byte swizzle; the launch passes each map as a pointer."""
+    out, _ = prepared
+    name = "tc_tma_prefill_gqa_llama3_d128_bf16"
+    manifest = replay.load_manifest(os.path.join(out, name + ".json"))
+    steps = replay.find_function(manifest, name)["steps"]
+    maps = [s for s in steps if s["op"] == "tensor_map"]
+    assert len(maps) == 2
+    for step in maps:
+        view = step["of"]
+        b, h, s, d = view["sizes"]
+        assert d == 128 and step["box"] == [1, 1, 64, 64]
+        assert (step["data_type"], step["swizzle"], step["oob_fill"], step["interleave"]) == \
+            (9, 3, 0, 0)  # bf16, 128-byte swizzle, zero fill, no interleave
+        args = replay.tensor_map_arguments(step, 1 << 20)
+        assert args["dims"] == [d, s, h, b] and args["box"] == [64, 64, 1, 1]
+        assert args["strides"] == [2 * view["strides"][2], 2 * view["strides"][1],
+                                   2 * view["strides"][0]]
+        assert args["address"] == (1 << 20) + 2 * view["offset"]
+    launch = next(s for s in steps if s["op"] == "launch" and "attention" in s["kernel"])
+    params = {k["name"]: k["params"] for k in manifest["kernels"]}[launch["kernel"]]
+    pointers = [a for p, a in zip(params, launch["args"]) if p["kind"] == "pointer"]
+    assert pointers == [{"buffer": maps[0]["buffer"]}, {"buffer": maps[1]["buffer"]}]
+    bad = dict(maps[0], of=dict(maps[0]["of"], strides=[1, 1, 1, 2]))
+    with pytest.raises(ValueError):
+        replay.tensor_map_arguments(bad, 0)
+    with pytest.raises(ValueError):
+        replay.tensor_map_arguments(dict(maps[0], box=[1, 1, 512, 64]), 0)
+
+
 def test_kernel_arguments_refuse_a_mismatch():
     params = [{"kind": "memref", "element": "f32", "rank": 1}, {"kind": "scalar", "type": "f32"}]
     view = {"argument": 0, "element": "f32", "offset": 0, "sizes": [4], "strides": [1]}
@@ -148,6 +194,11 @@ def test_kernel_arguments_refuse_a_mismatch():
         replay.kernel_arguments(params, [view], lambda v: 256)
     with pytest.raises(ValueError):
         replay.kernel_arguments(params, [{"value": 1}, {"value": 1}], lambda v: 256)
+    # A tensor map's pointer: the device address of its buffer.
+    assert replay.kernel_arguments([{"kind": "pointer"}], [{"buffer": 3}],
+                                   lambda v: 4096 * v["buffer"]) == [np.uint64(12288)]
+    with pytest.raises(ValueError):
+        replay.kernel_arguments([{"kind": "pointer"}], [{"value": 1}], lambda v: 0)
 
 
 def test_step2_dry_run_on_the_cpu_passes(prepared):
