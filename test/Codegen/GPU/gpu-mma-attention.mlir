@@ -447,6 +447,29 @@ func.func @one_row_tile(%q: tensor<1x32x16x128xbf16>, %k: tensor<1x8x?x128xbf16>
 
 // -----
 
+// 96 rows a KV head (24 queries x 4 heads): one wide mma.sync block of 128
+// rows (sm_86) reads K once, so the kernel rotates it; on sm_90a a 64-row
+// warpgroup would rotate it twice, so pe.rope rotates it first and the
+// warp-specialized kernel reads it as it is.
+// CHECK-SELECT-LABEL: func.func @one_wide_row_tile
+// CHECK-SELECT: pe.rope
+// CHECK-SELECT: pe_gpu.mma_attention
+// CHECK-SELECT-SAME: rotated_keys
+// CHECK-SM86-LABEL: func.func @one_wide_row_tile
+// CHECK-SM86-NOT: pe.rope
+// CHECK-SM86: pe_gpu.mma_attention
+// CHECK-SM86-NOT: rotated_keys
+// CHECK-SM86-SAME: -> memref<1x32x24x128xbf16>
+func.func @one_wide_row_tile(%q: tensor<1x32x24x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                             %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x24x128xbf16> {
+  %o = pe.attention %q, %k, %v causal
+       rope(#pe.rope<theta = 500000.0, rotary_dim = 128>)
+       : tensor<1x32x24x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x24x128xbf16>
+  return %o : tensor<1x32x24x128xbf16>
+}
+
+// -----
+
 // f32 takes the SIMT kernel; decode (a static query count up to 8) the
 // tensor-core kernel with the keys split across blocks (splits(n): about
 // 528 blocks in all, the blocks of one split counted as at least 1, so an

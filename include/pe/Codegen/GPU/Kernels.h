@@ -19,6 +19,11 @@ namespace pe {
 /// two such row tiles a block; decode takes one.)
 inline constexpr int64_t kMmaAttentionBlockRows = 64;
 
+/// Whether mma.sync prefill with head dims d and dv takes wide blocks of
+/// two row tiles (FlashAttention-2's 128 rows; pe-gpu-mma-attention), where
+/// more than kMmaAttentionBlockRows rows (or a dynamic count) need them.
+bool mmaAttentionTakesWideBlocks(int64_t d, int64_t dv);
+
 /// Bytes of shared memory one block of the tensor-core attention kernel
 /// takes for head dims d and dv of `elementBytes`-byte elements, on warpgroup
 /// MMA where `warpgroup` asks for it and the value heads allow it, else on

@@ -381,10 +381,9 @@ static_assert(kLargestWideBlockBytes <= 99 * 1024, "a wide block fits every sm_8
 /// sm_80+ chip), 45 KiB at D = 64. A static 64 rows or fewer keep the
 /// 4-warp block (half of a wide one would idle).
 bool takesWideBlock(pe_gpu::MmaAttentionOp op) {
-  const int64_t d = op.getQuery().getType().getDimSize(3);
-  const int64_t dv = op.getValue().getType().getDimSize(3);
-  return !op.getSplits() && std::max(d, dv) <= kWideValueDim && !fitsOneRowTile(op) &&
-         channelGroupsFor(dv) == 1;
+  return !op.getSplits() && !fitsOneRowTile(op) &&
+         mmaAttentionTakesWideBlocks(op.getQuery().getType().getDimSize(3),
+                                     op.getValue().getType().getDimSize(3));
 }
 
 /// The key range `range` = [begin, end) of a block cut to the keys its rows
@@ -2381,6 +2380,10 @@ struct GpuMmaAttentionPass : pe::impl::PEGpuMmaAttentionBase<GpuMmaAttentionPass
 };
 
 } // namespace
+
+bool mlir::pe::mmaAttentionTakesWideBlocks(int64_t d, int64_t dv) {
+  return std::max(d, dv) <= kWideValueDim && channelGroupsFor(dv) == 1;
+}
 
 int64_t mlir::pe::mmaAttentionSharedBytes(int64_t d, int64_t dv, int64_t elementBytes,
                                           bool warpgroup) {

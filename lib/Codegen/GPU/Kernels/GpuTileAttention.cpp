@@ -139,20 +139,26 @@ Value mmaKeySplits(ImplicitLocOpBuilder &b, Value keys, Value blocks, int64_t ta
 /// Whether the tensor-core kernel of `op` should read K rotated once, by a
 /// pe.rope before it (the 16-byte chunk kernel: K read and written once,
 /// with the tables the kernel would read), rather than rotate each key tile
-/// in every block that reads it: every one of the ceil(Sq G / 64) row tiles
-/// of a KV head (two a block when warp-specialized) would rotate all its
-/// keys again. Decode (one row tile)
+/// in every block that reads it: every one of the row tiles of a KV head
+/// would rotate all its keys again. A row tile that rotates keys is 64 rows
+/// on warpgroup MMA (the one-warpgroup kernel: the warp-specialized one
+/// reads K as it is) and 128 in a wide mma.sync block
+/// (mmaAttentionTakesWideBlocks). Decode (one row tile)
 /// keeps the rotation in the kernel, where K is read once either way. The
 /// rotated K is rounded to the element type exactly as the kernel rounds it
 /// into shared memory, so the result is the same. A multi-stream rope keeps
 /// it too (its tables are per token, not per position).
-static bool rotatesKeysFirst(AttentionOp op, const GpuAttentionShape &shape) {
+static bool rotatesKeysFirst(AttentionOp op, const GpuAttentionShape &shape,
+                             const GpuChip &chip) {
   RopeAttr rope = op.getRopeAttr();
   if (!rope || rope.isMultiStream() || shape.decode)
     return false;
   const int64_t queries = op.getQuery().getType().getDimSize(2);
+  const bool wide = !chip.warpgroupMma &&
+                    mmaAttentionTakesWideBlocks(shape.heads.headDim, shape.heads.valueDim);
+  const int64_t tileRows = wide ? 2 * kMmaAttentionBlockRows : kMmaAttentionBlockRows;
   return ShapedType::isDynamic(queries) ||
-         llvm::divideCeil(queries * shape.group(), kMmaAttentionBlockRows) > 1;
+         llvm::divideCeil(queries * shape.group(), tileRows) > 1;
 }
 
 /// pe.attention -> pe_gpu.mma_attention on its buffers (the tables and
@@ -163,7 +169,7 @@ void replaceWithMmaAttention(AttentionOp op, PatternRewriter &rewriter, const Gp
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   AttentionTensors t = prepareAttentionTensors(b, op);
   std::optional<GpuAttentionShape> shape = shapeOf(op, /*anyHeadDim=*/true);
-  const bool rotateKeysFirst = rotatesKeysFirst(op, *shape);
+  const bool rotateKeysFirst = rotatesKeysFirst(op, *shape, chip);
   // No positions given: the kernel computes the defaults instead of reading
   // the tensors made of them (the tables still read those).
   const bool defaults = !op.getQPositions() && !op.getKPositions();
