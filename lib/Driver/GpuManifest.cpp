@@ -166,12 +166,13 @@ private:
     if (auto call = dyn_cast<LLVM::CallOp>(op))
       return recordTensorMap(call);
     // The stack array of a tensor map's box sizes (read by recordTensorMap).
-    if (isa<LLVM::AllocaOp>(op))
-      return success();
-    if (auto store = dyn_cast<LLVM::StoreOp>(op))
-      return success(store.getAddr().getDefiningOp<LLVM::GEPOp>() &&
-                     store.getAddr().getDefiningOp<LLVM::GEPOp>().getBase().getDefiningOp<
-                         LLVM::AllocaOp>());
+    if (auto alloca = dyn_cast<LLVM::AllocaOp>(op))
+      return success(isTensorMapBox(alloca));
+    if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+      auto gep = store.getAddr().getDefiningOp<LLVM::GEPOp>();
+      auto box = gep ? gep.getBase().getDefiningOp<LLVM::AllocaOp>() : nullptr;
+      return success(box && isTensorMapBox(box));
+    }
     if (auto load = dyn_cast<memref::LoadOp>(op))
       return success(slots.count(load.getMemRef()) != 0); // read back on the host
     if (isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
@@ -238,6 +239,29 @@ private:
     return constant.getSExtValue();
   }
 
+  /// Whether `alloca` is only the box array of mgpuTensorMapEncodeTiledMemref
+  /// calls: stored to through GEPs, read by nothing else.
+  static bool isTensorMapBox(LLVM::AllocaOp alloca) {
+    bool called = false;
+    for (Operation *user : alloca->getUsers()) {
+      if (auto call = dyn_cast<LLVM::CallOp>(user)) {
+        called = call.getCallee() == "mgpuTensorMapEncodeTiledMemref" &&
+                 call.getNumOperands() == 8 && call.getOperand(7) == alloca.getResult() &&
+                 llvm::count(call.getOperands(), alloca.getResult()) == 1;
+        if (!called)
+          return false;
+        continue;
+      }
+      auto gep = dyn_cast<LLVM::GEPOp>(user);
+      if (!gep || !llvm::all_of(gep->getUsers(), [&](Operation *store) {
+            auto written = dyn_cast<LLVM::StoreOp>(store);
+            return written && written.getAddr() == gep.getResult();
+          }))
+        return false;
+    }
+    return called;
+  }
+
   /// `value` without the unrealized casts around it.
   static Value throughCasts(Value value) {
     while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
@@ -254,11 +278,11 @@ private:
       return failure();
     auto field = call.getOperand(1).getDefiningOp<LLVM::ExtractValueOp>();
     Value unranked = field ? throughCasts(field.getContainer()) : Value();
-    auto cast = unranked ? unranked.getDefiningOp<memref::CastOp>() : nullptr;
-    std::optional<json::Value> view = cast ? viewJson(cast.getSource()) : std::nullopt;
+    auto erased = unranked ? unranked.getDefiningOp<memref::CastOp>() : nullptr;
+    std::optional<json::Value> view = erased ? viewJson(erased.getSource()) : std::nullopt;
     if (!view)
       return failure();
-    const int64_t rank = cast.getSource().getType().getRank();
+    const int64_t rank = erased.getSource().getType().getRank();
     json::Object step{{"op", "tensor_map"}, {"of", std::move(*view)}};
     const char *enums[] = {"data_type", "interleave", "swizzle", "l2_promotion", "oob_fill"};
     for (auto [i, name] : llvm::enumerate(enums)) {
@@ -267,20 +291,34 @@ private:
         return failure();
       step[name] = *value;
     }
-    // box[i] from `store size, gep(box, i)`.
+    // box[i] from the one `store size, gep(box, i)` of each i.
+    auto boxArray = call.getOperand(7).getDefiningOp<LLVM::AllocaOp>();
+    // The rank and the descriptor: fields 0 and 1 of the unranked memref.
+    auto rankField = call.getOperand(0).getDefiningOp<LLVM::ExtractValueOp>();
+    if (!boxArray || !isTensorMapBox(boxArray) || !rankField ||
+        rankField.getContainer() != field.getContainer() ||
+        rankField.getPosition() != ArrayRef<int64_t>{0} ||
+        field.getPosition() != ArrayRef<int64_t>{1})
+      return failure();
     SmallVector<std::optional<int64_t>> box(rank);
-    for (Operation *user : call.getOperand(7).getUsers()) {
+    for (Operation *user : boxArray->getUsers()) {
       auto gep = dyn_cast<LLVM::GEPOp>(user);
       if (!gep)
         continue;
       std::optional<int64_t> at =
-          gep.getDynamicIndices().size() == 1
+          // (8-byte elements: the nvgpu lowering indexes the i64 array as
+          // pointers.)
+          gep.getDynamicIndices().size() == 1 &&
+                  (gep.getElemType().isInteger(64) || isa<LLVM::LLVMPointerType>(gep.getElemType()))
               ? constantThroughCasts(gep.getDynamicIndices()[0])
               : std::nullopt;
-      for (Operation *store : gep->getUsers())
-        if (auto written = dyn_cast<LLVM::StoreOp>(store); written && at && *at >= 0 &&
-                                                            *at < rank)
-          box[*at] = constantThroughCasts(written.getValue());
+      for (Operation *store : gep->getUsers()) {
+        if (!at || *at < 0 || *at >= rank || box[*at])
+          return failure(); // an index out of range or written twice
+        box[*at] = constantThroughCasts(cast<LLVM::StoreOp>(store).getValue());
+        if (!box[*at])
+          return failure();
+      }
     }
     json::Array sizes;
     for (std::optional<int64_t> size : box) {

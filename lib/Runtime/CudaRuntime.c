@@ -411,35 +411,47 @@ PE_EXPORT void mgpuMemset16(void *destination, unsigned short value,
 static const unsigned kTensorMapElementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
 
 /* Device copies of the descriptors encoded so far, one per distinct
- * (context, descriptor): a kernel launched earlier may still read a copy, so
- * copies are freed only when the cache is full, after the context's work has
- * finished. */
+ * (context, descriptor), the most recently used first: a kernel launched
+ * earlier may still read a copy, and another thread may have found one it
+ * has not launched with yet. So when the cache is full its copies retire
+ * (still valid) and the copies retired the time before are freed, after the
+ * context's work has finished: a copy handed out stays valid until two
+ * more fills of kMaxTensorMaps new descriptors. */
 typedef struct TensorMapCopy {
   CUtensorMap map;
   CUcontext context;
   CUdeviceptr device;
   struct TensorMapCopy *next;
 } TensorMapCopy;
-static TensorMapCopy *tensorMaps;
+static TensorMapCopy *tensorMaps, *retiredTensorMaps;
 static int tensorMapCount;
 enum { kMaxTensorMaps = 4096 };
 
-/* The device copy of `map` in `context`, or 0. */
+/* The device copy of `map` in `context`, or 0; a copy found moves to the
+ * front (a caller's few descriptors are found at once). */
 static CUdeviceptr findTensorMap(CUcontext context, const CUtensorMap *map) {
   CUdeviceptr device = 0;
   pthread_mutex_lock(&lock);
-  for (TensorMapCopy *copy = tensorMaps; copy != NULL && device == 0; copy = copy->next)
-    if (copy->context == context && memcmp(&copy->map, map, sizeof *map) == 0)
-      device = copy->device;
+  for (TensorMapCopy **link = &tensorMaps; *link != NULL; link = &(*link)->next) {
+    TensorMapCopy *copy = *link;
+    if (copy->context != context || memcmp(&copy->map, map, sizeof *map) != 0)
+      continue;
+    device = copy->device;
+    *link = copy->next;
+    copy->next = tensorMaps;
+    tensorMaps = copy;
+    break;
+  }
   pthread_mutex_unlock(&lock);
   return device;
 }
 
-/* Frees the copies of `context` once every kernel of the context finished. */
+/* Retires the copies of `context` and frees those retired before, once
+ * every kernel of the context finished. */
 static void releaseTensorMaps(CUcontext context) {
   TensorMapCopy *released = NULL;
   pthread_mutex_lock(&lock);
-  for (TensorMapCopy **link = &tensorMaps; *link != NULL;) {
+  for (TensorMapCopy **link = &retiredTensorMaps; *link != NULL;) {
     TensorMapCopy *copy = *link;
     if (copy->context != context) {
       link = &copy->next;
@@ -448,6 +460,16 @@ static void releaseTensorMaps(CUcontext context) {
     *link = copy->next;
     copy->next = released;
     released = copy;
+  }
+  for (TensorMapCopy **link = &tensorMaps; *link != NULL;) {
+    TensorMapCopy *copy = *link;
+    if (copy->context != context) {
+      link = &copy->next;
+      continue;
+    }
+    *link = copy->next;
+    copy->next = retiredTensorMaps;
+    retiredTensorMaps = copy;
     --tensorMapCount;
   }
   pthread_mutex_unlock(&lock);

@@ -80,22 +80,32 @@ def tensor_map_arguments(step: dict, address: int) -> dict:
 
 
 def encode_tensor_map(step: dict, address: int) -> np.ndarray:
-    """The 128 bytes of the tensor map of a `tensor_map` step (cuda-python's driver
-    bindings), as 16 uint64."""
-    from cuda.bindings import driver  # only on a machine with a GPU
+    """The 128 bytes of the tensor map of a `tensor_map` step, as 16 uint64: the CUDA
+    driver's cuTensorMapEncodeTiled (CUDA 12 drivers and newer), called through ctypes
+    (`PE_CUDA_DRIVER` names another driver library, as for libpe_cuda_runtime)."""
+    import ctypes
+    import os
 
     args = tensor_map_arguments(step, address)
-    u64 = lambda xs: [driver.cuuint64_t(x) for x in xs]  # noqa: E731
-    u32 = lambda xs: [driver.cuuint32_t(x) for x in xs]  # noqa: E731
-    error, tensor_map = driver.cuTensorMapEncodeTiled(
-        driver.CUtensorMapDataType(step["data_type"]), args["rank"], args["address"],
-        u64(args["dims"]), u64(args["strides"]), u32(args["box"]), u32(args["element_strides"]),
-        driver.CUtensorMapInterleave(step["interleave"]), driver.CUtensorMapSwizzle(step["swizzle"]),
-        driver.CUtensorMapL2promotion(step["l2_promotion"]),
-        driver.CUtensorMapFloatOOBfill(step["oob_fill"]))
-    if error != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"cuTensorMapEncodeTiled failed with {error} for {step}")
-    return np.array([int(word) for word in tensor_map.opaque], dtype=np.uint64)
+    rank = args["rank"]
+    driver = os.environ.get("PE_CUDA_DRIVER") or "libcuda.so.1"
+    encode = ctypes.CDLL(driver).cuTensorMapEncodeTiled
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    encode.restype = ctypes.c_int
+    encode.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p,
+                       ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.POINTER(u32),
+                       ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int]
+    # CUtensorMap: 128 bytes, 64-byte aligned.
+    storage = (ctypes.c_uint8 * 192)()
+    aligned = (ctypes.addressof(storage) + 63) & ~63
+    result = encode(aligned, step["data_type"], rank, args["address"],
+                    (u64 * rank)(*args["dims"]), (u64 * max(rank - 1, 1))(*args["strides"]),
+                    (u32 * rank)(*args["box"]), (u32 * rank)(*args["element_strides"]),
+                    step["interleave"], step["swizzle"], step["l2_promotion"], step["oob_fill"])
+    if result != 0:
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed with CUDA error {result} for {step}")
+    return np.frombuffer(ctypes.string_at(aligned, 128), dtype=np.uint64).copy()
 
 
 def find_function(manifest: dict, name: str) -> dict:

@@ -6,6 +6,7 @@ C interface, checked against the float64 reference)."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -182,6 +183,60 @@ def test_tensor_map_steps_encode_the_view(prepared):
         replay.tensor_map_arguments(bad, 0)
     with pytest.raises(ValueError):
         replay.tensor_map_arguments(dict(maps[0], box=[1, 1, 512, 64]), 0)
+
+
+FAKE_DRIVER = r"""
+#include <stdint.h>
+#include <string.h>
+/* cuTensorMapEncodeTiled that writes its arguments into the map: word 0 the
+   enums and rank, 1 the address, 2-6 the sizes, 7-11 box | element stride,
+   12-15 the strides. */
+int cuTensorMapEncodeTiled(void *map, int type, uint32_t rank, void *address,
+                           const uint64_t *dims, const uint64_t *strides,
+                           const uint32_t *box, const uint32_t *elementStrides,
+                           int interleave, int swizzle, int l2, int oob) {
+  uint64_t *w = map;
+  if ((uintptr_t)map % 64 != 0 || rank < 1 || rank > 5)
+    return 1;
+  memset(map, 0, 128);
+  w[0] = (uint64_t)type | (uint64_t)rank << 8 | (uint64_t)interleave << 16 |
+         (uint64_t)swizzle << 24 | (uint64_t)l2 << 32 | (uint64_t)oob << 40;
+  w[1] = (uint64_t)(uintptr_t)address;
+  for (uint32_t i = 0; i < rank; ++i) {
+    w[2 + i] = dims[i];
+    w[7 + i] = box[i] | (uint64_t)elementStrides[i] << 32;
+  }
+  for (uint32_t i = 0; i + 1 < rank; ++i)
+    w[12 + i] = strides[i];
+  return dims[0] == 999 ? 701 : 0;
+}
+"""
+
+
+def test_encode_tensor_map_passes_the_step_to_the_driver(tmp_path, monkeypatch):
+    """The replay's cuTensorMapEncodeTiled call through ctypes, against a stand-in driver
+    that echoes its arguments: a 64-byte aligned map, dimensions innermost first, byte
+    strides, the box, the enums; a driver error raises."""
+    compiler = shutil.which("cc") or shutil.which("clang-22") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "fake.c").write_text(FAKE_DRIVER)
+    library = tmp_path / "libfakecuda.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "fake.c")],
+                   check=True)
+    monkeypatch.setenv("PE_CUDA_DRIVER", str(library))
+    view = {"argument": 1, "element": "bf16", "offset": 8, "sizes": [2, 4, 300, 128],
+            "strides": [153600, 38400, 128, 1]}
+    step = {"op": "tensor_map", "buffer": 0, "of": view, "data_type": 9, "box": [1, 1, 64, 64],
+            "interleave": 0, "swizzle": 3, "l2_promotion": 2, "oob_fill": 0}
+    words = [int(w) for w in replay.encode_tensor_map(step, 1 << 30)]
+    assert words[0] == 9 | 4 << 8 | 3 << 24 | 2 << 32
+    assert words[1] == (1 << 30) + 16
+    assert words[2:7] == [128, 300, 4, 2, 0]
+    assert words[7:12] == [64 | 1 << 32, 64 | 1 << 32, 1 | 1 << 32, 1 | 1 << 32, 0]
+    assert words[12:16] == [256, 76800, 307200, 0]
+    with pytest.raises(RuntimeError, match="CUDA error 701"):
+        replay.encode_tensor_map(dict(step, of=dict(view, sizes=[2, 4, 300, 999])), 0)
 
 
 def test_kernel_arguments_refuse_a_mismatch():

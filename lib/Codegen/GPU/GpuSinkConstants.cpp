@@ -16,7 +16,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -74,11 +73,12 @@ struct GpuSinkConstantsPass : pe::impl::PEGpuSinkConstantsBase<GpuSinkConstantsP
       return isa<arith::ConstantOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::UndefOp>(op);
     };
     auto isTensorCoreKernel = [](gpu::LaunchOp launch) {
+      if (launch->hasAttr(pe::kGpuTensorCoreLaunchAttr))
+        return true;
       return launch
           .walk([](Operation *op) {
-            return isa<nvgpu::NVGPUDialect, NVVM::NVVMDialect>(op->getDialect())
-                       ? WalkResult::interrupt()
-                       : WalkResult::advance();
+            return isa<nvgpu::NVGPUDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                              : WalkResult::advance();
           })
           .wasInterrupted();
     };

@@ -360,11 +360,18 @@
 // launch takes them as pointers; Q 33024 bytes + four stages of K and V
 // (131072) + 1024 bytes to align them + the barriers.
 // CHECK-TMA-LABEL: func.func @llama3
+// No keys: a null pointer instead of a map (whose dimensions cannot be 0).
 // CHECK-TMA: %[[KCAST:.*]] = memref.cast %{{.*}} : memref<1x8x?x128xbf16> to memref<*xbf16>
+// CHECK-TMA: %[[ANYKEY:.*]] = arith.cmpi ne, %{{.*}}, %c0{{.*}} : index
+// CHECK-TMA-NEXT: %[[KMAP:.*]] = scf.if %[[ANYKEY]] -> (!llvm.ptr) {
 // CHECK-TMA: %[[KDESC:.*]] = nvgpu.tma.create.descriptor %[[KCAST]] box[%c1{{.*}}, %c1{{.*}}, %c64{{.*}}, %c64{{.*}}] : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
-// CHECK-TMA-NEXT: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KDESC]] {{.*}} to !llvm.ptr
-// CHECK-TMA: %[[VDESC:.*]] = nvgpu.tma.create.descriptor
-// CHECK-TMA-NEXT: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %[[VDESC]] {{.*}} to !llvm.ptr
+// CHECK-TMA-NEXT: %[[KPTR:.*]] = builtin.unrealized_conversion_cast %[[KDESC]] {{.*}} to !llvm.ptr
+// CHECK-TMA-NEXT: scf.yield %[[KPTR]] : !llvm.ptr
+// CHECK-TMA-NEXT: } else {
+// CHECK-TMA-NEXT: %[[NOMAP:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-TMA-NEXT: scf.yield %[[NOMAP]] : !llvm.ptr
+// CHECK-TMA: %[[VMAP:.*]] = scf.if
+// CHECK-TMA: nvgpu.tma.create.descriptor
 // CHECK-TMA: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c384, {{.*}}) dynamic_shared_memory_size %c165184_i32
 // The K stages start at the first 1024-byte boundary of their bytes.
 // CHECK-TMA: %[[KVPTR:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<132096xi8, 3> -> index

@@ -12,6 +12,11 @@ namespace mlir::pe {
 /// (`@pe_kernels::@<function>_kernel_<n>`, `@<function>_attention_<n>`).
 inline constexpr char kGpuKernelModule[] = "pe_kernels";
 
+/// A unit attribute of the gpu.launch of a tensor-core kernel
+/// (pe-gpu-mma-attention), which pe-gpu-sink-constants reads: every
+/// constant the kernel uses is sunk into it.
+inline constexpr char kGpuTensorCoreLaunchAttr[] = "pe.tensor_core_kernel";
+
 #define GEN_PASS_DECL
 #include "pe/Codegen/GPU/Passes.h.inc"
 

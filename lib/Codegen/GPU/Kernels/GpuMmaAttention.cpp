@@ -348,11 +348,21 @@ bool takesWarpSpecialization(bool warpSpecialize, pe_gpu::MmaAttentionOp op) {
 /// Whether the warp-specialized kernel of `op` loads K and V by TMA when
 /// the pass's `tma` asks for it: head dims that are whole 128-byte swizzle
 /// rows (multiples of 64 two-byte elements), read from buffers whose
-/// channels are contiguous (a tensor map's innermost dimension).
+/// channels are contiguous (a tensor map's innermost dimension) and whose
+/// strides do not grow inward (as the driver documents a tensor map's:
+/// identity layouts, or static strides in that order).
 bool takesTma(bool tma, bool specialized, pe_gpu::MmaAttentionOp op) {
   auto sliced = [](MemRefType type) {
-    return type.getDimSize(3) * type.getElementTypeBitWidth() / 8 % kSwizzleRowBytes == 0 &&
-           type.isLastDimUnitStride();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+      return false;
+    const bool ordered =
+        type.getLayout().isIdentity() ||
+        (llvm::none_of(strides, ShapedType::isDynamic) &&
+         llvm::is_sorted(strides, [](int64_t x, int64_t y) { return x > y; }));
+    return ordered &&
+           type.getDimSize(3) * type.getElementTypeBitWidth() / 8 % kSwizzleRowBytes == 0;
   };
   return tma && specialized && sliced(op.getKey().getType()) && sliced(op.getValue().getType());
 }
@@ -1201,6 +1211,7 @@ public:
         /*asyncDependencies=*/{}, /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         nullptr, nullptr, nullptr, FlatSymbolRefAttr::get(b.getContext(), kGpuKernelModule),
         FlatSymbolRefAttr::get(b.getContext(), kernelName));
+    launch->setAttr(kGpuTensorCoreLaunchAttr, b.getUnitAttr());
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::TerminatorOp::create(b);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -1240,11 +1251,20 @@ protected:
         b.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
         nvgpu::TensorMapL2PromoKind::L2PROMO_128B, nvgpu::TensorMapOOBKind::OOB_ZERO,
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    // No keys: no tile is loaded, and a tensor map cannot have an empty
+    // dimension; a null pointer stands in.
+    auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, keys, index(0));
+    auto ifKeys = scf::IfOp::create(b, pointer, any, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifKeys.thenBlock());
     Value map = nvgpu::TmaCreateDescriptorOp::create(
         b, mapType, unranked,
         ValueRange{index(1), index(1), index(tileKeys), index(sliceChannels)});
-    return UnrealizedConversionCastOp::create(b, LLVM::LLVMPointerType::get(b.getContext()), map)
-        .getResult(0);
+    scf::YieldOp::create(b, UnrealizedConversionCastOp::create(b, pointer, map).getResult(0));
+    b.setInsertionPointToStart(ifKeys.elseBlock());
+    scf::YieldOp::create(b, LLVM::ZeroOp::create(b, pointer).getResult());
+    return ifKeys.getResult(0);
   }
 
   virtual void blockBody(Value rowTile, Value kvHead, Value gridZ, Value thread) {
@@ -1867,6 +1887,11 @@ private:
   /// the transaction count) and starts the bulk tensor copies of K and V,
   /// one per 64-channel slice; the barrier completes when they land.
   /// (TMA writes through the async proxy, which wgmma reads: no fence.)
+  /// Rows past the last key are zero (the map's bounds); rows of a tile
+  /// from keyEnd on (the causal range's end) are the keys there, which the
+  /// masks hide (weight 0), where cp.async would zero them: a value row
+  /// there with inf or NaN adds 0 x inf = NaN, as a masked key inside the
+  /// range does (docs/gpu.md).
   void produceByTma(std::pair<Value, Value> queryRange) {
     const int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     const int64_t sliceChannels = kSwizzleRowBytes / elementBytes;
