@@ -33,7 +33,7 @@ YARN = "#pe.yarn<factor = 4.0, original_max_position_embeddings = 4096>"
 LONGROPE = ("#pe.longrope<short_factor = [1.0, 1.5, 2.0, 2.5], long_factor = [4.0, 5.0, 6.0, "
             "7.0], original_max_position_embeddings = 4096>")
 
-# name: (dtype, B, Hq, Hkv, Sq, D, Dv, attributes; "positions" adds batched positions,
+# name: (dtype, B, Hq, Hkv, Sq (static: Skv too), D, Dv, attributes; "positions" adds batched positions,
 # "mask" an additive [B, 1, Sq, Skv] mask)
 VARIANTS = {
     "llama3_gqa_d128": ("bf16", 1, 8, 2, "?", 128, 128,
@@ -55,6 +55,11 @@ VARIANTS = {
                              "causal rope(#pe.rope<rotary_dim = 64, scaling = "
                              "#pe.proportional<factor = 2.0, partial_rotary_factor = 0.25>>)"),
     "alibi_mask_mqa_dv128": ("bf16", 2, 8, 1, "?", 64, 128, "alibi(8.0) mask"),
+    # A window both ways over explicit positions: the warp-specialized producer finds the
+    # hidden tiles from loaded positions (24 registers spill it).
+    "window_both_ways_positions_f16": ("f16", 2, 4, 4, 512, 64, 64,
+                                       f"window(300) rope(#pe.rope<rotary_dim = 32, "
+                                       f"style = interleaved, scaling = {YARN}>) positions"),
     "alibi_causal_positions_f16": ("f16", 1, 12, 12, "?", 64, 64, "causal alibi(8.0) positions"),
     "window_only_d32": ("f16", 1, 4, 2, "?", 32, 32, "window(64)"),
     "plain_d16": ("bf16", 1, 2, 2, "?", 16, 16, ""),
@@ -119,8 +124,11 @@ VARIANTS = {
 def variant_ir(name: str) -> str:
     dtype, b, hq, hkv, sq, d, dv, attrs = VARIANTS[name]
     tensor = lambda *dims: "tensor<" + "x".join(str(x) for x in dims) + f"x{dtype}>"  # noqa: E731
-    qt, kt, vt, ot = (tensor(b, hq, sq, d), tensor(b, hkv, "?", d), tensor(b, hkv, "?", dv),
+    # A static query count is the key count too (static shapes, as the device check's).
+    skv = sq
+    qt, kt, vt, ot = (tensor(b, hq, sq, d), tensor(b, hkv, skv, d), tensor(b, hkv, skv, dv),
                       tensor(b, hq, sq, dv))
+    pt = f"tensor<{b}x{skv}xi64>" if skv != "?" else "tensor<?x?xi64>"
     params = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
     operands, sinks = "", ""
     if attrs.endswith(" sinks"):  # gpt-oss's: one f32 logit per query head
@@ -128,9 +136,8 @@ def variant_ir(name: str) -> str:
         sinks = f" sinks(%s : tensor<{hq}xf32>)"
     if attrs.endswith(" positions"):
         attrs = attrs[:-len(" positions")]
-        params += ["%qp: tensor<?x?xi64>", "%kp: tensor<?x?xi64>"]
-        operands += (" q_positions(%qp : tensor<?x?xi64>)"
-                     " k_positions(%kp : tensor<?x?xi64>)")
+        params += [f"%qp: {pt}", f"%kp: {pt}"]
+        operands += f" q_positions(%qp : {pt}) k_positions(%kp : {pt})"
     if attrs.endswith(" mask"):
         attrs = attrs[:-len(" mask")]
         mt = f"tensor<{b}x1x{sq}x?xf32>"

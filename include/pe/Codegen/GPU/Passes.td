@@ -353,7 +353,7 @@ def PEGpuMmaAttention : Pass<"pe-gpu-mma-attention"> {
     the tile before (`wgmma.wait_group 1` before the softmax) and taking
     turns to issue on named barriers; `setmaxnreg` moves registers from
     the producer to the consumers (24 and 240 with 64-key tiles, 40 and 232
-    with 32-key tiles). With `tma` too, the producer is one thread that
+    with 32-key tiles or explicit positions under masks). With `tma` too, the producer is one thread that
     loads each stage by TMA (`cp.async.bulk.tensor` on the stage's full
     mbarrier, 128-byte swizzle, tensor maps of K and V encoded on the host)
     where the head dims are multiples of 64 and K and V have contiguous

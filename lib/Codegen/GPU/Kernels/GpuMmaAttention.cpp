@@ -224,7 +224,9 @@ constexpr int64_t kSpecializedStages = 4;
 /// keeps 24: 8 + 8 copies a thread at D = 128); with 32-key tiles (head
 /// dims over 128) they hold half as many, and the producer, whose row
 /// pieces grow with the head dim, keeps 40 (24 spill its addresses at D
-/// = 256). Both: 128 x producer + 256 x consumer of the SM's 65536.
+/// = 256), as it does where explicit positions under masks make it find the
+/// hidden tiles from loaded positions (24 spill there: S = 512, window,
+/// f16 D = 64). Both: 128 x producer + 256 x consumer of the SM's 65536.
 constexpr std::pair<int32_t, int32_t> kWideTileRegisters = {24, 240};
 constexpr std::pair<int32_t, int32_t> kNarrowTileRegisters = {40, 232};
 /// A block of 384 threads starts with 65536 / 384 registers a thread,
@@ -1787,8 +1789,12 @@ private:
   static constexpr int32_t kWaitTicks = 10000000;
 
   /// The (producer, consumer) registers a thread for the kernel's tiles.
-  std::pair<int32_t, int32_t> registers() const {
-    return tileKeys == kTileKeys ? kWideTileRegisters : kNarrowTileRegisters;
+  std::pair<int32_t, int32_t> registers() {
+    // Explicit positions under masks: the producer also finds the hidden
+    // tiles from the keys' positions (loads and shuffles), which 24
+    // registers spill.
+    const bool visibility = !op.getDefaultPositions() && mask.any();
+    return tileKeys == kTileKeys && !visibility ? kWideTileRegisters : kNarrowTileRegisters;
   }
 
   Value i32(int64_t v) { return arith::ConstantOp::create(b, b.getI32IntegerAttr(v)); }
