@@ -85,6 +85,7 @@ SANITIZED_LAYERS = {"frontend", "raising", "driver"}
 LONGEST_FIRST = [
     "test_kv_cache.py",
     "test_tile_attention.py",
+    "test_gpu_check.py",
     "test_aarch64_sve.py",
     "test_aarch64.py",
     "test_hf_models_fused.py",

@@ -121,6 +121,21 @@ def test_step1_writes_every_case_under_64_mib(prepared):
         assert index["kernels"] and all(k["spill_stores"] == 0 for k in index["kernels"].values())
 
 
+def test_step1_at_full_size_compiles_without_spills(tmp_path):
+    """The device check's first step at the size a GPU run uses (S = 8192 prefill, 131072-key
+    decode, 512-token variants): every case compiles and, with a CUDA toolkit, `ptxas -v`
+    finds no spill (prepare.py fails on one). The warp-specialized kernels take their
+    register budgets only at these sizes."""
+    proc = subprocess.run([sys.executable, os.path.join(GPU_DIR, "prepare.py"), "--size", "full",
+                           "--out", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    with open(tmp_path / "index.json") as f:
+        index = json.load(f)
+    assert len(index["cases"]) >= 40
+    if index["toolkit"]:
+        assert index["kernels"] and all(k["spill_stores"] == 0 for k in index["kernels"].values())
+
+
 _PARAM = re.compile(r"\.param\s+\.(u|b|s|f)(\d+)")
 
 
