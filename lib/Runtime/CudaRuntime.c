@@ -446,32 +446,31 @@ static CUdeviceptr findTensorMap(CUcontext context, const CUtensorMap *map) {
   return device;
 }
 
+/* Moves the copies of `context` from list `*from` to the front of list
+ * `*to`; returns how many. (Under the lock.) */
+static int moveTensorMaps(TensorMapCopy **from, TensorMapCopy **to, CUcontext context) {
+  int moved = 0;
+  for (TensorMapCopy **link = from; *link != NULL;) {
+    TensorMapCopy *copy = *link;
+    if (copy->context != context) {
+      link = &copy->next;
+      continue;
+    }
+    *link = copy->next;
+    copy->next = *to;
+    *to = copy;
+    ++moved;
+  }
+  return moved;
+}
+
 /* Retires the copies of `context` and frees those retired before, once
  * every kernel of the context finished. */
 static void releaseTensorMaps(CUcontext context) {
   TensorMapCopy *released = NULL;
   pthread_mutex_lock(&lock);
-  for (TensorMapCopy **link = &retiredTensorMaps; *link != NULL;) {
-    TensorMapCopy *copy = *link;
-    if (copy->context != context) {
-      link = &copy->next;
-      continue;
-    }
-    *link = copy->next;
-    copy->next = released;
-    released = copy;
-  }
-  for (TensorMapCopy **link = &tensorMaps; *link != NULL;) {
-    TensorMapCopy *copy = *link;
-    if (copy->context != context) {
-      link = &copy->next;
-      continue;
-    }
-    *link = copy->next;
-    copy->next = retiredTensorMaps;
-    retiredTensorMaps = copy;
-    --tensorMapCount;
-  }
+  moveTensorMaps(&retiredTensorMaps, &released, context);
+  tensorMapCount -= moveTensorMaps(&tensorMaps, &retiredTensorMaps, context);
   pthread_mutex_unlock(&lock);
   CUresult result = driver.cuCtxSynchronize();
   for (TensorMapCopy *copy = released, *next; copy != NULL; copy = next) {
