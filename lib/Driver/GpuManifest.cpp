@@ -228,13 +228,18 @@ private:
     return failure();
   }
 
+  /// `value` without the unrealized casts around it.
+  static Value throughCasts(Value value) {
+    while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
+      value = cast.getOperand(0);
+    return value;
+  }
+
   /// The constant integer `value` is, through the casts of the nvgpu
   /// lowering (index to i64).
   static std::optional<int64_t> constantThroughCasts(Value value) {
-    while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
-      value = cast.getOperand(0);
     APInt constant;
-    if (!matchPattern(value, m_ConstantInt(&constant)))
+    if (!matchPattern(throughCasts(value), m_ConstantInt(&constant)))
       return std::nullopt;
     return constant.getSExtValue();
   }
@@ -262,11 +267,37 @@ private:
     return called;
   }
 
-  /// `value` without the unrealized casts around it.
-  static Value throughCasts(Value value) {
-    while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
-      value = cast.getOperand(0);
-    return value;
+  /// The box sizes of a tensor-map call (`rank` of them, outermost first):
+  /// the one `store size, gep(box, i)` of each i into its stack array.
+  std::optional<json::Array> tensorMapBox(LLVM::CallOp call, int64_t rank) {
+    auto boxArray = call.getOperand(7).getDefiningOp<LLVM::AllocaOp>();
+    if (!boxArray || !isTensorMapBox(boxArray))
+      return std::nullopt;
+    // 8-byte elements (the nvgpu lowering indexes the i64 array as pointers).
+    auto eightBytes = [](Type type) {
+      return type.isInteger(64) || isa<LLVM::LLVMPointerType>(type);
+    };
+    SmallVector<std::optional<int64_t>> box(rank);
+    for (Operation *user : boxArray->getUsers()) {
+      auto gep = dyn_cast<LLVM::GEPOp>(user);
+      if (!gep)
+        continue;
+      std::optional<int64_t> at;
+      if (gep.getDynamicIndices().size() == 1 && eightBytes(gep.getElemType()))
+        at = constantThroughCasts(gep.getDynamicIndices()[0]);
+      for (Operation *store : gep->getUsers()) {
+        if (!at || *at < 0 || *at >= rank || box[*at])
+          return std::nullopt; // an index out of range or written twice
+        box[*at] = constantThroughCasts(cast<LLVM::StoreOp>(store).getValue());
+      }
+    }
+    json::Array sizes;
+    for (std::optional<int64_t> size : box) {
+      if (!size)
+        return std::nullopt;
+      sizes.push_back(*size);
+    }
+    return sizes;
   }
 
   /// mgpuTensorMapEncodeTiledMemref(rank, descriptor, type, interleave,
@@ -286,47 +317,21 @@ private:
     json::Object step{{"op", "tensor_map"}, {"of", std::move(*view)}};
     const char *enums[] = {"data_type", "interleave", "swizzle", "l2_promotion", "oob_fill"};
     for (auto [i, name] : llvm::enumerate(enums)) {
-      std::optional<int64_t> value = constantThroughCasts(call.getOperand(i == 0 ? 2 : i + 2));
+      std::optional<int64_t> value = constantThroughCasts(call.getOperand(i + 2));
       if (!value)
         return failure();
       step[name] = *value;
     }
-    // box[i] from the one `store size, gep(box, i)` of each i.
-    auto boxArray = call.getOperand(7).getDefiningOp<LLVM::AllocaOp>();
     // The rank and the descriptor: fields 0 and 1 of the unranked memref.
     auto rankField = call.getOperand(0).getDefiningOp<LLVM::ExtractValueOp>();
-    if (!boxArray || !isTensorMapBox(boxArray) || !rankField ||
-        rankField.getContainer() != field.getContainer() ||
+    if (!rankField || rankField.getContainer() != field.getContainer() ||
         rankField.getPosition() != ArrayRef<int64_t>{0} ||
         field.getPosition() != ArrayRef<int64_t>{1})
       return failure();
-    SmallVector<std::optional<int64_t>> box(rank);
-    for (Operation *user : boxArray->getUsers()) {
-      auto gep = dyn_cast<LLVM::GEPOp>(user);
-      if (!gep)
-        continue;
-      std::optional<int64_t> at =
-          // (8-byte elements: the nvgpu lowering indexes the i64 array as
-          // pointers.)
-          gep.getDynamicIndices().size() == 1 &&
-                  (gep.getElemType().isInteger(64) || isa<LLVM::LLVMPointerType>(gep.getElemType()))
-              ? constantThroughCasts(gep.getDynamicIndices()[0])
-              : std::nullopt;
-      for (Operation *store : gep->getUsers()) {
-        if (!at || *at < 0 || *at >= rank || box[*at])
-          return failure(); // an index out of range or written twice
-        box[*at] = constantThroughCasts(cast<LLVM::StoreOp>(store).getValue());
-        if (!box[*at])
-          return failure();
-      }
-    }
-    json::Array sizes;
-    for (std::optional<int64_t> size : box) {
-      if (!size)
-        return failure();
-      sizes.push_back(*size);
-    }
-    step["box"] = std::move(sizes);
+    std::optional<json::Array> sizes = tensorMapBox(call, rank);
+    if (!sizes)
+      return failure();
+    step["box"] = std::move(*sizes);
     int64_t id = nextBuffer++;
     step["buffer"] = id;
     tensorMaps[call.getResult()] = id;

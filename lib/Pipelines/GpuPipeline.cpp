@@ -98,7 +98,7 @@ static void addGpuSchedule(OpPassManager &pm, const pe::GpuPipelineOptions &opti
   pe::addFoldsAndFusions(pm, options.fuse);
   if (options.tileAttention)
     pm.addPass(pe::createPEGpuTileAttention(pe::PEGpuTileAttentionOptions{
-        tensorCores, options.chip, options.multiprocessors}));
+        tensorCores, options.chip, options.multiprocessors, options.warpgroupMma}));
   // Paged attention without pe-gpu-tile-attention is refused.
   pm.addPass(pe::createPEExpandPagedAttention(
       pe::PEExpandPagedAttentionOptions{/*gpu=*/true}));

@@ -416,7 +416,7 @@ static const unsigned kTensorMapElementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 
  * has not launched with yet. So when the cache is full its copies retire
  * (still valid) and the copies retired the time before are freed, after the
  * context's work has finished: a copy handed out stays valid until two
- * more fills of kMaxTensorMaps new descriptors. */
+ * more fills of kMaxTensorMaps new descriptors of its context. */
 typedef struct TensorMapCopy {
   CUtensorMap map;
   CUcontext context;
@@ -424,7 +424,6 @@ typedef struct TensorMapCopy {
   struct TensorMapCopy *next;
 } TensorMapCopy;
 static TensorMapCopy *tensorMaps, *retiredTensorMaps;
-static int tensorMapCount;
 enum { kMaxTensorMaps = 4096 };
 
 /* The device copy of `map` in `context`, or 0; a copy found moves to the
@@ -447,9 +446,8 @@ static CUdeviceptr findTensorMap(CUcontext context, const CUtensorMap *map) {
 }
 
 /* Moves the copies of `context` from list `*from` to the front of list
- * `*to`; returns how many. (Under the lock.) */
-static int moveTensorMaps(TensorMapCopy **from, TensorMapCopy **to, CUcontext context) {
-  int moved = 0;
+ * `*to`. (Under the lock.) */
+static void moveTensorMaps(TensorMapCopy **from, TensorMapCopy **to, CUcontext context) {
   for (TensorMapCopy **link = from; *link != NULL;) {
     TensorMapCopy *copy = *link;
     if (copy->context != context) {
@@ -459,18 +457,25 @@ static int moveTensorMaps(TensorMapCopy **from, TensorMapCopy **to, CUcontext co
     *link = copy->next;
     copy->next = *to;
     *to = copy;
-    ++moved;
   }
-  return moved;
 }
 
-/* Retires the copies of `context` and frees those retired before, once
- * every kernel of the context finished. */
-static void releaseTensorMaps(CUcontext context) {
+/* When `context` keeps kMaxTensorMaps copies, retires them and frees those
+ * retired before, once every kernel of the context finished. (The count
+ * and the retirement under one hold of the lock: two threads that find the
+ * cache full retire it once.) */
+static void releaseTensorMapsIfFull(CUcontext context) {
   TensorMapCopy *released = NULL;
   pthread_mutex_lock(&lock);
+  int kept = 0;
+  for (TensorMapCopy *copy = tensorMaps; copy != NULL; copy = copy->next)
+    kept += copy->context == context;
+  if (kept < kMaxTensorMaps) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
   moveTensorMaps(&retiredTensorMaps, &released, context);
-  tensorMapCount -= moveTensorMaps(&tensorMaps, &retiredTensorMaps, context);
+  moveTensorMaps(&tensorMaps, &retiredTensorMaps, context);
   pthread_mutex_unlock(&lock);
   CUresult result = driver.cuCtxSynchronize();
   for (TensorMapCopy *copy = released, *next; copy != NULL; copy = next) {
@@ -490,11 +495,7 @@ static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
   CUdeviceptr device = findTensorMap(context, map);
   if (device != 0)
     return device;
-  pthread_mutex_lock(&lock);
-  int full = tensorMapCount >= kMaxTensorMaps;
-  pthread_mutex_unlock(&lock);
-  if (full)
-    releaseTensorMaps(context);
+  releaseTensorMapsIfFull(context);
   /* CUtensorMap is 64-byte aligned (sizeof a multiple of 64). */
   TensorMapCopy *copy = aligned_alloc(_Alignof(TensorMapCopy), sizeof(TensorMapCopy));
   if (copy == NULL)
@@ -528,7 +529,6 @@ static CUdeviceptr deviceTensorMap(const CUtensorMap *map) {
   pthread_mutex_lock(&lock);
   copy->next = tensorMaps;
   tensorMaps = copy;
-  ++tensorMapCount;
   pthread_mutex_unlock(&lock);
   return copy->device;
 }

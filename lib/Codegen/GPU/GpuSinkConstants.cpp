@@ -1,7 +1,8 @@
 //===- GpuSinkConstants.cpp - pe-gpu-sink-constants -----------------------===//
 //
-// Vector constants (every constant of a tensor-core kernel) used in a
-// gpu.launch copied into it before outlining:
+// Vector constants (every constant of a tensor-core kernel: a launch marked
+// pe.tensor_core_kernel or with nvgpu ops) used in a gpu.launch copied into
+// it before outlining:
 // immediates in the kernel instead of kernel parameters, which a manifest
 // could not describe as values; the constant indices of memref.dim ops. And
 // the memref.get_global ops a launch uses

@@ -5,6 +5,7 @@
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true" | FileCheck %s --check-prefix=CHECK-WS
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true" -split-input-file --pe-gpu-mma-attention="warpgroup=true tma=true" | FileCheck %s --check-prefix=CHECK-TMA
 // RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true chip=sm_86" -split-input-file | FileCheck %s --check-prefix=CHECK-SM86
+// RUN: pe-opt %s --pe-gpu-tile-attention="tensor-cores=true warpgroup-mma=false" -split-input-file | FileCheck %s --check-prefix=CHECK-SYNC90
 
 // bf16 prefill, GQA 32/8, D = 128, causal, llama3 RoPE: with tensor-cores,
 // pe_gpu.mma_attention on the buffers, the positions (the defaults: the
@@ -467,6 +468,12 @@ func.func @one_row_tile(%q: tensor<1x32x16x128xbf16>, %k: tensor<1x8x?x128xbf16>
 // CHECK-SM86: pe_gpu.mma_attention
 // CHECK-SM86-NOT: rotated_keys
 // CHECK-SM86-SAME: -> memref<1x32x24x128xbf16>
+// sm_90a without warpgroup MMA takes mma.sync's wide block as well.
+// CHECK-SYNC90-LABEL: func.func @one_wide_row_tile
+// CHECK-SYNC90-NOT: pe.rope
+// CHECK-SYNC90: pe_gpu.mma_attention
+// CHECK-SYNC90-NOT: rotated_keys
+// CHECK-SYNC90-SAME: -> memref<1x32x24x128xbf16>
 func.func @one_wide_row_tile(%q: tensor<1x32x24x128xbf16>, %k: tensor<1x8x?x128xbf16>,
                              %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x24x128xbf16> {
   %o = pe.attention %q, %k, %v causal

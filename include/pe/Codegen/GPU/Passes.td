@@ -102,10 +102,12 @@ def PEGpuSinkConstants : Pass<"pe-gpu-sink-constants", "func::FuncOp"> {
     that kernels hold them as immediates and a manifest never meets a
     vector among a launch's operands. Scalar sizes stay parameters: as
     immediates they let LLVM unroll the reduction loops of the reference
-    attention kernels until their registers spill. A launch with nvgpu ops
-    (a tensor-core kernel, unrolled already) gets every constant: the
+    attention kernels until their registers spill. A tensor-core kernel
+    (a launch that pe-gpu-mma-attention marks `pe.tensor_core_kernel`, or
+    any launch with nvgpu ops; unrolled already) gets every constant: the
     nvgpu-to-NVVM conversion before outlining casts a value where it is
-    defined, and a cast on the host would be one more kernel parameter.
+    defined, a cast on the host would be one more kernel parameter, and
+    its inline assembly takes immediates.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -305,6 +307,10 @@ def PEGpuTileAttention : Pass<"pe-gpu-tile-attention"> {
     Option<"multiprocessors", "multiprocessors", "int64_t", /*default=*/"0",
            "Multiprocessors of the product (0: the chip's reference part, "
            "e.g. 132 for sm_90a, 108 for sm_80)">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"true",
+           "Whether pe-gpu-mma-attention will use warpgroup MMA where the "
+           "chip has it (off: mma.sync, whose wide blocks decide where K is "
+           "rotated)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -456,7 +456,7 @@ public:
       : b(b), op(op), warpgroup(warpgroup), specialized(specialized),
         wideBlock(!warpgroup && takesWideBlock(op)), tmaLoads(takesTma(tma, specialized, op)),
         rope(op.getRopeAttr()),
-        rotateKeys(rope && !op.getRotatedKeys()),
+        rotateKeys(rope && !op.getRotatedKeys()), explicitPositions(!op.getDefaultPositions()),
         mask{op.getCausal(), op.getWindow(), op.getChunk()} {
     element = op.getQuery().getType().getElementType();
     group = op.getQuery().getType().getDimSize(1) / op.getKey().getType().getDimSize(1);
@@ -608,8 +608,10 @@ protected:
   /// and V loaded by TMA (takesTma).
   bool warpgroup, specialized, wideBlock, tmaLoads;
   RopeAttr rope;
-  /// Whether the kernel rotates the keys (not when they come rotated).
-  bool rotateKeys;
+  /// Whether the kernel rotates the keys (not when they come rotated), and
+  /// whether positions are read (q_positions / k_positions) rather than
+  /// computed.
+  bool rotateKeys, explicitPositions;
   PositionMask mask;
   Type element;
   int64_t group, d, dv, tileKeys;
@@ -1760,7 +1762,9 @@ private:
 /// producer to the consumers (registers(); a block of 384 threads starts
 /// with 168). The
 /// consumers' loop is software-pipelined and they take turns to issue their
-/// products (consumeTile, beginTurn).
+/// products (consumeTile, beginTurn). With TMA (tmaLoads) the producer is
+/// one thread of its first warp, whose bulk tensor copies complete the
+/// stage's "full" barrier by their bytes (produceByTma).
 class WarpSpecializedPipeline : public MmaAttentionKernel {
 public:
   using MmaAttentionKernel::MmaAttentionKernel;
@@ -1789,11 +1793,11 @@ private:
   static constexpr int32_t kWaitTicks = 10000000;
 
   /// The (producer, consumer) registers a thread for the kernel's tiles.
-  std::pair<int32_t, int32_t> registers() {
+  std::pair<int32_t, int32_t> registers() const {
     // Explicit positions under masks: the producer also finds the hidden
     // tiles from the keys' positions (loads and shuffles), which 24
     // registers spill.
-    const bool visibility = !op.getDefaultPositions() && mask.any();
+    const bool visibility = explicitPositions && mask.any();
     return tileKeys == kTileKeys && !visibility ? kWideTileRegisters : kNarrowTileRegisters;
   }
 
@@ -1922,8 +1926,8 @@ private:
                                                    NVVM::MemScopeKind::CTA, /*relaxed=*/false,
                                                    Value());
             Value head = coordinate(kvh), batch = coordinate(bi), row = coordinate(t0);
-            auto load = [&](Value map, Value tile, int64_t n) {
-              for (int64_t slice = 0; slice < n / sliceChannels; ++slice) {
+            auto load = [&](Value map, Value tile, int64_t channels) {
+              for (int64_t slice = 0; slice < channels / sliceChannels; ++slice) {
                 Value address = arith::AddIOp::create(
                     b, tile, arith::ConstantOp::create(b, b.getI64IntegerAttr(slice * sliceBytes)));
                 // The CTA's own shared memory, addressed as shared::cluster

@@ -347,6 +347,7 @@ struct GpuTileAttentionPass : pe::impl::PEGpuTileAttentionBase<GpuTileAttentionP
     }
     if (multiprocessors > 0)
       described->multiprocessors = multiprocessors;
+    described->warpgroupMma = described->warpgroupMma && warpgroupMma;
     // The SIMT kernel reads a shared key block in place (keyScore); for the
     // tensor-core kernel, whose K tiles are copied from one tensor, and
     // where the block's channels and the head's would share a rotated pair,
