@@ -1,7 +1,8 @@
 """GPU check, step 1 (on the build machine, no GPU needed): compile every case for the GPU.
 
     .venv/bin/python benchmarks/gpu/prepare.py [--out build/gpu-check] [--size full|small]
-                                                 [--chip sm_90a]
+                                                 [--chip sm_90a] [--only PREFIX,...]
+                                                 [--kernels-only]
 
 Writes into --out, for each case of cases.py: its IR, the kernels (a cubin when a CUDA
 toolkit is found, else PTX, which the driver compiles when it loads it) and their manifest,
@@ -9,6 +10,9 @@ and the function as a GPU library with the CPU build's C interface (`<case>.so`)
 `ptxas -v` of every kernel (registers, shared memory, spills: a spill fails the step); and
 the C example built as a GPU library (`pe-compile --target=gpu --emit=shared`) with its C
 program and the two runtimes it loads, so that step 2 can call it as a C program would.
+`--only` keeps the cases whose names start with one of the prefixes; `--kernels-only`
+writes the kernels, manifests and `ptxas -v` report alone (no libraries, no C example: a
+check of the kernels, not a folder for step 2).
 `index.json` lists it all. The folder stays under 64 MiB: inputs are generated in step 2
 from the same seed, not stored. Step 2 is `check.py` on a machine with a GPU, from this
 folder and the repository's python/ only (no LLVM there).
@@ -103,7 +107,12 @@ def main() -> int:
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-check"))
     parser.add_argument("--size", choices=("full", "small"), default="full")
     parser.add_argument("--chip", default="sm_90a")
+    parser.add_argument("--only", default="",
+                        help="comma-separated prefixes of the case names to prepare")
+    parser.add_argument("--kernels-only", action="store_true",
+                        help="kernels, manifests and ptxas -v only (no libraries)")
     args = parser.parse_args()
+    prefixes = tuple(p for p in args.only.split(",") if p)
 
     shutil.rmtree(args.out, ignore_errors=True)
     os.makedirs(args.out)
@@ -112,6 +121,8 @@ def main() -> int:
     index = {"chip": args.chip, "size": args.size, "toolkit": toolkit, "cases": [],
              "kernels": {}}
     for case in case_list.cases(args.size):
+        if prefixes and not case.name.startswith(prefixes):
+            continue
         stem = os.path.join(args.out, case.name)
         with open(stem + ".mlir", "w") as f:
             f.write(case.ir)
@@ -128,18 +139,21 @@ def main() -> int:
             index["kernels"].update(report)
         # The same function as a GPU library with the C interface (host buffers).
         library = [f"--cuda-toolkit={toolkit}"] if toolkit else []
-        run(base + library + ["--emit=shared", "-o", stem + ".so",
-                              f"--interface={stem}.interface.json"])
+        if not args.kernels_only:
+            run(base + library + ["--emit=shared", "-o", stem + ".so",
+                                  f"--interface={stem}.interface.json"])
         with open(stem + ".json") as f:
             manifest = json.load(f)
         fn = manifest["functions"][0]
         index["cases"].append({"name": case.name, "binary": binary,
-                               "manifest": case.name + ".json", "library": case.name + ".so",
+                               "manifest": case.name + ".json",
+                               "library": None if args.kernels_only else case.name + ".so",
                                "replayable": fn["replayable"],
                                "kernels": len(manifest["kernels"])})
         steps = f"{len(fn['steps'])} steps" if fn["replayable"] else "not replayable"
         print(f"{case.name}: {len(manifest['kernels'])} kernels, {steps}")
-    index["c_example"] = build_c_example(args.out, args.chip, toolkit)
+    if not args.kernels_only:
+        index["c_example"] = build_c_example(args.out, args.chip, toolkit)
     with open(os.path.join(args.out, "index.json"), "w") as f:
         json.dump(index, f, indent=1)
     total = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
