@@ -1942,20 +1942,14 @@ private:
                     NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, nullptr, Value());
               }
             };
-            load(keyMap, stageBase(kvAddresses[0], stage, keyBytes), d);
-            load(valueMap, stageBase(kvAddresses[1], stage, valueBytes), dv);
+            load(keyMap, stageAddress(kvAddresses[0], stage, keyBytes), d);
+            load(valueMap, stageAddress(kvAddresses[1], stage, valueBytes), dv);
           }
           return SmallVector<Value>{add(n, 1)};
         },
         [&](ValueRange state) { return SmallVector<Value>(state); });
   }
 
-  /// The i64 address of stage `stage` (index) of tiles at `address` whose
-  /// stages are `bytes` apart.
-  Value stageBase(Value address, Value stage, int64_t bytes) {
-    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(stage, bytes));
-    return arith::AddIOp::create(b, address, offset);
-  }
 
   /// Waits until at most `pending` groups of the thread's copies are in
   /// flight, fences what landed for the async proxy, and arrives on the
@@ -2103,6 +2097,15 @@ private:
   Value consumer;
 
 protected:
+  /// The address (i64) of stage `stage` (index; null: the first) of a tile
+  /// at `address` whose stages are `bytes` apart.
+  Value stageAddress(Value address, Value stage, int64_t bytes) {
+    if (!stage)
+      return address;
+    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(stage, bytes));
+    return arith::AddIOp::create(b, address, offset);
+  }
+
   /// TMA: the shared addresses (i64, kSwizzleAtomBytes-aligned) of the K
   /// stages and of the V stages after them (bindEngineTiles).
   Value kvAddresses[2];
@@ -2260,14 +2263,6 @@ private:
     return out;
   }
 
-  /// The address of stage `stage` (index; null: the first) of a tile at
-  /// `address` whose stages are `bytes` apart.
-  Value stageAddress(Value address, Value stage, int64_t bytes) {
-    if (!stage)
-      return address;
-    Value offset = arith::IndexCastUIOp::create(b, b.getI64Type(), mul(stage, bytes));
-    return arith::AddIOp::create(b, address, offset);
-  }
 
   /// S = Qs Ks^T on wgmma m64n{tileKeys}k16, a step per 16 channels (two
   /// chunks of both K-major tiles; Ks of stage keyStage).
